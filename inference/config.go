@@ -1,0 +1,64 @@
+package inference
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/inferkit/inferkit/catalog"
+)
+
+// Config configures an Engine. The zero value of every field but Models is
+// useful: see each field for its default.
+type Config struct {
+	// Models are the models to load. Entries that name the same file share
+	// one loaded copy.
+	Models []catalog.Model
+	// Threads is the number of CPU threads each model decodes with.
+	// Default: llama.cpp's choice (the number of cores).
+	Threads int
+	// Parallel is the number of sequences each model decodes at once.
+	// Default 4.
+	Parallel int
+	// Context is the number of tokens (prompt and output) one sequence
+	// holds. Default 4096; never more than the model was trained for.
+	Context int
+	// Queue is the number of requests that may wait for a free sequence of
+	// a model; past it, requests fail with ErrOverloaded. Default 64.
+	Queue int
+	// Batch is the most tokens one decode step takes. Prompts longer than
+	// what is left of it are prefilled in chunks across steps. Default 512.
+	Batch int
+	// Progress, if set, is called while a model loads with the model's
+	// path and the fraction loaded, from the goroutine calling New.
+	Progress func(path string, fraction float64)
+	// Logger receives the engine's log. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Models) == 0 {
+		return c, fmt.Errorf("inference: Config.Models is empty")
+	}
+	if err := catalog.Validate(c.Models); err != nil {
+		return c, fmt.Errorf("inference: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{{"Parallel", &c.Parallel, 4}, {"Context", &c.Context, 4096}, {"Queue", &c.Queue, 64}, {"Batch", &c.Batch, 512}, {"Threads", &c.Threads, 0}} {
+		if *f.v < 0 {
+			return c, fmt.Errorf("inference: Config.%s is %d", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if c.Parallel > 256 {
+		return c, fmt.Errorf("inference: Config.Parallel is %d, at most 256", c.Parallel)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}

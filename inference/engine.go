@@ -1,0 +1,296 @@
+//go:build cgo
+
+package inference
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+
+	"github.com/inferkit/inferkit/internal/llamacpp"
+)
+
+// Engine runs GGUF models in-process. Each loaded model has a fixed number
+// of parallel sequences, decoded together by one goroutine that owns the
+// model's llama.cpp context (continuous batching); requests wait for a
+// sequence in a bounded queue.
+//
+// An Engine is safe for concurrent use. The caller of New must call Close,
+// which frees the models and ends every request still running.
+type Engine struct {
+	cfg    Config
+	names  map[string]*model
+	models []*model // each loaded file once
+	infos  []ModelInfo
+
+	mu     sync.RWMutex
+	closed bool
+}
+
+// model is one loaded GGUF file and its runner.
+type model struct {
+	path   string
+	llm    *llamacpp.Model
+	runner *runner
+	tmpl   *chatTemplate
+	info   ModelInfo
+}
+
+// New loads every model of cfg and starts its runner.
+func New(cfg Config) (*Engine, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, names: map[string]*model{}}
+	byPath := map[string]*model{}
+	for _, entry := range cfg.Models {
+		path, err := filepath.Abs(entry.Path)
+		if err != nil {
+			e.Close()
+			return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
+		}
+		m := byPath[path]
+		if m == nil {
+			if m, err = e.load(path); err != nil {
+				e.Close()
+				return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
+			}
+			byPath[path] = m
+			e.models = append(e.models, m)
+		}
+		for _, name := range append([]string{entry.ID}, entry.Aliases...) {
+			e.names[name] = m
+		}
+		info := m.info
+		info.ID, info.Aliases = entry.ID, entry.Aliases
+		e.infos = append(e.infos, info)
+	}
+	return e, nil
+}
+
+func (e *Engine) load(path string) (*model, error) {
+	var progress func(float32) bool
+	if e.cfg.Progress != nil {
+		progress = func(f float32) bool { e.cfg.Progress(path, float64(f)); return true }
+	}
+	llm, err := llamacpp.LoadModel(path, llamacpp.ModelParams{Progress: progress})
+	if err != nil {
+		return nil, err
+	}
+	perSeq := min(e.cfg.Context, llm.TrainContext())
+	if perSeq < e.cfg.Context {
+		e.cfg.Logger.Info("inference: context capped at the model's training context", "path", path, "context", perSeq)
+	}
+	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
+		Context:   perSeq * e.cfg.Parallel,
+		Batch:     e.cfg.Batch,
+		Sequences: e.cfg.Parallel,
+		Threads:   e.cfg.Threads,
+	})
+	if err != nil {
+		llm.Close()
+		return nil, err
+	}
+	tmpl, err := newChatTemplate(llm)
+	if err != nil {
+		ctx.Close()
+		llm.Close()
+		return nil, err
+	}
+	arch, _ := llm.Meta("general.architecture")
+	m := &model{
+		path: path,
+		llm:  llm,
+		tmpl: tmpl,
+		info: ModelInfo{
+			Path:          path,
+			Architecture:  arch,
+			ContextLength: perSeq,
+			TrainContext:  llm.TrainContext(),
+			Params:        llm.Params(),
+			Size:          llm.Size(),
+			ChatTemplate:  llm.ChatTemplate(),
+		},
+	}
+	m.runner = newRunner(llm, ctx, perSeq, e.cfg.Queue, e.cfg.Logger)
+	go m.runner.run()
+	return m, nil
+}
+
+// Close ends every request, stops the runners and frees the models. It
+// waits for the runners to finish their current step.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	for _, m := range e.models {
+		if m.runner != nil {
+			m.runner.stop()
+		}
+		m.llm.Close()
+	}
+	return nil
+}
+
+// Models describes the configured models, one entry per catalog entry.
+func (e *Engine) Models() []ModelInfo { return append([]ModelInfo(nil), e.infos...) }
+
+// Generate runs req to the end and returns the result.
+func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
+	for ev, err := range e.Stream(ctx, req) {
+		if err != nil {
+			return Result{}, err
+		}
+		if ev.Final != nil {
+			return *ev.Final, nil
+		}
+	}
+	return Result{}, errors.New("inference: stream ended without a result")
+}
+
+// Stream runs req and yields its output as it is generated: pieces of text
+// (and of reasoning), then one event whose Final holds the whole result.
+// An error, if any, is the last pair. The request is queued when the
+// iteration starts; stopping early (break) or cancelling ctx frees its
+// sequence within one decode step. The sequence is single use.
+func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		j, err := e.submit(ctx, req)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		j.stream(yield)
+	}
+}
+
+// submit validates and tokenizes req and queues it on its model's runner.
+func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	m := e.names[req.Model]
+	if m == nil {
+		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, req.Model)
+	}
+	sp, err := samplerParams(req)
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := m.prompt(req)
+	if err != nil {
+		return nil, err
+	}
+	limit := m.info.ContextLength
+	maxTokens := req.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = limit - len(tokens)
+	}
+	if len(tokens)+maxTokens > limit || maxTokens <= 0 {
+		return nil, fmt.Errorf("%w: %d prompt tokens and %d to generate, context holds %d", ErrContextLength, len(tokens), maxTokens, limit)
+	}
+	sampler, err := llamacpp.NewSampler(sp)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	j := newJob(ctx)
+	w := &work{job: j, prompt: tokens, maxTokens: maxTokens, stops: req.Stop, sampler: sampler}
+	if !m.runner.enqueue(w) {
+		sampler.Close()
+		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
+	}
+	return j, nil
+}
+
+// prompt renders and tokenizes the request's prompt.
+func (m *model) prompt(req Request) ([]llamacpp.Token, error) {
+	if len(req.Messages) == 0 {
+		if req.Prompt == "" {
+			return nil, fmt.Errorf("%w: neither messages nor a prompt", ErrInvalidRequest)
+		}
+		return m.llm.Tokenize(req.Prompt, true, true)
+	}
+	text, err := m.tmpl.render(req.Messages, req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := m.llm.Tokenize(text, false, true)
+	if err != nil {
+		return nil, err
+	}
+	// Templates usually write the BOS text themselves; add it only where
+	// the model wants it and the template left it out.
+	if bos := m.llm.BOS(); m.llm.AddsBOS() && bos >= 0 && (len(tokens) == 0 || tokens[0] != bos) {
+		tokens = append([]llamacpp.Token{bos}, tokens...)
+	}
+	return tokens, nil
+}
+
+// samplerParams checks the request's sampling fields and fills defaults.
+func samplerParams(req Request) (llamacpp.SamplerParams, error) {
+	p := llamacpp.SamplerParams{
+		Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05,
+		RepeatLastN:      64,
+		RepeatPenalty:    float32(req.RepetitionPenalty),
+		FrequencyPenalty: float32(req.FrequencyPenalty),
+		PresencePenalty:  float32(req.PresencePenalty),
+		Seed:             rand.Uint32(),
+	}
+	bad := func(field string, v any) error {
+		return fmt.Errorf("%w: %s %v out of range", ErrInvalidRequest, field, v)
+	}
+	if req.MaxTokens < 0 {
+		return p, bad("MaxTokens", req.MaxTokens)
+	}
+	if t := req.Temperature; t != nil {
+		if *t < 0 || *t > 100 {
+			return p, bad("Temperature", *t)
+		}
+		p.Temperature = float32(*t)
+	}
+	if v := req.TopP; v != nil {
+		if *v < 0 || *v > 1 {
+			return p, bad("TopP", *v)
+		}
+		p.TopP = float32(*v)
+	}
+	if v := req.MinP; v != nil {
+		if *v < 0 || *v > 1 {
+			return p, bad("MinP", *v)
+		}
+		p.MinP = float32(*v)
+	}
+	if v := req.TopK; v != nil {
+		if *v < 0 {
+			return p, bad("TopK", *v)
+		}
+		p.TopK = *v
+	}
+	if v := req.Seed; v != nil {
+		p.Seed = uint32(*v)
+	}
+	if req.RepetitionPenalty < 0 {
+		return p, bad("RepetitionPenalty", req.RepetitionPenalty)
+	}
+	if v := req.FrequencyPenalty; v < -2 || v > 2 {
+		return p, bad("FrequencyPenalty", v)
+	}
+	if v := req.PresencePenalty; v < -2 || v > 2 {
+		return p, bad("PresencePenalty", v)
+	}
+	return p, nil
+}

@@ -1,0 +1,33 @@
+//go:build !cgo
+
+package inference
+
+import (
+	"context"
+	"errors"
+	"iter"
+)
+
+// errNoCgo explains why an engine built without cgo cannot run.
+var errNoCgo = errors.New("inference: built with CGO_ENABLED=0; the engine runs llama.cpp and needs cgo")
+
+// Engine runs models. This build has no cgo, so New always fails; the
+// request and result types still build for packages that convert them.
+type Engine struct{}
+
+// New fails: the engine needs cgo.
+func New(Config) (*Engine, error) { return nil, errNoCgo }
+
+// Close does nothing.
+func (*Engine) Close() error { return nil }
+
+// Generate fails: the engine needs cgo.
+func (*Engine) Generate(context.Context, Request) (Result, error) { return Result{}, errNoCgo }
+
+// Stream fails: the engine needs cgo.
+func (*Engine) Stream(context.Context, Request) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) { yield(Event{}, errNoCgo) }
+}
+
+// Models returns nothing.
+func (*Engine) Models() []ModelInfo { return nil }

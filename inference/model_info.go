@@ -1,0 +1,24 @@
+package inference
+
+// ModelInfo describes a loaded model.
+type ModelInfo struct {
+	// ID and Aliases are the names of the catalog entry.
+	ID      string
+	Aliases []string
+	// Path is the GGUF file.
+	Path string
+	// Architecture is the GGUF's general.architecture, such as "llama".
+	Architecture string
+	// ContextLength is the most tokens (prompt and output) one request may
+	// use: the configured context, never more than the model was trained
+	// for.
+	ContextLength int
+	// TrainContext is the context the model was trained with.
+	TrainContext int
+	// Params is the number of parameters; Size the bytes of the weights.
+	Params uint64
+	Size   uint64
+	// ChatTemplate is the model's Jinja chat template ("" when it has
+	// none, and the engine uses ChatML).
+	ChatTemplate string
+}

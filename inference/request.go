@@ -1,0 +1,88 @@
+package inference
+
+// Role is the author of a message.
+type Role string
+
+// The roles a conversation may hold.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Part is one piece of a message's content: text, or an image for models
+// that read images.
+type Part struct {
+	Text string
+	// Image is an encoded image (PNG, JPEG) for multimodal models.
+	Image []byte
+}
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    Role
+	Content []Part
+	// Reasoning is an assistant turn's thinking, for templates that render
+	// it.
+	Reasoning string
+	// ToolCalls are the calls an assistant turn made.
+	ToolCalls []ToolCall
+	// ToolCallID names the call a tool message answers.
+	ToolCallID string
+	// Name is the tool's name on a tool message.
+	Name string
+}
+
+// Text returns a message of role r holding the text s.
+func Text(r Role, s string) Message { return Message{Role: r, Content: []Part{{Text: s}}} }
+
+// ToolCall is a call of a tool by the model.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Arguments is a JSON object.
+	Arguments string
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is a JSON Schema object, as JSON.
+	Parameters []byte
+}
+
+// Request asks a model for a completion. Either Messages, rendered with the
+// model's chat template, or Prompt, tokenized as it is, must be set.
+//
+// The zero values of the sampling fields follow llama.cpp: temperature 0.8,
+// top_k 40, top_p 0.95, min_p 0.05, no penalties, a random seed.
+type Request struct {
+	// Model is a model id or alias of the engine's configuration.
+	Model string
+	// Messages is the conversation, rendered with the chat template.
+	Messages []Message
+	// Tools are rendered into the prompt through the chat template.
+	Tools []Tool
+	// Prompt is raw text, used when Messages is empty. Special-token text in
+	// it (such as <|im_start|>) becomes those tokens.
+	Prompt string
+
+	// MaxTokens bounds the tokens generated; 0 means up to the end of the
+	// sequence's context.
+	MaxTokens int
+	// Stop ends generation at the first of these strings, which is not
+	// part of the output.
+	Stop []string
+
+	Temperature *float64 // 0 is greedy
+	TopP        *float64
+	TopK        *int
+	MinP        *float64
+	Seed        *int64
+
+	RepetitionPenalty float64 // 0 or 1: off
+	FrequencyPenalty  float64
+	PresencePenalty   float64
+}

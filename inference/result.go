@@ -1,0 +1,68 @@
+package inference
+
+import "time"
+
+// FinishReason says why generation ended.
+type FinishReason string
+
+// The reasons generation ends.
+const (
+	// FinishStop: the model ended its turn.
+	FinishStop FinishReason = "stop"
+	// FinishLength: MaxTokens or the context ran out.
+	FinishLength FinishReason = "length"
+	// FinishStopSequence: one of the request's stop strings appeared.
+	FinishStopSequence FinishReason = "stop_sequence"
+)
+
+// Usage counts the tokens of a request.
+type Usage struct {
+	// PromptTokens is the length of the tokenized prompt.
+	PromptTokens int
+	// CachedTokens is the part of the prompt served from the KV cache
+	// without being decoded again.
+	CachedTokens int
+	// CompletionTokens is the number of tokens generated, reasoning
+	// included.
+	CompletionTokens int
+	// ReasoningTokens is the part of CompletionTokens spent thinking.
+	ReasoningTokens int
+}
+
+// Timings measure where a request spent its time.
+type Timings struct {
+	// Queued is the wait for a free sequence.
+	Queued time.Duration
+	// Prefill is the time from admission to the first generated token.
+	Prefill time.Duration
+	// Decode is the time from the first generated token to the end.
+	Decode time.Duration
+}
+
+// Result is a finished generation.
+type Result struct {
+	// Text is the answer, without the thinking.
+	Text string
+	// Reasoning is the model's thinking, when it thinks before answering
+	// (<think>...</think> or its own markers).
+	Reasoning    string
+	FinishReason FinishReason
+	// StopSequence is the stop string matched when FinishReason is
+	// FinishStopSequence.
+	StopSequence string
+	Usage        Usage
+	Timings      Timings
+}
+
+// Event is one step of a stream: a piece of text, or the end.
+type Event struct {
+	// Text is the next piece of the output. It holds whole UTF-8
+	// characters and never any part of a matched stop string.
+	Text string
+	// Reasoning is the next piece of the model's thinking. Thinking comes
+	// before any Text.
+	Reasoning string
+	// Final is set on the last event of a successful stream; its Text is
+	// the whole output.
+	Final *Result
+}

@@ -1,0 +1,175 @@
+package llamacpp
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// ContextParams configures NewContext. Zero fields take the defaults noted.
+type ContextParams struct {
+	// Context is the number of KV cells shared by all sequences.
+	Context int
+	// Batch is the largest batch Decode accepts (default 512).
+	Batch int
+	// Sequences is the number of sequence ids the batch may use (default 1).
+	Sequences int
+	// Threads is the number of CPU threads (default: llama.cpp's choice).
+	Threads int
+	// SplitKV gives every sequence its own KV stream of Context/Sequences
+	// cells instead of one unified cache. Tokens then cannot be shared
+	// between sequences, and only whole-buffer sequence copies are allowed.
+	SplitKV bool
+}
+
+// Context holds a KV cache over a model and decodes batches. It is not safe
+// for concurrent use. Its owner must call Close.
+type Context struct {
+	c       *C.struct_llama_context
+	mem     C.llama_memory_t
+	model   *Model
+	nCtx    int
+	nBatch  int
+	nSeq    int
+	unified bool
+}
+
+// NewContext creates a context over m.
+func NewContext(m *Model, p ContextParams) (*Context, error) {
+	if p.Batch <= 0 {
+		p.Batch = 512
+	}
+	if p.Sequences <= 0 {
+		p.Sequences = 1
+	}
+	if p.Sequences > 256 {
+		return nil, fmt.Errorf("llamacpp: %d sequences, at most 256", p.Sequences)
+	}
+	if p.Context <= 0 {
+		return nil, fmt.Errorf("llamacpp: context of %d cells", p.Context)
+	}
+	params := C.llama_context_default_params()
+	params.n_ctx = C.uint32_t(p.Context)
+	params.n_batch = C.uint32_t(p.Batch)
+	params.n_ubatch = C.uint32_t(p.Batch)
+	params.n_seq_max = C.uint32_t(p.Sequences)
+	if p.Threads > 0 {
+		params.n_threads = C.int32_t(p.Threads)
+		params.n_threads_batch = C.int32_t(p.Threads)
+	}
+	params.kv_unified = C.bool(!p.SplitKV)
+	params.embeddings = false
+	params.no_perf = true
+	c := C.llama_init_from_model(m.c, params)
+	if c == nil {
+		return nil, fmt.Errorf("llamacpp: cannot create a context of %d cells", p.Context)
+	}
+	return &Context{
+		c:       c,
+		mem:     C.llama_get_memory(c),
+		model:   m,
+		nCtx:    int(C.llama_n_ctx(c)),
+		nBatch:  int(C.llama_n_batch(c)),
+		nSeq:    p.Sequences,
+		unified: !p.SplitKV,
+	}, nil
+}
+
+// Close frees the context.
+func (c *Context) Close() {
+	if c.c != nil {
+		C.llama_free(c.c)
+		c.c = nil
+	}
+}
+
+// Size is the number of KV cells.
+func (c *Context) Size() int { return c.nCtx }
+
+// BatchSize is the largest batch Decode accepts.
+func (c *Context) BatchSize() int { return c.nBatch }
+
+// Errors of Decode.
+var (
+	// ErrNoKVSlot means the KV cache has no room for the batch.
+	ErrNoKVSlot = errors.New("llamacpp: no KV cache slot for the batch")
+	// ErrDecode is any other failure of llama_decode.
+	ErrDecode = errors.New("llamacpp: decode failed")
+)
+
+// Decode runs the model over the batch, filling the KV cache and the logits
+// of the tokens marked for output.
+func (c *Context) Decode(b *Batch) error {
+	if b.n == 0 {
+		return nil
+	}
+	b.c.n_tokens = C.int32_t(b.n)
+	switch rc := C.llama_decode(c.c, b.c); {
+	case rc == 0:
+		return nil
+	case rc == 1:
+		return ErrNoKVSlot
+	default:
+		return fmt.Errorf("%w (code %d)", ErrDecode, int(rc))
+	}
+}
+
+// Logits returns the logits of the i-th token of the last decoded batch,
+// which must have been marked for output. The slice aliases llama.cpp's
+// buffer: it is valid until the next Decode and must not be kept.
+func (c *Context) Logits(i int) []float32 {
+	p := C.llama_get_logits_ith(c.c, C.int32_t(i))
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(p)), c.model.nVocab)
+}
+
+// RemoveTokens drops the cells of seq at positions [from, to); to < 0 means
+// to the end. It reports false when the cache cannot remove a partial range.
+func (c *Context) RemoveTokens(seq, from, to int) bool {
+	if !c.validSeq(seq) {
+		return false
+	}
+	return bool(C.llama_memory_seq_rm(c.mem, C.llama_seq_id(seq), C.llama_pos(from), C.llama_pos(to)))
+}
+
+// CopyTokens makes seq dst share the cells of seq src at positions [from,
+// to); to < 0 means to the end. On a unified cache this is metadata only. A
+// split cache can copy only whole sequences (from 0, to -1): llama.cpp
+// aborts the process on a partial copy there, so CopyTokens refuses it.
+func (c *Context) CopyTokens(src, dst, from, to int) error {
+	if !c.validSeq(src) || !c.validSeq(dst) {
+		return fmt.Errorf("llamacpp: copy between sequences %d and %d of %d", src, dst, c.nSeq)
+	}
+	if !c.unified && (from > 0 || to >= 0) {
+		return errors.New("llamacpp: partial sequence copy on a split KV cache")
+	}
+	C.llama_memory_seq_cp(c.mem, C.llama_seq_id(src), C.llama_seq_id(dst), C.llama_pos(from), C.llama_pos(to))
+	return nil
+}
+
+// ClearSequence drops every cell of seq.
+func (c *Context) ClearSequence(seq int) {
+	if c.validSeq(seq) {
+		C.llama_memory_seq_rm(c.mem, C.llama_seq_id(seq), -1, -1)
+	}
+}
+
+// MaxPos is the largest position seq holds, or -1 when it is empty.
+func (c *Context) MaxPos(seq int) int {
+	if !c.validSeq(seq) {
+		return -1
+	}
+	return int(C.llama_memory_seq_pos_max(c.mem, C.llama_seq_id(seq)))
+}
+
+// Clear empties the whole KV cache.
+func (c *Context) Clear() { C.llama_memory_clear(c.mem, true) }
+
+func (c *Context) validSeq(s int) bool { return s >= 0 && s < c.nSeq }

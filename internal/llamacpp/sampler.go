@@ -1,0 +1,78 @@
+package llamacpp
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import "fmt"
+
+// SamplerParams configures a sampler chain. Temperature <= 0 is greedy.
+type SamplerParams struct {
+	Temperature float32
+	TopK        int     // 0 disables
+	TopP        float32 // 1 disables
+	MinP        float32 // 0 disables
+	Seed        uint32
+
+	RepeatLastN      int     // tokens the penalties look back over
+	RepeatPenalty    float32 // 1 disables
+	FrequencyPenalty float32 // 0 disables
+	PresencePenalty  float32 // 0 disables
+}
+
+// Sampler picks the next token from a context's logits. It is not safe for
+// concurrent use; its owner must call Close.
+type Sampler struct {
+	c *C.struct_llama_sampler
+}
+
+// NewSampler builds the chain: penalties, then greedy, or top-k, top-p,
+// min-p, temperature and a seeded draw.
+func NewSampler(p SamplerParams) (*Sampler, error) {
+	if p.TopK < 0 || p.RepeatLastN < 0 {
+		return nil, fmt.Errorf("llamacpp: top_k %d, repeat_last_n %d", p.TopK, p.RepeatLastN)
+	}
+	chain := C.llama_sampler_chain_init(C.llama_sampler_chain_default_params())
+	add := func(s *C.struct_llama_sampler) { C.llama_sampler_chain_add(chain, s) }
+	if p.RepeatPenalty != 1 && p.RepeatPenalty != 0 || p.FrequencyPenalty != 0 || p.PresencePenalty != 0 {
+		rp := p.RepeatPenalty
+		if rp == 0 {
+			rp = 1
+		}
+		add(C.llama_sampler_init_penalties(C.int32_t(p.RepeatLastN), C.float(rp), C.float(p.FrequencyPenalty), C.float(p.PresencePenalty)))
+	}
+	if p.Temperature <= 0 {
+		add(C.llama_sampler_init_greedy())
+		return &Sampler{c: chain}, nil
+	}
+	if p.TopK > 0 {
+		add(C.llama_sampler_init_top_k(C.int32_t(p.TopK)))
+	}
+	if p.TopP > 0 && p.TopP < 1 {
+		add(C.llama_sampler_init_top_p(C.float(p.TopP), 1))
+	}
+	if p.MinP > 0 {
+		add(C.llama_sampler_init_min_p(C.float(p.MinP), 1))
+	}
+	add(C.llama_sampler_init_temp(C.float(p.Temperature)))
+	add(C.llama_sampler_init_dist(C.uint32_t(p.Seed)))
+	return &Sampler{c: chain}, nil
+}
+
+// Sample picks a token from the logits of batch index i of the last Decode
+// on ctx and records it for the penalties.
+func (s *Sampler) Sample(ctx *Context, i int) Token {
+	return Token(C.llama_sampler_sample(s.c, ctx.c, C.int32_t(i)))
+}
+
+// Accept records t (a prompt token, say) for the penalties.
+func (s *Sampler) Accept(t Token) { C.llama_sampler_accept(s.c, C.llama_token(t)) }
+
+// Close frees the sampler.
+func (s *Sampler) Close() {
+	if s.c != nil {
+		C.llama_sampler_free(s.c)
+		s.c = nil
+	}
+}
