@@ -3,6 +3,7 @@ package inference
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 
 	"github.com/inferkit/inferkit/catalog"
 )
@@ -14,7 +15,9 @@ type Config struct {
 	// one loaded copy.
 	Models []catalog.Model
 	// Threads is the number of CPU threads each model decodes with.
-	// Default: llama.cpp's choice (the number of cores).
+	// Default runtime.NumCPU(). llama.cpp's threads spin while they wait:
+	// more threads than cores (counting every model that decodes at the
+	// same time) makes decoding many times slower.
 	Threads int
 	// Parallel is the number of sequences each model decodes at once.
 	// Default 4.
@@ -46,7 +49,7 @@ func (c Config) withDefaults() (Config, error) {
 		name string
 		v    *int
 		def  int
-	}{{"Parallel", &c.Parallel, 4}, {"Context", &c.Context, 4096}, {"Queue", &c.Queue, 64}, {"Batch", &c.Batch, 512}, {"Threads", &c.Threads, 0}} {
+	}{{"Parallel", &c.Parallel, 4}, {"Context", &c.Context, 4096}, {"Queue", &c.Queue, 64}, {"Batch", &c.Batch, 512}, {"Threads", &c.Threads, runtime.NumCPU()}} {
 		if *f.v < 0 {
 			return c, fmt.Errorf("inference: Config.%s is %d", f.name, *f.v)
 		}

@@ -4,10 +4,14 @@ package inference_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
@@ -88,5 +92,201 @@ func TestGreedyGenerateMatchesStream(t *testing.T) {
 	again, _ := e.Generate(context.Background(), req)
 	if again.Text != res.Text {
 		t.Errorf("greedy output changed between runs: %q vs %q", again.Text, res.Text)
+	}
+}
+
+// Batching never mixes sequences: greedy output of a request is the same
+// alone and beside three others with different prompts.
+func TestGreedySameAloneAndConcurrent(t *testing.T) {
+	prompts := []string{"Once upon a time", "The little dog", "Lily and Ben went to the", "One day, a big"}
+	solo := stories(t, 1)
+	want := make([]string, len(prompts))
+	for i, p := range prompts {
+		res, err := solo.Generate(context.Background(), greedy(p, 48))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = res.Text
+	}
+	e := stories(t, 4)
+	for round := range 3 {
+		got := make([]string, len(prompts))
+		var wg sync.WaitGroup
+		for i, p := range prompts {
+			wg.Go(func() {
+				res, err := e.Generate(context.Background(), greedy(p, 48))
+				if err != nil {
+					t.Error(err)
+				}
+				got[i] = res.Text
+			})
+		}
+		wg.Wait()
+		for i := range prompts {
+			if got[i] != want[i] {
+				t.Errorf("round %d, prompt %q:\nconcurrent %q\nalone      %q", round, prompts[i], got[i], want[i])
+			}
+		}
+	}
+}
+
+// Stop strings end generation, are reported, and never reach the output,
+// even when the model writes them across several tokens.
+func TestStopStringAcrossTokens(t *testing.T) {
+	e := stories(t, 1)
+	full, err := e.Generate(context.Background(), greedy("Once upon a time", 60))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pick a stop string that straddles tokens: a word and the space and
+	// first letters of the next.
+	i := strings.Index(full.Text, "girl named")
+	if i < 0 {
+		t.Fatalf("unexpected continuation %q", full.Text)
+	}
+	stop := "irl nam"
+	req := greedy("Once upon a time", 60)
+	req.Stop = []string{"never appears", stop}
+	var streamed strings.Builder
+	var res inference.Result
+	for ev, err := range e.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed.WriteString(ev.Text)
+		if ev.Final != nil {
+			res = *ev.Final
+		}
+	}
+	want := full.Text[:i+1]
+	if res.Text != want || streamed.String() != want {
+		t.Errorf("text %q / streamed %q, want %q", res.Text, streamed.String(), want)
+	}
+	if res.FinishReason != inference.FinishStopSequence || res.StopSequence != stop {
+		t.Errorf("finish %q stop %q, want stop_sequence %q", res.FinishReason, res.StopSequence, stop)
+	}
+}
+
+func TestContextLengthError(t *testing.T) {
+	e := stories(t, 1)
+	long := strings.Repeat("Once upon a time there was a girl. ", 60)
+	_, err := e.Generate(context.Background(), greedy(long, 10))
+	if !errors.Is(err, inference.ErrContextLength) {
+		t.Errorf("long prompt: %v, want ErrContextLength", err)
+	}
+	_, err = e.Generate(context.Background(), greedy("Once", 1000))
+	if !errors.Is(err, inference.ErrContextLength) {
+		t.Errorf("max tokens past the context: %v, want ErrContextLength", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	e := stories(t, 1)
+	tests := []struct {
+		name string
+		req  inference.Request
+		want error
+	}{
+		{"unknown model", inference.Request{Model: "nope", Prompt: "x"}, inference.ErrModelNotFound},
+		{"no prompt", inference.Request{Model: "stories"}, inference.ErrInvalidRequest},
+		{"negative temperature", inference.Request{Model: "stories", Prompt: "x", Temperature: ptr(-1.0)}, inference.ErrInvalidRequest},
+		{"top_p above 1", inference.Request{Model: "stories", Prompt: "x", TopP: ptr(1.5)}, inference.ErrInvalidRequest},
+		{"bad role", inference.Request{Model: "stories", Messages: []inference.Message{inference.Text("robot", "hi")}}, inference.ErrInvalidRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := e.Generate(context.Background(), tt.req); !errors.Is(err, tt.want) {
+				t.Errorf("got %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// With one sequence busy and a queue of one, a third request is refused
+// at once with ErrOverloaded.
+func TestOverloaded(t *testing.T) {
+	e := newEngine(t, inference.Config{
+		Models: []catalog.Model{{ID: "stories", Path: storiesPath(t)}}, Parallel: 1, Queue: 1, Context: 512,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	busy := make(chan struct{})
+	go func() {
+		for range e.Stream(ctx, greedy("Once upon a time", 0)) {
+			select {
+			case busy <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	<-busy
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := e.Generate(ctx, greedy("Once", 5)); errs <- err }()
+	}
+	if err := <-errs; !errors.Is(err, inference.ErrOverloaded) {
+		t.Errorf("first to return: %v, want ErrOverloaded", err)
+	}
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Errorf("queued request after cancel: %v, want context.Canceled", err)
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	e := stories(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	var last error
+	for ev, err := range e.Stream(ctx, greedy("Once upon a time", 0)) {
+		if err != nil {
+			last = err
+			break
+		}
+		if ev.Text != "" {
+			n++
+		}
+		if n == 3 {
+			cancel()
+		}
+	}
+	if !errors.Is(last, context.Canceled) {
+		t.Errorf("stream ended with %v, want context.Canceled", last)
+	}
+	if _, err := e.Generate(context.Background(), greedy("Once", 3)); err != nil {
+		t.Errorf("engine unusable after a cancel: %v", err)
+	}
+}
+
+func TestClose(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "stories", Path: storiesPath(t)}}, Context: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	result := make(chan error, 1)
+	go func() {
+		for _, err := range e.Stream(context.Background(), greedy("Once upon a time", 0)) {
+			if err != nil {
+				result <- err
+				return
+			}
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+		}
+		result <- nil
+	}()
+	<-started
+	e.Close()
+	if err := <-result; err != nil && !errors.Is(err, inference.ErrClosed) {
+		t.Errorf("running stream ended with %v, want ErrClosed or the end", err)
+	}
+	if _, err := e.Generate(context.Background(), greedy("Once", 3)); !errors.Is(err, inference.ErrClosed) {
+		t.Errorf("Generate after Close: %v, want ErrClosed", err)
 	}
 }

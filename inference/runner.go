@@ -5,6 +5,7 @@ package inference
 import (
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferkit/inferkit/internal/llamacpp"
@@ -34,6 +35,10 @@ type runner struct {
 	slots     []*slot
 	admission int // counts admissions, to prefill in arrival order
 	log       *slog.Logger
+
+	// Read by tests from other goroutines.
+	steps  atomic.Int64 // decode steps run
+	active atomic.Int32 // slots serving a request
 }
 
 // slot is one sequence of the context and the request it serves.
@@ -172,6 +177,7 @@ func (r *runner) free() *slot {
 func (r *runner) start(s *slot, w *work) {
 	r.ctx.ClearSequence(s.seq)
 	r.admission++
+	r.active.Add(1)
 	*s = slot{seq: s.seq, seqs: s.seqs, w: w, idx: -1, order: r.admission, out: newTextOutput(w.stops), admitted: time.Now()}
 }
 
@@ -216,6 +222,7 @@ func (r *runner) step() error {
 		s.prefilled += n
 		s.pos += n
 	}
+	r.steps.Add(1)
 	if err := r.ctx.Decode(b); err != nil {
 		return err
 	}
@@ -299,6 +306,7 @@ func (r *runner) release(s *slot, res *Result, err error) {
 	s.w.job.finish(res, err)
 	s.w = nil
 	s.text.Reset()
+	r.active.Add(-1)
 	r.ctx.ClearSequence(s.seq)
 }
 

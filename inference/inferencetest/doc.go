@@ -1,0 +1,23 @@
+// Package inferencetest writes tiny GGUF language models for tests.
+//
+// The models are real: llama.cpp loads them, tokenizes with their vocabulary,
+// renders their chat template and decodes batches with their weights. Only the
+// weights are random (deterministic for a seed), so the models exercise
+// everything but the meaning of the text: templates, tokenization, batching,
+// prompt caching, grammars, stop strings, streaming and cancellation.
+//
+// Writing one takes milliseconds and needs no network and no data:
+//
+//	path := inferencetest.Model(t, inferencetest.Options{})
+//
+// gives a two-layer llama with a byte-level vocabulary (every byte is a token,
+// so any text round-trips), the ChatML control tokens <|im_start|>,
+// <|im_end|> and <|endoftext|>, and a ChatML chat template. [Options] picks
+// the architecture ("llama" or "qwen3"), the shape, the tensor type (F32, F16
+// or Q8_0) and the seed; [LoadTokenizer] takes a real byte-level BPE
+// vocabulary and chat template from a Hugging Face tokenizer.json and
+// tokenizer_config.json; [Qwen3_0_6B] gives the shape of a real model for
+// benchmarks, whose speed does not depend on the weights' values.
+//
+// The package is pure Go and does not import the engine.
+package inferencetest

@@ -1,0 +1,297 @@
+package inferencetest
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Options describe a model to write. The zero value gives a two-layer llama
+// of 64 dimensions with the [ByteLevel] vocabulary and the [ChatML] template,
+// in F32 with the weights of seed 0.
+type Options struct {
+	// Arch is the architecture: "llama" (the default) or "qwen3", which adds
+	// RMS norms on each head's queries and keys.
+	Arch string
+
+	// Layers is the number of transformer blocks (default 2).
+	Layers int
+	// Embd is the width of the hidden state (default 64).
+	Embd int
+	// Heads is the number of attention heads (default 4).
+	Heads int
+	// KVHeads is the number of key and value heads; it divides Heads
+	// (default 2).
+	KVHeads int
+	// HeadDim is the width of one head's queries, keys and values (default
+	// Embd/Heads). Qwen3 models have 128 whatever their width.
+	HeadDim int
+	// FF is the width of the feed-forward layer (default 128).
+	FF int
+
+	// VocabSize pads the tokenizer's vocabulary with unused tokens up to
+	// this size, as real models pad theirs (default: the tokenizer's size).
+	VocabSize int
+	// ContextLength is the training context, <arch>.context_length (default
+	// 2048).
+	ContextLength int
+	// TiedEmbeddings leaves out output.weight, so that the output layer
+	// reuses the token embeddings.
+	TiedEmbeddings bool
+
+	// Type is the type of the weight matrices: "f32" (the default), "f16" or
+	// "q8_0". Norm weights are F32 whatever the type. Q8_0 needs every
+	// matrix's rows (Embd, FF and Heads*HeadDim) to be multiples of 32.
+	// The same seed gives the same values in every type, up to rounding.
+	Type string
+	// Seed selects the random weights: the same options write the same file.
+	Seed int64
+
+	// Tokenizer is the vocabulary (default [ByteLevel]).
+	Tokenizer *Tokenizer
+	// ChatTemplate overrides the tokenizer's chat template.
+	ChatTemplate string
+	// Name is general.name (default "inferencetest").
+	Name string
+}
+
+// Qwen3_0_6B returns the shape of Qwen3-0.6B in Q8_0: 28 layers, 1024
+// dimensions, 16 query and 8 key-value heads of 128, a feed-forward width of
+// 3072, tied embeddings and a vocabulary padded to 151,936 tokens. Random
+// weights make it useless for text and faithful for speed and memory. Set
+// Tokenizer to the real Qwen3 vocabulary (see [LoadTokenizer]) to get its
+// tokenization and chat template too; the file is about 630 MB.
+func Qwen3_0_6B() Options {
+	return Options{
+		Arch:           "qwen3",
+		Layers:         28,
+		Embd:           1024,
+		Heads:          16,
+		KVHeads:        8,
+		HeadDim:        128,
+		FF:             3072,
+		VocabSize:      151936,
+		ContextLength:  40960,
+		TiedEmbeddings: true,
+		Type:           "q8_0",
+		Name:           "Qwen3-0.6B-shaped",
+	}
+}
+
+// Model writes the model that opts describe into a temporary directory of t,
+// removed when the test ends, and returns its path. It stops the test with
+// t.Fatal if writing fails.
+func Model(t testing.TB, opts Options) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	if err := WriteModel(path, opts); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// WriteModel writes the model that opts describe to path as a GGUF file. It
+// writes a temporary file beside path and renames it, so path never holds a
+// partial model. Large models are streamed: memory use stays at a few
+// megabytes plus the vocabulary whatever the model's size.
+func WriteModel(path string, opts Options) (err error) {
+	kvs, ts, err := layout(opts)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("inferencetest: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	g := &ggufWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	g.header(kvs, ts)
+	writeData(g, ts, opts.Seed)
+	if g.err == nil {
+		g.err = g.w.Flush()
+	}
+	if g.err != nil {
+		return fmt.Errorf("inferencetest: writing %s: %w", path, g.err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("inferencetest: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("inferencetest: %w", err)
+	}
+	return nil
+}
+
+// arch holds what differs between architectures.
+type arch struct {
+	ropeBase  float32
+	rmsEps    float32
+	headNorms bool // attn_q_norm and attn_k_norm
+}
+
+var archs = map[string]arch{
+	"llama": {ropeBase: 10000, rmsEps: 1e-5},
+	"qwen3": {ropeBase: 1000000, rmsEps: 1e-6, headNorms: true},
+}
+
+// layout checks opts, fills in the defaults and returns the model's
+// metadata and tensors.
+func layout(o Options) ([]kv, []tensorSpec, error) {
+	if o.Arch == "" {
+		o.Arch = "llama"
+	}
+	a, ok := archs[o.Arch]
+	if !ok {
+		return nil, nil, fmt.Errorf("inferencetest: unknown architecture %q", o.Arch)
+	}
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&o.Layers, 2)
+	def(&o.Embd, 64)
+	def(&o.Heads, 4)
+	def(&o.KVHeads, 2)
+	def(&o.FF, 128)
+	def(&o.ContextLength, 2048)
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
+		if f.v < 0 || f.v > 1<<30 {
+			return nil, nil, fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
+		}
+	}
+	if o.HeadDim == 0 {
+		if o.Embd%o.Heads != 0 {
+			return nil, nil, fmt.Errorf("inferencetest: Embd %d is not a multiple of Heads %d; set HeadDim", o.Embd, o.Heads)
+		}
+		o.HeadDim = o.Embd / o.Heads
+	}
+	if o.Heads%o.KVHeads != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: Heads %d is not a multiple of KVHeads %d", o.Heads, o.KVHeads)
+	}
+	if o.HeadDim%2 != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: HeadDim %d is odd; rotary embeddings need it even", o.HeadDim)
+	}
+	var typ tensorType
+	var fileType uint32
+	switch strings.ToLower(o.Type) {
+	case "", "f32":
+		typ, fileType = typeF32, 0
+	case "f16":
+		typ, fileType = typeF16, 1
+	case "q8_0":
+		typ, fileType = typeQ8_0, 7
+		for _, d := range []struct {
+			name string
+			v    int
+		}{{"Embd", o.Embd}, {"FF", o.FF}, {"Heads*HeadDim", o.Heads * o.HeadDim}} {
+			if d.v%q8Block != 0 {
+				return nil, nil, fmt.Errorf("inferencetest: Q8_0 needs %s (%d) to be a multiple of %d", d.name, d.v, q8Block)
+			}
+		}
+	default:
+		return nil, nil, fmt.Errorf("inferencetest: unknown type %q; want f32, f16 or q8_0", o.Type)
+	}
+	tok := o.Tokenizer
+	if tok == nil {
+		tok = ByteLevel()
+	}
+	tokens, types, err := tok.vocabulary(o.VocabSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Name == "" {
+		o.Name = "inferencetest"
+	}
+	template := o.ChatTemplate
+	if template == "" {
+		template = tok.ChatTemplate
+	}
+
+	p := o.Arch + "."
+	kvs := []kv{
+		{"general.architecture", o.Arch},
+		{"general.name", o.Name},
+		{"general.file_type", fileType},
+		{"general.quantization_version", uint32(2)},
+		{p + "vocab_size", uint32(len(tokens))},
+		{p + "context_length", uint32(o.ContextLength)},
+		{p + "embedding_length", uint32(o.Embd)},
+		{p + "block_count", uint32(o.Layers)},
+		{p + "feed_forward_length", uint32(o.FF)},
+		{p + "attention.head_count", uint32(o.Heads)},
+		{p + "attention.head_count_kv", uint32(o.KVHeads)},
+		{p + "attention.key_length", uint32(o.HeadDim)},
+		{p + "attention.value_length", uint32(o.HeadDim)},
+		{p + "attention.layer_norm_rms_epsilon", a.rmsEps},
+		{p + "rope.dimension_count", uint32(o.HeadDim)},
+		{p + "rope.freq_base", a.ropeBase},
+		{"tokenizer.ggml.model", "gpt2"},
+		{"tokenizer.ggml.pre", cmp.Or(tok.Pre, "default")},
+		{"tokenizer.ggml.tokens", tokens},
+		{"tokenizer.ggml.token_type", types},
+		{"tokenizer.ggml.merges", tok.Merges},
+		{"tokenizer.ggml.add_bos_token", tok.AddBOS},
+		{"tokenizer.ggml.add_eos_token", false},
+	}
+	for _, id := range []struct {
+		key string
+		id  int
+	}{{"tokenizer.ggml.bos_token_id", tok.BOS}, {"tokenizer.ggml.eos_token_id", tok.EOS}, {"tokenizer.ggml.padding_token_id", tok.PAD}} {
+		if id.id >= 0 {
+			kvs = append(kvs, kv{id.key, uint32(id.id)})
+		}
+	}
+	if template != "" {
+		kvs = append(kvs, kv{"tokenizer.chat_template", template})
+	}
+
+	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(len(tokens))
+	q, kvw := uint64(o.Heads*o.HeadDim), uint64(o.KVHeads*o.HeadDim)
+	matrix := func(name string, cols, rows uint64) tensorSpec {
+		return tensorSpec{name: name, shape: []uint64{cols, rows}, typ: typ}
+	}
+	norm := func(name string, n uint64) tensorSpec {
+		return tensorSpec{name: name, shape: []uint64{n}, typ: typeF32, ones: true}
+	}
+	ts := []tensorSpec{matrix("token_embd.weight", embd, vocab)}
+	for i := range o.Layers {
+		b := fmt.Sprintf("blk.%d.", i)
+		ts = append(ts,
+			norm(b+"attn_norm.weight", embd),
+			matrix(b+"attn_q.weight", embd, q),
+			matrix(b+"attn_k.weight", embd, kvw),
+			matrix(b+"attn_v.weight", embd, kvw),
+			matrix(b+"attn_output.weight", q, embd),
+		)
+		if a.headNorms {
+			ts = append(ts,
+				norm(b+"attn_q_norm.weight", uint64(o.HeadDim)),
+				norm(b+"attn_k_norm.weight", uint64(o.HeadDim)),
+			)
+		}
+		ts = append(ts,
+			norm(b+"ffn_norm.weight", embd),
+			matrix(b+"ffn_gate.weight", embd, ff),
+			matrix(b+"ffn_up.weight", embd, ff),
+			matrix(b+"ffn_down.weight", ff, embd),
+		)
+	}
+	ts = append(ts, norm("output_norm.weight", embd))
+	if !o.TiedEmbeddings {
+		ts = append(ts, matrix("output.weight", embd, vocab))
+	}
+	return kvs, ts, nil
+}
