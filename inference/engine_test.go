@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/inference/inferencetest"
 )
 
 // storiesPath is the real trained tiny llama that CI keeps beside the
@@ -31,8 +32,14 @@ func storiesPath(t testing.TB) string {
 	return ""
 }
 
+// newEngine starts an engine for a test. Tests decode with one thread:
+// llama.cpp's threads spin while they wait, and test binaries of several
+// packages run side by side on CI's two cores.
 func newEngine(t testing.TB, cfg inference.Config) *inference.Engine {
 	t.Helper()
+	if cfg.Threads == 0 {
+		cfg.Threads = 1
+	}
 	e, err := inference.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +53,6 @@ func stories(t testing.TB, parallel int) *inference.Engine {
 		Models:   []catalog.Model{{ID: "stories", Path: storiesPath(t)}},
 		Parallel: parallel,
 		Context:  256,
-		Threads:  2,
 	})
 }
 
@@ -205,26 +211,28 @@ func TestErrors(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 // With one sequence busy and a queue of one, a third request is refused
-// at once with ErrOverloaded.
+// at once with ErrOverloaded. The busy request runs a tiny model to the end
+// of a 16K context, so that it cannot finish during the test.
 func TestOverloaded(t *testing.T) {
-	e := newEngine(t, inference.Config{
-		Models: []catalog.Model{{ID: "stories", Path: storiesPath(t)}}, Parallel: 1, Queue: 1, Context: 512,
-	})
+	path := inferencetest.Model(t, inferencetest.Options{ContextLength: 16384})
+	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 1, Queue: 1, Context: 16384})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	busy := make(chan struct{})
-	go func() {
-		for range e.Stream(ctx, greedy("Once upon a time", 0)) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		for range e.Stream(ctx, inference.Request{Model: "tiny", Prompt: "x"}) {
 			select {
 			case busy <- struct{}{}:
 			default:
 			}
 		}
-	}()
+	})
 	<-busy
 	errs := make(chan error, 2)
 	for range 2 {
-		go func() { _, err := e.Generate(ctx, greedy("Once", 5)); errs <- err }()
+		go func() { _, err := e.Generate(ctx, inference.Request{Model: "tiny", Prompt: "y", MaxTokens: 5}); errs <- err }()
 	}
 	if err := <-errs; !errors.Is(err, inference.ErrOverloaded) {
 		t.Errorf("first to return: %v, want ErrOverloaded", err)
@@ -238,6 +246,7 @@ func TestOverloaded(t *testing.T) {
 func TestCancelledContext(t *testing.T) {
 	e := stories(t, 1)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	n := 0
 	var last error
 	for ev, err := range e.Stream(ctx, greedy("Once upon a time", 0)) {
@@ -262,7 +271,7 @@ func TestCancelledContext(t *testing.T) {
 
 func TestClose(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "stories", Path: storiesPath(t)}}, Context: 256})
+	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "stories", Path: storiesPath(t)}}, Context: 256, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

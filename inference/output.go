@@ -7,8 +7,8 @@ import (
 )
 
 // textOutput turns the byte pieces of generated tokens into text that is
-// safe to emit: whole UTF-8 characters only, and nothing that could be the
-// start of a stop string. A matched stop string and everything after it is
+// safe to emit: whole UTF-8 characters only (bytes that can never form one
+// become U+FFFD), and nothing that could be the start of a stop string. A matched stop string and everything after it is
 // dropped.
 type textOutput struct {
 	stops   [][]byte
@@ -41,7 +41,7 @@ func (o *textOutput) push(piece []byte) (emit string, stop string, stopped bool)
 		return emit, string(o.stops[which]), true
 	}
 	cut := utf8Boundary(o.pending, len(o.pending)-o.stopPrefix())
-	emit = string(o.pending[:cut])
+	emit = strings.ToValidUTF8(string(o.pending[:cut]), "\uFFFD")
 	o.pending = append(o.pending[:0], o.pending[cut:]...)
 	return emit, "", false
 }

@@ -62,9 +62,12 @@ type Options struct {
 // Qwen3_0_6B returns the shape of Qwen3-0.6B in Q8_0: 28 layers, 1024
 // dimensions, 16 query and 8 key-value heads of 128, a feed-forward width of
 // 3072, tied embeddings and a vocabulary padded to 151,936 tokens. Random
-// weights make it useless for text and faithful for speed and memory. Set
-// Tokenizer to the real Qwen3 vocabulary (see [LoadTokenizer]) to get its
-// tokenization and chat template too; the file is about 630 MB.
+// weights make it useless for text and faithful for speed and memory; the
+// file is about 640 MB and takes a few seconds to write. With the default
+// [ByteLevel] vocabulary most of the padded vocabulary is unused tokens,
+// which the random weights sample as often as any and which render as
+// nothing: set Tokenizer to the real Qwen3 vocabulary (see [LoadTokenizer])
+// to get its tokenization, text and chat template too.
 func Qwen3_0_6B() Options {
 	return Options{
 		Arch:           "qwen3",
@@ -97,7 +100,8 @@ func Model(t testing.TB, opts Options) string {
 // WriteModel writes the model that opts describe to path as a GGUF file. It
 // writes a temporary file beside path and renames it, so path never holds a
 // partial model. Large models are streamed: memory use stays at a few
-// megabytes plus the vocabulary whatever the model's size.
+// megabytes plus the vocabulary whatever the model's size. WriteModel may be
+// called concurrently, with distinct paths.
 func WriteModel(path string, opts Options) (err error) {
 	kvs, ts, err := layout(opts)
 	if err != nil {
@@ -113,7 +117,7 @@ func WriteModel(path string, opts Options) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	g := &ggufWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	g := &ggufWriter{w: bufio.NewWriterSize(f, 256<<10)}
 	g.header(kvs, ts)
 	writeData(g, ts, opts.Seed)
 	if g.err == nil {
@@ -121,6 +125,9 @@ func WriteModel(path string, opts Options) (err error) {
 	}
 	if g.err != nil {
 		return fmt.Errorf("inferencetest: writing %s: %w", path, g.err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("inferencetest: %w", err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("inferencetest: %w", err)

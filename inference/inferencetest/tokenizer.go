@@ -108,8 +108,9 @@ func byteRune(b byte) rune {
 }
 
 // LoadTokenizer reads a Hugging Face tokenizer.json and, unless
-// tokenizerConfigJSON is "", its tokenizer_config.json; see
-// [ParseTokenizer].
+// tokenizerConfigJSON is "", its tokenizer_config.json; see [ParseTokenizer].
+// Reading a vocabulary of 150,000 tokens takes about half a second: load it
+// once per test binary and share the result.
 func LoadTokenizer(tokenizerJSON, tokenizerConfigJSON string) (*Tokenizer, error) {
 	tj, err := os.ReadFile(tokenizerJSON)
 	if err != nil {
@@ -267,13 +268,37 @@ func ParseTokenizer(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, erro
 		tok.AddBOS = *cfg.AddBOS
 	case bosGiven:
 		// A template post-processor that names BOS adds it.
-		name, _ := json.Marshal(tok.Tokens[tok.BOS])
-		tok.AddBOS = bytes.Contains(tj.PostProcessor, name)
+		tok.AddBOS = mentions(tj.PostProcessor, tok.Tokens[tok.BOS])
 	}
 	if tok.ChatTemplate, err = chatTemplate(cfg.ChatTemplate); err != nil {
 		return nil, err
 	}
 	return tok, nil
+}
+
+// mentions says whether the JSON value raw holds the string s anywhere.
+func mentions(raw json.RawMessage, s string) bool {
+	var found bool
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			found = found || v == s
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	var v any
+	if json.Unmarshal(raw, &v) == nil {
+		walk(v)
+	}
+	return found
 }
 
 // tokenName reads a special token of tokenizer_config.json: null, a string,

