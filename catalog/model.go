@@ -3,11 +3,26 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"slices"
+)
+
+// Kind says what a model is for.
+type Kind string
+
+// The kinds of models.
+const (
+	// KindChat generates text: chat completions, messages, responses. The
+	// zero Kind means KindChat.
+	KindChat Kind = "chat"
+	// KindDecision answers typed questions over a state (/v1/system).
+	KindDecision Kind = "decision"
 )
 
 // Model is one entry of the catalog: an id and its aliases naming a GGUF
-// file. Several entries may name the same file; an engine loads it once.
-// The zero value is not valid: ID and Path are required.
+// file, and what GET /v1/models says of it. Several entries may name the
+// same file; an engine loads it once. The zero value is not valid: ID and
+// Path are required; every other field's zero value is documented and
+// useful. Defaults gives the spec's values for the spec's ids.
 type Model struct {
 	// ID is the name requests use, such as "core-2-5-mini".
 	ID string
@@ -15,10 +30,67 @@ type Model struct {
 	Aliases []string
 	// Path is the GGUF file.
 	Path string
+
+	// Kind is chat (the zero value) or decision.
+	Kind Kind
+	// Name is a human-readable name; empty means the id.
+	Name string
+	// Description says what the model is good at.
+	Description string
+	// ContextLength bounds the context the listing promises, in tokens;
+	// the listing gives the smaller of it and the engine's real
+	// per-sequence context. 0 means the engine's.
+	ContextLength int
+	// MaxOutput bounds the tokens of one answer; 0 means the context
+	// length. The listing never gives more than the context length.
+	MaxOutput int
+	// Pricing is in USD per unit, as exact decimal strings.
+	Pricing Pricing
+	// InputModalities are such as "text" and "image"; nil means text.
+	InputModalities []string
+	// OutputModalities are such as "text"; nil means text.
+	OutputModalities []string
+	// SamplingParameters are the request parameters the model honours;
+	// nil means every one the engine supports (see SamplingParameters).
+	SamplingParameters []string
+	// Features are such as "tools" and "structured_outputs".
+	Features []string
+	// OpenRouterSlug is the model's name on OpenRouter, "<vendor>/<name>";
+	// empty means "inferkit/<id>".
+	OpenRouterSlug string
+	// Datacenters are the two-letter country codes where the model runs.
+	Datacenters []string
+	// Created is the model's creation time, in Unix seconds.
+	Created int64
+	// OwnedBy is the owning organization; empty means "inferkit".
+	OwnedBy string
 }
 
+// Pricing is what a model costs, in USD, as decimal strings such as
+// "0.000002" (exact, never formatted from a float). Empty means "0".
+type Pricing struct {
+	// Prompt is per prompt token.
+	Prompt string
+	// Completion is per generated token.
+	Completion string
+	// Image is per input image.
+	Image string
+	// Request is per request.
+	Request string
+	// InputCacheReads is per prompt token read from the prefix cache.
+	InputCacheReads string
+	// InputCacheWrites is per prompt token written to the cache.
+	InputCacheWrites string
+}
+
+// SamplingParameters are the sampling parameters the engine honours, the
+// default of Model.SamplingParameters.
+var SamplingParameters = []string{"temperature", "top_p", "top_k", "repetition_penalty",
+	"frequency_penalty", "presence_penalty", "seed", "stop"}
+
 // Validate reports the first problem of a list of entries: a missing id or
-// path, or a name used twice.
+// path, a name used twice, an unknown kind or a price that is not a
+// decimal.
 func Validate(models []Model) error {
 	seen := map[string]bool{}
 	for i, m := range models {
@@ -37,9 +109,31 @@ func Validate(models []Model) error {
 			}
 			seen[name] = true
 		}
+		if m.Kind != "" && m.Kind != KindChat && m.Kind != KindDecision {
+			return fmt.Errorf("catalog: model %q has unknown kind %q", m.ID, m.Kind)
+		}
+		if m.ContextLength < 0 || m.MaxOutput < 0 {
+			return fmt.Errorf("catalog: model %q has a negative limit", m.ID)
+		}
+		p := m.Pricing
+		for _, price := range []string{p.Prompt, p.Completion, p.Image, p.Request, p.InputCacheReads, p.InputCacheWrites} {
+			if price != "" && !isDecimal(price) {
+				return fmt.Errorf("catalog: model %q has price %q, not a decimal", m.ID, price)
+			}
+		}
 	}
 	return nil
 }
 
 // ErrDuplicate means two entries share an id or alias.
 var ErrDuplicate = errors.New("model name used twice")
+
+// Lookup returns the entry whose id or alias is name.
+func Lookup(models []Model, name string) (Model, bool) {
+	for _, m := range models {
+		if m.ID == name || slices.Contains(m.Aliases, name) {
+			return m, true
+		}
+	}
+	return Model{}, false
+}

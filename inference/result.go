@@ -50,8 +50,11 @@ type Result struct {
 	// StopSequence is the stop string matched when FinishReason is
 	// FinishStopSequence.
 	StopSequence string
-	Usage        Usage
-	Timings      Timings
+	// StopToken is the end-of-turn token that ended the output when
+	// FinishReason is FinishStop.
+	StopToken int
+	Usage     Usage
+	Timings   Timings
 }
 
 // Event is one step of a stream: a piece of text, or the end.

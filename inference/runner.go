@@ -53,6 +53,7 @@ type slot struct {
 	next      llamacpp.Token
 	idx       int // batch index of this step's logits, or -1
 	generated int
+	stopToken int
 
 	out  *textOutput
 	text strings.Builder
@@ -256,6 +257,7 @@ func (r *runner) emit(s *slot, tok llamacpp.Token) {
 	}
 	s.generated++
 	if r.llm.IsEOG(tok) {
+		s.stopToken = int(tok)
 		r.finish(s, FinishStop, "")
 		return
 	}
@@ -287,6 +289,7 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 		Text:         s.text.String(),
 		FinishReason: reason,
 		StopSequence: stop,
+		StopToken:    s.stopToken,
 		Usage: Usage{
 			PromptTokens:     len(s.w.prompt),
 			CompletionTokens: s.generated,

@@ -1,0 +1,123 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPerMillion(t *testing.T) {
+	for in, want := range map[string]string{
+		"2.00": "0.000002", "8.00": "0.000008", "1.00": "0.000001",
+		"0.50": "0.0000005", "2": "0.000002", "0.25": "0.00000025",
+		"0.30": "0.0000003", "0.90": "0.0000009", "0.15": "0.00000015",
+		"0.24": "0.00000024", "0.09": "0.00000009", "0": "0", "0.000": "0",
+		"12": "0.000012", "1234.5": "0.0012345", "1000000": "1", "2500000.5": "2.5000005",
+	} {
+		got, err := PerMillion(in)
+		if err != nil || got != want {
+			t.Errorf("PerMillion(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "1e-6", "1.", ".5", "1,5", "abc"} {
+		if _, err := PerMillion(bad); err == nil {
+			t.Errorf("PerMillion(%q) accepted", bad)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		id                          string
+		ctx, out                    int
+		prompt, completion, cachedR string
+	}{
+		{Core25Pro, 262000, 64000, "0.000002", "0.000008", "0.000001"},
+		{Core25Mini, 1000000, 128000, "0.0000005", "0.000002", "0.00000025"},
+		{Core3Flash, 1000000, 128000, "0.0000003", "0.0000009", "0.00000015"},
+		{CoreCode, 262000, 64000, "0.000002", "0.000008", "0.000001"},
+		{Core, 262000, 64000, "0.000002", "0.000008", "0.000001"},
+		{CoreMini, 1000000, 128000, "0.0000005", "0.000002", "0.00000025"},
+	} {
+		m, ok := Defaults(tc.id)
+		if !ok {
+			t.Fatalf("no defaults for %s", tc.id)
+		}
+		p := m.Pricing
+		if m.ID != tc.id || m.Kind != KindChat || m.ContextLength != tc.ctx || m.MaxOutput != tc.out ||
+			p.Prompt != tc.prompt || p.Completion != tc.completion || p.InputCacheReads != tc.cachedR ||
+			p.Image != "0" || p.Request != "0" || p.InputCacheWrites != "0" || m.Name == "" || m.Description == "" {
+			t.Errorf("Defaults(%s) = %+v", tc.id, m)
+		}
+		m.Path = "x.gguf"
+		if err := Validate([]Model{m}); err != nil {
+			t.Errorf("Defaults(%s) does not validate: %v", tc.id, err)
+		}
+	}
+	if _, ok := Defaults("gpt-4"); ok {
+		t.Error("Defaults of an unknown id")
+	}
+}
+
+func TestObject(t *testing.T) {
+	m, _ := Defaults(Core25Pro)
+	for _, tc := range []struct {
+		runtime, ctx, out int
+	}{
+		{32768, 32768, 32768},    // the engine holds less than the spec promises
+		{1 << 20, 262000, 64000}, // the spec's bound holds
+		{100000, 100000, 64000},  // output within context
+		{0, 262000, 64000},       // unknown runtime: the configured bound
+	} {
+		o := m.Object(tc.runtime)
+		if o.ContextLength != tc.ctx || o.MaxOutputLength != tc.out {
+			t.Errorf("Object(%d): context %d, output %d; want %d, %d", tc.runtime, o.ContextLength, o.MaxOutputLength, tc.ctx, tc.out)
+		}
+	}
+	bare := Model{ID: "local", Path: "x.gguf"}
+	o := bare.Object(4096)
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"id":"local"`, `"name":"local"`, `"object":"model"`, `"input_modalities":["text"]`,
+		`"output_modalities":["text"]`, `"context_length":4096`, `"max_output_length":4096`, `"supported_features":[]`,
+		`"supported_sampling_parameters":["temperature"`, `"openrouter":{"slug":"inferkit/local"}`, `"datacenters":[]`,
+		`"owned_by":"inferkit"`, `"pricing":{"prompt":"0","completion":"0","image":"0","request":"0","input_cache_reads":"0","input_cache_writes":"0"}`,
+		`"created":0`, `"description":""`} {
+		if !strings.Contains(string(b), field) {
+			t.Errorf("object lacks %s: %s", field, b)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Model{ID: "a", Path: "a.gguf"}
+	for _, tc := range []struct {
+		name   string
+		models []Model
+		want   string
+	}{
+		{"no id", []Model{{Path: "x"}}, "no id"},
+		{"no path", []Model{{ID: "a"}}, "no path"},
+		{"duplicate", []Model{ok, {ID: "b", Aliases: []string{"a"}, Path: "b"}}, "used twice"},
+		{"kind", []Model{{ID: "a", Path: "a", Kind: "vision"}}, "kind"},
+		{"price", []Model{{ID: "a", Path: "a", Pricing: Pricing{Prompt: "2e-6"}}}, "decimal"},
+		{"limit", []Model{{ID: "a", Path: "a", MaxOutput: -1}}, "negative"},
+	} {
+		err := Validate(tc.models)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if err := Validate([]Model{ok, {ID: "b", Aliases: []string{"c"}, Path: "a.gguf"}}); err != nil {
+		t.Error(err)
+	}
+	if err := Validate([]Model{ok, ok}); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("duplicate: %v", err)
+	}
+	if m, found := Lookup([]Model{ok, {ID: "b", Aliases: []string{"c"}, Path: "b"}}, "c"); !found || m.ID != "b" {
+		t.Errorf("Lookup = %+v, %v", m, found)
+	}
+}

@@ -1,0 +1,182 @@
+package formats
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// ChatCompletion is the response of a chat completion request.
+type ChatCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"` // chat.completion
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []ChatChoice `json:"choices"`
+	Usage   ChatUsage    `json:"usage"`
+}
+
+// ChatChoice is the one choice of a completion.
+type ChatChoice struct {
+	Index   int                   `json:"index"`
+	Message ChatCompletionMessage `json:"message"`
+	// Logprobs is always null.
+	Logprobs *struct{} `json:"logprobs"`
+	// FinishReason is stop or length (a stop sequence is stop).
+	FinishReason string `json:"finish_reason"`
+	// MatchedStop is what ended the output: the end-of-turn token's id, the
+	// stop sequence, or null.
+	MatchedStop MatchedStop `json:"matched_stop"`
+}
+
+// ChatCompletionMessage is the assistant message of a choice.
+type ChatCompletionMessage struct {
+	Role    string `json:"role"` // assistant
+	Content string `json:"content"`
+	// ReasoningContent is the reasoning text, present when the request's
+	// reasoning.summary is not none.
+	ReasoningContent string `json:"reasoning_content,omitzero"`
+	// Refusal is always null.
+	Refusal *string `json:"refusal"`
+	// ToolCalls is null when the model called no tool.
+	ToolCalls []ChatToolCall `json:"tool_calls"`
+}
+
+// ChatUsage counts the tokens of a completion. The details are always
+// present, 0 when nothing was cached or no reasoning was done.
+type ChatUsage struct {
+	PromptTokens            int                   `json:"prompt_tokens"`
+	CompletionTokens        int                   `json:"completion_tokens"`
+	TotalTokens             int                   `json:"total_tokens"`
+	PromptTokensDetails     ChatPromptDetails     `json:"prompt_tokens_details"`
+	CompletionTokensDetails ChatCompletionDetails `json:"completion_tokens_details"`
+}
+
+// ChatPromptDetails splits the prompt tokens.
+type ChatPromptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// ChatCompletionDetails splits the completion tokens.
+type ChatCompletionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// newChatUsage converts the engine's usage.
+func newChatUsage(u inference.Usage) ChatUsage {
+	return ChatUsage{
+		PromptTokens:            u.PromptTokens,
+		CompletionTokens:        u.CompletionTokens,
+		TotalTokens:             u.PromptTokens + u.CompletionTokens,
+		PromptTokensDetails:     ChatPromptDetails{CachedTokens: u.CachedTokens},
+		CompletionTokensDetails: ChatCompletionDetails{ReasoningTokens: u.ReasoningTokens},
+	}
+}
+
+// MatchedStop is what ended a choice, as SGLang-style servers report it
+// (the spec observed an integer): the id of the end-of-turn token when the
+// model ended its turn, the matched string when a stop sequence ended it,
+// and null when the output ran out of tokens. The zero value is null.
+type MatchedStop struct {
+	Token    *int
+	Sequence *string
+}
+
+// MarshalJSON writes an integer, a string or null.
+func (m MatchedStop) MarshalJSON() ([]byte, error) {
+	switch {
+	case m.Sequence != nil:
+		return json.Marshal(*m.Sequence)
+	case m.Token != nil:
+		return json.Marshal(*m.Token)
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON reads an integer, a string or null.
+func (m *MatchedStop) UnmarshalJSON(b []byte) error {
+	*m = MatchedStop{}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case string:
+		m.Sequence = &v
+	case float64:
+		n := int(v)
+		m.Token = &n
+	}
+	return nil
+}
+
+// IsZero reports whether m is null, for omitzero.
+func (m MatchedStop) IsZero() bool { return m.Token == nil && m.Sequence == nil }
+
+// chatFinish returns the finish reason and matched stop of a result.
+func chatFinish(res inference.Result) (string, MatchedStop) {
+	switch res.FinishReason {
+	case inference.FinishLength:
+		return "length", MatchedStop{}
+	case inference.FinishStopSequence:
+		return "stop", MatchedStop{Sequence: ptr(res.StopSequence)}
+	}
+	return "stop", MatchedStop{Token: ptr(res.StopToken)}
+}
+
+// showReasoning reports whether a chat response carries the reasoning text.
+func (r Request) showReasoning() bool {
+	return r.Reasoning.Summary != "" && r.Reasoning.Summary != "none"
+}
+
+// NewChatCompletion returns the chat completion of res answering req, with
+// a fresh chatcmpl- id.
+func NewChatCompletion(req Request, res inference.Result, o Options) ChatCompletion {
+	finish, matched := chatFinish(res)
+	msg := ChatCompletionMessage{Role: "assistant", Content: res.Text}
+	if req.showReasoning() {
+		msg.ReasoningContent = res.Reasoning
+	}
+	return ChatCompletion{
+		ID:      o.id("chatcmpl-"),
+		Object:  "chat.completion",
+		Created: o.now().Unix(),
+		Model:   req.Model,
+		Choices: []ChatChoice{{Message: msg, FinishReason: finish, MatchedStop: matched}},
+		Usage:   newChatUsage(res.Usage),
+	}
+}
+
+// Result returns the engine result that c carries: the first choice's text
+// and reasoning, finish reason and usage. Timings are zero.
+func (c ChatCompletion) Result() inference.Result {
+	var res inference.Result
+	if len(c.Choices) > 0 {
+		ch := c.Choices[0]
+		res.Text = ch.Message.Content
+		res.Reasoning = ch.Message.ReasoningContent
+		switch {
+		case ch.FinishReason == "length":
+			res.FinishReason = inference.FinishLength
+		case ch.MatchedStop.Sequence != nil:
+			res.FinishReason = inference.FinishStopSequence
+			res.StopSequence = *ch.MatchedStop.Sequence
+		default:
+			res.FinishReason = inference.FinishStop
+			if ch.MatchedStop.Token != nil {
+				res.StopToken = *ch.MatchedStop.Token
+			}
+		}
+	}
+	res.Usage = inference.Usage{
+		PromptTokens:     c.Usage.PromptTokens,
+		CachedTokens:     c.Usage.PromptTokensDetails.CachedTokens,
+		CompletionTokens: c.Usage.CompletionTokens,
+		ReasoningTokens:  c.Usage.CompletionTokensDetails.ReasoningTokens,
+	}
+	return res
+}
+
+// joinLines is strings.Join with newlines, for system blocks.
+func joinLines(s []string) string { return strings.Join(s, "\n") }

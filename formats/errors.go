@@ -1,0 +1,284 @@
+package formats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// RequestError is a request that breaks a rule of the API: malformed JSON,
+// a value of the wrong type or out of range, an unknown role. It maps to
+// status 400 with type invalid_request_error.
+type RequestError struct {
+	// Param is the path of the offending parameter, such as "temperature"
+	// or "messages[0].content"; empty when the body as a whole is wrong.
+	Param string
+	// Message says what is wrong, for the client.
+	Message string
+	// Code is a machine-readable reason such as "invalid_value",
+	// "invalid_type", "missing_required_parameter" or "invalid_json";
+	// empty means "invalid_value".
+	Code string
+}
+
+// Error returns the message, prefixed with the package name.
+func (e *RequestError) Error() string { return "formats: " + e.Message }
+
+// invalid returns a RequestError for a value of param that breaks a rule.
+func invalid(param, format string, args ...any) *RequestError {
+	return &RequestError{Param: param, Code: "invalid_value", Message: fmt.Sprintf(format, args...)}
+}
+
+// missing returns a RequestError for a required param that is absent.
+func missing(param string) *RequestError {
+	return &RequestError{Param: param, Code: "missing_required_parameter", Message: "missing required parameter: " + param}
+}
+
+// Family is a style of error body: the shape that a group of endpoints
+// uses.
+type Family int
+
+// The error families.
+const (
+	// FamilyChat is chat completions: {error:{message,type,param,code}}.
+	FamilyChat Family = iota
+	// FamilyMessages is messages: {type:"error", error:{type:"error",
+	// error:{type,message}}}.
+	FamilyMessages
+	// FamilyResponses is responses, with the chat shape.
+	FamilyResponses
+	// FamilyModels is the model catalog, with the chat shape.
+	FamilyModels
+)
+
+// Error is an error as the API reports it: a status and the fields every
+// family's body is built from. The same Error gives each family's body, so
+// the type is derived from the status and code per family (see Type).
+type Error struct {
+	// Status is the HTTP status.
+	Status int
+	// Code is the machine-readable reason: "invalid_api_key",
+	// "model_not_found", "rate_limit_exceeded", "insufficient_quota",
+	// "overloaded", "context_length_exceeded", "request_too_large",
+	// "server_error", or a RequestError's code.
+	Code string
+	// Message is for the client.
+	Message string
+	// Param names the offending parameter, or is empty.
+	Param string
+	// RetryAfter, when positive, is sent as the Retry-After header.
+	RetryAfter time.Duration
+	// Err is the cause, if any; it is not shown to the client.
+	Err error
+}
+
+// Error returns the message, prefixed with the package name.
+func (e *Error) Error() string {
+	return fmt.Sprintf("formats: %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Type returns the error type that family f writes for e.
+//
+// Chat, responses and models follow the spec: 400, 401, 404 and 413 are
+// invalid_request_error (an invalid key has code invalid_api_key), 429 is
+// rate_limit_error, 5xx is api_error. Messages uses the Anthropic types:
+// invalid_request_error, authentication_error, permission_error,
+// not_found_error, request_too_large, rate_limit_error, overloaded_error
+// (for code "overloaded") and api_error.
+func (e *Error) Type(f Family) string {
+	if f == FamilyMessages {
+		switch {
+		case e.Code == "overloaded":
+			return "overloaded_error"
+		case e.Status == http.StatusUnauthorized:
+			return "authentication_error"
+		case e.Status == http.StatusForbidden:
+			return "permission_error"
+		case e.Status == http.StatusNotFound:
+			return "not_found_error"
+		case e.Status == http.StatusRequestEntityTooLarge:
+			return "request_too_large"
+		case e.Status == http.StatusTooManyRequests:
+			return "rate_limit_error"
+		case e.Status >= 500:
+			return "api_error"
+		}
+		return "invalid_request_error"
+	}
+	switch {
+	case e.Status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case e.Status >= 500:
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// ErrorBody is the JSON error object of the chat, responses and models
+// families, and the inner object of a failed response.
+type ErrorBody struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	// Param is null when no parameter is at fault.
+	Param *string `json:"param"`
+	Code  string  `json:"code"`
+}
+
+// errorEnvelope is {error: ErrorBody}.
+type errorEnvelope struct {
+	Error ErrorBody `json:"error"`
+}
+
+// MessagesErrorBody is the error body of the messages family, in the
+// spec's shape {error:{type:"error", error:{type, message}}}, with the
+// top-level "type":"error" of the Anthropic API added.
+type MessagesErrorBody struct {
+	Type  string             `json:"type"`
+	Error MessagesErrorOuter `json:"error"`
+}
+
+// MessagesErrorOuter is the "error" member of a MessagesErrorBody: its type
+// is always "error" and the error itself is nested.
+type MessagesErrorOuter struct {
+	Type  string             `json:"type"`
+	Error MessagesErrorInner `json:"error"`
+}
+
+// MessagesErrorInner carries the type (such as authentication_error) and
+// message of a messages-family error.
+type MessagesErrorInner struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Body returns the JSON body of e in family f.
+func (e *Error) Body(f Family) []byte {
+	var v any
+	if f == FamilyMessages {
+		v = MessagesErrorBody{Type: "error", Error: MessagesErrorOuter{
+			Type:  "error",
+			Error: MessagesErrorInner{Type: e.Type(f), Message: e.Message},
+		}}
+	} else {
+		v = errorEnvelope{Error: e.object(f)}
+	}
+	b, err := marshal(v)
+	if err != nil { // cannot happen: the values are strings
+		panic(err)
+	}
+	return b
+}
+
+// object returns the chat-shaped error object of e.
+func (e *Error) object(f Family) ErrorBody {
+	o := ErrorBody{Message: e.Message, Type: e.Type(f), Code: e.Code}
+	if e.Param != "" {
+		p := e.Param
+		o.Param = &p
+	}
+	return o
+}
+
+// ErrorOf maps any error to the Error the API reports:
+//
+//   - *Error: itself;
+//   - *RequestError and inference.ErrInvalidRequest: 400;
+//   - inference.ErrContextLength: 400, code context_length_exceeded;
+//   - inference.ErrModelNotFound: 400, code model_not_found, param model
+//     (generation endpoints; GET /v1/models/{id} uses ModelNotFound, 404);
+//   - inference.ErrOverloaded: 429, code overloaded, Retry-After 1s (the
+//     spec lists 429, not 503, for the generation endpoints);
+//   - *http.MaxBytesError: 413, code request_too_large;
+//   - inference.ErrClosed, context errors and anything else: 500, code
+//     server_error, with a generic message that leaks nothing.
+func ErrorOf(err error) *Error {
+	var e *Error
+	var re *RequestError
+	var mb *http.MaxBytesError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &re):
+		code := re.Code
+		if code == "" {
+			code = "invalid_value"
+		}
+		return &Error{Status: http.StatusBadRequest, Code: code, Message: re.Message, Param: re.Param, Err: err}
+	case errors.As(err, &mb):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large",
+			Message: "request body exceeds " + strconv.FormatInt(mb.Limit, 10) + " bytes", Err: err}
+	case errors.Is(err, inference.ErrContextLength):
+		return &Error{Status: http.StatusBadRequest, Code: "context_length_exceeded", Param: "messages",
+			Message: "the prompt and the requested output tokens exceed the model's context length", Err: err}
+	case errors.Is(err, inference.ErrModelNotFound):
+		return &Error{Status: http.StatusBadRequest, Code: "model_not_found", Param: "model",
+			Message: "the model does not exist", Err: err}
+	case errors.Is(err, inference.ErrInvalidRequest):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: "invalid request", Err: err}
+	case errors.Is(err, inference.ErrOverloaded):
+		return &Error{Status: http.StatusTooManyRequests, Code: "overloaded", RetryAfter: time.Second,
+			Message: "the model is overloaded; retry shortly", Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Status: http.StatusInternalServerError, Code: "server_error", Message: "the request timed out", Err: err}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "server_error",
+		Message: "the server had an error while processing the request", Err: err}
+}
+
+// WriteError writes err as a response of family f: the status, the
+// Content-Type, Retry-After when set, and the family's body. It is for
+// errors before the headers are sent; after them, the stream encoders'
+// Fail writes the in-stream error.
+func WriteError(w http.ResponseWriter, f Family, err error) {
+	e := ErrorOf(err)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if e.RetryAfter > 0 {
+		secs := int64((e.RetryAfter + time.Second - 1) / time.Second)
+		h.Set("Retry-After", strconv.FormatInt(secs, 10))
+	}
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(e.Body(f))
+}
+
+// Unauthorized is the error of a missing or invalid API key: 401, code
+// invalid_api_key (type authentication_error for messages).
+func Unauthorized() *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: "invalid_api_key", Message: "invalid or missing API key"}
+}
+
+// UnknownModel is the error of a generation request naming a model the
+// catalog does not serve: 400, code model_not_found, param model.
+func UnknownModel(id string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "model_not_found", Param: "model",
+		Message: fmt.Sprintf("the model %q does not exist", id)}
+}
+
+// ModelNotFound is the error of GET /v1/models/{id} for an unknown id: 404,
+// code model_not_found.
+func ModelNotFound(id string) *Error {
+	return &Error{Status: http.StatusNotFound, Code: "model_not_found",
+		Message: fmt.Sprintf("the model %q does not exist", id)}
+}
+
+// RateLimited is the error of a request over its key's limits: 429, code
+// rate_limit_exceeded, with Retry-After.
+func RateLimited(retryAfter time.Duration, message string) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Code: "rate_limit_exceeded", RetryAfter: retryAfter, Message: message}
+}
+
+// QuotaExceeded is the error of a key past its monthly spend cap: 429,
+// code insufficient_quota.
+func QuotaExceeded(message string) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Code: "insufficient_quota", Message: message}
+}

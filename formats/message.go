@@ -1,0 +1,131 @@
+package formats
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"strings"
+	"time"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// Message is the response of a messages request.
+type Message struct {
+	ID   string `json:"id"`
+	Type string `json:"type"` // message
+	Role string `json:"role"` // assistant
+	// Content is a thinking block when the model thought, then the text
+	// block.
+	Content []MessagesBlock `json:"content"`
+	Model   string          `json:"model"`
+	// StopReason is end_turn, stop_sequence or max_tokens; null in
+	// message_start.
+	StopReason *string `json:"stop_reason"`
+	// StopSequence is the stop sequence that ended the output, or null.
+	StopSequence *string       `json:"stop_sequence"`
+	Usage        MessagesUsage `json:"usage"`
+}
+
+// MessagesUsage counts the tokens of a message. As in the Anthropic API,
+// the prompt is input_tokens + cache_read_input_tokens +
+// cache_creation_input_tokens: input_tokens are the prompt tokens decoded
+// anew, cache_read_input_tokens those reused from the prefix cache, and
+// cache_creation_input_tokens is 0 (automatic prefix caching bills no
+// writes).
+type MessagesUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+// newMessagesUsage converts the engine's usage.
+func newMessagesUsage(u inference.Usage) MessagesUsage {
+	return MessagesUsage{
+		InputTokens:          u.PromptTokens - u.CachedTokens,
+		OutputTokens:         u.CompletionTokens,
+		CacheReadInputTokens: u.CachedTokens,
+	}
+}
+
+// messagesStop returns the stop reason and stop sequence of a result.
+func messagesStop(res inference.Result) (*string, *string) {
+	switch res.FinishReason {
+	case inference.FinishLength:
+		return ptr("max_tokens"), nil
+	case inference.FinishStopSequence:
+		return ptr("stop_sequence"), ptr(res.StopSequence)
+	}
+	return ptr("end_turn"), nil
+}
+
+// signature returns the signature of a thinking block: an opaque,
+// deterministic digest of its text. The Anthropic SDKs require the field
+// and send it back with the block; the server does not check it.
+func signature(thinking string) string {
+	sum := sha256.Sum256([]byte(thinking))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// thinkingLatency estimates the time spent thinking: the decode time's
+// share of reasoning tokens. The engine reports no exact figure yet.
+func thinkingLatency(res inference.Result) int64 {
+	u := res.Usage
+	if u.CompletionTokens == 0 {
+		return 0
+	}
+	d := res.Timings.Decode * time.Duration(u.ReasoningTokens) / time.Duration(u.CompletionTokens)
+	return d.Milliseconds()
+}
+
+// NewMessage returns the message of res answering req, with a fresh msg_
+// id. A thinking block comes first when there is reasoning.
+func NewMessage(req Request, res inference.Result, o Options) Message {
+	stop, seq := messagesStop(res)
+	m := Message{
+		ID: o.id("msg_"), Type: "message", Role: "assistant", Model: req.Model,
+		Content:    []MessagesBlock{},
+		StopReason: stop, StopSequence: seq,
+		Usage: newMessagesUsage(res.Usage),
+	}
+	if res.Reasoning != "" {
+		m.Content = append(m.Content, MessagesBlock{Type: "thinking", Thinking: res.Reasoning,
+			Signature: signature(res.Reasoning), ThinkingLatencyMS: ptr(thinkingLatency(res))})
+	}
+	m.Content = append(m.Content, MessagesBlock{Type: "text", Text: res.Text})
+	return m
+}
+
+// Result returns the engine result that m carries. Timings are zero.
+func (m Message) Result() inference.Result {
+	var res inference.Result
+	var text, thinking strings.Builder
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "thinking":
+			thinking.WriteString(b.Thinking)
+		}
+	}
+	res.Text, res.Reasoning = text.String(), thinking.String()
+	res.FinishReason = inference.FinishStop
+	if m.StopReason != nil {
+		switch *m.StopReason {
+		case "max_tokens":
+			res.FinishReason = inference.FinishLength
+		case "stop_sequence":
+			res.FinishReason = inference.FinishStopSequence
+			if m.StopSequence != nil {
+				res.StopSequence = *m.StopSequence
+			}
+		}
+	}
+	u := m.Usage
+	res.Usage = inference.Usage{
+		PromptTokens:     u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+		CachedTokens:     u.CacheReadInputTokens,
+		CompletionTokens: u.OutputTokens,
+	}
+	return res
+}

@@ -1,0 +1,532 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// Messages defaults of the spec.
+const (
+	messagesMaxTokens   = 512
+	messagesBudget      = 8192
+	messagesTemperature = 0.1
+	messagesTopP        = 1.0
+)
+
+// MessagesRequest is the body of POST /v1/messages. Beside the spec's
+// fields it accepts what the Anthropic SDKs send: system as a string,
+// content as a string, stop_sequences, top_k, tools, tool_choice and
+// metadata.user_id. Unknown fields are ignored.
+type MessagesRequest struct {
+	Model    string            `json:"model"`
+	Messages []MessagesMessage `json:"messages"`
+	// System is a string or an array of text blocks.
+	System    MessagesSystem    `json:"system,omitzero"`
+	MaxTokens *int              `json:"max_tokens,omitzero"`
+	Stream    bool              `json:"stream,omitzero"`
+	Thinking  *MessagesThinking `json:"thinking,omitzero"`
+
+	Temperature   *float64 `json:"temperature,omitzero"`
+	TopP          *float64 `json:"top_p,omitzero"`
+	TopK          *int     `json:"top_k,omitzero"`
+	StopSequences []string `json:"stop_sequences,omitzero"`
+
+	Tools      []MessagesTool      `json:"tools,omitzero"`
+	ToolChoice *MessagesToolChoice `json:"tool_choice,omitzero"`
+	Metadata   *MessagesMetadata   `json:"metadata,omitzero"`
+	// OutputConfig is the Anthropic structured-output and effort option.
+	OutputConfig *MessagesOutputConfig `json:"output_config,omitzero"`
+}
+
+// MessagesOutputConfig sets the thinking effort (low, medium, high) and a
+// JSON Schema the output must follow.
+type MessagesOutputConfig struct {
+	Effort string                `json:"effort,omitzero"`
+	Format *MessagesOutputFormat `json:"format,omitzero"`
+}
+
+// MessagesOutputFormat is {type:"json_schema", schema}.
+type MessagesOutputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// MessagesThinking turns thinking on (type enabled, the default) or off
+// (type disabled) and bounds it.
+type MessagesThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens *int   `json:"budget_tokens,omitzero"`
+}
+
+// MessagesMetadata is the metadata of a messages request.
+type MessagesMetadata struct {
+	UserID string `json:"user_id,omitzero"`
+}
+
+// MessagesTool is a tool definition of the messages style.
+type MessagesTool struct {
+	Type        string          `json:"type,omitzero"` // custom or absent
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitzero"`
+	InputSchema json.RawMessage `json:"input_schema,omitzero"`
+}
+
+// MessagesToolChoice is {type: auto|any|tool|none, name}.
+type MessagesToolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitzero"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitzero"`
+}
+
+// MessagesSystem is the system prompt: a string, or text blocks.
+type MessagesSystem struct {
+	Blocks []MessagesBlock
+}
+
+// MarshalJSON writes the blocks.
+func (s MessagesSystem) MarshalJSON() ([]byte, error) { return marshal(s.Blocks) }
+
+// IsZero reports whether there is no system prompt.
+func (s MessagesSystem) IsZero() bool { return s.Blocks == nil }
+
+// UnmarshalJSON accepts a string, an array of text blocks or null.
+func (s *MessagesSystem) UnmarshalJSON(data []byte) error {
+	switch jsonKind(data) {
+	case "null":
+		s.Blocks = nil
+		return nil
+	case "string":
+		var t string
+		if err := json.Unmarshal(data, &t); err != nil {
+			return err
+		}
+		s.Blocks = []MessagesBlock{{Type: "text", Text: t}}
+		return nil
+	case "array":
+		if err := decodeJSON(data, &s.Blocks); err != nil {
+			return prefixed("system", err)
+		}
+		return nil
+	}
+	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[[]MessagesBlock]()}
+}
+
+// MessagesMessage is one message of a messages request.
+type MessagesMessage struct {
+	// Role is user or assistant.
+	Role    string          `json:"role"`
+	Content MessagesContent `json:"content"`
+}
+
+// MessagesContent is a message's content: blocks, or a string when Blocks
+// is nil.
+type MessagesContent struct {
+	Text   string
+	Blocks []MessagesBlock
+
+	set bool
+	err error
+}
+
+// MarshalJSON writes the blocks, or the text as a string.
+func (c MessagesContent) MarshalJSON() ([]byte, error) {
+	if c.Blocks != nil {
+		return marshal(c.Blocks)
+	}
+	return marshal(c.Text)
+}
+
+// UnmarshalJSON accepts a string, an array of blocks or null.
+func (c *MessagesContent) UnmarshalJSON(data []byte) error {
+	*c = MessagesContent{}
+	switch jsonKind(data) {
+	case "null":
+	case "string":
+		c.set = true
+		return json.Unmarshal(data, &c.Text)
+	case "array":
+		c.set = true
+		c.Blocks = []MessagesBlock{}
+		c.err = decodeJSON(data, &c.Blocks)
+	default:
+		c.err = typeError("", jsonKind(data), "string or array of content blocks")
+	}
+	return nil
+}
+
+// MessagesBlock is one content block: text (Text), thinking (Thinking,
+// Signature, ThinkingLatencyMS), image (Source), tool_use (ID, Name,
+// Input) or tool_result (ToolUseID, Content, IsError).
+type MessagesBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitzero"`
+
+	Thinking  string `json:"thinking,omitzero"`
+	Signature string `json:"signature,omitzero"`
+	// ThinkingLatencyMS is how long the model thought, in milliseconds.
+	ThinkingLatencyMS *int64 `json:"thinking_latency_ms,omitzero"`
+
+	Source *MessagesImageSource `json:"source,omitzero"`
+
+	ID    string          `json:"id,omitzero"`
+	Name  string          `json:"name,omitzero"`
+	Input json.RawMessage `json:"input,omitzero"`
+
+	ToolUseID string           `json:"tool_use_id,omitzero"`
+	Content   *MessagesContent `json:"content,omitzero"`
+	IsError   bool             `json:"is_error,omitzero"`
+}
+
+// MarshalJSON writes the fields of the block's type, empty strings
+// included where the type has them (a text block always has "text").
+func (b MessagesBlock) MarshalJSON() ([]byte, error) {
+	switch b.Type {
+	case "text":
+		return marshal(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{b.Type, b.Text})
+	case "thinking":
+		return marshal(struct {
+			Type              string `json:"type"`
+			Thinking          string `json:"thinking"`
+			Signature         string `json:"signature"`
+			ThinkingLatencyMS *int64 `json:"thinking_latency_ms,omitzero"`
+		}{b.Type, b.Thinking, b.Signature, b.ThinkingLatencyMS})
+	case "tool_use":
+		input := b.Input
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		return marshal(struct {
+			Type  string          `json:"type"`
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}{b.Type, b.ID, b.Name, input})
+	}
+	type plain MessagesBlock
+	return marshal(plain(b))
+}
+
+// MessagesImageSource is the source of an image block: type base64 with
+// media_type and data (type url is refused: images are not fetched).
+type MessagesImageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitzero"`
+	Data      string `json:"data,omitzero"`
+	URL       string `json:"url,omitzero"`
+}
+
+// ParseMessagesRequest decodes, validates and converts a messages request
+// body, with the spec's defaults filled in.
+func ParseMessagesRequest(body []byte) (Request, error) {
+	var r MessagesRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return Request{}, err
+	}
+	return r.Canonical()
+}
+
+// Canonical validates r and returns its canonical Request with the
+// messages defaults: 512 max tokens, thinking enabled with 8192 budget
+// tokens (effort high, its text returned), temperature 0.1, top_p 1.
+func (r *MessagesRequest) Canonical() (Request, error) {
+	out := Request{Request: inference.Request{Model: r.Model}}
+	if r.Model == "" {
+		return Request{}, missing("model")
+	}
+	if r.Messages == nil {
+		return Request{}, missing("messages")
+	}
+	if len(r.Messages) == 0 {
+		return Request{}, invalid("messages", "messages must hold at least one message")
+	}
+	var system []string
+	for i, b := range r.System.Blocks {
+		if b.Type != "text" {
+			return Request{}, invalid(fmt.Sprintf("system[%d].type", i), "system[%d].type must be text, got %q", i, b.Type)
+		}
+		system = append(system, b.Text)
+	}
+	out.Instructions = joinLines(system)
+	for i, m := range r.Messages {
+		msgs, err := m.canonical(fmt.Sprintf("messages[%d]", i))
+		if err != nil {
+			return Request{}, err
+		}
+		out.Messages = append(out.Messages, msgs...)
+	}
+
+	out.MaxTokens = messagesMaxTokens
+	if r.MaxTokens != nil {
+		if err := checkMin("max_tokens", r.MaxTokens, 1); err != nil {
+			return Request{}, err
+		}
+		out.MaxTokens = *r.MaxTokens
+	}
+	out.Reasoning = Reasoning{Effort: "high", BudgetTokens: messagesBudget, Summary: "auto"}
+	if t := r.Thinking; t != nil {
+		switch t.Type {
+		case "enabled":
+		case "disabled":
+			out.Reasoning = Reasoning{Effort: "none"}
+		default:
+			return Request{}, invalid("thinking.type", "thinking.type must be enabled or disabled, got %q", t.Type)
+		}
+		if err := checkMin("thinking.budget_tokens", t.BudgetTokens, 1); err != nil {
+			return Request{}, err
+		}
+		if t.BudgetTokens != nil && t.Type == "enabled" {
+			out.Reasoning.BudgetTokens = *t.BudgetTokens
+		}
+	}
+
+	out.Format = Format{Type: "text"}
+	if oc := r.OutputConfig; oc != nil {
+		if oc.Effort != "" && out.Reasoning.Thinking() {
+			e, err := normEffort("output_config.effort", oc.Effort)
+			if err != nil || e == "none" {
+				return Request{}, invalid("output_config.effort", "output_config.effort must be low, medium or high, got %q", oc.Effort)
+			}
+			out.Reasoning.Effort = e
+		}
+		if f := oc.Format; f != nil {
+			if f.Type != "json_schema" {
+				return Request{}, invalid("output_config.format.type", "output_config.format.type must be json_schema, got %q", f.Type)
+			}
+			if len(f.Schema) == 0 {
+				return Request{}, missing("output_config.format.schema")
+			}
+			if err := checkSchema("output_config.format.schema", f.Schema); err != nil {
+				return Request{}, err
+			}
+			out.Format = Format{Type: "json_schema", Schema: f.Schema, Strict: true}
+		}
+	}
+
+	var err error
+	for i, t := range r.Tools {
+		p := fmt.Sprintf("tools[%d]", i)
+		if t.Type != "" && t.Type != "custom" {
+			return Request{}, invalid(p+".type", "%s.type %q is not supported; only custom tools", p, t.Type)
+		}
+		if err := checkToolName(p+".name", t.Name); err != nil {
+			return Request{}, err
+		}
+		if err := checkSchema(p+".input_schema", t.InputSchema); err != nil {
+			return Request{}, err
+		}
+		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.InputSchema)})
+	}
+	out.ToolChoice = ToolChoice{Mode: "auto"}
+	if c := r.ToolChoice; c != nil {
+		mode := map[string]string{"auto": "auto", "any": "required", "tool": "function", "none": "none"}[c.Type]
+		if mode == "" {
+			return Request{}, invalid("tool_choice.type", "tool_choice.type must be auto, any, tool or none, got %q", c.Type)
+		}
+		if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice{Mode: mode, Name: c.Name}, out.Tools); err != nil {
+			return Request{}, err
+		}
+	}
+	if err := sampling(&out, samplingParams{
+		temperature: r.Temperature, topP: r.TopP, topK: r.TopK,
+		stop: r.StopSequences, stopParam: "stop_sequences",
+	}, messagesTemperature, messagesTopP); err != nil {
+		return Request{}, err
+	}
+	out.Stream = r.Stream
+	if r.Metadata != nil {
+		out.User = r.Metadata.UserID
+	}
+	return out, nil
+}
+
+// canonical checks one message and converts it: tool_result blocks become
+// tool messages before the rest of the user's content.
+func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
+	var msg inference.Message
+	switch m.Role {
+	case "user":
+		msg.Role = inference.RoleUser
+	case "assistant":
+		msg.Role = inference.RoleAssistant
+	case "":
+		return nil, missing(path + ".role")
+	default:
+		return nil, invalid(path+".role", "%s.role must be user or assistant, got %q", path, m.Role)
+	}
+	if m.Content.err != nil {
+		return nil, prefixed(path+".content", m.Content.err)
+	}
+	if !m.Content.set {
+		return nil, missing(path + ".content")
+	}
+	if m.Content.Blocks == nil {
+		msg.Content = []inference.Part{{Text: m.Content.Text}}
+		return []inference.Message{msg}, nil
+	}
+	var out []inference.Message
+	for j, b := range m.Content.Blocks {
+		bp := fmt.Sprintf("%s.content[%d]", path, j)
+		switch b.Type {
+		case "text":
+			msg.Content = append(msg.Content, inference.Part{Text: b.Text})
+		case "image":
+			if b.Source == nil {
+				return nil, missing(bp + ".source")
+			}
+			if b.Source.Type != "base64" {
+				return nil, invalid(bp+".source.type", "%s.source.type must be base64; image URLs are not fetched", bp)
+			}
+			img, err := decodeBase64(bp+".source.data", b.Source.Data)
+			if err != nil {
+				return nil, err
+			}
+			msg.Content = append(msg.Content, inference.Part{Image: img})
+		case "thinking", "redacted_thinking":
+			if msg.Role != inference.RoleAssistant {
+				return nil, invalid(bp+".type", "%s: only assistant messages carry thinking", bp)
+			}
+			msg.Reasoning += b.Thinking
+		case "tool_use":
+			if msg.Role != inference.RoleAssistant {
+				return nil, invalid(bp+".type", "%s: only assistant messages carry tool_use", bp)
+			}
+			if err := checkToolName(bp+".name", b.Name); err != nil {
+				return nil, err
+			}
+			args := strings.TrimSpace(string(b.Input))
+			if args == "" || args == "null" {
+				args = "{}"
+			}
+			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+		case "tool_result":
+			if msg.Role != inference.RoleUser {
+				return nil, invalid(bp+".type", "%s: only user messages carry tool_result", bp)
+			}
+			if b.ToolUseID == "" {
+				return nil, missing(bp + ".tool_use_id")
+			}
+			res := inference.Message{Role: inference.RoleTool, ToolCallID: b.ToolUseID}
+			if b.Content != nil {
+				if b.Content.err != nil {
+					return nil, prefixed(bp+".content", b.Content.err)
+				}
+				if b.Content.Blocks == nil {
+					res.Content = []inference.Part{{Text: b.Content.Text}}
+				}
+				for k, c := range b.Content.Blocks {
+					if c.Type != "text" {
+						return nil, invalid(fmt.Sprintf("%s.content[%d].type", bp, k), "tool_result content must be text blocks")
+					}
+					res.Content = append(res.Content, inference.Part{Text: c.Text})
+				}
+			}
+			out = append(out, res)
+		case "":
+			return nil, missing(bp + ".type")
+		default:
+			return nil, invalid(bp+".type", "%s.type must be text, image, thinking, tool_use or tool_result, got %q", bp, b.Type)
+		}
+	}
+	if len(msg.Content) > 0 || len(msg.ToolCalls) > 0 || msg.Reasoning != "" || len(out) == 0 {
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+// NewMessagesRequest returns the messages request of r. Instructions and
+// system messages become the system blocks; tool messages become
+// tool_result blocks of a user message; every value is written, defaults
+// included.
+func NewMessagesRequest(r Request) MessagesRequest {
+	out := MessagesRequest{
+		Model:         r.Model,
+		Stream:        r.Stream,
+		MaxTokens:     nonZero(r.MaxTokens),
+		Temperature:   r.Temperature,
+		TopP:          r.TopP,
+		TopK:          r.TopK,
+		StopSequences: slices.Clone(r.Stop),
+	}
+	if r.User != "" {
+		out.Metadata = &MessagesMetadata{UserID: r.User}
+	}
+	switch {
+	case !r.Reasoning.Thinking():
+		out.Thinking = &MessagesThinking{Type: "disabled"}
+	case r.Reasoning.BudgetTokens > 0:
+		out.Thinking = &MessagesThinking{Type: "enabled", BudgetTokens: ptr(r.Reasoning.BudgetTokens)}
+	case r.Reasoning.Effort != "":
+		out.Thinking = &MessagesThinking{Type: "enabled"}
+	}
+	switch r.Format.Type {
+	case "json":
+		out.OutputConfig = &MessagesOutputConfig{Format: &MessagesOutputFormat{Type: "json_schema", Schema: json.RawMessage(`{"type":"object"}`)}}
+	case "json_schema":
+		out.OutputConfig = &MessagesOutputConfig{Format: &MessagesOutputFormat{Type: "json_schema", Schema: r.Format.Schema}}
+	}
+	if e := r.Reasoning.Effort; e != "" && e != "none" && e != "high" {
+		if out.OutputConfig == nil {
+			out.OutputConfig = &MessagesOutputConfig{}
+		}
+		out.OutputConfig.Effort = e
+	}
+	for _, t := range r.Tools {
+		out.Tools = append(out.Tools, MessagesTool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Parameters)})
+	}
+	if mode := map[string]string{"auto": "auto", "required": "any", "function": "tool", "none": "none"}[r.ToolChoice.Mode]; mode != "" {
+		out.ToolChoice = &MessagesToolChoice{Type: mode, Name: r.ToolChoice.Name}
+	}
+	if r.Instructions != "" {
+		out.System.Blocks = append(out.System.Blocks, MessagesBlock{Type: "text", Text: r.Instructions})
+	}
+	for _, m := range r.Messages {
+		switch m.Role {
+		case inference.RoleSystem:
+			out.System.Blocks = append(out.System.Blocks, MessagesBlock{Type: "text", Text: joinText(m.Content)})
+		case inference.RoleTool:
+			block := MessagesBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &MessagesContent{Text: joinText(m.Content), set: true}}
+			if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == "user" && isToolResults(out.Messages[n-1].Content.Blocks) {
+				out.Messages[n-1].Content.Blocks = append(out.Messages[n-1].Content.Blocks, block)
+				continue
+			}
+			out.Messages = append(out.Messages, MessagesMessage{Role: "user", Content: MessagesContent{Blocks: []MessagesBlock{block}, set: true}})
+		default:
+			out.Messages = append(out.Messages, newMessagesMessage(m))
+		}
+	}
+	return out
+}
+
+// isToolResults reports whether blocks are all tool_result blocks.
+func isToolResults(blocks []MessagesBlock) bool {
+	return len(blocks) > 0 && !slices.ContainsFunc(blocks, func(b MessagesBlock) bool { return b.Type != "tool_result" })
+}
+
+// newMessagesMessage converts a user or assistant message.
+func newMessagesMessage(m inference.Message) MessagesMessage {
+	out := MessagesMessage{Role: string(m.Role), Content: MessagesContent{Blocks: []MessagesBlock{}, set: true}}
+	if m.Reasoning != "" {
+		out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "thinking", Thinking: m.Reasoning, Signature: signature(m.Reasoning)})
+	}
+	for _, p := range m.Content {
+		if p.Image != nil {
+			out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "image", Source: &MessagesImageSource{
+				Type: "base64", MediaType: mediaType(p.Image), Data: base64Std(p.Image)}})
+		} else {
+			out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "text", Text: p.Text})
+		}
+	}
+	for _, c := range m.ToolCalls {
+		out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: json.RawMessage(c.Arguments)})
+	}
+	return out
+}

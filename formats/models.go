@@ -1,0 +1,17 @@
+package formats
+
+import "github.com/inferkit/inferkit/catalog"
+
+// ModelList is the body of GET /v1/models.
+type ModelList struct {
+	Object string           `json:"object"` // list
+	Data   []catalog.Object `json:"data"`
+}
+
+// NewModelList returns the list of the objects, in their order.
+func NewModelList(objects []catalog.Object) ModelList {
+	if objects == nil {
+		objects = []catalog.Object{}
+	}
+	return ModelList{Object: "list", Data: objects}
+}

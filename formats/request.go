@@ -1,0 +1,122 @@
+package formats
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// Request is the canonical form of a generation request, whatever its wire
+// style: the engine's request and what the engine does not read itself.
+// Parsing a wire request fills every default of its style, so two styles
+// may give different Requests for the same JSON.
+type Request struct {
+	// Request is what the engine runs. Its Messages hold the conversation
+	// without Instructions.
+	inference.Request
+
+	// Instructions is a system prompt given apart from the conversation:
+	// the messages style's system blocks, the responses style's
+	// instructions. Chat system messages stay in Messages.
+	Instructions string
+	// Stream asks for Server-Sent Events.
+	Stream bool
+	// IncludeUsage adds the usage chunk to a chat stream.
+	IncludeUsage bool
+	// Reasoning is the thinking asked for.
+	Reasoning Reasoning
+	// Format is the output format asked for.
+	Format Format
+	// ToolChoice says whether and which tools the model must call.
+	ToolChoice ToolChoice
+	// Store asks to keep the response for previous_response_id (responses
+	// style).
+	Store bool
+	// PreviousResponseID continues a stored conversation (responses style).
+	PreviousResponseID string
+	// Metadata is the caller's key-value pairs.
+	Metadata map[string]string
+	// User identifies the end user, for abuse tracking.
+	User string
+}
+
+// Reasoning is the thinking a request asks for. The engine's request has
+// no such field yet; the server applies it (see the package report).
+type Reasoning struct {
+	// Effort is "none" (no thinking), "low", "medium" or "high".
+	Effort string
+	// BudgetTokens bounds the thinking tokens; 0 means no bound of its own.
+	BudgetTokens int
+	// Summary is "none", "auto", "concise" or "detailed": whether the
+	// reasoning text is returned (chat reasoning_content, responses
+	// reasoning summary). Empty means the style's default.
+	Summary string
+}
+
+// Thinking reports whether the request asks the model to think.
+func (r Reasoning) Thinking() bool { return r.Effort != "none" }
+
+// Format is the output format of a request.
+type Format struct {
+	// Type is "text", "json" (any JSON object) or "json_schema".
+	Type string
+	// Name names the schema.
+	Name string
+	// Schema is a JSON Schema, for json_schema.
+	Schema json.RawMessage
+	// Strict asks for strict adherence to Schema.
+	Strict bool
+}
+
+// ToolChoice says whether and which tools the model must call.
+type ToolChoice struct {
+	// Mode is "auto" (a message or tool calls), "none" (no tool call),
+	// "required" (one or more tool calls) or "function" (call Name).
+	Mode string
+	// Name is the function to call when Mode is "function".
+	Name string
+}
+
+// Inference returns the engine's request: Instructions, when set, become
+// the first system message.
+func (r Request) Inference() inference.Request {
+	out := r.Request
+	if r.Instructions != "" {
+		out.Messages = append([]inference.Message{inference.Text(inference.RoleSystem, r.Instructions)}, r.Messages...)
+	}
+	return out
+}
+
+// Transcript returns the conversation after res answered r: r's messages
+// (instructions left out) followed by the assistant's reply. It is what a
+// server stores under a response's id for previous_response_id.
+func (r Request) Transcript(res inference.Result) []inference.Message {
+	msgs := slices.Clone(r.Messages)
+	reply := inference.Text(inference.RoleAssistant, res.Text)
+	reply.Reasoning = res.Reasoning
+	return append(msgs, reply)
+}
+
+// Continue returns next continuing the stored conversation history (a
+// Transcript of the previous response): history comes before next's own
+// messages. The earlier request's instructions are not part of history, so
+// only next's Instructions apply.
+func Continue(history []inference.Message, next Request) Request {
+	next.Messages = append(slices.Clone(history), next.Messages...)
+	next.Metadata = maps.Clone(next.Metadata)
+	return next
+}
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
+
+// orName returns a schema's name, or "response" for a schema without one
+// (the messages style names none; the other styles require a name).
+func orName(name string) string {
+	if name == "" {
+		return "response"
+	}
+	return name
+}

@@ -1,0 +1,507 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// Responses defaults of the spec.
+const (
+	responsesMaxTokens   = 512
+	responsesEffort      = "medium"
+	responsesTemperature = 0.1
+	responsesTopP        = 1.0
+)
+
+// ResponsesRequest is the body of POST /v1/responses. Beside the spec's
+// fields it accepts what the OpenAI SDKs send: tools, tool_choice,
+// parallel_tool_calls, user, truncation, include and top_logprobs (0).
+// Unknown fields are ignored.
+type ResponsesRequest struct {
+	Model string `json:"model"`
+	// Input is a string (one user message) or an array of items.
+	Input              ResponsesInput      `json:"input"`
+	Instructions       string              `json:"instructions,omitzero"`
+	PreviousResponseID string              `json:"previous_response_id,omitzero"`
+	MaxOutputTokens    *int                `json:"max_output_tokens,omitzero"`
+	Stream             bool                `json:"stream,omitzero"`
+	Reasoning          *ResponsesReasoning `json:"reasoning,omitzero"`
+	Temperature        *float64            `json:"temperature,omitzero"`
+	TopP               *float64            `json:"top_p,omitzero"`
+	Text               *ResponsesText      `json:"text,omitzero"`
+	Store              *bool               `json:"store,omitzero"`
+	Metadata           map[string]string   `json:"metadata,omitzero"`
+
+	Tools             []ResponsesTool      `json:"tools,omitzero"`
+	ToolChoice        *ResponsesToolChoice `json:"tool_choice,omitzero"`
+	ParallelToolCalls *bool                `json:"parallel_tool_calls,omitzero"`
+	User              string               `json:"user,omitzero"`
+	Truncation        string               `json:"truncation,omitzero"`
+	Include           []string             `json:"include,omitzero"`
+	Background        *bool                `json:"background,omitzero"`
+	TopLogprobs       *int                 `json:"top_logprobs,omitzero"`
+}
+
+// ResponsesReasoning is the reasoning of a responses request.
+type ResponsesReasoning struct {
+	// Effort is none, low, medium or high; default medium.
+	Effort string `json:"effort,omitzero"`
+	// Summary is auto, concise or detailed.
+	Summary string `json:"summary,omitzero"`
+}
+
+// ResponsesText is the text output configuration.
+type ResponsesText struct {
+	Format    *ResponsesFormat `json:"format,omitzero"`
+	Verbosity string           `json:"verbosity,omitzero"`
+}
+
+// ResponsesFormat is the output format: type text, json_object or
+// json_schema (with name, schema and strict).
+type ResponsesFormat struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name,omitzero"`
+	Description string          `json:"description,omitzero"`
+	Schema      json.RawMessage `json:"schema,omitzero"`
+	Strict      *bool           `json:"strict,omitzero"`
+}
+
+// ResponsesTool is a function tool of the responses style.
+type ResponsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitzero"`
+	Parameters  json.RawMessage `json:"parameters,omitzero"`
+	Strict      *bool           `json:"strict,omitzero"`
+}
+
+// ResponsesToolChoice is the string none, auto or required, or the object
+// {type:"function", name} when Mode is "function".
+type ResponsesToolChoice struct {
+	Mode string
+	Name string
+}
+
+// MarshalJSON writes the string or the object.
+func (c ResponsesToolChoice) MarshalJSON() ([]byte, error) {
+	if c.Mode == "function" {
+		return marshal(map[string]string{"type": "function", "name": c.Name})
+	}
+	return marshal(c.Mode)
+}
+
+// UnmarshalJSON reads the string or the object.
+func (c *ResponsesToolChoice) UnmarshalJSON(data []byte) error {
+	switch jsonKind(data) {
+	case "string":
+		return json.Unmarshal(data, &c.Mode)
+	case "object":
+		var o struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(data, &o); err != nil {
+			return err
+		}
+		*c = ResponsesToolChoice{Mode: o.Type, Name: o.Name}
+		return nil
+	}
+	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[string]()}
+}
+
+// ResponsesInput is the input: a string when Items is nil, else items.
+type ResponsesInput struct {
+	Text  string
+	Items []ResponsesItem
+
+	set bool
+}
+
+// IsZero reports whether the input is absent.
+func (in ResponsesInput) IsZero() bool { return !in.set && in.Text == "" && in.Items == nil }
+
+// MarshalJSON writes the items, or the string.
+func (in ResponsesInput) MarshalJSON() ([]byte, error) {
+	if in.Items != nil {
+		return marshal(in.Items)
+	}
+	return marshal(in.Text)
+}
+
+// UnmarshalJSON accepts a string or an array of items.
+func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
+	*in = ResponsesInput{}
+	switch jsonKind(data) {
+	case "null":
+		return nil
+	case "string":
+		in.set = true
+		return json.Unmarshal(data, &in.Text)
+	case "array":
+		in.set = true
+		in.Items = []ResponsesItem{}
+		if err := decodeJSON(data, &in.Items); err != nil {
+			return prefixed("input", err)
+		}
+		for i, it := range in.Items {
+			if it.Content.err != nil {
+				return prefixed(fmt.Sprintf("input[%d].content", i), it.Content.err)
+			}
+		}
+		return nil
+	}
+	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[string]()}
+}
+
+// ResponsesItem is an input item: a message (type "message" or absent,
+// with role and content), a function_call (call_id, name, arguments), a
+// function_call_output (call_id, output), or a reasoning item given back
+// (its reasoning_text content joins the next assistant message).
+type ResponsesItem struct {
+	Type    string           `json:"type,omitzero"`
+	ID      string           `json:"id,omitzero"`
+	Role    string           `json:"role,omitzero"`
+	Content ResponsesContent `json:"content,omitzero"`
+	Status  string           `json:"status,omitzero"`
+
+	CallID    string `json:"call_id,omitzero"`
+	Name      string `json:"name,omitzero"`
+	Arguments string `json:"arguments,omitzero"`
+	Output    string `json:"output,omitzero"`
+}
+
+// ResponsesContent is an item's content: a string when Parts is nil, else
+// parts.
+type ResponsesContent struct {
+	Text  string
+	Parts []ResponsesPart
+
+	set bool
+	err error
+}
+
+// IsZero reports whether the content is absent.
+func (c ResponsesContent) IsZero() bool { return !c.set && c.Text == "" && c.Parts == nil }
+
+// MarshalJSON writes the parts, or the string.
+func (c ResponsesContent) MarshalJSON() ([]byte, error) {
+	if c.Parts != nil {
+		return marshal(c.Parts)
+	}
+	return marshal(c.Text)
+}
+
+// UnmarshalJSON accepts a string, an array of parts or null.
+func (c *ResponsesContent) UnmarshalJSON(data []byte) error {
+	*c = ResponsesContent{}
+	switch jsonKind(data) {
+	case "null":
+	case "string":
+		c.set = true
+		return json.Unmarshal(data, &c.Text)
+	case "array":
+		c.set = true
+		c.Parts = []ResponsesPart{}
+		c.err = decodeJSON(data, &c.Parts)
+	default:
+		c.err = typeError("", jsonKind(data), "string or array of content parts")
+	}
+	return nil
+}
+
+// ResponsesPart is a content part of an input item: input_text (text),
+// input_image (image_url, a data: URL), or output_text and reasoning_text
+// of earlier output given back.
+type ResponsesPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitzero"`
+	ImageURL string `json:"image_url,omitzero"`
+	Detail   string `json:"detail,omitzero"`
+}
+
+// ParseResponsesRequest decodes, validates and converts a responses
+// request body, with the spec's defaults filled in. The conversation of
+// previous_response_id is not included: see Continue.
+func ParseResponsesRequest(body []byte) (Request, error) {
+	var r ResponsesRequest
+	if err := decodeJSON(body, &r); err != nil {
+		return Request{}, err
+	}
+	return r.Canonical()
+}
+
+// Canonical validates r and returns its canonical Request with the
+// responses defaults: 512 max output tokens (reasoning included), effort
+// medium, temperature 0.1, top_p 1, format text, store true.
+func (r *ResponsesRequest) Canonical() (Request, error) {
+	out := Request{Request: inference.Request{Model: r.Model}, Instructions: r.Instructions,
+		PreviousResponseID: r.PreviousResponseID, Stream: r.Stream, User: r.User}
+	if r.Model == "" {
+		return Request{}, missing("model")
+	}
+	if !r.Input.set {
+		return Request{}, missing("input")
+	}
+	msgs, err := responsesMessages(r.Input)
+	if err != nil {
+		return Request{}, err
+	}
+	out.Messages = msgs
+
+	out.MaxTokens = responsesMaxTokens
+	if r.MaxOutputTokens != nil {
+		if err := checkMin("max_output_tokens", r.MaxOutputTokens, 1); err != nil {
+			return Request{}, err
+		}
+		out.MaxTokens = *r.MaxOutputTokens
+	}
+	out.Reasoning = Reasoning{Effort: responsesEffort}
+	if r.Reasoning != nil {
+		if r.Reasoning.Effort != "" {
+			if out.Reasoning.Effort, err = normEffort("reasoning.effort", r.Reasoning.Effort); err != nil {
+				return Request{}, err
+			}
+		}
+		if err := checkSummary("reasoning.summary", r.Reasoning.Summary); err != nil {
+			return Request{}, err
+		}
+		out.Reasoning.Summary = r.Reasoning.Summary
+	}
+	out.Format = Format{Type: "text"}
+	if r.Text != nil {
+		switch r.Text.Verbosity {
+		case "", "low", "medium", "high":
+		default:
+			return Request{}, invalid("text.verbosity", "text.verbosity must be low, medium or high, got %q", r.Text.Verbosity)
+		}
+		if f := r.Text.Format; f != nil {
+			switch f.Type {
+			case "text":
+			case "json_object", "json":
+				out.Format.Type = "json"
+			case "json_schema":
+				if err := checkToolName("text.format.name", f.Name); err != nil {
+					return Request{}, err
+				}
+				if len(f.Schema) == 0 {
+					return Request{}, missing("text.format.schema")
+				}
+				if err := checkSchema("text.format.schema", f.Schema); err != nil {
+					return Request{}, err
+				}
+				out.Format = Format{Type: "json_schema", Name: f.Name, Schema: f.Schema, Strict: f.Strict != nil && *f.Strict}
+			default:
+				return Request{}, invalid("text.format.type", "text.format.type must be text, json_schema or json_object, got %q", f.Type)
+			}
+		}
+	}
+	for i, t := range r.Tools {
+		p := fmt.Sprintf("tools[%d]", i)
+		if t.Type != "function" {
+			return Request{}, invalid(p+".type", "%s.type %q is not supported; only function tools", p, t.Type)
+		}
+		if err := checkToolName(p+".name", t.Name); err != nil {
+			return Request{}, err
+		}
+		if err := checkSchema(p+".parameters", t.Parameters); err != nil {
+			return Request{}, err
+		}
+		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)})
+	}
+	out.ToolChoice = ToolChoice{Mode: "auto"}
+	if r.ToolChoice != nil {
+		if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice(*r.ToolChoice), out.Tools); err != nil {
+			return Request{}, err
+		}
+	}
+	if err := sampling(&out, samplingParams{temperature: r.Temperature, topP: r.TopP}, responsesTemperature, responsesTopP); err != nil {
+		return Request{}, err
+	}
+	if err := checkMetadata("metadata", r.Metadata); err != nil {
+		return Request{}, err
+	}
+	switch r.Truncation {
+	case "", "disabled", "auto":
+	default:
+		return Request{}, invalid("truncation", "truncation must be auto or disabled, got %q", r.Truncation)
+	}
+	if r.Background != nil && *r.Background {
+		return Request{}, invalid("background", "background responses are not supported")
+	}
+	if r.TopLogprobs != nil && *r.TopLogprobs != 0 {
+		return Request{}, invalid("top_logprobs", "top_logprobs are not supported")
+	}
+	out.Store = r.Store == nil || *r.Store
+	out.Metadata = r.Metadata
+	return out, nil
+}
+
+// responsesMessages converts the input into messages.
+func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
+	if in.Items == nil {
+		return []inference.Message{inference.Text(inference.RoleUser, in.Text)}, nil
+	}
+	if len(in.Items) == 0 {
+		return nil, invalid("input", "input must hold at least one item")
+	}
+	var out []inference.Message
+	reasoning := ""
+	// assistant returns the last message if it is an assistant's, to which
+	// function calls attach.
+	lastAssistant := func() *inference.Message {
+		if n := len(out); n > 0 && out[n-1].Role == inference.RoleAssistant {
+			return &out[n-1]
+		}
+		out = append(out, inference.Message{Role: inference.RoleAssistant, Reasoning: reasoning})
+		reasoning = ""
+		return &out[len(out)-1]
+	}
+	for i, it := range in.Items {
+		p := fmt.Sprintf("input[%d]", i)
+		switch it.Type {
+		case "", "message":
+			m, err := it.message(p)
+			if err != nil {
+				return nil, err
+			}
+			if m.Role == inference.RoleAssistant {
+				m.Reasoning, reasoning = reasoning, ""
+			}
+			out = append(out, m)
+		case "function_call":
+			if it.CallID == "" {
+				return nil, missing(p + ".call_id")
+			}
+			if err := checkToolName(p+".name", it.Name); err != nil {
+				return nil, err
+			}
+			a := lastAssistant()
+			a.ToolCalls = append(a.ToolCalls, inference.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+		case "function_call_output":
+			if it.CallID == "" {
+				return nil, missing(p + ".call_id")
+			}
+			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: it.CallID, Content: []inference.Part{{Text: it.Output}}})
+		case "reasoning":
+			for _, part := range it.Content.Parts {
+				reasoning += part.Text
+			}
+		default:
+			return nil, invalid(p+".type", "%s.type must be message, function_call, function_call_output or reasoning, got %q", p, it.Type)
+		}
+	}
+	return out, nil
+}
+
+// message converts a message item.
+func (it ResponsesItem) message(p string) (inference.Message, error) {
+	var m inference.Message
+	switch it.Role {
+	case "user":
+		m.Role = inference.RoleUser
+	case "assistant":
+		m.Role = inference.RoleAssistant
+	case "system", "developer":
+		m.Role = inference.RoleSystem
+	case "":
+		return m, missing(p + ".role")
+	default:
+		return m, invalid(p+".role", "%s.role must be user, assistant, system or developer, got %q", p, it.Role)
+	}
+	if !it.Content.set {
+		return m, missing(p + ".content")
+	}
+	if it.Content.Parts == nil {
+		m.Content = []inference.Part{{Text: it.Content.Text}}
+	}
+	for j, part := range it.Content.Parts {
+		pp := fmt.Sprintf("%s.content[%d]", p, j)
+		switch part.Type {
+		case "input_text", "output_text", "text":
+			m.Content = append(m.Content, inference.Part{Text: part.Text})
+		case "input_image":
+			img, err := decodeImage(pp+".image_url", part.ImageURL)
+			if err != nil {
+				return m, err
+			}
+			m.Content = append(m.Content, inference.Part{Image: img})
+		case "refusal":
+		case "":
+			return m, missing(pp + ".type")
+		default:
+			return m, invalid(pp+".type", "%s.type must be input_text or input_image, got %q", pp, part.Type)
+		}
+	}
+	return m, nil
+}
+
+// NewResponsesRequest returns the responses request of r. System messages
+// become system items; tool calls and results become function_call and
+// function_call_output items; every value is written, defaults included.
+func NewResponsesRequest(r Request) ResponsesRequest {
+	out := ResponsesRequest{
+		Model: r.Model, Instructions: r.Instructions, PreviousResponseID: r.PreviousResponseID,
+		MaxOutputTokens: nonZero(r.MaxTokens), Stream: r.Stream,
+		Temperature: r.Temperature, TopP: r.TopP, Store: ptr(r.Store), Metadata: r.Metadata, User: r.User,
+		Input: ResponsesInput{Items: []ResponsesItem{}, set: true},
+	}
+	if r.Reasoning != (Reasoning{}) {
+		summary := r.Reasoning.Summary
+		if summary == "none" {
+			summary = ""
+		}
+		out.Reasoning = &ResponsesReasoning{Effort: r.Reasoning.Effort, Summary: summary}
+	}
+	switch r.Format.Type {
+	case "json":
+		out.Text = &ResponsesText{Format: &ResponsesFormat{Type: "json_object"}}
+	case "json_schema":
+		out.Text = &ResponsesText{Format: &ResponsesFormat{Type: "json_schema", Name: orName(r.Format.Name), Schema: r.Format.Schema, Strict: ptr(r.Format.Strict)}}
+	case "text":
+		out.Text = &ResponsesText{Format: &ResponsesFormat{Type: "text"}}
+	}
+	for _, t := range r.Tools {
+		out.Tools = append(out.Tools, ResponsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Parameters)})
+	}
+	if r.ToolChoice.Mode != "" {
+		out.ToolChoice = &ResponsesToolChoice{Mode: r.ToolChoice.Mode, Name: r.ToolChoice.Name}
+	}
+	for _, m := range r.Messages {
+		out.Input.Items = append(out.Input.Items, newResponsesItems(m)...)
+	}
+	return out
+}
+
+// newResponsesItems converts one canonical message into items.
+func newResponsesItems(m inference.Message) []ResponsesItem {
+	if m.Role == inference.RoleTool {
+		return []ResponsesItem{{Type: "function_call_output", CallID: m.ToolCallID, Output: joinText(m.Content)}}
+	}
+	var out []ResponsesItem
+	if m.Reasoning != "" {
+		out = append(out, ResponsesItem{Type: "reasoning", Content: ResponsesContent{Parts: []ResponsesPart{{Type: "reasoning_text", Text: m.Reasoning}}, set: true}})
+	}
+	textType := "input_text"
+	if m.Role == inference.RoleAssistant {
+		textType = "output_text"
+	}
+	if len(m.Content) > 0 || len(m.ToolCalls) == 0 {
+		item := ResponsesItem{Type: "message", Role: string(m.Role), Content: ResponsesContent{Parts: []ResponsesPart{}, set: true}}
+		for _, p := range m.Content {
+			if p.Image != nil {
+				item.Content.Parts = append(item.Content.Parts, ResponsesPart{Type: "input_image", ImageURL: dataURL(p.Image)})
+			} else {
+				item.Content.Parts = append(item.Content.Parts, ResponsesPart{Type: textType, Text: p.Text})
+			}
+		}
+		out = append(out, item)
+	}
+	for _, c := range m.ToolCalls {
+		out = append(out, ResponsesItem{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return out
+}

@@ -1,0 +1,86 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// writeEvent writes one Server-Sent Event: an optional event line, the data
+// split into one data line per line, and the blank line that ends it.
+func writeEvent(w io.Writer, event string, data []byte) error {
+	var b bytes.Buffer
+	if event != "" {
+		b.WriteString("event: ")
+		b.WriteString(event)
+		b.WriteByte('\n')
+	}
+	for line := range bytes.Lines(data) {
+		b.WriteString("data: ")
+		b.Write(bytes.TrimRight(line, "\r\n"))
+		b.WriteByte('\n')
+	}
+	if len(data) == 0 {
+		b.WriteString("data: \n")
+	}
+	b.WriteByte('\n')
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeJSONEvent marshals v and writes it as one event.
+func writeJSONEvent(w io.Writer, event string, v any) error {
+	data, err := marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeEvent(w, event, data)
+}
+
+// writeDone writes the `data: [DONE]` sentinel.
+func writeDone(w io.Writer) error {
+	return writeEvent(w, "", []byte("[DONE]"))
+}
+
+// marshal is json.Marshal without HTML escaping, so that text such as
+// "<think>" stays readable on the wire.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// progress tracks what a stream has sent, so that the final event sends
+// only what the pieces before it left out: the engine's Final carries the
+// whole output, which may or may not have come in pieces already.
+type progress struct {
+	text, reasoning strings.Builder
+}
+
+// next returns the reasoning and text that ev adds.
+func (p *progress) next(ev inference.Event) (reasoning, text string) {
+	if ev.Final != nil {
+		reasoning = rest(ev.Final.Reasoning, p.reasoning.String())
+		text = rest(ev.Final.Text, p.text.String())
+	} else {
+		reasoning, text = ev.Reasoning, ev.Text
+	}
+	p.reasoning.WriteString(reasoning)
+	p.text.WriteString(text)
+	return reasoning, text
+}
+
+// rest returns what full holds beyond sent.
+func rest(full, sent string) string {
+	if strings.HasPrefix(full, sent) {
+		return full[len(sent):]
+	}
+	return ""
+}
