@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"time"
 
 	"github.com/inferkit/inferkit/catalog"
 )
@@ -36,6 +37,11 @@ type Config struct {
 	Progress func(path string, fraction float64)
 	// Logger receives the engine's log. Default slog.Default().
 	Logger *slog.Logger
+	// CacheTTL is how long the tokens of a finished request stay usable as
+	// a cached prompt prefix. Default 5 minutes.
+	CacheTTL time.Duration
+	// Clock tells the time for CacheTTL. Default time.Now.
+	Clock func() time.Time
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -62,6 +68,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.CacheTTL < 0 {
+		return c, fmt.Errorf("inference: Config.CacheTTL is %v", c.CacheTTL)
+	}
+	if c.CacheTTL == 0 {
+		c.CacheTTL = 5 * time.Minute
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 	return c, nil
 }

@@ -84,7 +84,7 @@ func (e *Engine) load(path string) (*model, error) {
 	}
 	perSeq := min(e.cfg.Context, llm.TrainContext())
 	if perSeq < e.cfg.Context {
-		e.cfg.Logger.Info("inference: context capped at the model's training context", "path", path, "context", perSeq)
+		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", path, "context", perSeq)
 	}
 	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
 		Context:   perSeq * e.cfg.Parallel,
@@ -96,11 +96,12 @@ func (e *Engine) load(path string) (*model, error) {
 		llm.Close()
 		return nil, err
 	}
-	tmpl, err := newChatTemplate(llm)
+	tmpl, err := newChatTemplate(llm.ChatTemplate(), llm.TokenText(llm.BOS()), llm.TokenText(llm.EOS()))
 	if err != nil {
-		ctx.Close()
-		llm.Close()
-		return nil, err
+		// A template our Jinja cannot read should not make the model
+		// unusable: prompts still work, and messages use ChatML.
+		e.cfg.Logger.Warn("inference: using ChatML instead of the model's chat template", "path", path, "err", err)
+		tmpl, _ = newChatTemplate("", llm.TokenText(llm.BOS()), llm.TokenText(llm.EOS()))
 	}
 	arch, _ := llm.Meta("general.architecture")
 	m := &model{
@@ -117,7 +118,7 @@ func (e *Engine) load(path string) (*model, error) {
 			ChatTemplate:  llm.ChatTemplate(),
 		},
 	}
-	m.runner = newRunner(llm, ctx, perSeq, e.cfg.Queue, e.cfg.Logger)
+	m.runner = newRunner(llm, ctx, perSeq, e.cfg)
 	go m.runner.run()
 	return m, nil
 }
@@ -143,6 +144,30 @@ func (e *Engine) Close() error {
 
 // Models describes the configured models, one entry per catalog entry.
 func (e *Engine) Models() []ModelInfo { return append([]ModelInfo(nil), e.infos...) }
+
+// CountTokens returns the number of prompt tokens req would use: its
+// messages rendered with the model's chat template, or its prompt,
+// tokenized with the model's own tokenizer. It decodes nothing.
+func (e *Engine) CountTokens(req Request) (int, error) {
+	m, err := e.lookup(req.Model)
+	if err != nil {
+		return 0, err
+	}
+	tokens, err := m.prompt(req)
+	return len(tokens), err
+}
+
+func (e *Engine) lookup(name string) (*model, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	if m := e.names[name]; m != nil {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrModelNotFound, name)
+}
 
 // Generate runs req to the end and returns the result.
 func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {

@@ -31,3 +31,6 @@ func (*Engine) Stream(context.Context, Request) iter.Seq2[Event, error] {
 
 // Models returns nothing.
 func (*Engine) Models() []ModelInfo { return nil }
+
+// CountTokens fails: the engine needs cgo.
+func (*Engine) CountTokens(Request) (int, error) { return 0, errNoCgo }

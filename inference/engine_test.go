@@ -232,7 +232,10 @@ func TestOverloaded(t *testing.T) {
 	<-busy
 	errs := make(chan error, 2)
 	for range 2 {
-		go func() { _, err := e.Generate(ctx, inference.Request{Model: "tiny", Prompt: "y", MaxTokens: 5}); errs <- err }()
+		go func() {
+			_, err := e.Generate(ctx, inference.Request{Model: "tiny", Prompt: "y", MaxTokens: 5})
+			errs <- err
+		}()
 	}
 	if err := <-errs; !errors.Is(err, inference.ErrOverloaded) {
 		t.Errorf("first to return: %v, want ErrOverloaded", err)

@@ -24,21 +24,31 @@ type work struct {
 // runner owns one llama.cpp context. Its goroutine admits queued work into
 // free sequences and decodes, at each step, one batch that holds the next
 // token of every generating sequence and prefill chunks of new prompts.
+//
+// Every sequence keeps the tokens of its last request in the KV cache (the
+// prompt cache). New work takes the free sequence whose tokens share the
+// longest prefix with its prompt and prefills only the rest; a longer prefix
+// held by a busy sequence is shared through a KV sequence copy, and one still
+// being prefilled is followed: its tokens are decoded once for both.
 type runner struct {
 	llm       *llamacpp.Model
 	ctx       *llamacpp.Context
 	batch     *llamacpp.Batch
 	perSeq    int
+	ttl       time.Duration
+	now       func() time.Time
 	queue     chan *work
 	quit      chan struct{}
 	done      chan struct{}
 	slots     []*slot
-	admission int // counts admissions, to prefill in arrival order
+	admission int   // counts admissions, to prefill in arrival order
+	seqBuf    []int // sequence ids of one token, reused
 	log       *slog.Logger
 
 	// Read by tests from other goroutines.
-	steps  atomic.Int64 // decode steps run
-	active atomic.Int32 // slots serving a request
+	steps   atomic.Int64 // decode steps run
+	active  atomic.Int32 // slots serving a request
+	decoded atomic.Int64 // prompt tokens decoded
 }
 
 // slot is one sequence of the context and the request it serves.
@@ -47,8 +57,19 @@ type slot struct {
 	seqs []int // {seq}, kept to add tokens without allocating
 	w    *work
 
+	// cache holds the tokens in the KV cache at positions 0..len-1; used is
+	// when they last served a request.
+	cache []llamacpp.Token
+	used  time.Time
+
+	// leader is a slot prefilling the same prompt prefix, up to shared:
+	// its tokens there are decoded for this sequence too.
+	leader *slot
+	shared int
+
 	order     int // admission number
 	prefilled int // prompt tokens in the KV cache
+	decoded   int // prompt tokens this request decoded itself
 	pos       int // next position
 	next      llamacpp.Token
 	idx       int // batch index of this step's logits, or -1
@@ -61,16 +82,18 @@ type slot struct {
 	admitted, first time.Time
 }
 
-func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq, queue int, log *slog.Logger) *runner {
+func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Config) *runner {
 	r := &runner{
 		llm:    llm,
 		ctx:    ctx,
 		batch:  llamacpp.NewBatch(ctx, ctx.BatchSize()),
 		perSeq: perSeq,
-		queue:  make(chan *work, queue),
+		ttl:    cfg.CacheTTL,
+		now:    cfg.Clock,
+		queue:  make(chan *work, cfg.Queue),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
-		log:    log,
+		log:    cfg.Logger,
 	}
 	for i := range ctx.Size() / perSeq {
 		r.slots = append(r.slots, &slot{seq: i, seqs: []int{i}, idx: -1})
@@ -115,6 +138,11 @@ func (r *runner) run() {
 					r.release(s, nil, err)
 				}
 			}
+			// What the failed batch wrote is unknown: forget every cache.
+			r.ctx.Clear()
+			for _, s := range r.slots {
+				s.cache = s.cache[:0]
+			}
 		}
 	}
 }
@@ -132,8 +160,7 @@ func (r *runner) busy() bool {
 // for work; it returns false when the runner must stop.
 func (r *runner) admit() bool {
 	for {
-		s := r.free()
-		if s == nil {
+		if !r.hasFree() {
 			select {
 			case <-r.quit:
 				return false
@@ -162,24 +189,94 @@ func (r *runner) admit() bool {
 			w.job.finish(nil, w.job.cause())
 			continue
 		}
-		r.start(s, w)
+		r.start(w)
 	}
 }
 
-func (r *runner) free() *slot {
+func (r *runner) hasFree() bool {
 	for _, s := range r.slots {
 		if s.w == nil {
-			return s
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
-func (r *runner) start(s *slot, w *work) {
-	r.ctx.ClearSequence(s.seq)
+// start places w in the free slot that holds the longest prefix of its
+// prompt (the least recently used one when none does), and takes what it
+// can of the prompt from the KV cache.
+func (r *runner) start(w *work) {
+	now := r.now()
+	// At least the last prompt token is decoded: its logits start the
+	// output.
+	limit := len(w.prompt) - 1
+	var s *slot
+	reuse := -1
+	for _, c := range r.slots {
+		if c.w != nil {
+			continue
+		}
+		if len(c.cache) > 0 && now.Sub(c.used) > r.ttl {
+			r.ctx.ClearSequence(c.seq)
+			c.cache = c.cache[:0]
+		}
+		n := min(commonPrefix(c.cache, w.prompt), limit)
+		if n > reuse || n == reuse && c.used.Before(s.used) {
+			s, reuse = c, n
+		}
+	}
+	// A busy sequence may hold more of the prompt already decoded, or be
+	// about to decode it.
+	var src, leader *slot
+	copied, shared := reuse, reuse
+	for _, b := range r.slots {
+		if b.w == nil {
+			continue
+		}
+		if n := min(commonPrefix(b.cache, w.prompt), limit); n > copied {
+			src, copied = b, n
+		}
+		if b.prefilled < len(b.w.prompt) && b.leader == nil {
+			if n := min(commonPrefix(b.w.prompt, w.prompt), limit); n > shared {
+				leader, shared = b, n
+			}
+		}
+	}
+	cache := s.cache[:reuse]
+	if src != nil {
+		r.ctx.ClearSequence(s.seq)
+		if err := r.ctx.CopyTokens(src.seq, s.seq, 0, copied); err != nil {
+			r.log.Error("inference: sharing a prompt prefix", "err", err)
+			copied = 0
+		}
+		cache = append(s.cache[:0], w.prompt[:copied]...)
+	} else if !r.ctx.RemoveTokens(s.seq, reuse, -1) {
+		r.ctx.ClearSequence(s.seq)
+		cache = cache[:0]
+	}
 	r.admission++
 	r.active.Add(1)
-	*s = slot{seq: s.seq, seqs: s.seqs, w: w, idx: -1, order: r.admission, out: newTextOutput(w.stops), admitted: time.Now()}
+	*s = slot{
+		seq: s.seq, seqs: s.seqs, w: w, cache: cache, used: now,
+		idx: -1, order: r.admission, out: newTextOutput(w.stops), admitted: time.Now(),
+	}
+	s.prefilled, s.pos = len(cache), len(cache)
+	// Follow a leader that is still prefilling and is exactly where this
+	// sequence now is: its next tokens are this prompt's next tokens.
+	if leader != nil && shared > s.prefilled && leader.prefilled == s.prefilled {
+		s.leader, s.shared = leader, shared
+	}
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b []llamacpp.Token) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // reap frees the slots whose readers have gone.
@@ -193,7 +290,8 @@ func (r *runner) reap() {
 
 // step decodes one batch: the pending token of every generating sequence
 // first, then prompt chunks of prefilling ones in arrival order, as far as
-// the batch holds.
+// the batch holds. A chunk's tokens also carry the sequences that follow
+// it.
 func (r *runner) step() error {
 	b := r.batch
 	b.Clear()
@@ -205,6 +303,7 @@ func (r *runner) step() error {
 			}
 			s.idx = idx
 			s.pos++
+			s.cache = append(s.cache, s.next)
 		}
 	}
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
@@ -212,7 +311,20 @@ func (r *runner) step() error {
 		for k := range n {
 			p := s.prefilled + k
 			last := p == len(s.w.prompt)-1
-			idx, err := b.Add(s.w.prompt[p], p, s.seqs, last)
+			seqs := append(r.seqBuf[:0], s.seq)
+			for _, f := range r.slots {
+				if f.w != nil && f.leader == s && p == f.prefilled && p < f.shared {
+					seqs = append(seqs, f.seq)
+					f.cache = append(f.cache, s.w.prompt[p])
+					f.prefilled++
+					f.pos++
+					if f.prefilled == f.shared {
+						f.leader = nil
+					}
+				}
+			}
+			r.seqBuf = seqs
+			idx, err := b.Add(s.w.prompt[p], p, seqs, last)
 			if err != nil {
 				return err
 			}
@@ -220,8 +332,11 @@ func (r *runner) step() error {
 				s.idx = idx
 			}
 		}
+		s.cache = append(s.cache, s.w.prompt[s.prefilled:s.prefilled+n]...)
 		s.prefilled += n
+		s.decoded += n
 		s.pos += n
+		r.decoded.Add(int64(n))
 	}
 	r.steps.Add(1)
 	if err := r.ctx.Decode(b); err != nil {
@@ -238,11 +353,12 @@ func (r *runner) step() error {
 }
 
 // nextPrefill is the earliest admitted slot whose prompt is not yet all in
-// the KV cache and that has no tokens in the batch being built.
+// the KV cache, that has no tokens in the batch being built, and that
+// follows no leader.
 func (r *runner) nextPrefill() *slot {
 	var best *slot
 	for _, s := range r.slots {
-		if s.w != nil && s.prefilled < len(s.w.prompt) && (best == nil || s.order < best.order) {
+		if s.w != nil && s.leader == nil && s.prefilled < len(s.w.prompt) && (best == nil || s.order < best.order) {
 			best = s
 		}
 	}
@@ -292,6 +408,7 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 		StopToken:    s.stopToken,
 		Usage: Usage{
 			PromptTokens:     len(s.w.prompt),
+			CachedTokens:     len(s.w.prompt) - s.decoded,
 			CompletionTokens: s.generated,
 		},
 		Timings: Timings{
@@ -303,14 +420,22 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 	r.release(s, res, nil)
 }
 
-// release ends the slot's request with res or err and frees the slot.
+// release ends the slot's request with res or err and frees the slot. Its
+// tokens stay in the KV cache for the next request that shares them;
+// sequences that followed it go on by themselves.
 func (r *runner) release(s *slot, res *Result, err error) {
 	s.w.sampler.Close()
 	s.w.job.finish(res, err)
 	s.w = nil
+	s.leader = nil
+	s.used = r.now()
 	s.text.Reset()
 	r.active.Add(-1)
-	r.ctx.ClearSequence(s.seq)
+	for _, f := range r.slots {
+		if f.leader == s {
+			f.leader = nil
+		}
+	}
 }
 
 // shutdown fails every running and queued request with ErrClosed.

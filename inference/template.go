@@ -1,38 +1,151 @@
 package inference
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/inferkit/inferkit/internal/jinja"
 )
 
-// chatTemplate renders a conversation into the model's prompt format.
-type chatTemplate struct{}
+// chatML is the template of models whose GGUF carries none.
+const chatML = `{%- for message in messages -%}
+{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}`
 
-// templateModel is what a chat template needs of a model.
-type templateModel interface {
-	ChatTemplate() string
+// chatTemplate renders a conversation into a model's prompt with the Jinja
+// chat template from its GGUF, as Hugging Face's apply_chat_template does.
+// It is safe for concurrent use.
+type chatTemplate struct {
+	tmpl     *jinja.Template
+	bos, eos string
 }
 
-func newChatTemplate(templateModel) (*chatTemplate, error) { return &chatTemplate{}, nil }
-
-// render writes ChatML, ending with the opening of the assistant's turn.
-func (t *chatTemplate) render(msgs []Message, tools []Tool) (string, error) {
-	var b strings.Builder
-	for i, m := range msgs {
-		switch m.Role {
-		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-		default:
-			return "", fmt.Errorf("%w: messages[%d] has role %q", ErrInvalidRequest, i, m.Role)
-		}
-		b.WriteString("<|im_start|>" + string(m.Role) + "\n")
-		for _, p := range m.Content {
-			if p.Image != nil {
-				return "", fmt.Errorf("%w: messages[%d]: this model does not read images", ErrInvalidRequest, i)
-			}
-			b.WriteString(p.Text)
-		}
-		b.WriteString("<|im_end|>\n")
+// newChatTemplate parses source, or ChatML when source is empty. bos and eos
+// are the texts of the model's special tokens, for templates that write
+// them.
+func newChatTemplate(source, bos, eos string) (*chatTemplate, error) {
+	if source == "" {
+		source = chatML
 	}
-	b.WriteString("<|im_start|>assistant\n")
-	return b.String(), nil
+	t, err := jinja.Parse(source)
+	if err != nil {
+		return nil, fmt.Errorf("inference: chat template: %w", err)
+	}
+	return &chatTemplate{tmpl: t, bos: bos, eos: eos}, nil
+}
+
+// render writes the prompt for msgs, ending with the opening of the
+// assistant's turn.
+func (t *chatTemplate) render(msgs []Message, tools []Tool) (string, error) {
+	vars := map[string]any{
+		"add_generation_prompt": true,
+		"bos_token":             t.bos,
+		"eos_token":             t.eos,
+	}
+	list := make([]any, 0, len(msgs))
+	for i, m := range msgs {
+		v, err := messageVar(m)
+		if err != nil {
+			return "", fmt.Errorf("%w: messages[%d]: %v", ErrInvalidRequest, i, err)
+		}
+		list = append(list, v)
+	}
+	vars["messages"] = list
+	if len(tools) > 0 {
+		defs := make([]any, 0, len(tools))
+		for i, tool := range tools {
+			v, err := toolVar(tool)
+			if err != nil {
+				return "", fmt.Errorf("%w: tools[%d]: %v", ErrInvalidRequest, i, err)
+			}
+			defs = append(defs, v)
+		}
+		vars["tools"] = defs
+	}
+	out, err := t.tmpl.Render(vars)
+	if err != nil {
+		// A template's raise_exception rejects conversations it cannot
+		// render, such as roles out of order: the request's fault.
+		return "", fmt.Errorf("%w: the model's chat template: %v", ErrInvalidRequest, err)
+	}
+	return out, nil
+}
+
+// messageVar is a message as Hugging Face templates read it: role,
+// content, and where present reasoning_content, tool_calls, tool_call_id
+// and name.
+func messageVar(m Message) (*jinja.Map, error) {
+	switch m.Role {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+	default:
+		return nil, fmt.Errorf("role %q", m.Role)
+	}
+	var text strings.Builder
+	for _, p := range m.Content {
+		if p.Image != nil {
+			return nil, fmt.Errorf("this model does not read images")
+		}
+		text.WriteString(p.Text)
+	}
+	v := jinja.NewMap()
+	v.Set("role", string(m.Role))
+	v.Set("content", text.String())
+	if m.Reasoning != "" {
+		v.Set("reasoning_content", m.Reasoning)
+	}
+	if len(m.ToolCalls) > 0 {
+		calls := make([]any, 0, len(m.ToolCalls))
+		for _, c := range m.ToolCalls {
+			fn := jinja.NewMap()
+			fn.Set("name", c.Name)
+			// Templates expect the arguments as an object (Qwen, Llama
+			// write them with tojson); keep the text when it is not one.
+			var args any = c.Arguments
+			if parsed, err := jinja.ParseJSON([]byte(c.Arguments)); err == nil {
+				if _, ok := parsed.(*jinja.Map); ok {
+					args = parsed
+				}
+			}
+			fn.Set("arguments", args)
+			call := jinja.NewMap()
+			call.Set("id", c.ID)
+			call.Set("type", "function")
+			call.Set("function", fn)
+			calls = append(calls, call)
+		}
+		v.Set("tool_calls", calls)
+	}
+	if m.ToolCallID != "" {
+		v.Set("tool_call_id", m.ToolCallID)
+	}
+	if m.Name != "" {
+		v.Set("name", m.Name)
+	}
+	return v, nil
+}
+
+// toolVar is a tool in the OpenAI shape that templates read:
+// {type: function, function: {name, description, parameters}}.
+func toolVar(t Tool) (*jinja.Map, error) {
+	fn := jinja.NewMap()
+	fn.Set("name", t.Name)
+	if t.Description != "" {
+		fn.Set("description", t.Description)
+	}
+	if len(t.Parameters) > 0 {
+		if !json.Valid(t.Parameters) {
+			return nil, fmt.Errorf("parameters of %q are not JSON", t.Name)
+		}
+		params, err := jinja.ParseJSON(t.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		fn.Set("parameters", params)
+	}
+	v := jinja.NewMap()
+	v.Set("type", "function")
+	v.Set("function", fn)
+	return v, nil
 }

