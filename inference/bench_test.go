@@ -124,7 +124,7 @@ func BenchmarkBareLoop(b *testing.B) {
 				next := make([]llamacpp.Token, streams)
 				samplers := make([]*llamacpp.Sampler, streams)
 				for s := range streams {
-					samplers[s], _ = llamacpp.NewSampler(llamacpp.SamplerParams{})
+					samplers[s], _ = llamacpp.NewSampler(m, llamacpp.SamplerParams{Ban: m.EOGTokens()})
 					defer samplers[s].Close()
 					batch.Clear()
 					for i, t := range prompt {
@@ -203,7 +203,7 @@ func BenchmarkEngine(b *testing.B) {
 				var wg sync.WaitGroup
 				for s := range streams {
 					wg.Go(func() {
-						for ev, err := range e.Stream(context.Background(), inference.Request{Model: "qwen3", Prompt: decodePrompt, MaxTokens: benchGenerate, Temperature: &zero}) {
+						for ev, err := range e.Stream(context.Background(), inference.Request{Model: "qwen3", Prompt: decodePrompt, MaxTokens: benchGenerate, Temperature: &zero, IgnoreEOS: true}) {
 							if err != nil {
 								b.Error(err)
 								return
@@ -228,4 +228,77 @@ func BenchmarkEngine(b *testing.B) {
 			b.ReportMetric(float64(tokens)/elapsed.Seconds(), "tok/s")
 		})
 	}
+}
+
+// BenchmarkPrefixCache measures the prompt cache: the time to the first
+// token of a prompt whose 1,000-token prefix is cold or cached, and the
+// prompt tokens decoded by 8 concurrent requests sharing a 500-token system
+// prompt (without a cache every prompt token is decoded).
+func BenchmarkPrefixCache(b *testing.B) {
+	path := qwen3Model(b)
+	e, err := inference.New(inference.Config{
+		Models:   []catalog.Model{{ID: "qwen3", Path: path}},
+		Parallel: benchStreams,
+		Context:  1536,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	m, _ := llamacpp.LoadModel(path, llamacpp.ModelParams{})
+	text := func(n int) string {
+		var sb strings.Builder
+		for _, t := range promptTokens(b, m, n) {
+			sb.Write(m.Piece(t, false))
+		}
+		return sb.String()
+	}
+	prefix1000, system500 := text(1000), text(500)
+	m.Close()
+	zero := 0.0
+	ttft := func(prompt string) (time.Duration, inference.Usage) {
+		res, err := e.Generate(context.Background(), inference.Request{Model: "qwen3", Prompt: prompt, MaxTokens: 1, Temperature: &zero})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return res.Timings.Queued + res.Timings.Prefill, res.Usage
+	}
+	for _, mode := range []string{"cold", "cached"} {
+		b.Run("ttft-1000/"+mode, func(b *testing.B) {
+			var total time.Duration
+			for i := range b.N {
+				// A distinct first word makes the whole prompt new.
+				prompt := fmt.Sprintf("Run %d of %s. %s Question %d?", i, mode, prefix1000, i)
+				if mode == "cached" {
+					prompt = fmt.Sprintf("%s Question %d?", prefix1000, i)
+					ttft(prefix1000 + " Warm up.")
+				}
+				d, u := ttft(prompt)
+				if mode == "cached" && u.CachedTokens < 1000 {
+					b.Fatalf("only %d of %d tokens cached", u.CachedTokens, u.PromptTokens)
+				}
+				total += d
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/ttft")
+		})
+	}
+	b.Run("shared-system-500/8-concurrent", func(b *testing.B) {
+		var prompt, decoded int
+		for i := range b.N {
+			results := make([]inference.Usage, 8)
+			var wg sync.WaitGroup
+			for s := range 8 {
+				wg.Go(func() {
+					_, results[s] = ttft(fmt.Sprintf("Round %d. %s Question number %d: what comes next?", i, system500, s))
+				})
+			}
+			wg.Wait()
+			for _, u := range results {
+				prompt += u.PromptTokens
+				decoded += u.PromptTokens - u.CachedTokens
+			}
+		}
+		b.ReportMetric(float64(decoded)/float64(b.N), "decoded-tokens")
+		b.ReportMetric(float64(prompt)/float64(b.N), "uncached-tokens")
+	})
 }

@@ -228,7 +228,10 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	if len(tokens)+maxTokens > limit || maxTokens <= 0 {
 		return nil, fmt.Errorf("%w: %d prompt tokens and %d to generate, context holds %d", ErrContextLength, len(tokens), maxTokens, limit)
 	}
-	sampler, err := llamacpp.NewSampler(sp)
+	if req.IgnoreEOS {
+		sp.Ban = m.llm.EOGTokens()
+	}
+	sampler, err := llamacpp.NewSampler(m.llm, sp)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}

@@ -212,7 +212,8 @@ func ptr[T any](v T) *T { return &v }
 
 // With one sequence busy and a queue of one, a third request is refused
 // at once with ErrOverloaded. The busy request runs a tiny model to the end
-// of a 16K context, so that it cannot finish during the test.
+// of a 16K context, never stopping at an end-of-turn token, so that it
+// cannot finish during the test.
 func TestOverloaded(t *testing.T) {
 	path := inferencetest.Model(t, inferencetest.Options{ContextLength: 16384})
 	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 1, Queue: 1, Context: 16384})
@@ -222,7 +223,7 @@ func TestOverloaded(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() {
-		for range e.Stream(ctx, inference.Request{Model: "tiny", Prompt: "x"}) {
+		for range e.Stream(ctx, inference.Request{Model: "tiny", Prompt: "x", IgnoreEOS: true}) {
 			select {
 			case busy <- struct{}{}:
 			default:
@@ -301,4 +302,30 @@ func TestClose(t *testing.T) {
 	if _, err := e.Generate(context.Background(), greedy("Once", 3)); !errors.Is(err, inference.ErrClosed) {
 		t.Errorf("Generate after Close: %v, want ErrClosed", err)
 	}
+}
+
+// IgnoreEOS runs to MaxTokens even where the model would end its turn.
+func TestIgnoreEOS(t *testing.T) {
+	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Context: 512})
+	one := 1.0
+	for seed := range int64(20) {
+		req := inference.Request{Model: "tiny", Prompt: "Hi", MaxTokens: 400, Temperature: &one, Seed: &seed}
+		res, err := e.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FinishReason != inference.FinishStop {
+			continue // this seed does not end early; try the next
+		}
+		req.IgnoreEOS = true
+		res, err = e.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FinishReason != inference.FinishLength || res.Usage.CompletionTokens != 400 {
+			t.Errorf("seed %d with IgnoreEOS: finish %q after %d tokens, want length after 400", seed, res.FinishReason, res.Usage.CompletionTokens)
+		}
+		return
+	}
+	t.Fatal("no seed ended its turn early: the test proved nothing")
 }

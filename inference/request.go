@@ -85,4 +85,8 @@ type Request struct {
 	RepetitionPenalty float64 // 0 or 1: off
 	FrequencyPenalty  float64
 	PresencePenalty   float64
+
+	// IgnoreEOS never samples the model's end-of-turn tokens, so that
+	// generation runs to MaxTokens: for benchmarks and tests.
+	IgnoreEOS bool
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/cgo"
+	"sync"
 	"unsafe"
 )
 
@@ -33,6 +34,9 @@ type Model struct {
 	c      *C.struct_llama_model
 	vocab  *C.struct_llama_vocab
 	nVocab int
+
+	eogOnce sync.Once
+	eog     []Token
 }
 
 // LoadModel loads the GGUF file at path.
@@ -120,6 +124,18 @@ func (m *Model) AddsBOS() bool { return bool(C.llama_vocab_get_add_bos(m.vocab))
 
 // IsEOG reports whether t ends generation (EOS, EOT and their kin).
 func (m *Model) IsEOG(t Token) bool { return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t))) }
+
+// EOGTokens lists the tokens that end generation.
+func (m *Model) EOGTokens() []Token {
+	m.eogOnce.Do(func() {
+		for t := range Token(m.nVocab) {
+			if m.IsEOG(t) {
+				m.eog = append(m.eog, t)
+			}
+		}
+	})
+	return m.eog
+}
 
 // IsControl reports whether t is a control token, which has no text.
 func (m *Model) IsControl(t Token) bool {

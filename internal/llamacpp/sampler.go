@@ -1,11 +1,16 @@
 package llamacpp
 
 /*
+#include <stdlib.h>
 #include "bridge.h"
 */
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
 
 // SamplerParams configures a sampler chain. Temperature <= 0 is greedy.
 type SamplerParams struct {
@@ -19,6 +24,10 @@ type SamplerParams struct {
 	RepeatPenalty    float32 // 1 disables
 	FrequencyPenalty float32 // 0 disables
 	PresencePenalty  float32 // 0 disables
+
+	// Ban lists tokens that are never sampled, such as the end-of-turn
+	// tokens to generate a fixed length.
+	Ban []Token
 }
 
 // Sampler picks the next token from a context's logits. It is not safe for
@@ -27,14 +36,29 @@ type Sampler struct {
 	c *C.struct_llama_sampler
 }
 
-// NewSampler builds the chain: penalties, then greedy, or top-k, top-p,
-// min-p, temperature and a seeded draw.
-func NewSampler(p SamplerParams) (*Sampler, error) {
+// NewSampler builds the chain for model m: banned tokens, penalties, then
+// greedy, or top-k, top-p, min-p, temperature and a seeded draw.
+func NewSampler(m *Model, p SamplerParams) (*Sampler, error) {
 	if p.TopK < 0 || p.RepeatLastN < 0 {
 		return nil, fmt.Errorf("llamacpp: top_k %d, repeat_last_n %d", p.TopK, p.RepeatLastN)
 	}
+	for _, t := range p.Ban {
+		if !m.valid(t) {
+			return nil, fmt.Errorf("llamacpp: banned token %d outside the vocabulary", t)
+		}
+	}
 	chain := C.llama_sampler_chain_init(C.llama_sampler_chain_default_params())
 	add := func(s *C.struct_llama_sampler) { C.llama_sampler_chain_add(chain, s) }
+	if len(p.Ban) > 0 {
+		bias := make([]C.llama_logit_bias, len(p.Ban))
+		for i, t := range p.Ban {
+			bias[i] = C.llama_logit_bias{token: C.llama_token(t), bias: C.float(math.Inf(-1))}
+		}
+		cbias := (*C.llama_logit_bias)(C.malloc(C.size_t(len(bias)) * C.size_t(unsafe.Sizeof(bias[0]))))
+		copy(unsafe.Slice(cbias, len(bias)), bias)
+		add(C.llama_sampler_init_logit_bias(C.int32_t(m.nVocab), C.int32_t(len(bias)), cbias))
+		C.free(unsafe.Pointer(cbias))
+	}
 	if p.RepeatPenalty != 1 && p.RepeatPenalty != 0 || p.FrequencyPenalty != 0 || p.PresencePenalty != 0 {
 		rp := p.RepeatPenalty
 		if rp == 0 {

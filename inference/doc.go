@@ -1,0 +1,21 @@
+// Package inference runs GGUF language models in-process through
+// llama.cpp.
+//
+// An Engine loads the models of its Config and serves Requests: a
+// conversation rendered with the model's own chat template (Jinja, as in
+// Hugging Face's apply_chat_template; ChatML when the model has none), or a
+// raw prompt. Generate returns the whole Result; Stream yields Events as the
+// tokens come, as an iter.Seq2 whose early break frees the request's
+// sequence at once.
+//
+// Each model decodes a fixed number of sequences together (continuous
+// batching): every decode step takes the next token of each generating
+// sequence and chunks of the prompts waiting to start, on a unified KV cache
+// where sequences can share cells. Sequences keep the tokens of their last
+// request, so a prompt that starts like an earlier one (a system prompt, an
+// earlier turn) is not decoded again; Usage.CachedTokens counts what was
+// reused.
+//
+// The engine needs cgo. The request, result and event types build without
+// it, for packages that only convert them; New then fails.
+package inference
