@@ -1,0 +1,40 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestParseFlags(t *testing.T) {
+	env := map[string]string{"INFERKIT_API_KEYS": " k3 ,,k4"}
+	o, err := parseFlags([]string{
+		"-addr", ":9000", "-model", "core-2-5-mini=a.gguf", "-model", "mine=a.gguf",
+		"-api-key", "k1", "-api-key", "k2", "-parallel", "2", "-ctx", "1024", "-threads", "1",
+	}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.addr != ":9000" || o.parallel != 2 || o.ctx != 1024 || o.threads != 1 || strings.Join(o.keys, ",") != "k1,k2,k3,k4" {
+		t.Errorf("options %+v", o)
+	}
+	if len(o.models) != 2 || o.models[0].ID != "core-2-5-mini" || o.models[0].Path != "a.gguf" || o.models[0].Pricing.Prompt == "" ||
+		o.models[1].ID != "mine" || o.models[1].Pricing.Prompt != "" {
+		t.Errorf("models %+v", o.models)
+	}
+
+	o, err = parseFlags(nil, func(string) string { return "" }, io.Discard)
+	if err != nil || o.addr != "127.0.0.1:8080" || len(o.models) != 0 || len(o.keys) != 0 {
+		t.Errorf("defaults %+v %v", o, err)
+	}
+	for _, args := range [][]string{{"-model", "nopath"}, {"-model", "=x.gguf"}, {"-model", "id="}, {"extra"}, {"-ctx", "many"}} {
+		if _, err := parseFlags(args, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+	if _, err := parseFlags([]string{"-h"}, func(string) string { return "" }, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+}

@@ -1,0 +1,210 @@
+// Command inferkit-server serves the Inference API on GGUF models run in
+// process: chat completions, messages, responses and the model catalog.
+//
+//	inferkit-server -model core-2-5-mini=models/qwen3-0.6b.gguf -api-key sk-...
+//
+// Flags:
+//
+//	-addr host:port   listen address (default 127.0.0.1:8080)
+//	-model ID=PATH    serve the GGUF file PATH as model ID; repeatable, and
+//	                  several ids may share one file (it is loaded once)
+//	-api-key KEY      accept this bearer key; repeatable. INFERKIT_API_KEYS
+//	                  adds comma-separated keys. With none, a key is
+//	                  generated and printed once at start-up.
+//	-parallel N       sequences each model decodes at once (default 4)
+//	-ctx N            context tokens per sequence (default 4096, at most
+//	                  the model's training context)
+//	-threads N        CPU threads per model (default: all cores)
+//
+// With no -model it serves a small demo model with random weights under
+// every model id of the spec, so that the API can be tried at once; its
+// output is gibberish. SIGINT or SIGTERM shuts it down gracefully.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/inference/inferencetest"
+)
+
+// options are the command line's settings.
+type options struct {
+	addr     string
+	models   []catalog.Model
+	keys     []string
+	parallel int
+	ctx      int
+	threads  int
+}
+
+// specIDs are the model ids of the spec, which the demo model serves.
+var specIDs = []string{catalog.Core25Pro, catalog.Core25Mini, catalog.Core3Flash, catalog.CoreCode, catalog.Core, catalog.CoreMini}
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	o, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		logger.Error("inferkit-server: listen", "err", err)
+		os.Exit(1)
+	}
+	if err := serve(ctx, o, ln, os.Stderr, logger); err != nil {
+		logger.Error("inferkit-server", "err", err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the command line and the INFERKIT_API_KEYS variable.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
+	o := options{}
+	fs := flag.NewFlagSet("inferkit-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address, host:port")
+	fs.Func("model", "serve the GGUF file PATH as model `ID=PATH` (repeatable)", func(s string) error {
+		id, path, ok := strings.Cut(s, "=")
+		if !ok || id == "" || path == "" {
+			return fmt.Errorf("want ID=PATH, got %q", s)
+		}
+		m, ok := catalog.Defaults(id) // the spec's limits and prices for its ids
+		if !ok {
+			m = catalog.Model{ID: id}
+		}
+		m.Path = path
+		o.models = append(o.models, m)
+		return nil
+	})
+	fs.Func("api-key", "accept this bearer `KEY` (repeatable; INFERKIT_API_KEYS adds comma-separated keys)", func(s string) error {
+		o.keys = append(o.keys, s)
+		return nil
+	})
+	fs.IntVar(&o.parallel, "parallel", 0, "sequences each model decodes at once (default 4)")
+	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
+	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("inferkit-server: unexpected arguments %q", fs.Args())
+	}
+	for k := range strings.SplitSeq(getenv("INFERKIT_API_KEYS"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			o.keys = append(o.keys, k)
+		}
+	}
+	return o, nil
+}
+
+// serve runs the server on ln until ctx ends, then shuts it down: the
+// HTTP server first, so that requests finish, then the engine.
+func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, logger *slog.Logger) error {
+	defer ln.Close()
+	if len(o.models) == 0 {
+		path, err := demoModel()
+		if err != nil {
+			return err
+		}
+		logger.Warn("inferkit-server: no -model given; serving a demo model with RANDOM weights, whose output is gibberish",
+			"path", path, "ids", strings.Join(specIDs, ","))
+		for _, id := range specIDs {
+			m, _ := catalog.Defaults(id)
+			m.Path = path
+			o.models = append(o.models, m)
+		}
+	}
+	if len(o.keys) == 0 {
+		key := "sk-inferkit-" + rand.Text()
+		// Printed once, here, and never logged.
+		fmt.Fprintf(stderr, "No -api-key or INFERKIT_API_KEYS given. The API key of this run is:\n\n    %s\n\n", key)
+		o.keys = []string{key}
+	}
+	keys, err := httpapi.NewStaticKeys(o.keys...)
+	if err != nil {
+		return err
+	}
+
+	start := time.Now()
+	eng, err := inference.New(inference.Config{
+		Models: o.models, Parallel: o.parallel, Context: o.ctx, Threads: o.threads, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	logger.Info("inferkit-server: models loaded", "models", len(o.models), "took", time.Since(start).Round(time.Millisecond))
+
+	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	api.Register(mux)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("inferkit-server: listening", "url", "http://"+ln.Addr().String()+"/v1")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("inferkit-server: shutting down")
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		// Streams still running after the grace period are cut.
+		logger.Warn("inferkit-server: forcing shutdown", "err", err)
+		srv.Close()
+	}
+	return nil // the deferred eng.Close frees the models
+}
+
+// demoModel writes the demo model into the user's cache directory, once,
+// and returns its path: a 4-layer llama with the byte-level vocabulary and
+// ChatML, random weights of a fixed seed.
+func demoModel() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "inferkit")
+	path := filepath.Join(dir, "demo-random-v1.gguf")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	opts := inferencetest.Options{Layers: 4, Embd: 128, FF: 256, Seed: 1, Name: "inferkit demo (random weights)"}
+	if err := inferencetest.WriteModel(path, opts); err != nil {
+		return "", err
+	}
+	return path, nil
+}

@@ -1,0 +1,123 @@
+//go:build cgo
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a buffer written by the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeDemo starts the server as `make run` does, with no model and no
+// key: it writes the demo model, prints a generated key once, serves every
+// spec id with it, and shuts down when its context ends.
+func TestServeDemo(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the demo model's directory
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr, logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	o := options{threads: 1, parallel: 1, ctx: 256}
+	go func() { done <- serve(ctx, o, ln, &stderr, slog.New(slog.NewTextHandler(&logs, nil))) }()
+
+	base := "http://" + ln.Addr().String()
+	var key string
+	deadline := time.Now().Add(60 * time.Second)
+	for key == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no key printed; stderr:\n%s\nlogs:\n%s", stderr.String(), logs.String())
+		}
+		if m := regexp.MustCompile(`sk-inferkit-\w+`).FindString(stderr.String()); m != "" {
+			key = m
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	get := func(method, path, k, body string) (int, []byte) {
+		t.Helper()
+		for {
+			req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+k)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				if time.Now().After(deadline) {
+					t.Fatal(err)
+				}
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			return res.StatusCode, b
+		}
+	}
+	status, body := get("GET", "/v1/models", key, "")
+	var list struct {
+		Data []struct {
+			ID            string `json:"id"`
+			ContextLength int    `json:"context_length"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || status != 200 || len(list.Data) != len(specIDs) || list.Data[0].ContextLength != 256 {
+		t.Fatalf("models: %d %s", status, body)
+	}
+	status, body = get("POST", "/v1/chat/completions", key, `{"model":"core-3-flash","max_tokens":8,"messages":[{"role":"user","content":"Hi"}]}`)
+	if status != 200 || !strings.Contains(string(body), `"object":"chat.completion"`) {
+		t.Errorf("chat: %d %s", status, body)
+	}
+	if status, _ := get("GET", "/v1/models", "sk-wrong", ""); status != 401 {
+		t.Errorf("wrong key: %d", status)
+	}
+	if status, _ := get("GET", "/healthz", "", ""); status != 200 {
+		t.Errorf("healthz: %d", status)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no shutdown")
+	}
+	out := logs.String()
+	if strings.Contains(out, key) || strings.Count(stderr.String(), key) != 1 {
+		t.Errorf("the key was logged or printed more than once:\n%s", out)
+	}
+	for _, want := range []string{"RANDOM weights", "listening", "shutting down"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs lack %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/inferkit/inferkit/formats"
+)
+
+// ErrInvalidKey is what a KeyStore returns for a key it does not hold.
+var ErrInvalidKey = errors.New("httpapi: invalid API key")
+
+// KeyStore checks API keys. Implementations must be safe for concurrent
+// use, keep keys hashed rather than in clear, compare in constant time,
+// and never log a key.
+type KeyStore interface {
+	// Authenticate returns the identity of key. It returns an error that
+	// wraps ErrInvalidKey for a key it does not hold (401); any other
+	// error means the store could not answer (500).
+	Authenticate(ctx context.Context, key string) (Identity, error)
+}
+
+// Identity is who a request's API key belongs to: what rate limits count
+// by and what scopes stored responses. It never holds the key.
+type Identity struct {
+	// KeyID names the key, such as "key_1a2b3c4d5e6f7a8b"; it is logged
+	// and keys per-key state. Never empty for an authenticated request.
+	KeyID string
+}
+
+// identityKey is the context key of a request's Identity.
+type identityKey struct{}
+
+// identitySlotKey is the context key of the access log's *Identity, which
+// authentication fills so that the log line names the key.
+type identitySlotKey struct{}
+
+// IdentityFrom returns the identity of an authenticated request's key,
+// from the request's context (r.Context()). It reports false outside a
+// Handler's routes.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
+
+// authenticate refuses requests without a valid key and puts the key's
+// Identity into the context of the others. The key comes from
+// "Authorization: Bearer <key>", or from the "x-api-key" header that the
+// Anthropic SDKs send by default.
+func (h *Handler) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := bearer(r)
+		if key == "" {
+			h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: missing API key", slog.String("path", r.URL.Path))
+			WriteError(w, r, formats.Unauthorized())
+			return
+		}
+		id, err := h.keys.Authenticate(r.Context(), key)
+		switch {
+		case errors.Is(err, ErrInvalidKey):
+			h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: invalid API key", slog.String("path", r.URL.Path))
+			WriteError(w, r, formats.Unauthorized())
+			return
+		case err != nil:
+			h.fail(w, r, err)
+			return
+		case id.KeyID == "":
+			h.fail(w, r, errors.New("httpapi: the key store returned an identity without a KeyID"))
+			return
+		}
+		if slot, ok := r.Context().Value(identitySlotKey{}).(*Identity); ok {
+			*slot = id
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
+	})
+}
+
+// bearer returns the request's API key, or "".
+func bearer(r *http.Request) string {
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		scheme, key, ok := strings.Cut(auth, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return ""
+		}
+		return strings.TrimSpace(key)
+	}
+	return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+}
+
+// StaticKeys is a KeyStore of a fixed set of keys, kept as SHA-256
+// hashes. A key's KeyID is "key_" and the first 8 bytes of its hash in
+// hex: stable across restarts, so that per-key state survives them, and
+// of no help in guessing a key of high entropy (use random keys of 128
+// bits or more, as the example server generates). A StaticKeys is safe
+// for concurrent use; it has nothing to close.
+type StaticKeys struct {
+	hashes [][sha256.Size]byte
+}
+
+// NewStaticKeys returns a store of keys. It fails on an empty key or on
+// none at all.
+func NewStaticKeys(keys ...string) (*StaticKeys, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("httpapi: no API keys")
+	}
+	s := &StaticKeys{}
+	for _, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			return nil, errors.New("httpapi: an API key is empty")
+		}
+		s.hashes = append(s.hashes, sha256.Sum256([]byte(k)))
+	}
+	return s, nil
+}
+
+// Authenticate returns the identity of key, or ErrInvalidKey. It compares
+// the key's hash with every stored hash in constant time.
+func (s *StaticKeys) Authenticate(_ context.Context, key string) (Identity, error) {
+	sum := sha256.Sum256([]byte(key))
+	match := -1
+	for i := range s.hashes {
+		if subtle.ConstantTimeCompare(sum[:], s.hashes[i][:]) == 1 {
+			match = i
+		}
+	}
+	if match < 0 {
+		return Identity{}, ErrInvalidKey
+	}
+	return Identity{KeyID: "key_" + hex.EncodeToString(s.hashes[match][:8])}, nil
+}

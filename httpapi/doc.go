@@ -1,0 +1,23 @@
+// Package httpapi serves the Inference API over HTTP: chat completions,
+// messages and responses (the generation routes, on the spec's base_url)
+// and the model catalog (the platform routes, on its api_url), in the wire
+// formats of package formats, on an engine that runs the models in
+// process.
+//
+// A [Handler] registers method+path patterns on a caller's
+// [*http.ServeMux], all together ([Handler.Register]) or the generation
+// and platform routes apart ([Handler.RegisterGeneration],
+// [Handler.RegisterModels]); it is also an [http.Handler] serving every
+// route, for mounting under a prefix with [http.StripPrefix].
+//
+// Every route takes a bearer API key, checked through a [KeyStore] (keys
+// are kept as SHA-256 hashes and never logged); the key's [Identity] is in
+// the request's context for middleware such as rate limits, and it scopes
+// stored responses: one key cannot read, continue or delete another key's
+// response. Errors have the body shape of the route's family, before the
+// headers as a status and a JSON body, after them as the stream's own
+// error event. A client that goes away cancels its generation.
+//
+// The package holds no global state and needs no cgo: its tests run
+// against a fake [Engine], and [*inference.Engine] satisfies Engine.
+package httpapi

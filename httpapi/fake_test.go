@@ -1,0 +1,275 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"iter"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/inference"
+)
+
+// fakeEngine plays a script: the pieces, then the result, or an error
+// before or after them, or waits for the request's context to end.
+type fakeEngine struct {
+	models    []inference.ModelInfo
+	pieces    []string
+	result    inference.Result
+	errBefore error // the first and only pair
+	errAfter  error // after the pieces
+	block     bool  // after the pieces, wait for ctx to end
+
+	mu   sync.Mutex
+	reqs []inference.Request
+	ctxs chan context.Context
+}
+
+func newFake() *fakeEngine {
+	return &fakeEngine{
+		models: []inference.ModelInfo{
+			{ID: "core-2-5-mini", Aliases: []string{"mini"}, Path: "/m/a.gguf", ContextLength: 4096},
+			{ID: "core-2-5-pro", Path: "/m/a.gguf", ContextLength: 4096},
+			{ID: "uncatalogued", Path: "/m/b.gguf", ContextLength: 4096},
+			{ID: "judge", Path: "/m/c.gguf", ContextLength: 512},
+		},
+		pieces: []string{"Hello", " world"},
+		result: inference.Result{Text: "Hello world", FinishReason: inference.FinishStop,
+			Usage: inference.Usage{PromptTokens: 5, CompletionTokens: 2}},
+		ctxs: make(chan context.Context, 16),
+	}
+}
+
+func (f *fakeEngine) Models() []inference.ModelInfo { return f.models }
+
+func (f *fakeEngine) Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error] {
+	return func(yield func(inference.Event, error) bool) {
+		f.mu.Lock()
+		f.reqs = append(f.reqs, req)
+		f.mu.Unlock()
+		select {
+		case f.ctxs <- ctx:
+		default:
+		}
+		if f.errBefore != nil {
+			yield(inference.Event{}, f.errBefore)
+			return
+		}
+		for _, p := range f.pieces {
+			if !yield(inference.Event{Text: p}, nil) {
+				return
+			}
+		}
+		if f.block {
+			<-ctx.Done()
+			yield(inference.Event{}, ctx.Err())
+			return
+		}
+		if f.errAfter != nil {
+			yield(inference.Event{}, f.errAfter)
+			return
+		}
+		res := f.result
+		yield(inference.Event{Final: &res}, nil)
+	}
+}
+
+func (f *fakeEngine) Generate(ctx context.Context, req inference.Request) (inference.Result, error) {
+	for ev, err := range f.Stream(ctx, req) {
+		if err != nil {
+			return inference.Result{}, err
+		}
+		if ev.Final != nil {
+			return *ev.Final, nil
+		}
+	}
+	panic("fake stream without a result")
+}
+
+// lastRequest returns the last request the engine got.
+func (f *fakeEngine) lastRequest(t *testing.T) inference.Request {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.reqs) == 0 {
+		t.Fatal("the engine got no request")
+	}
+	return f.reqs[len(f.reqs)-1]
+}
+
+// calls returns the number of engine calls.
+func (f *fakeEngine) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.reqs)
+}
+
+const (
+	key      = "sk-test-right-key-0123456789"
+	otherKey = "sk-test-other-key-9876543210"
+	wrongKey = "sk-test-wrong-key-5555555555"
+)
+
+// logBuffer collects log output from concurrent handlers.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// testCatalog is the catalog of the tests: two chat models of the spec
+// (one with an alias, one capped at 1024 tokens of context) and a decision
+// model.
+func testCatalog() []catalog.Model {
+	mini, _ := catalog.Defaults(catalog.Core25Mini)
+	mini.Path, mini.Aliases = "/m/a.gguf", []string{"mini"}
+	pro, _ := catalog.Defaults(catalog.Core25Pro)
+	pro.Path, pro.ContextLength = "/m/a.gguf", 1024
+	return []catalog.Model{mini, pro, {ID: "judge", Path: "/m/c.gguf", Kind: catalog.KindDecision}}
+}
+
+// env is a Handler on a fake engine, with its logs and clock.
+type env struct {
+	h     *httpapi.Handler
+	eng   *fakeEngine
+	logs  *logBuffer
+	clock *clock
+}
+
+// newEnv returns a Handler with the test catalog, the keys key and
+// otherKey, a debug logger into a buffer, and a fake clock; edit changes
+// the configuration first.
+func newEnv(t *testing.T, edit func(*httpapi.Config, *fakeEngine)) *env {
+	t.Helper()
+	e := &env{eng: newFake(), logs: &logBuffer{}, clock: newClock()}
+	keys, err := httpapi.NewStaticKeys(key, otherKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := httpapi.Config{
+		Engine: e.eng,
+		Models: testCatalog(),
+		Keys:   keys,
+		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:    e.clock.Now,
+	}
+	if edit != nil {
+		edit(&cfg, e.eng)
+	}
+	if e.h, err = httpapi.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// do sends one request to h with the API key k (none when empty) and
+// returns the recorded response.
+func do(h http.Handler, method, path, k, body string) *httptest.ResponseRecorder {
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if k != "" {
+		req.Header.Set("Authorization", "Bearer "+k)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
+// decode unmarshals a JSON body into a map.
+func decode(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, b)
+	}
+	return m
+}
+
+// errorOf returns the fields of an error body: the chat shape
+// {error:{type,code,param,message}}, or the messages shape, whose inner
+// error gives type and message.
+func errorOf(t *testing.T, b []byte) (typ, code, param, message string) {
+	t.Helper()
+	m := decode(t, b)
+	e, ok := m["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("no error object: %s", b)
+	}
+	if inner, ok := e["error"].(map[string]any); ok { // messages
+		if e["type"] != "error" || m["type"] != "error" {
+			t.Errorf("messages error shape: %s", b)
+		}
+		typ, _ = inner["type"].(string)
+		message, _ = inner["message"].(string)
+		return typ, "", "", message
+	}
+	typ, _ = e["type"].(string)
+	code, _ = e["code"].(string)
+	param, _ = e["param"].(string)
+	message, _ = e["message"].(string)
+	return typ, code, param, message
+}
+
+const (
+	chatBody      = `{"model":"core-2-5-mini","messages":[{"role":"user","content":"Hi"}]}`
+	messagesBody  = `{"model":"core-2-5-mini","max_tokens":64,"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}]}`
+	responsesBody = `{"model":"core-2-5-mini","input":"Hi"}`
+)
+
+// withModel replaces the model of a request body.
+func withModel(body, model string) string {
+	return strings.Replace(body, `"core-2-5-mini"`, `"`+model+`"`, 1)
+}
+
+// streaming adds "stream":true to a request body.
+func streaming(body string) string {
+	return strings.Replace(body, `{`, `{"stream":true,`, 1)
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

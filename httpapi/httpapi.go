@@ -1,0 +1,287 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/inference"
+)
+
+// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes
+// is 0: 4 MiB.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Engine is what a Handler needs of an inference engine.
+// [*inference.Engine] implements it; tests use a fake. Its methods are
+// called concurrently.
+type Engine interface {
+	// Generate runs req to the end.
+	Generate(ctx context.Context, req inference.Request) (inference.Result, error)
+	// Stream runs req and yields its output: pieces, then one event with
+	// Final set; an error, if any, is the last pair. Stopping the iteration
+	// early or cancelling ctx ends the generation.
+	Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error]
+	// Models describes the models the engine serves.
+	Models() []inference.ModelInfo
+}
+
+// Config configures a Handler. Engine and Keys are required; the zero
+// value of every other field is useful.
+type Config struct {
+	// Engine runs the models. Required.
+	Engine Engine
+	// Models is the catalog: the entries whose ids and aliases requests
+	// may name and that GET /v1/models lists. Only chat entries are
+	// served, and every one must be served by Engine. Nil means one bare
+	// entry (id, aliases, path) per model of Engine.
+	Models []catalog.Model
+	// Keys authenticates the bearer key of every request. Required: see
+	// NewStaticKeys.
+	Keys KeyStore
+	// MaxBodyBytes caps a request body; a larger one is refused with 413.
+	// 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives one line per request (method, path, status,
+	// duration, key id, never the key) and server errors. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Store keeps responses for GET /v1/responses/{id} and
+	// previous_response_id. Nil means a MemoryStore with its defaults and
+	// the clock Now.
+	Store ResponseStore
+	// Now is the clock of created timestamps (and of the default Store).
+	// Nil means time.Now.
+	Now func() time.Time
+	// Middleware wraps every route, the first outermost, inside the
+	// authentication and the body limit: IdentityFrom(r.Context()) holds
+	// the caller's key, and WriteError writes the route's error shape. A
+	// place for rate limits.
+	Middleware []func(http.Handler) http.Handler
+}
+
+// Handler serves the Inference API. Create it with New; the zero value is
+// not usable. A Handler is safe for concurrent use. It starts no
+// goroutine and has nothing to close: the caller owns the Engine and the
+// Store, and closes the engine after shutting the HTTP server down.
+type Handler struct {
+	engine Engine
+	models []catalog.Model
+	keys   KeyStore
+	limit  int64
+	log    *slog.Logger
+	store  ResponseStore
+	now    func() time.Time
+	mw     []func(http.Handler) http.Handler
+	opts   formats.Options
+	mux    *http.ServeMux
+}
+
+// route is one method+path pattern, the error family of its responses
+// and its handler.
+type route struct {
+	pattern string
+	family  formats.Family
+	serve   http.HandlerFunc
+}
+
+// New validates cfg and returns a Handler serving its routes.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Engine == nil {
+		return nil, errors.New("httpapi: Config.Engine is nil")
+	}
+	if cfg.Keys == nil {
+		return nil, errors.New("httpapi: Config.Keys is nil")
+	}
+	if cfg.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("httpapi: Config.MaxBodyBytes is %d", cfg.MaxBodyBytes)
+	}
+	for i, m := range cfg.Middleware {
+		if m == nil {
+			return nil, fmt.Errorf("httpapi: Config.Middleware[%d] is nil", i)
+		}
+	}
+	h := &Handler{
+		engine: cfg.Engine, keys: cfg.Keys, limit: cfg.MaxBodyBytes, log: cfg.Logger,
+		store: cfg.Store, now: cfg.Now, mw: slices.Clone(cfg.Middleware),
+	}
+	if h.limit == 0 {
+		h.limit = DefaultMaxBodyBytes
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	infos := cfg.Engine.Models()
+	h.models = slices.Clone(cfg.Models)
+	if h.models == nil {
+		for _, info := range infos {
+			h.models = append(h.models, catalog.Model{ID: info.ID, Aliases: info.Aliases, Path: info.Path})
+		}
+	}
+	if err := catalog.Validate(h.models); err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err)
+	}
+	for _, m := range h.models {
+		if isChat(m) {
+			if _, ok := served(infos, m.ID); !ok {
+				return nil, fmt.Errorf("httpapi: catalog model %q is not served by the engine", m.ID)
+			}
+		}
+	}
+	if h.store == nil {
+		s, err := NewMemoryStore(MemoryStoreConfig{Now: h.now})
+		if err != nil {
+			return nil, err
+		}
+		h.store = s
+	}
+	h.opts = formats.Options{Now: h.now}
+	h.mux = http.NewServeMux()
+	h.Register(h.mux)
+	return h, nil
+}
+
+// generationRoutes are the routes of the spec's base_url.
+func (h *Handler) generationRoutes() []route {
+	return []route{
+		{"POST /v1/web/chat/completions", formats.FamilyChat, h.chat},
+		{"POST /v1/chat/completions", formats.FamilyChat, h.chat},
+		{"POST /v1/messages", formats.FamilyMessages, h.messages},
+		{"POST /v1/responses", formats.FamilyResponses, h.responses},
+		{"GET /v1/responses/{id}", formats.FamilyResponses, h.getResponse},
+		{"DELETE /v1/responses/{id}", formats.FamilyResponses, h.deleteResponse},
+	}
+}
+
+// modelRoutes are the routes of the spec's api_url.
+func (h *Handler) modelRoutes() []route {
+	return []route{
+		{"GET /v1/models", formats.FamilyModels, h.listModels},
+		{"GET /v1/models/{model_id}", formats.FamilyModels, h.getModel},
+	}
+}
+
+// Register registers every route on mux: RegisterGeneration and
+// RegisterModels. Like mux.Handle, it panics if a pattern conflicts with
+// one already registered.
+func (h *Handler) Register(mux *http.ServeMux) {
+	h.RegisterGeneration(mux)
+	h.RegisterModels(mux)
+}
+
+// RegisterGeneration registers the generation routes of the spec's
+// base_url on mux: POST /v1/web/chat/completions, POST
+// /v1/chat/completions, POST /v1/messages, POST /v1/responses, and GET and
+// DELETE /v1/responses/{id}.
+func (h *Handler) RegisterGeneration(mux *http.ServeMux) { h.register(mux, h.generationRoutes()) }
+
+// RegisterModels registers the catalog routes of the spec's api_url on
+// mux: GET /v1/models and GET /v1/models/{model_id}.
+func (h *Handler) RegisterModels(mux *http.ServeMux) { h.register(mux, h.modelRoutes()) }
+
+func (h *Handler) register(mux *http.ServeMux, routes []route) {
+	for _, rt := range routes {
+		mux.Handle(rt.pattern, h.wrap(rt))
+	}
+}
+
+// ServeHTTP serves every route, with paths starting at /v1: mount it
+// under a prefix with http.StripPrefix.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// wrap puts a route's handler behind the access log, authentication, the
+// body limit and the configured middleware.
+func (h *Handler) wrap(rt route) http.Handler {
+	var next http.Handler = rt.serve
+	for i := len(h.mw) - 1; i >= 0; i-- {
+		next = h.mw[i](next)
+	}
+	next = h.limitBody(next)
+	next = h.authenticate(next)
+	next = h.accessLog(next)
+	return withFamily(rt.family, next)
+}
+
+// limitBody caps the request body at the configured limit.
+func (h *Handler) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, h.limit)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// accessLog logs one line per request once it is answered.
+func (h *Handler) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := h.now()
+		rec := &recorder{ResponseWriter: w}
+		ident := &Identity{}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), identitySlotKey{}, ident)))
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+			slog.Duration("duration", h.now().Sub(start)), slog.String("key_id", ident.KeyID))
+	})
+}
+
+// recorder remembers the status a handler wrote. Unwrap lets
+// http.ResponseController reach the underlying writer to flush.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// isChat reports whether m is a chat model.
+func isChat(m catalog.Model) bool { return m.Kind == "" || m.Kind == catalog.KindChat }
+
+// served returns the engine's description of the model named name.
+func served(infos []inference.ModelInfo, name string) (inference.ModelInfo, bool) {
+	for _, info := range infos {
+		if info.ID == name || slices.Contains(info.Aliases, name) {
+			return info, true
+		}
+	}
+	return inference.ModelInfo{}, false
+}
+
+// chatModel returns the catalog entry and the engine's description of the
+// chat model named name (an id or an alias).
+func (h *Handler) chatModel(name string) (catalog.Model, inference.ModelInfo, bool) {
+	m, ok := catalog.Lookup(h.models, name)
+	if !ok || !isChat(m) {
+		return catalog.Model{}, inference.ModelInfo{}, false
+	}
+	info, ok := served(h.engine.Models(), m.ID)
+	return m, info, ok
+}
