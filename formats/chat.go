@@ -266,7 +266,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 		return Request{}, err
 	}
 
-	out.MaxTokens = chatMaxTokens
+	out.MaxTokens, out.ClampMaxTokens = chatMaxTokens, true
 	for _, lim := range []struct {
 		name string
 		v    *int
@@ -275,7 +275,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 			if err := checkMin(lim.name, lim.v, 1); err != nil {
 				return Request{}, err
 			}
-			out.MaxTokens = *lim.v
+			out.MaxTokens, out.ClampMaxTokens = *lim.v, false
 			break
 		}
 	}
@@ -528,7 +528,7 @@ func NewChatRequest(r Request) ChatRequest {
 	out := ChatRequest{
 		Model:        r.Model,
 		Stream:       r.Stream,
-		MaxNewTokens: nonZero(r.MaxTokens),
+		MaxNewTokens: r.explicitMaxTokens(),
 		Temperature:  r.Temperature,
 		TopP:         r.TopP,
 		TopK:         r.TopK,
@@ -615,6 +615,15 @@ func joinText(parts []inference.Part) string {
 }
 
 // nonZero returns a pointer to n, or nil for 0.
+// explicitMaxTokens is the output limit to write on the wire: the
+// caller's, or nil where the limit is the style's default.
+func (r Request) explicitMaxTokens() *int {
+	if r.ClampMaxTokens {
+		return nil
+	}
+	return nonZero(r.MaxTokens)
+}
+
 func nonZero(n int) *int {
 	if n == 0 {
 		return nil

@@ -264,12 +264,12 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		out.Messages = append(out.Messages, msgs...)
 	}
 
-	out.MaxTokens = messagesMaxTokens
+	out.MaxTokens, out.ClampMaxTokens = messagesMaxTokens, true
 	if r.MaxTokens != nil {
 		if err := checkMin("max_tokens", r.MaxTokens, 1); err != nil {
 			return Request{}, err
 		}
-		out.MaxTokens = *r.MaxTokens
+		out.MaxTokens, out.ClampMaxTokens = *r.MaxTokens, false
 	}
 	out.Reasoning = Reasoning{Effort: "high", BudgetTokens: messagesBudget, Summary: "auto"}
 	if t := r.Thinking; t != nil {
@@ -450,7 +450,7 @@ func NewMessagesRequest(r Request) MessagesRequest {
 	out := MessagesRequest{
 		Model:         r.Model,
 		Stream:        r.Stream,
-		MaxTokens:     nonZero(r.MaxTokens),
+		MaxTokens:     r.explicitMaxTokens(),
 		Temperature:   r.Temperature,
 		TopP:          r.TopP,
 		TopK:          r.TopK,

@@ -252,12 +252,12 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 	}
 	out.Messages = msgs
 
-	out.MaxTokens = responsesMaxTokens
+	out.MaxTokens, out.ClampMaxTokens = responsesMaxTokens, true
 	if r.MaxOutputTokens != nil {
 		if err := checkMin("max_output_tokens", r.MaxOutputTokens, 1); err != nil {
 			return Request{}, err
 		}
-		out.MaxTokens = *r.MaxOutputTokens
+		out.MaxTokens, out.ClampMaxTokens = *r.MaxOutputTokens, false
 	}
 	out.Reasoning = Reasoning{Effort: responsesEffort}
 	if r.Reasoning != nil {
@@ -445,7 +445,7 @@ func (it ResponsesItem) message(p string) (inference.Message, error) {
 func NewResponsesRequest(r Request) ResponsesRequest {
 	out := ResponsesRequest{
 		Model: r.Model, Instructions: r.Instructions, PreviousResponseID: r.PreviousResponseID,
-		MaxOutputTokens: nonZero(r.MaxTokens), Stream: r.Stream,
+		MaxOutputTokens: r.explicitMaxTokens(), Stream: r.Stream,
 		Temperature: r.Temperature, TopP: r.TopP, Store: ptr(r.Store), Metadata: r.Metadata, User: r.User,
 		Input: ResponsesInput{Items: []ResponsesItem{}, set: true},
 	}

@@ -63,19 +63,12 @@ func (h *Handler) parse(r *http.Request, parse func([]byte) (formats.Request, er
 // prepare checks the request's model and returns the engine's request.
 //
 // The engine reads neither the reasoning, the output format nor the tool
-// choice yet: they are not passed on (and not faked). A limit on output
-// tokens that the model's whole context could not hold means "as many as
-// fit": the styles' defaults (2048 for chat) exceed small contexts.
+// choice yet: they are not passed on (and not faked).
 func (h *Handler) prepare(req formats.Request) (inference.Request, error) {
-	_, info, ok := h.chatModel(req.Model)
-	if !ok {
+	if _, _, ok := h.chatModel(req.Model); !ok {
 		return inference.Request{}, formats.UnknownModel(req.Model)
 	}
-	ir := req.Inference()
-	if info.ContextLength > 0 && ir.MaxTokens >= info.ContextLength {
-		ir.MaxTokens = 0
-	}
-	return ir, nil
+	return req.Inference(), nil
 }
 
 // complete runs a blocking request. On failure it writes the error and

@@ -212,20 +212,21 @@ func TestNonStreaming(t *testing.T) {
 }
 
 // TestEngineRequest checks what the engine gets: the styles' sampling
-// values, the instructions as a system message, and output limits that
-// no context could hold turned into "as many as fit".
+// values, the instructions as a system message, and the styles' default
+// output limits as caps the engine lowers to fit, while a caller's limit
+// is kept as asked.
 func TestEngineRequest(t *testing.T) {
 	e := newEnv(t, func(_ *httpapi.Config, f *fakeEngine) { f.models[0].ContextLength = 1024 })
 	do(e.h, "POST", "/v1/chat/completions", key, chatBody) // default 2048 new tokens
-	if r := e.eng.lastRequest(t); r.MaxTokens != 0 || *r.Temperature != 0.1 {
-		t.Errorf("chat default: MaxTokens %d, temperature %v", r.MaxTokens, *r.Temperature)
+	if r := e.eng.lastRequest(t); r.MaxTokens != 2048 || !r.ClampMaxTokens || *r.Temperature != 0.1 {
+		t.Errorf("chat default: MaxTokens %d clamp %v, temperature %v", r.MaxTokens, r.ClampMaxTokens, *r.Temperature)
 	}
 	do(e.h, "POST", "/v1/chat/completions", key, `{"model":"core-2-5-mini","max_tokens":100,"messages":[{"role":"user","content":"Hi"}]}`)
-	if r := e.eng.lastRequest(t); r.MaxTokens != 100 {
-		t.Errorf("chat max_tokens 100: MaxTokens %d", r.MaxTokens)
+	if r := e.eng.lastRequest(t); r.MaxTokens != 100 || r.ClampMaxTokens {
+		t.Errorf("chat max_tokens 100: MaxTokens %d clamp %v", r.MaxTokens, r.ClampMaxTokens)
 	}
 	do(e.h, "POST", "/v1/messages", key, `{"model":"core-2-5-mini","system":"Be brief.","messages":[{"role":"user","content":"Hi"}]}`)
-	if r := e.eng.lastRequest(t); r.MaxTokens != 512 || len(r.Messages) != 2 || r.Messages[0].Role != inference.RoleSystem ||
+	if r := e.eng.lastRequest(t); r.MaxTokens != 512 || !r.ClampMaxTokens || len(r.Messages) != 2 || r.Messages[0].Role != inference.RoleSystem ||
 		r.Messages[0].Content[0].Text != "Be brief." {
 		t.Errorf("messages: %+v", r)
 	}

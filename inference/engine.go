@@ -222,8 +222,8 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	}
 	limit := m.info.ContextLength
 	maxTokens := req.MaxTokens
-	if maxTokens == 0 {
-		maxTokens = limit - len(tokens)
+	if room := limit - len(tokens); maxTokens == 0 || req.ClampMaxTokens && maxTokens > room {
+		maxTokens = room
 	}
 	if len(tokens)+maxTokens > limit || maxTokens <= 0 {
 		return nil, fmt.Errorf("%w: %d prompt tokens and %d to generate, context holds %d", ErrContextLength, len(tokens), maxTokens, limit)

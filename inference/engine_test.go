@@ -184,6 +184,17 @@ func TestContextLengthError(t *testing.T) {
 	if !errors.Is(err, inference.ErrContextLength) {
 		t.Errorf("max tokens past the context: %v, want ErrContextLength", err)
 	}
+	// A default limit is a cap: lowered to the room the prompt leaves.
+	clamped := greedy("Once", 1000)
+	clamped.ClampMaxTokens, clamped.IgnoreEOS = true, true
+	res, err := e.Generate(context.Background(), clamped)
+	if err != nil || res.Usage.PromptTokens+res.Usage.CompletionTokens != 256 || res.FinishReason != inference.FinishLength {
+		t.Errorf("clamped: %v, usage %+v finish %q; want the context's 256 tokens filled", err, res.Usage, res.FinishReason)
+	}
+	clamped.Prompt = long
+	if _, err := e.Generate(context.Background(), clamped); !errors.Is(err, inference.ErrContextLength) {
+		t.Errorf("clamped, prompt alone too long: %v, want ErrContextLength", err)
+	}
 }
 
 func TestErrors(t *testing.T) {

@@ -70,8 +70,14 @@ type Request struct {
 	Prompt string
 
 	// MaxTokens bounds the tokens generated; 0 means up to the end of the
-	// sequence's context.
+	// sequence's context. A prompt and MaxTokens that do not fit in the
+	// context fail with ErrContextLength before any work, unless
+	// ClampMaxTokens is set.
 	MaxTokens int
+	// ClampMaxTokens lowers MaxTokens to what the context has room for
+	// after the prompt, for limits that are a default rather than the
+	// caller's request.
+	ClampMaxTokens bool
 	// Stop ends generation at the first of these strings, which is not
 	// part of the output.
 	Stop []string
