@@ -133,7 +133,7 @@ func BenchmarkBareLoop(b *testing.B) {
 					if err := ctx.Decode(batch); err != nil {
 						b.Fatal(err)
 					}
-					next[s] = samplers[s].Sample(ctx, len(prompt)-1)
+					next[s] = samplers[s].Sample(ctx, len(prompt)-1, nil)
 				}
 				start := time.Now()
 				for step := range benchGenerate - 1 {
@@ -145,7 +145,7 @@ func BenchmarkBareLoop(b *testing.B) {
 						b.Fatal(err)
 					}
 					for s := range streams {
-						next[s] = samplers[s].Sample(ctx, s)
+						next[s] = samplers[s].Sample(ctx, s, nil)
 					}
 				}
 				elapsed += time.Since(start)
@@ -199,35 +199,60 @@ func BenchmarkEngine(b *testing.B) {
 			var tokens int
 			var elapsed time.Duration
 			for range b.N {
-				results := make([]inference.Result, streams)
+				// Each stream records when each of its tokens arrives.
+				// The streams start one decode step apart (the first is
+				// admitted alone), so the steady state that compares
+				// with the bare loop is the window in which all of them
+				// generate: from the last first token to the first last
+				// token.
+				arrivals := make([][]time.Time, streams)
 				var wg sync.WaitGroup
 				for s := range streams {
 					wg.Go(func() {
-						for ev, err := range e.Stream(context.Background(), inference.Request{Model: "qwen3", Prompt: decodePrompt, MaxTokens: benchGenerate, Temperature: &zero, IgnoreEOS: true}) {
+						req := inference.Request{Model: "qwen3", Prompt: decodePrompt, MaxTokens: benchGenerate, Temperature: &zero, IgnoreEOS: true}
+						for ev, err := range e.Stream(context.Background(), req) {
 							if err != nil {
 								b.Error(err)
 								return
 							}
-							if ev.Final != nil {
-								results[s] = *ev.Final
+							if ev.Text != "" || ev.Final != nil {
+								arrivals[s] = append(arrivals[s], time.Now())
 							}
 						}
 					})
 				}
 				wg.Wait()
-				// Decode time runs from a stream's first token to its
-				// last; the streams run side by side, so the longest
-				// bounds the aggregate.
-				var longest time.Duration
-				for _, r := range results {
-					tokens += r.Usage.CompletionTokens - 1
-					longest = max(longest, r.Timings.Decode)
+				start, end := arrivals[0][0], arrivals[0][len(arrivals[0])-1]
+				for _, a := range arrivals {
+					start = later(start, a[0])
+					end = earlier(end, a[len(a)-1])
 				}
-				elapsed += longest
+				for _, a := range arrivals {
+					for _, t := range a {
+						if t.After(start) && !t.After(end) {
+							tokens++
+						}
+					}
+				}
+				elapsed += end.Sub(start)
 			}
 			b.ReportMetric(float64(tokens)/elapsed.Seconds(), "tok/s")
 		})
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // BenchmarkPrefixCache measures the prompt cache: the time to the first

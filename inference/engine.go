@@ -9,6 +9,7 @@ import (
 	"iter"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/inferkit/inferkit/internal/llamacpp"
@@ -38,6 +39,9 @@ type model struct {
 	runner *runner
 	tmpl   *chatTemplate
 	info   ModelInfo
+	// thinkClose is the tokens that close a thinking section, when the
+	// model's vocabulary has the thinking markers as tokens of their own.
+	thinkClose []llamacpp.Token
 }
 
 // New loads every model of cfg and starts its runner.
@@ -118,6 +122,11 @@ func (e *Engine) load(path string) (*model, error) {
 			ChatTemplate:  llm.ChatTemplate(),
 		},
 	}
+	if open, _ := llm.Tokenize(thinkOpen, false, true); len(open) == 1 {
+		if close, _ := llm.Tokenize(thinkClose, false, true); len(close) == 1 {
+			m.thinkClose, _ = llm.Tokenize(thinkClose+"\n\n", false, true)
+		}
+	}
 	m.runner = newRunner(llm, ctx, perSeq, e.cfg)
 	go m.runner.run()
 	return m, nil
@@ -153,7 +162,7 @@ func (e *Engine) CountTokens(req Request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tokens, err := m.prompt(req)
+	tokens, _, err := m.prompt(req, req.Format != nil)
 	return len(tokens), err
 }
 
@@ -216,7 +225,14 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	tokens, err := m.prompt(req)
+	if req.ThinkingBudget < 0 {
+		return nil, fmt.Errorf("%w: ThinkingBudget %d", ErrInvalidRequest, req.ThinkingBudget)
+	}
+	gbnf, err := grammarOf(req.Format)
+	if err != nil {
+		return nil, err
+	}
+	tokens, thinking, err := m.prompt(req, gbnf != "")
 	if err != nil {
 		return nil, err
 	}
@@ -228,44 +244,89 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	if len(tokens)+maxTokens > limit || maxTokens <= 0 {
 		return nil, fmt.Errorf("%w: %d prompt tokens and %d to generate, context holds %d", ErrContextLength, len(tokens), maxTokens, limit)
 	}
+	w := &work{prompt: tokens, maxTokens: maxTokens, stops: req.Stop, thinking: thinking, thinkClose: m.thinkClose}
+	switch {
+	case req.NoThinking:
+		w.budget = 0
+	case req.ThinkingBudget > 0:
+		w.budget = req.ThinkingBudget
+	default:
+		w.budget = -1
+	}
+	if gbnf != "" {
+		if w.grammar, err = llamacpp.NewGrammar(m.llm, gbnf); err != nil {
+			return nil, fmt.Errorf("%w: Format: %v", ErrInvalidRequest, err)
+		}
+	}
 	if req.IgnoreEOS {
 		sp.Ban = m.llm.EOGTokens()
 	}
-	sampler, err := llamacpp.NewSampler(m.llm, sp)
-	if err != nil {
+	if w.sampler, err = llamacpp.NewSampler(m.llm, sp); err != nil {
+		w.grammar.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
-	j := newJob(ctx)
-	w := &work{job: j, prompt: tokens, maxTokens: maxTokens, stops: req.Stop, sampler: sampler}
+	w.job = newJob(ctx)
 	if !m.runner.enqueue(w) {
-		sampler.Close()
+		w.close()
 		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
 	}
-	return j, nil
+	return w.job, nil
 }
 
-// prompt renders and tokenizes the request's prompt.
-func (m *model) prompt(req Request) ([]llamacpp.Token, error) {
+// grammarOf returns the GBNF grammar of a format, or "" for free text.
+func grammarOf(f *Format) (string, error) {
+	switch {
+	case f == nil:
+		return "", nil
+	case f.Grammar != "":
+		return f.Grammar, nil
+	case f.Schema != nil:
+		g, err := llamacpp.SchemaGrammar(f.Schema)
+		if err != nil {
+			return "", fmt.Errorf("%w: Format.Schema: %v", ErrInvalidRequest, err)
+		}
+		return g, nil
+	case f.JSON:
+		g, err := llamacpp.SchemaGrammar([]byte(`{"type":"object"}`))
+		if err != nil {
+			return "", fmt.Errorf("inference: the JSON grammar: %w", err)
+		}
+		return g, nil
+	}
+	return "", nil
+}
+
+// prompt renders and tokenizes the request's prompt, and reports whether
+// it leaves the model inside a thinking section. A constrained answer on a
+// model that thinks gets its thinking section opened here, so that the
+// grammar applies after it.
+func (m *model) prompt(req Request, constrained bool) ([]llamacpp.Token, bool, error) {
 	if len(req.Messages) == 0 {
 		if req.Prompt == "" {
-			return nil, fmt.Errorf("%w: neither messages nor a prompt", ErrInvalidRequest)
+			return nil, false, fmt.Errorf("%w: neither messages nor a prompt", ErrInvalidRequest)
 		}
-		return m.llm.Tokenize(req.Prompt, true, true)
+		tokens, err := m.llm.Tokenize(req.Prompt, true, true)
+		return tokens, opensThinking(req.Prompt), err
 	}
-	text, err := m.tmpl.render(req.Messages, req.Tools)
+	text, err := m.tmpl.render(req.Messages, req.Tools, req.NoThinking)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	thinking := opensThinking(text)
+	if constrained && !thinking && !req.NoThinking && m.thinkClose != nil && !strings.HasSuffix(strings.TrimRight(text, "\n"), thinkClose) {
+		text += thinkOpen + "\n"
+		thinking = true
 	}
 	tokens, err := m.llm.Tokenize(text, false, true)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Templates usually write the BOS text themselves; add it only where
 	// the model wants it and the template left it out.
 	if bos := m.llm.BOS(); m.llm.AddsBOS() && bos >= 0 && (len(tokens) == 0 || tokens[0] != bos) {
 		tokens = append([]llamacpp.Token{bos}, tokens...)
 	}
-	return tokens, nil
+	return tokens, thinking, nil
 }
 
 // samplerParams checks the request's sampling fields and fills defaults.

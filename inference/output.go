@@ -37,7 +37,7 @@ func (o *textOutput) push(piece []byte) (emit string, stop string, stopped bool)
 	}
 	if which >= 0 {
 		emit = strings.ToValidUTF8(string(o.pending[:first]), "\uFFFD")
-		o.pending = o.pending[:0]
+		o.pending = append(o.pending[:0], o.pending[first+len(o.stops[which]):]...)
 		return emit, string(o.stops[which]), true
 	}
 	cut := utf8Boundary(o.pending, len(o.pending)-o.stopPrefix())
@@ -46,12 +46,30 @@ func (o *textOutput) push(piece []byte) (emit string, stop string, stopped bool)
 	return emit, "", false
 }
 
+// rest returns the bytes that followed a matched stop string in the
+// pieces pushed so far.
+func (o *textOutput) rest() []byte {
+	r := o.pending
+	o.pending = nil
+	return r
+}
+
 // flush returns what is held back once generation has ended without a
 // stop string. A character cut off by the end becomes U+FFFD.
 func (o *textOutput) flush() string {
 	s := strings.ToValidUTF8(string(o.pending), "\uFFFD")
 	o.pending = o.pending[:0]
 	return s
+}
+
+// flushBytes pushes b and flushes: text that ended before any stop string
+// could match.
+func (o *textOutput) flushBytes(b []byte) string {
+	text, _, stopped := o.push(b)
+	if stopped {
+		return text
+	}
+	return text + o.flush()
 }
 
 // stopPrefix is the length of the longest end of pending that begins a stop

@@ -102,7 +102,7 @@ func TestPrefixSecondTurn(t *testing.T) {
 	kv := slices.Clone(r.slots[0].cache) // the prompt and what was generated
 	turn2 := turn1
 	turn2.Messages = append(slices.Clone(turn1.Messages), Text(RoleAssistant, res1.Text), Text(RoleUser, "And a suffix?"))
-	tokens, err := e.names["tiny"].prompt(turn2)
+	tokens, _, err := e.names["tiny"].prompt(turn2, false)
 	if err != nil {
 		t.Fatal(err)
 	}

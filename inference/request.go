@@ -92,7 +92,30 @@ type Request struct {
 	FrequencyPenalty  float64
 	PresencePenalty   float64
 
+	// Format constrains the answer; nil is free text. With a model that
+	// thinks, it applies after the thinking section.
+	Format *Format
+	// NoThinking switches a thinking model's thinking off: through the
+	// chat template's switch (enable_thinking), and by closing a thinking
+	// section as soon as it opens.
+	NoThinking bool
+	// ThinkingBudget bounds the tokens spent thinking: when they are
+	// spent, the engine closes the thinking section and the model
+	// answers. 0 is no bound.
+	ThinkingBudget int
+
 	// IgnoreEOS never samples the model's end-of-turn tokens, so that
 	// generation runs to MaxTokens: for benchmarks and tests.
 	IgnoreEOS bool
+}
+
+// Format constrains what a model may write. Set one field.
+type Format struct {
+	// JSON asks for a JSON object.
+	JSON bool
+	// Schema asks for JSON that validates against this JSON Schema.
+	Schema []byte
+	// Grammar asks for text of this GBNF grammar, whose start rule is
+	// root.
+	Grammar string
 }

@@ -19,6 +19,19 @@ type work struct {
 	maxTokens int
 	stops     []string
 	sampler   *llamacpp.Sampler
+	grammar   *llamacpp.Grammar // constrains the answer, or nil
+
+	// thinking: the prompt opened a thinking section. budget bounds the
+	// tokens spent in one (-1: no bound), closed with thinkClose.
+	thinking   bool
+	budget     int
+	thinkClose []llamacpp.Token
+}
+
+// close frees what the work holds in C.
+func (w *work) close() {
+	w.sampler.Close()
+	w.grammar.Close()
 }
 
 // runner owns one llama.cpp context. Its goroutine admits queued work into
@@ -76,8 +89,11 @@ type slot struct {
 	generated int
 	stopToken int
 
-	out  *textOutput
-	text strings.Builder
+	out       *output
+	text      strings.Builder
+	reasoning strings.Builder
+	thought   int              // tokens generated inside a thinking section
+	forced    []llamacpp.Token // tokens to decode after next, unsampled
 
 	admitted, first time.Time
 }
@@ -185,7 +201,7 @@ func (r *runner) admit() bool {
 			}
 		}
 		if w.job.abandoned() {
-			w.sampler.Close()
+			w.close()
 			w.job.finish(nil, w.job.cause())
 			continue
 		}
@@ -258,7 +274,7 @@ func (r *runner) start(w *work) {
 	r.active.Add(1)
 	*s = slot{
 		seq: s.seq, seqs: s.seqs, w: w, cache: cache, used: now,
-		idx: -1, order: r.admission, out: newTextOutput(w.stops), admitted: time.Now(),
+		idx: -1, order: r.admission, out: newOutput(w.stops, w.thinking), admitted: time.Now(),
 	}
 	s.prefilled, s.pos = len(cache), len(cache)
 	// Follow a leader that is still prefilling and is exactly where this
@@ -296,15 +312,24 @@ func (r *runner) step() error {
 	b := r.batch
 	b.Clear()
 	for _, s := range r.slots {
-		if s.w != nil && s.prefilled == len(s.w.prompt) {
-			idx, err := b.Add(s.next, s.pos, s.seqs, true)
+		if s.w == nil || s.prefilled < len(s.w.prompt) {
+			continue
+		}
+		// The sampled token, then any forced ones: the output is read
+		// after the last.
+		for i, t := range append([]llamacpp.Token{s.next}, s.forced...) {
+			last := i == len(s.forced)
+			idx, err := b.Add(t, s.pos, s.seqs, last)
 			if err != nil {
 				return err
 			}
-			s.idx = idx
+			if last {
+				s.idx = idx
+			}
 			s.pos++
-			s.cache = append(s.cache, s.next)
+			s.cache = append(s.cache, t)
 		}
+		s.forced = nil
 	}
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
 		n := min(b.Cap()-b.Len(), len(s.w.prompt)-s.prefilled)
@@ -344,7 +369,11 @@ func (r *runner) step() error {
 	}
 	for _, s := range r.slots {
 		if s.w != nil && s.idx >= 0 {
-			tok := s.w.sampler.Sample(r.ctx, s.idx)
+			g := s.w.grammar
+			if s.out.thinking() {
+				g = nil // the grammar constrains the answer only
+			}
+			tok := s.w.sampler.Sample(r.ctx, s.idx, g)
 			s.idx = -1
 			r.emit(s, tok)
 		}
@@ -365,35 +394,67 @@ func (r *runner) nextPrefill() *slot {
 	return best
 }
 
-// emit handles a sampled token: the end of the turn, text through the stop
-// matcher, the token limit.
+// emit handles a sampled token: the end of the turn, reasoning and text
+// through the output parser, the thinking budget, the token limit.
 func (r *runner) emit(s *slot, tok llamacpp.Token) {
 	if s.generated == 0 {
 		s.first = time.Now()
 	}
 	s.generated++
 	if r.llm.IsEOG(tok) {
+		if s.w.grammar != nil && s.out.thinking() && len(s.w.thinkClose) > 0 {
+			// A constrained answer must follow: ending the turn while
+			// thinking closes the thinking section instead.
+			s.next, s.forced = s.w.thinkClose[0], s.w.thinkClose[1:]
+			for _, t := range s.w.thinkClose {
+				r.push(s, t)
+			}
+			s.generated += len(s.forced)
+			return
+		}
 		s.stopToken = int(tok)
 		r.finish(s, FinishStop, "")
 		return
 	}
-	text, stop, stopped := s.out.push(r.llm.Piece(tok, false))
-	r.send(s, text)
+	p := r.push(s, tok)
 	switch {
-	case stopped:
-		r.finish(s, FinishStopSequence, stop)
+	case p.stopped:
+		r.finish(s, FinishStopSequence, p.stop)
 	case s.generated >= s.w.maxTokens:
 		r.finish(s, FinishLength, "")
 	default:
 		s.next = tok
+		if s.out.thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 {
+			// The budget is spent: close the section, and the model
+			// answers. The closing tokens count as output.
+			s.forced = s.w.thinkClose
+			for _, t := range s.forced {
+				s.generated++
+				r.push(s, t)
+			}
+		}
 	}
 }
 
-func (r *runner) send(s *slot, text string) {
-	if text != "" {
-		s.text.WriteString(text)
-		s.w.job.send(Event{Text: text})
+// push runs the bytes of one generated token through the slot's output and
+// sends what it releases.
+func (r *runner) push(s *slot, tok llamacpp.Token) piece {
+	was := s.out.thinking()
+	p := s.out.push(r.llm.Piece(tok, false))
+	if was || s.out.thinking() {
+		s.thought++
 	}
+	r.send(s, p)
+	return p
+}
+
+func (r *runner) send(s *slot, p piece) {
+	if p.text == "" && p.reasoning == "" {
+		return
+	}
+	s.text.WriteString(p.text)
+	s.reasoning.WriteString(p.reasoning)
+	s.w.job.send(Event{Text: p.text, Reasoning: p.reasoning})
 }
 
 func (r *runner) finish(s *slot, reason FinishReason, stop string) {
@@ -403,6 +464,7 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 	now := time.Now()
 	res := &Result{
 		Text:         s.text.String(),
+		Reasoning:    s.reasoning.String(),
 		FinishReason: reason,
 		StopSequence: stop,
 		StopToken:    s.stopToken,
@@ -410,6 +472,7 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 			PromptTokens:     len(s.w.prompt),
 			CachedTokens:     len(s.w.prompt) - s.decoded,
 			CompletionTokens: s.generated,
+			ReasoningTokens:  s.thought,
 		},
 		Timings: Timings{
 			Queued:  s.admitted.Sub(s.w.job.enqueued),
@@ -424,12 +487,13 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 // tokens stay in the KV cache for the next request that shares them;
 // sequences that followed it go on by themselves.
 func (r *runner) release(s *slot, res *Result, err error) {
-	s.w.sampler.Close()
+	s.w.close()
 	s.w.job.finish(res, err)
 	s.w = nil
 	s.leader = nil
 	s.used = r.now()
 	s.text.Reset()
+	s.reasoning.Reset()
 	r.active.Add(-1)
 	for _, f := range r.slots {
 		if f.leader == s {
@@ -448,7 +512,7 @@ func (r *runner) shutdown() {
 	for {
 		select {
 		case w := <-r.queue:
-			w.sampler.Close()
+			w.close()
 			w.job.finish(nil, ErrClosed)
 		default:
 			return

@@ -37,12 +37,16 @@ func newChatTemplate(source, bos, eos string) (*chatTemplate, error) {
 }
 
 // render writes the prompt for msgs, ending with the opening of the
-// assistant's turn.
-func (t *chatTemplate) render(msgs []Message, tools []Tool) (string, error) {
+// assistant's turn. noThinking sets the templates' enable_thinking switch
+// off.
+func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool) (string, error) {
 	vars := map[string]any{
 		"add_generation_prompt": true,
 		"bos_token":             t.bos,
 		"eos_token":             t.eos,
+	}
+	if noThinking {
+		vars["enable_thinking"] = false
 	}
 	list := make([]any, 0, len(msgs))
 	for i, m := range msgs {

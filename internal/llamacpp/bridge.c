@@ -1,3 +1,4 @@
+#include <math.h>
 #include "bridge.h"
 
 extern bool inferkitProgress(float progress, void *user_data);
@@ -18,4 +19,37 @@ void inferkit_set_progress(struct llama_model_params *p, uintptr_t handle) {
 
 void inferkit_route_logs(void) {
 	llama_log_set(log_trampoline, NULL);
+}
+
+// inferkit_sample picks a token from the logits of batch index idx. The
+// chain samples first; when a grammar is given and rejects that token, the
+// grammar masks the whole vocabulary and the chain samples again (checking
+// one token is far cheaper than masking every step). Both accept the
+// token. buf holds n_vocab entries.
+llama_token inferkit_sample(struct llama_sampler *chain, struct llama_sampler *grammar,
+		struct llama_context *ctx, int32_t idx, llama_token_data *buf, int32_t n_vocab) {
+	const float *logits = llama_get_logits_ith(ctx, idx);
+	for (int32_t i = 0; i < n_vocab; i++) {
+		buf[i] = (llama_token_data){i, logits[i], 0.0f};
+	}
+	llama_token_data_array cur = {buf, (size_t)n_vocab, -1, false};
+	llama_sampler_apply(chain, &cur);
+	llama_token tok = cur.data[cur.selected].id;
+	if (grammar != NULL) {
+		llama_token_data one = {tok, 1.0f, 0.0f};
+		llama_token_data_array single = {&one, 1, -1, false};
+		llama_sampler_apply(grammar, &single);
+		if (isinf(one.logit) && one.logit < 0) {
+			for (int32_t i = 0; i < n_vocab; i++) {
+				buf[i] = (llama_token_data){i, logits[i], 0.0f};
+			}
+			cur = (llama_token_data_array){buf, (size_t)n_vocab, -1, false};
+			llama_sampler_apply(grammar, &cur);
+			llama_sampler_apply(chain, &cur);
+			tok = cur.data[cur.selected].id;
+		}
+		llama_sampler_accept(grammar, tok);
+	}
+	llama_sampler_accept(chain, tok);
+	return tok;
 }

@@ -33,7 +33,9 @@ type SamplerParams struct {
 // Sampler picks the next token from a context's logits. It is not safe for
 // concurrent use; its owner must call Close.
 type Sampler struct {
-	c *C.struct_llama_sampler
+	c      *C.struct_llama_sampler
+	buf    *C.llama_token_data // n_vocab candidates, reused every step
+	nVocab int
 }
 
 // NewSampler builds the chain for model m: banned tokens, penalties, then
@@ -68,7 +70,7 @@ func NewSampler(m *Model, p SamplerParams) (*Sampler, error) {
 	}
 	if p.Temperature <= 0 {
 		add(C.llama_sampler_init_greedy())
-		return &Sampler{c: chain}, nil
+		return newSampler(m, chain), nil
 	}
 	if p.TopK > 0 {
 		add(C.llama_sampler_init_top_k(C.int32_t(p.TopK)))
@@ -81,13 +83,23 @@ func NewSampler(m *Model, p SamplerParams) (*Sampler, error) {
 	}
 	add(C.llama_sampler_init_temp(C.float(p.Temperature)))
 	add(C.llama_sampler_init_dist(C.uint32_t(p.Seed)))
-	return &Sampler{c: chain}, nil
+	return newSampler(m, chain), nil
+}
+
+func newSampler(m *Model, chain *C.struct_llama_sampler) *Sampler {
+	buf := (*C.llama_token_data)(C.malloc(C.size_t(m.nVocab) * C.size_t(unsafe.Sizeof(C.llama_token_data{}))))
+	return &Sampler{c: chain, buf: buf, nVocab: m.nVocab}
 }
 
 // Sample picks a token from the logits of batch index i of the last Decode
-// on ctx and records it for the penalties.
-func (s *Sampler) Sample(ctx *Context, i int) Token {
-	return Token(C.llama_sampler_sample(s.c, ctx.c, C.int32_t(i)))
+// on ctx, within grammar g when g is not nil, and records it for the
+// penalties and the grammar.
+func (s *Sampler) Sample(ctx *Context, i int, g *Grammar) Token {
+	var gc *C.struct_llama_sampler
+	if g != nil {
+		gc = g.c
+	}
+	return Token(C.inferkit_sample(s.c, gc, ctx.c, C.int32_t(i), s.buf, C.int32_t(s.nVocab)))
 }
 
 // Accept records t (a prompt token, say) for the penalties.
@@ -97,6 +109,7 @@ func (s *Sampler) Accept(t Token) { C.llama_sampler_accept(s.c, C.llama_token(t)
 func (s *Sampler) Close() {
 	if s.c != nil {
 		C.llama_sampler_free(s.c)
-		s.c = nil
+		C.free(unsafe.Pointer(s.buf))
+		s.c, s.buf = nil, nil
 	}
 }
