@@ -42,8 +42,8 @@ type Request struct {
 	User string
 }
 
-// Reasoning is the thinking a request asks for. The engine's request has
-// no such field yet; the server applies it (see the package report).
+// Reasoning is the thinking a request asks for. Inference turns it into
+// the engine's NoThinking and ThinkingBudget.
 type Reasoning struct {
 	// Effort is "none" (no thinking), "low", "medium" or "high".
 	Effort string
@@ -57,6 +57,21 @@ type Reasoning struct {
 
 // Thinking reports whether the request asks the model to think.
 func (r Reasoning) Thinking() bool { return r.Effort != "none" }
+
+// Budget returns the thinking budget for an output limit of maxTokens (0:
+// none): BudgetTokens when set, else by effort low 1,024, medium 4,096 and
+// high 16,384 tokens. Thinking never takes more than three quarters of the
+// limit, nor less than one token, so that the answer has room.
+func (r Reasoning) Budget(maxTokens int) int {
+	budget := r.BudgetTokens
+	if budget == 0 {
+		budget = map[string]int{"low": 1024, "medium": 4096, "high": 16384}[r.Effort]
+	}
+	if maxTokens > 0 {
+		budget = min(budget, max(1, maxTokens*3/4))
+	}
+	return budget
+}
 
 // Format is the output format of a request.
 type Format struct {
@@ -80,11 +95,22 @@ type ToolChoice struct {
 }
 
 // Inference returns the engine's request: Instructions, when set, become
-// the first system message.
+// the first system message; the output format becomes the engine's
+// Format, and the reasoning its NoThinking and ThinkingBudget.
 func (r Request) Inference() inference.Request {
 	out := r.Request
 	if r.Instructions != "" {
 		out.Messages = append([]inference.Message{inference.Text(inference.RoleSystem, r.Instructions)}, r.Messages...)
+	}
+	switch r.Format.Type {
+	case "json":
+		out.Format = &inference.Format{JSON: true}
+	case "json_schema":
+		out.Format = &inference.Format{Schema: r.Format.Schema}
+	}
+	out.NoThinking = !r.Reasoning.Thinking()
+	if !out.NoThinking {
+		out.ThinkingBudget = r.Reasoning.Budget(out.MaxTokens)
 	}
 	return out
 }

@@ -249,7 +249,8 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	case req.NoThinking:
 		w.budget = 0
 	case req.ThinkingBudget > 0:
-		w.budget = req.ThinkingBudget
+		// Leave the answer a quarter of the output limit at least.
+		w.budget = min(req.ThinkingBudget, max(1, maxTokens*3/4))
 	default:
 		w.budget = -1
 	}

@@ -101,7 +101,8 @@ type Request struct {
 	NoThinking bool
 	// ThinkingBudget bounds the tokens spent thinking: when they are
 	// spent, the engine closes the thinking section and the model
-	// answers. 0 is no bound.
+	// answers. 0 is no bound. It never exceeds three quarters of the
+	// output limit, so that the answer has room.
 	ThinkingBudget int
 
 	// IgnoreEOS never samples the model's end-of-turn tokens, so that

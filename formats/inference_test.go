@@ -1,0 +1,55 @@
+package formats
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// Inference passes the format and the reasoning on as the engine's
+// Format, NoThinking and ThinkingBudget.
+func TestInferenceMapping(t *testing.T) {
+	tests := []struct {
+		name       string
+		parse      func([]byte) (Request, error)
+		body       string
+		format     *inference.Format
+		noThinking bool
+		budget     int
+	}{
+		{"chat defaults: high effort, 3/4 of 2048", ParseChatRequest,
+			`{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil, false, 1536},
+		{"chat json, no reasoning", ParseChatRequest,
+			`{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json"},"reasoning":{"effort":"none"}}`,
+			&inference.Format{JSON: true}, true, 0},
+		{"chat low effort, large limit", ParseChatRequest,
+			`{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":100000,"reasoning":{"effort":"low"}}`, nil, false, 1024},
+		{"messages thinking budget within the limit", ParseMessagesRequest,
+			`{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"thinking":{"type":"enabled","budget_tokens":2000}}`,
+			nil, false, 2000},
+		{"messages default budget capped by the limit", ParseMessagesRequest,
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`, nil, false, 384},
+		{"messages thinking disabled", ParseMessagesRequest,
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"thinking":{"type":"disabled"}}`, nil, true, 0},
+		{"responses schema, medium effort", ParseResponsesRequest,
+			`{"model":"m","input":"x","max_output_tokens":10000,"text":{"format":{"type":"json_schema","name":"p","schema":{"type":"object"}}}}`,
+			&inference.Format{Schema: json.RawMessage(`{"type":"object"}`)}, false, 4096},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := tt.parse([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := req.Inference()
+			if (got.Format == nil) != (tt.format == nil) ||
+				got.Format != nil && (got.Format.JSON != tt.format.JSON || string(got.Format.Schema) != string(tt.format.Schema)) {
+				t.Errorf("Format %+v, want %+v", got.Format, tt.format)
+			}
+			if got.NoThinking != tt.noThinking || got.ThinkingBudget != tt.budget {
+				t.Errorf("NoThinking %v budget %d, want %v %d", got.NoThinking, got.ThinkingBudget, tt.noThinking, tt.budget)
+			}
+		})
+	}
+}
