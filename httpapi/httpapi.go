@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
@@ -53,10 +54,13 @@ type Config struct {
 	// duration, key id, never the key) and server errors. Nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Store keeps responses for GET /v1/responses/{id} and
-	// previous_response_id. Nil means a MemoryStore with its defaults and
-	// the clock Now.
-	Store ResponseStore
+	// Store keeps responses for GET and DELETE /v1/responses/{id} and
+	// previous_response_id, under the KeyID of the key that made them.
+	// The caller owns it and closes it, if it needs closing, after
+	// shutting the HTTP server down. Nil means a cache.MemoryStore with
+	// its defaults and the clock Now, whose contents are lost with the
+	// process; cache.OpenBolt keeps them in a file.
+	Store cache.Store
 	// Now is the clock of created timestamps (and of the default Store).
 	// Nil means time.Now.
 	Now func() time.Time
@@ -77,7 +81,7 @@ type Handler struct {
 	keys   KeyStore
 	limit  int64
 	log    *slog.Logger
-	store  ResponseStore
+	store  cache.Store
 	now    func() time.Time
 	mw     []func(http.Handler) http.Handler
 	opts   formats.Options
@@ -139,7 +143,7 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	if h.store == nil {
-		s, err := NewMemoryStore(MemoryStoreConfig{Now: h.now})
+		s, err := cache.NewMemoryStore(cache.MemoryConfig{Now: h.now})
 		if err != nil {
 			return nil, err
 		}

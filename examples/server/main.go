@@ -15,6 +15,9 @@
 //	-ctx N            context tokens per sequence (default 4096, at most
 //	                  the model's training context)
 //	-threads N        CPU threads per model (default: all cores)
+//	-store PATH       keep stored responses (previous_response_id, GET
+//	                  /v1/responses/{id}) in the file PATH, so that they
+//	                  survive a restart (default: in memory)
 //
 // With no -model it serves a small demo model with random weights under
 // every model id of the spec, so that the API can be tried at once; its
@@ -38,6 +41,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
@@ -52,6 +56,7 @@ type options struct {
 	parallel int
 	ctx      int
 	threads  int
+	store    string
 }
 
 // specIDs are the model ids of the spec, which the demo model serves.
@@ -106,6 +111,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.parallel, "parallel", 0, "sequences each model decodes at once (default 4)")
 	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
+	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -158,7 +164,25 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	defer eng.Close()
 	logger.Info("inferkit-server: models loaded", "models", len(o.models), "took", time.Since(start).Round(time.Millisecond))
 
-	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger})
+	// Stored responses: in memory (nil), or in the file of -store. Its
+	// deferred Close runs after the HTTP server's shutdown and before the
+	// engine's.
+	var store cache.Store
+	if o.store != "" {
+		bs, err := cache.OpenBolt(o.store, cache.BoltConfig{})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := bs.Close(); err != nil {
+				logger.Warn("inferkit-server: closing the response store", "err", err)
+			}
+		}()
+		store = bs
+		logger.Info("inferkit-server: keeping stored responses in a file", "path", o.store)
+	}
+
+	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger, Store: store})
 	if err != nil {
 		return err
 	}

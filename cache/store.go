@@ -1,0 +1,69 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// DefaultTTL is how long a record is kept when a store's configured TTL
+// is 0: one day.
+const DefaultTTL = 24 * time.Hour
+
+// ErrNotFound is returned, possibly wrapped, for a record a store does not
+// hold: never stored, expired, evicted, deleted, or stored by another
+// owner. Test for it with errors.Is.
+var ErrNotFound = errors.New("cache: record not found")
+
+// ErrTooLarge is returned, wrapped, by Put for a record larger than the
+// store's byte bound on its own.
+var ErrTooLarge = errors.New("cache: record too large")
+
+// Record is one stored response. The store treats Response and Transcript
+// as opaque bytes; their encoding belongs to the caller.
+type Record struct {
+	// Owner is who may read, replace and delete the record: the id of
+	// the API key that made it. It may be empty.
+	Owner string
+	// ID is the response's id, unique per owner. Required.
+	ID string
+	// Response is the encoded response object.
+	Response []byte
+	// Transcript is the encoded conversation that a later request
+	// continues.
+	Transcript []byte
+	// Expires is when the record stops being returned. It is set by the
+	// store: Put ignores the caller's value and stamps its own clock
+	// plus its TTL; Get returns it.
+	Expires time.Time
+}
+
+// Size is what r counts against a store's byte bound: the lengths of its
+// owner, id, response and transcript.
+func (r Record) Size() int64 {
+	return int64(len(r.Owner) + len(r.ID) + len(r.Response) + len(r.Transcript))
+}
+
+// Store keeps records for a bounded time. The interface lives here rather
+// than with its consumer (package httpapi) because several packages
+// implement it (this one, a Redis store elsewhere) and several consume it
+// (httpapi, tests, a user's own server), and all of them must agree on
+// its contract, which package cachetest checks.
+//
+// Every call names the owner: a store must never return, replace or
+// delete a record of another owner than the one given. Records are
+// copied in and out: neither the slices given to Put nor those returned
+// by Get are shared with the store. Implementations must be safe for
+// concurrent use.
+type Store interface {
+	// Get returns the record id of owner, or an error wrapping
+	// ErrNotFound.
+	Get(ctx context.Context, owner, id string) (Record, error)
+	// Put stores r under r.Owner and r.ID, replacing any record of that
+	// key, to expire after the store's TTL. Older records may be evicted
+	// to make room.
+	Put(ctx context.Context, r Record) error
+	// Delete removes the record id of owner, or returns an error
+	// wrapping ErrNotFound.
+	Delete(ctx context.Context, owner, id string) error
+}
