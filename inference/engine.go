@@ -42,6 +42,8 @@ type model struct {
 	// thinkClose is the tokens that close a thinking section, when the
 	// model's vocabulary has the thinking markers as tokens of their own.
 	thinkClose []llamacpp.Token
+	// tools is how the model writes tool calls.
+	tools toolFamily
 }
 
 // New loads every model of cfg and starts its runner.
@@ -127,6 +129,7 @@ func (e *Engine) load(path string) (*model, error) {
 			m.thinkClose, _ = llm.Tokenize(thinkClose+"\n\n", false, true)
 		}
 	}
+	m.tools = toolFamilyOf(m.info.ChatTemplate)
 	m.runner = newRunner(llm, ctx, perSeq, e.cfg)
 	go m.runner.run()
 	return m, nil
@@ -228,9 +231,22 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	if req.ThinkingBudget < 0 {
 		return nil, fmt.Errorf("%w: ThinkingBudget %d", ErrInvalidRequest, req.ThinkingBudget)
 	}
+	req.Tools = req.shownTools()
 	gbnf, err := grammarOf(req.Format)
 	if err != nil {
 		return nil, err
+	}
+	switch req.ToolChoice.Mode {
+	case ToolAuto, ToolNone:
+	case ToolRequired, ToolFunction:
+		if len(req.Tools) == 0 {
+			return nil, fmt.Errorf("%w: ToolChoice %q without tools", ErrInvalidRequest, req.ToolChoice.Mode)
+		}
+		if gbnf, err = toolGrammar(m.tools, req.Tools, req.ToolChoice, llamacpp.SchemaGrammar); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%w: ToolChoice mode %q", ErrInvalidRequest, req.ToolChoice.Mode)
 	}
 	tokens, thinking, err := m.prompt(req, gbnf != "")
 	if err != nil {
@@ -245,6 +261,9 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 		return nil, fmt.Errorf("%w: %d prompt tokens and %d to generate, context holds %d", ErrContextLength, len(tokens), maxTokens, limit)
 	}
 	w := &work{prompt: tokens, maxTokens: maxTokens, stops: req.Stop, thinking: thinking, thinkClose: m.thinkClose}
+	if len(req.Tools) > 0 {
+		w.tools = newToolScanner(m.tools, req.Tools)
+	}
 	switch {
 	case req.NoThinking:
 		w.budget = 0
@@ -309,7 +328,7 @@ func (m *model) prompt(req Request, constrained bool) ([]llamacpp.Token, bool, e
 		tokens, err := m.llm.Tokenize(req.Prompt, true, true)
 		return tokens, opensThinking(req.Prompt), err
 	}
-	text, err := m.tmpl.render(req.Messages, req.Tools, req.NoThinking)
+	text, err := m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking)
 	if err != nil {
 		return nil, false, err
 	}

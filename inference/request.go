@@ -63,8 +63,11 @@ type Request struct {
 	Model string
 	// Messages is the conversation, rendered with the chat template.
 	Messages []Message
-	// Tools are rendered into the prompt through the chat template.
+	// Tools are rendered into the prompt through the chat template, and
+	// the model's calls of them come back as ToolCalls.
 	Tools []Tool
+	// ToolChoice says whether and which tools the model must call.
+	ToolChoice ToolChoice
 	// Prompt is raw text, used when Messages is empty. Special-token text in
 	// it (such as <|im_start|>) becomes those tokens.
 	Prompt string

@@ -13,6 +13,8 @@ const (
 	FinishLength FinishReason = "length"
 	// FinishStopSequence: one of the request's stop strings appeared.
 	FinishStopSequence FinishReason = "stop_sequence"
+	// FinishToolCalls: the model ended its turn after calling tools.
+	FinishToolCalls FinishReason = "tool_calls"
 )
 
 // Usage counts the tokens of a request.
@@ -51,8 +53,10 @@ type Result struct {
 	// FinishStopSequence.
 	StopSequence string
 	// StopToken is the end-of-turn token that ended the output when
-	// FinishReason is FinishStop.
+	// FinishReason is FinishStop or FinishToolCalls.
 	StopToken int
+	// ToolCalls are the model's calls of the request's tools.
+	ToolCalls []ToolCall
 	Usage     Usage
 	Timings   Timings
 }
@@ -65,6 +69,8 @@ type Event struct {
 	// Reasoning is the next piece of the model's thinking. Thinking comes
 	// before any Text.
 	Reasoning string
+	// ToolCalls are calls the model has just finished writing, whole.
+	ToolCalls []ToolCall
 	// Final is set on the last event of a successful stream; its Text is
 	// the whole output.
 	Final *Result

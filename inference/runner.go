@@ -20,6 +20,7 @@ type work struct {
 	stops     []string
 	sampler   *llamacpp.Sampler
 	grammar   *llamacpp.Grammar // constrains the answer, or nil
+	tools     *toolScanner      // separates tool calls from the answer, or nil
 
 	// thinking: the prompt opened a thinking section. budget bounds the
 	// tokens spent in one (-1: no bound), closed with thinkClose.
@@ -92,6 +93,7 @@ type slot struct {
 	out       *output
 	text      strings.Builder
 	reasoning strings.Builder
+	calls     []ToolCall
 	thought   int              // tokens generated inside a thinking section
 	forced    []llamacpp.Token // tokens to decode after next, unsampled
 
@@ -444,22 +446,37 @@ func (r *runner) push(s *slot, tok llamacpp.Token) piece {
 	if was || s.out.thinking() {
 		s.thought++
 	}
-	r.send(s, p)
+	r.send(s, p, p.stopped)
 	return p
 }
 
-func (r *runner) send(s *slot, p piece) {
-	if p.text == "" && p.reasoning == "" {
+// send passes what the output released on to the reader, with the
+// answer's tool calls taken out of its text.
+func (r *runner) send(s *slot, p piece, last bool) {
+	ev := Event{Text: p.text, Reasoning: p.reasoning}
+	if t := s.w.tools; t != nil {
+		ev.Text, ev.ToolCalls = t.push(p.text)
+		if last {
+			text, calls := t.flush()
+			ev.Text += text
+			ev.ToolCalls = append(ev.ToolCalls, calls...)
+		}
+	}
+	if ev.Text == "" && ev.Reasoning == "" && len(ev.ToolCalls) == 0 {
 		return
 	}
-	s.text.WriteString(p.text)
-	s.reasoning.WriteString(p.reasoning)
-	s.w.job.send(Event{Text: p.text, Reasoning: p.reasoning})
+	s.text.WriteString(ev.Text)
+	s.reasoning.WriteString(ev.Reasoning)
+	s.calls = append(s.calls, ev.ToolCalls...)
+	s.w.job.send(ev)
 }
 
 func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 	if reason != FinishStopSequence {
-		r.send(s, s.out.flush())
+		r.send(s, s.out.flush(), true)
+	}
+	if len(s.calls) > 0 && reason == FinishStop {
+		reason = FinishToolCalls
 	}
 	now := time.Now()
 	res := &Result{
@@ -468,6 +485,7 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 		FinishReason: reason,
 		StopSequence: stop,
 		StopToken:    s.stopToken,
+		ToolCalls:    s.calls,
 		Usage: Usage{
 			PromptTokens:     len(s.w.prompt),
 			CachedTokens:     len(s.w.prompt) - s.decoded,
@@ -494,6 +512,7 @@ func (r *runner) release(s *slot, res *Result, err error) {
 	s.used = r.now()
 	s.text.Reset()
 	s.reasoning.Reset()
+	s.calls = nil
 	r.active.Add(-1)
 	for _, f := range r.slots {
 		if f.leader == s {
