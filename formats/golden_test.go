@@ -76,7 +76,7 @@ var (
 		Text: "Paris is the capital of France.", Reasoning: "The user asks for a capital.\nIt is Paris.",
 		FinishReason: inference.FinishStop, StopToken: 151645,
 		Usage:   inference.Usage{PromptTokens: 20, CachedTokens: 8, CompletionTokens: 15, ReasoningTokens: 9},
-		Timings: inference.Timings{Prefill: 30 * time.Millisecond, Decode: 150 * time.Millisecond},
+		Timings: inference.Timings{Prefill: 30 * time.Millisecond, Decode: 150 * time.Millisecond, Thinking: 90 * time.Millisecond},
 	}
 	resStopSeq = inference.Result{
 		Text: "One, two", FinishReason: inference.FinishStopSequence, StopSequence: ", three",

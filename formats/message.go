@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strings"
-	"time"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -67,15 +66,9 @@ func signature(thinking string) string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// thinkingLatency estimates the time spent thinking: the decode time's
-// share of reasoning tokens. The engine reports no exact figure yet.
+// thinkingLatency is the time the model spent thinking, in milliseconds.
 func thinkingLatency(res inference.Result) int64 {
-	u := res.Usage
-	if u.CompletionTokens == 0 {
-		return 0
-	}
-	d := res.Timings.Decode * time.Duration(u.ReasoningTokens) / time.Duration(u.CompletionTokens)
-	return d.Milliseconds()
+	return res.Timings.Thinking.Milliseconds()
 }
 
 // NewMessage returns the message of res answering req, with a fresh msg_

@@ -88,6 +88,9 @@ func TestFormatSchemaAlwaysValid(t *testing.T) {
 		if streamed.String() != res.Text {
 			t.Fatalf("seed %d: streamed %q, final %q", seed, streamed.String(), res.Text)
 		}
+		if res.Timings.Thinking <= 0 || res.Timings.Thinking > res.Timings.Decode {
+			t.Errorf("seed %d: thinking took %v of %v", seed, res.Timings.Thinking, res.Timings.Decode)
+		}
 		if res.Usage.ReasoningTokens == 0 || res.Usage.ReasoningTokens > 8+1 {
 			t.Errorf("seed %d: %d reasoning tokens, want 1..9 (budget 8 and the closing marker)", seed, res.Usage.ReasoningTokens)
 		}

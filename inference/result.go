@@ -39,6 +39,9 @@ type Timings struct {
 	Prefill time.Duration
 	// Decode is the time from the first generated token to the end.
 	Decode time.Duration
+	// Thinking is the time from the first generated token to the end of
+	// the thinking section, when the model thought.
+	Thinking time.Duration
 }
 
 // Result is a finished generation.

@@ -98,6 +98,7 @@ type slot struct {
 	forced    []llamacpp.Token // tokens to decode after next, unsampled
 
 	admitted, first time.Time
+	thinking        time.Duration
 }
 
 func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Config) *runner {
@@ -446,6 +447,9 @@ func (r *runner) push(s *slot, tok llamacpp.Token) piece {
 	if was || s.out.thinking() {
 		s.thought++
 	}
+	if was && !s.out.thinking() {
+		s.thinking = time.Since(s.first)
+	}
 	r.send(s, p, p.stopped)
 	return p
 }
@@ -493,9 +497,10 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 			ReasoningTokens:  s.thought,
 		},
 		Timings: Timings{
-			Queued:  s.admitted.Sub(s.w.job.enqueued),
-			Prefill: s.first.Sub(s.admitted),
-			Decode:  now.Sub(s.first),
+			Queued:   s.admitted.Sub(s.w.job.enqueued),
+			Prefill:  s.first.Sub(s.admitted),
+			Decode:   now.Sub(s.first),
+			Thinking: s.thinking,
 		},
 	}
 	r.release(s, res, nil)
