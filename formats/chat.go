@@ -23,9 +23,9 @@ const (
 // ChatRequest is the body of POST /v1/chat/completions (and
 // /v1/web/chat/completions). Beside the spec's fields it accepts what the
 // OpenAI SDKs send: max_tokens and max_completion_tokens for
-// max_new_tokens, reasoning_effort, stop, seed, top_k, penalties, n (only
-// 1), user, metadata, store and parallel_tool_calls. Unknown fields are
-// ignored.
+// max_new_tokens, reasoning_effort, verbosity, stop, seed, top_k,
+// penalties, n (only 1), user, metadata, store and parallel_tool_calls.
+// Unknown fields are ignored.
 type ChatRequest struct {
 	Model         string             `json:"model"`
 	Messages      []ChatMessage      `json:"messages"`
@@ -46,6 +46,9 @@ type ChatRequest struct {
 	Reasoning       *ChatReasoning      `json:"reasoning,omitzero"`
 	ReasoningEffort string              `json:"reasoning_effort,omitzero"`
 	ResponseFormat  *ChatResponseFormat `json:"response_format,omitzero"`
+	// Verbosity is low, medium or high, as the OpenAI SDKs send it; see
+	// VerbosityInstruction.
+	Verbosity string `json:"verbosity,omitzero"`
 
 	Temperature       *float64 `json:"temperature,omitzero"`
 	TopP              *float64 `json:"top_p,omitzero"`
@@ -257,6 +260,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 		}
 		out.Messages = append(out.Messages, msg)
 	}
+	nameToolResults(out.Messages)
 	tools, err := chatTools(r.Tools)
 	if err != nil {
 		return Request{}, err
@@ -300,6 +304,9 @@ func (r *ChatRequest) Canonical() (Request, error) {
 		}
 	}
 
+	if out.Verbosity, err = checkVerbosity("verbosity", r.Verbosity); err != nil {
+		return Request{}, err
+	}
 	out.Format = Format{Type: "text"}
 	if f := r.ResponseFormat; f != nil {
 		switch f.Type {
@@ -453,7 +460,7 @@ func (m ChatMessage) canonical(path string) (inference.Message, error) {
 		}
 	}
 	if len(m.ToolCalls) > 0 && out.Role != inference.RoleAssistant {
-		return out, invalid(path+".tool_calls", "only assistant messages carry tool_calls")
+		return out, invalid(path+".tool_calls", "%s.tool_calls: only assistant messages carry tool_calls", path)
 	}
 	for j, c := range m.ToolCalls {
 		cp := fmt.Sprintf("%s.tool_calls[%d]", path, j)
@@ -537,6 +544,7 @@ func NewChatRequest(r Request) ChatRequest {
 		Stop:         Stop(slices.Clone(r.Stop)),
 		User:         r.User,
 		Metadata:     r.Metadata,
+		Verbosity:    r.Verbosity,
 	}
 	if r.IncludeUsage {
 		out.StreamOptions = &ChatStreamOptions{IncludeUsage: true}

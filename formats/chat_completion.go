@@ -23,7 +23,8 @@ type ChatChoice struct {
 	Message ChatCompletionMessage `json:"message"`
 	// Logprobs is always null.
 	Logprobs *struct{} `json:"logprobs"`
-	// FinishReason is stop or length (a stop sequence is stop).
+	// FinishReason is stop, length (a stop sequence is stop) or
+	// tool_calls.
 	FinishReason string `json:"finish_reason"`
 	// MatchedStop is what ended the output: the end-of-turn token's id, the
 	// stop sequence, or null.
@@ -121,8 +122,19 @@ func chatFinish(res inference.Result) (string, MatchedStop) {
 		return "length", MatchedStop{}
 	case inference.FinishStopSequence:
 		return "stop", MatchedStop{Sequence: ptr(res.StopSequence)}
+	case inference.FinishToolCalls:
+		return "tool_calls", MatchedStop{Token: ptr(res.StopToken)}
 	}
 	return "stop", MatchedStop{Token: ptr(res.StopToken)}
+}
+
+// chatToolCalls converts the engine's tool calls.
+func chatToolCalls(calls []inference.ToolCall) []ChatToolCall {
+	var out []ChatToolCall
+	for _, c := range calls {
+		out = append(out, ChatToolCall{ID: c.ID, Type: "function", Function: ChatFunctionCall{Name: c.Name, Arguments: c.Arguments}})
+	}
+	return out
 }
 
 // showReasoning reports whether a chat response carries the reasoning text.
@@ -134,7 +146,7 @@ func (r Request) showReasoning() bool {
 // a fresh chatcmpl- id.
 func NewChatCompletion(req Request, res inference.Result, o Options) ChatCompletion {
 	finish, matched := chatFinish(res)
-	msg := ChatCompletionMessage{Role: "assistant", Content: res.Text}
+	msg := ChatCompletionMessage{Role: "assistant", Content: res.Text, ToolCalls: chatToolCalls(res.ToolCalls)}
 	if req.showReasoning() {
 		msg.ReasoningContent = res.Reasoning
 	}
@@ -156,6 +168,9 @@ func (c ChatCompletion) Result() inference.Result {
 		ch := c.Choices[0]
 		res.Text = ch.Message.Content
 		res.Reasoning = ch.Message.ReasoningContent
+		for _, tc := range ch.Message.ToolCalls {
+			res.ToolCalls = append(res.ToolCalls, inference.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
 		switch {
 		case ch.FinishReason == "length":
 			res.FinishReason = inference.FinishLength
@@ -164,6 +179,9 @@ func (c ChatCompletion) Result() inference.Result {
 			res.StopSequence = *ch.MatchedStop.Sequence
 		default:
 			res.FinishReason = inference.FinishStop
+			if ch.FinishReason == "tool_calls" {
+				res.FinishReason = inference.FinishToolCalls
+			}
 			if ch.MatchedStop.Token != nil {
 				res.StopToken = *ch.MatchedStop.Token
 			}

@@ -30,17 +30,40 @@ type ChatChunkChoice struct {
 }
 
 // ChatDelta is the change a chunk brings: the role in the first, then text
-// pieces, then nothing in the last.
+// pieces and tool calls, then nothing in the last.
 type ChatDelta struct {
 	Role             string  `json:"role,omitzero"`
 	Content          *string `json:"content,omitzero"`
 	ReasoningContent string  `json:"reasoning_content,omitzero"`
+	// ToolCalls holds one tool call's piece: its first chunk has the
+	// index, id, type and function name with empty arguments; the next
+	// has the index and the arguments.
+	ToolCalls []ChatToolCallDelta `json:"tool_calls,omitzero"`
+}
+
+// ChatToolCallDelta is a piece of a streamed tool call, as OpenAI streams
+// them: Index says which call of the message it belongs to.
+type ChatToolCallDelta struct {
+	Index    int                   `json:"index"`
+	ID       string                `json:"id,omitzero"`
+	Type     string                `json:"type,omitzero"`
+	Function ChatFunctionCallDelta `json:"function"`
+}
+
+// ChatFunctionCallDelta is a piece of a streamed call's function: the
+// name once, then fragments of the arguments.
+type ChatFunctionCallDelta struct {
+	Name      string `json:"name,omitzero"`
+	Arguments string `json:"arguments"`
 }
 
 // ChatStream encodes inference events as a chat completion stream: a
-// first chunk with the role, one chunk per text piece, a last chunk with
-// an empty delta and the finish reason, the usage chunk when asked, and
-// data: [DONE]. A ChatStream is not safe for concurrent use.
+// first chunk with the role, one chunk per text piece, two chunks per tool
+// call (the call's index, id, type and name, then its arguments whole:
+// the engine releases a call once it is complete), a last chunk with an
+// empty delta and the finish reason (tool_calls when the model called
+// tools), the usage chunk when asked, and data: [DONE]. A ChatStream is
+// not safe for concurrent use.
 type ChatStream struct {
 	w       io.Writer
 	req     Request
@@ -49,6 +72,7 @@ type ChatStream struct {
 	started bool
 	done    bool
 	sent    progress
+	calls   int // tool calls sent
 }
 
 // NewChatStream returns an encoder writing to w for req.
@@ -84,7 +108,7 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
-	reasoning, text := s.sent.next(ev)
+	reasoning, text, calls := s.sent.next(ev)
 	if reasoning != "" && s.req.showReasoning() {
 		if err := writeJSONEvent(s.w, "", s.chunk(ChatChunkChoice{Delta: ChatDelta{ReasoningContent: reasoning}})); err != nil {
 			return err
@@ -93,6 +117,16 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	if text != "" {
 		if err := writeJSONEvent(s.w, "", s.chunk(ChatChunkChoice{Delta: ChatDelta{Content: ptr(text)}})); err != nil {
 			return err
+		}
+	}
+	for _, c := range calls {
+		head := ChatToolCallDelta{Index: s.calls, ID: c.ID, Type: "function", Function: ChatFunctionCallDelta{Name: c.Name}}
+		args := ChatToolCallDelta{Index: s.calls, Function: ChatFunctionCallDelta{Arguments: c.Arguments}}
+		s.calls++
+		for _, d := range []ChatToolCallDelta{head, args} {
+			if err := writeJSONEvent(s.w, "", s.chunk(ChatChunkChoice{Delta: ChatDelta{ToolCalls: []ChatToolCallDelta{d}}})); err != nil {
+				return err
+			}
 		}
 	}
 	if ev.Final == nil {

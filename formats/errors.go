@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferkit/inferkit/inference"
@@ -75,6 +77,10 @@ type Error struct {
 	RetryAfter time.Duration
 	// Err is the cause, if any; it is not shown to the client.
 	Err error
+
+	// reason is what the engine said was wrong with the request, for an
+	// inference.ErrInvalidRequest; see in.
+	reason string
 }
 
 // Error returns the message, prefixed with the package name.
@@ -161,6 +167,7 @@ type MessagesErrorInner struct {
 
 // Body returns the JSON body of e in family f.
 func (e *Error) Body(f Family) []byte {
+	e = e.in(f)
 	var v any
 	if f == FamilyMessages {
 		v = MessagesErrorBody{Type: "error", Error: MessagesErrorOuter{
@@ -190,7 +197,13 @@ func (e *Error) object(f Family) ErrorBody {
 // ErrorOf maps any error to the Error the API reports:
 //
 //   - *Error: itself;
-//   - *RequestError and inference.ErrInvalidRequest: 400;
+//   - *RequestError: 400;
+//   - inference.ErrInvalidRequest: 400, code invalid_value, with the
+//     engine's reason; written in a family, its param is that family's
+//     name of the field at fault, such as response_format.json_schema.schema
+//     (chat), text.format.schema (responses) or
+//     output_config.format.schema (messages) for a schema the engine
+//     cannot enforce;
 //   - inference.ErrContextLength: 400, code context_length_exceeded;
 //   - inference.ErrModelNotFound: 400, code model_not_found, param model
 //     (generation endpoints; GET /v1/models/{id} uses ModelNotFound, 404);
@@ -224,7 +237,11 @@ func ErrorOf(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "model_not_found", Param: "model",
 			Message: "the model does not exist", Err: err}
 	case errors.Is(err, inference.ErrInvalidRequest):
-		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: "invalid request", Err: err}
+		reason := err.Error()
+		if _, r, ok := strings.Cut(reason, inference.ErrInvalidRequest.Error()+": "); ok {
+			reason = r
+		}
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: "invalid request: " + reason, Err: err, reason: reason}
 	case errors.Is(err, inference.ErrOverloaded):
 		return &Error{Status: http.StatusTooManyRequests, Code: "overloaded", RetryAfter: time.Second,
 			Message: "the model is overloaded; retry shortly", Err: err}
@@ -235,12 +252,71 @@ func ErrorOf(err error) *Error {
 		Message: "the server had an error while processing the request", Err: err}
 }
 
+// engineFields maps the field an engine's ErrInvalidRequest reason
+// begins with to the parameter of each family.
+var engineFields = []struct {
+	field                     string
+	chat, messages, responses string
+}{
+	{"Format.Schema", "response_format.json_schema.schema", "output_config.format.schema", "text.format.schema"},
+	{"ToolChoice", "tool_choice", "tool_choice", "tool_choice"},
+	{"tool parameters", "tools", "tools", "tools"},
+	{"ThinkingBudget", "reasoning.effort", "thinking.budget_tokens", "reasoning.effort"},
+	{"the model's chat template", "messages", "messages", "input"},
+	{"messages", "messages", "messages", "input"},
+}
+
+// toolIndex matches the engine's "tools[i]" field.
+var toolIndex = regexp.MustCompile(`^tools\[(\d+)\]: `)
+
+// in returns e as family f reports it: an engine's invalid request names
+// the family's parameter in Param and in its message.
+func (e *Error) in(f Family) *Error {
+	if e.reason == "" || e.Param != "" {
+		return e
+	}
+	pick := func(chat, messages, responses string) string {
+		switch f {
+		case FamilyMessages:
+			return messages
+		case FamilyResponses:
+			return responses
+		}
+		return chat
+	}
+	param, detail := "", e.reason
+	if m := toolIndex.FindStringSubmatch(e.reason); m != nil {
+		param = pick("tools["+m[1]+"].function.parameters", "tools["+m[1]+"].input_schema", "tools["+m[1]+"].parameters")
+		detail = e.reason[len(m[0]):]
+	} else {
+		for _, ef := range engineFields {
+			if rest, ok := strings.CutPrefix(e.reason, ef.field); ok && (rest == "" || rest[0] == ':' || rest[0] == '[' || rest[0] == ' ') {
+				param = pick(ef.chat, ef.messages, ef.responses)
+				detail = strings.TrimLeft(rest, ": ")
+				if ef.field == "messages" {
+					detail = e.reason // its index counts the system prompt
+				}
+				break
+			}
+		}
+	}
+	if param == "" {
+		return e
+	}
+	// The schema converter's errors begin with its package's name.
+	detail = strings.TrimPrefix(detail, "llamacpp: invalid grammar: ")
+	out := *e
+	out.Param = param
+	out.Message = param + ": " + detail
+	return &out
+}
+
 // WriteError writes err as a response of family f: the status, the
 // Content-Type, Retry-After when set, and the family's body. It is for
 // errors before the headers are sent; after them, the stream encoders'
 // Fail writes the in-stream error.
 func WriteError(w http.ResponseWriter, f Family, err error) {
-	e := ErrorOf(err)
+	e := ErrorOf(err).in(f)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter > 0 {

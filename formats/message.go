@@ -1,8 +1,10 @@
 package formats
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 
 	"github.com/inferkit/inferkit/inference"
@@ -14,11 +16,12 @@ type Message struct {
 	Type string `json:"type"` // message
 	Role string `json:"role"` // assistant
 	// Content is a thinking block when the model thought, then the text
-	// block.
+	// block (left out when the model only called tools), then a tool_use
+	// block per tool call.
 	Content []MessagesBlock `json:"content"`
 	Model   string          `json:"model"`
-	// StopReason is end_turn, stop_sequence or max_tokens; null in
-	// message_start.
+	// StopReason is end_turn, stop_sequence, max_tokens or tool_use; null
+	// in message_start.
 	StopReason *string `json:"stop_reason"`
 	// StopSequence is the stop sequence that ended the output, or null.
 	StopSequence *string       `json:"stop_sequence"`
@@ -54,8 +57,21 @@ func messagesStop(res inference.Result) (*string, *string) {
 		return ptr("max_tokens"), nil
 	case inference.FinishStopSequence:
 		return ptr("stop_sequence"), ptr(res.StopSequence)
+	case inference.FinishToolCalls:
+		return ptr("tool_use"), nil
 	}
 	return ptr("end_turn"), nil
+}
+
+// toolUseBlock returns the tool_use block of a call.
+func toolUseBlock(c inference.ToolCall) MessagesBlock {
+	input := json.RawMessage(c.Arguments)
+	if !json.Valid(input) {
+		// The engine's calls hold JSON; a call given back with other
+		// arguments keeps them as a string rather than break the body.
+		input, _ = json.Marshal(c.Arguments)
+	}
+	return MessagesBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input}
 }
 
 // signature returns the signature of a thinking block: an opaque,
@@ -85,7 +101,12 @@ func NewMessage(req Request, res inference.Result, o Options) Message {
 		m.Content = append(m.Content, MessagesBlock{Type: "thinking", Thinking: res.Reasoning,
 			Signature: signature(res.Reasoning), ThinkingLatencyMS: ptr(thinkingLatency(res))})
 	}
-	m.Content = append(m.Content, MessagesBlock{Type: "text", Text: res.Text})
+	if res.Text != "" || len(res.ToolCalls) == 0 {
+		m.Content = append(m.Content, MessagesBlock{Type: "text", Text: res.Text})
+	}
+	for _, c := range res.ToolCalls {
+		m.Content = append(m.Content, toolUseBlock(c))
+	}
 	return m
 }
 
@@ -99,12 +120,16 @@ func (m Message) Result() inference.Result {
 			text.WriteString(b.Text)
 		case "thinking":
 			thinking.WriteString(b.Thinking)
+		case "tool_use":
+			res.ToolCalls = append(res.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
 		}
 	}
 	res.Text, res.Reasoning = text.String(), thinking.String()
 	res.FinishReason = inference.FinishStop
 	if m.StopReason != nil {
 		switch *m.StopReason {
+		case "tool_use":
+			res.FinishReason = inference.FinishToolCalls
 		case "max_tokens":
 			res.FinishReason = inference.FinishLength
 		case "stop_sequence":
@@ -121,4 +146,14 @@ func (m Message) Result() inference.Result {
 		CompletionTokens: u.OutputTokens,
 	}
 	return res
+}
+
+// toolArguments returns a tool_use block's input as compact JSON text;
+// absent or null input is {}.
+func toolArguments(input json.RawMessage) string {
+	var b bytes.Buffer
+	if s := bytes.TrimSpace(input); len(s) == 0 || string(s) == "null" || json.Compact(&b, s) != nil {
+		return "{}"
+	}
+	return b.String()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -44,8 +43,8 @@ type MessagesRequest struct {
 	OutputConfig *MessagesOutputConfig `json:"output_config,omitzero"`
 }
 
-// MessagesOutputConfig sets the thinking effort (low, medium, high) and a
-// JSON Schema the output must follow.
+// MessagesOutputConfig sets the thinking effort (low, medium, high; the
+// SDKs' xhigh and max are high) and a JSON Schema the output must follow.
 type MessagesOutputConfig struct {
 	Effort string                `json:"effort,omitzero"`
 	Format *MessagesOutputFormat `json:"format,omitzero"`
@@ -57,8 +56,8 @@ type MessagesOutputFormat struct {
 	Schema json.RawMessage `json:"schema"`
 }
 
-// MessagesThinking turns thinking on (type enabled, the default) or off
-// (type disabled) and bounds it.
+// MessagesThinking turns thinking on (type enabled, the default, or
+// adaptive) or off (type disabled) and bounds it.
 type MessagesThinking struct {
 	Type         string `json:"type"`
 	BudgetTokens *int   `json:"budget_tokens,omitzero"`
@@ -263,6 +262,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		}
 		out.Messages = append(out.Messages, msgs...)
 	}
+	nameToolResults(out.Messages)
 
 	out.MaxTokens, out.ClampMaxTokens = messagesMaxTokens, true
 	if r.MaxTokens != nil {
@@ -274,16 +274,16 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 	out.Reasoning = Reasoning{Effort: "high", BudgetTokens: messagesBudget, Summary: "auto"}
 	if t := r.Thinking; t != nil {
 		switch t.Type {
-		case "enabled":
+		case "enabled", "adaptive": // adaptive: the model's own budget, the default here
 		case "disabled":
 			out.Reasoning = Reasoning{Effort: "none"}
 		default:
-			return Request{}, invalid("thinking.type", "thinking.type must be enabled or disabled, got %q", t.Type)
+			return Request{}, invalid("thinking.type", "thinking.type must be enabled, adaptive or disabled, got %q", t.Type)
 		}
 		if err := checkMin("thinking.budget_tokens", t.BudgetTokens, 1); err != nil {
 			return Request{}, err
 		}
-		if t.BudgetTokens != nil && t.Type == "enabled" {
+		if t.BudgetTokens != nil && t.Type != "disabled" {
 			out.Reasoning.BudgetTokens = *t.BudgetTokens
 		}
 	}
@@ -291,9 +291,13 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 	out.Format = Format{Type: "text"}
 	if oc := r.OutputConfig; oc != nil {
 		if oc.Effort != "" && out.Reasoning.Thinking() {
-			e, err := normEffort("output_config.effort", oc.Effort)
+			effort := oc.Effort
+			if effort == "xhigh" || effort == "max" { // the Anthropic SDKs' levels above high
+				effort = "high"
+			}
+			e, err := normEffort("output_config.effort", effort)
 			if err != nil || e == "none" {
-				return Request{}, invalid("output_config.effort", "output_config.effort must be low, medium or high, got %q", oc.Effort)
+				return Request{}, invalid("output_config.effort", "output_config.effort must be low, medium, high, xhigh or max, got %q", oc.Effort)
 			}
 			out.Reasoning.Effort = e
 		}
@@ -402,11 +406,13 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			if err := checkToolName(bp+".name", b.Name); err != nil {
 				return nil, err
 			}
-			args := strings.TrimSpace(string(b.Input))
-			if args == "" || args == "null" {
-				args = "{}"
+			if b.ID == "" {
+				return nil, missing(bp + ".id")
 			}
-			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+			if s := bytes.TrimSpace(b.Input); len(s) > 0 && s[0] != '{' && string(s) != "null" {
+				return nil, invalid(bp+".input", "%s.input must be an object", bp)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
 		case "tool_result":
 			if msg.Role != inference.RoleUser {
 				return nil, invalid(bp+".type", "%s: only user messages carry tool_result", bp)
@@ -424,7 +430,8 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 				}
 				for k, c := range b.Content.Blocks {
 					if c.Type != "text" {
-						return nil, invalid(fmt.Sprintf("%s.content[%d].type", bp, k), "tool_result content must be text blocks")
+						cp := fmt.Sprintf("%s.content[%d].type", bp, k)
+						return nil, invalid(cp, "%s: tool_result content must be text blocks", cp)
 					}
 					res.Content = append(res.Content, inference.Part{Text: c.Text})
 				}
@@ -526,7 +533,7 @@ func newMessagesMessage(m inference.Message) MessagesMessage {
 		}
 	}
 	for _, c := range m.ToolCalls {
-		out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: json.RawMessage(c.Arguments)})
+		out.Content.Blocks = append(out.Content.Blocks, toolUseBlock(c))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"encoding/json"
 	"io"
 
 	"github.com/inferkit/inferkit/inference"
@@ -26,10 +27,13 @@ type MessagesEvent struct {
 // MessagesDelta is the delta of content_block_delta (Type set) or of
 // message_delta (StopReason set).
 type MessagesDelta struct {
-	Type         string  `json:"type,omitzero"`
-	Text         *string `json:"text,omitzero"`
-	Thinking     *string `json:"thinking,omitzero"`
-	Signature    *string `json:"signature,omitzero"`
+	Type      string  `json:"type,omitzero"`
+	Text      *string `json:"text,omitzero"`
+	Thinking  *string `json:"thinking,omitzero"`
+	Signature *string `json:"signature,omitzero"`
+	// PartialJSON is a piece of a tool_use block's input, for
+	// input_json_delta.
+	PartialJSON  *string `json:"partial_json,omitzero"`
 	StopReason   *string `json:"stop_reason,omitzero"`
 	StopSequence *string `json:"stop_sequence,omitzero"`
 }
@@ -51,7 +55,11 @@ func (d MessagesDelta) MarshalJSON() ([]byte, error) {
 // as `event: <type>` and `data: <json>`: message_start; a thinking block
 // (content_block_start, thinking_delta pieces, a signature_delta,
 // content_block_stop) when the model thinks; the text block likewise with
-// text_delta pieces; message_delta with the stop reason and usage;
+// text_delta pieces (none when the model only called tools); a tool_use
+// block per tool call (content_block_start with its id, name and input
+// {}, one input_json_delta holding the whole input, since the engine
+// releases a call once it is complete, content_block_stop); message_delta
+// with the stop reason (tool_use when the model called tools) and usage;
 // message_stop; and the spec's closing `data: [DONE]`, which the Anthropic
 // SDKs skip as an event without a type. A MessagesStream is not safe for
 // concurrent use.
@@ -70,6 +78,7 @@ type MessagesStream struct {
 	index    int    // the next block's index
 	open     string // the open block's type: "", "thinking" or "text"
 	textDone bool   // a text block was opened
+	called   bool   // a tool_use block was sent
 }
 
 // NewMessagesStream returns an encoder writing to w for req.
@@ -132,6 +141,27 @@ func (s *MessagesStream) closeBlock() error {
 	return err
 }
 
+// toolUse writes the block of one tool call.
+func (s *MessagesStream) toolUse(c inference.ToolCall) error {
+	if err := s.closeBlock(); err != nil {
+		return err
+	}
+	s.called = true
+	block := toolUseBlock(c)
+	input := string(block.Input)
+	block.Input = json.RawMessage("{}")
+	if err := s.emit(MessagesEvent{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block}); err != nil {
+		return err
+	}
+	if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &MessagesDelta{Type: "input_json_delta", PartialJSON: &input}}); err != nil {
+		return err
+	}
+	err := s.emit(MessagesEvent{Type: "content_block_stop", Index: ptr(s.index)})
+	s.index++
+	return err
+}
+
 // Event writes the events of one inference event. The Final event sends
 // what its result holds beyond the pieces before it, closes the blocks (an
 // empty text block when no text came) and ends the stream.
@@ -142,7 +172,7 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
-	reasoning, text := s.sent.next(ev)
+	reasoning, text, calls := s.sent.next(ev)
 	if reasoning != "" && !s.textDone {
 		if err := s.openBlock("thinking"); err != nil {
 			return err
@@ -152,7 +182,7 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 			return err
 		}
 	}
-	if text != "" || (ev.Final != nil && !s.textDone) {
+	if text != "" || (ev.Final != nil && !s.textDone && !s.called && len(calls) == 0) {
 		if err := s.openBlock("text"); err != nil {
 			return err
 		}
@@ -160,6 +190,11 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 	if text != "" {
 		if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
 			Delta: &MessagesDelta{Type: "text_delta", Text: &text}}); err != nil {
+			return err
+		}
+	}
+	for _, c := range calls {
+		if err := s.toolUse(c); err != nil {
 			return err
 		}
 	}

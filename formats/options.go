@@ -10,7 +10,7 @@ import (
 // both to get byte-identical output.
 type Options struct {
 	// NewID returns a fresh, unique id that begins with prefix, one of
-	// "chatcmpl-", "msg_", "resp_" and "rs_".
+	// "chatcmpl-", "msg_", "resp_", "rs_" and "fc_".
 	NewID func(prefix string) string
 	// Now returns the current time.
 	Now func() time.Time

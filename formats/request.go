@@ -29,6 +29,10 @@ type Request struct {
 	Reasoning Reasoning
 	// Format is the output format asked for.
 	Format Format
+	// Verbosity is "low", "medium" or "high" (responses text.verbosity,
+	// chat verbosity), or empty for the model's own. Inference turns low
+	// and high into a line of the system prompt; see VerbosityInstruction.
+	Verbosity string
 	// ToolChoice says whether and which tools the model must call.
 	ToolChoice ToolChoice
 	// Store asks to keep the response for previous_response_id (responses
@@ -94,13 +98,50 @@ type ToolChoice struct {
 	Name string
 }
 
+// VerbosityInstruction returns the line that Inference adds to the
+// system prompt for a verbosity: for low, to answer concisely; for high,
+// to answer in detail; none for medium, the model's own length. A model
+// has no length setting of its own, so an instruction it reads is the
+// honest way to ask for one.
+func VerbosityInstruction(verbosity string) string {
+	switch verbosity {
+	case "low":
+		return "Answer concisely: give only what was asked, in as few words as possible."
+	case "high":
+		return "Answer in detail: explain your reasoning, cover the relevant cases, and give examples where they help."
+	}
+	return ""
+}
+
 // Inference returns the engine's request: Instructions, when set, become
-// the first system message; the output format becomes the engine's
-// Format, and the reasoning its NoThinking and ThinkingBudget.
+// the first system message, and a verbosity's instruction (see
+// VerbosityInstruction) ends the system prompt; the output format becomes
+// the engine's Format, the reasoning its NoThinking and ThinkingBudget,
+// and the tool choice its ToolChoice.
 func (r Request) Inference() inference.Request {
 	out := r.Request
+	out.Messages = slices.Clone(r.Messages)
 	if r.Instructions != "" {
-		out.Messages = append([]inference.Message{inference.Text(inference.RoleSystem, r.Instructions)}, r.Messages...)
+		out.Messages = append([]inference.Message{inference.Text(inference.RoleSystem, r.Instructions)}, out.Messages...)
+	}
+	if line := VerbosityInstruction(r.Verbosity); line != "" {
+		if len(out.Messages) > 0 && out.Messages[0].Role == inference.RoleSystem {
+			sys := out.Messages[0]
+			sys.Content = append(slices.Clone(sys.Content), inference.Part{Text: "\n\n" + line})
+			out.Messages[0] = sys
+		} else {
+			out.Messages = append([]inference.Message{inference.Text(inference.RoleSystem, line)}, out.Messages...)
+		}
+	}
+	switch r.ToolChoice.Mode {
+	case "none":
+		out.ToolChoice = inference.ToolChoice{Mode: inference.ToolNone}
+	case "required":
+		out.ToolChoice = inference.ToolChoice{Mode: inference.ToolRequired}
+	case "function":
+		out.ToolChoice = inference.ToolChoice{Mode: inference.ToolFunction, Name: r.ToolChoice.Name}
+	default:
+		out.ToolChoice = inference.ToolChoice{Mode: inference.ToolAuto}
 	}
 	switch r.Format.Type {
 	case "json":
@@ -116,21 +157,46 @@ func (r Request) Inference() inference.Request {
 }
 
 // Transcript returns the conversation after res answered r: r's messages
-// (instructions left out) followed by the assistant's reply. It is what a
-// server stores under a response's id for previous_response_id.
+// (instructions left out) followed by the assistant's reply, with its
+// text, reasoning and tool calls. It is what a server stores under a
+// response's id for previous_response_id.
 func (r Request) Transcript(res inference.Result) []inference.Message {
 	msgs := slices.Clone(r.Messages)
 	reply := inference.Text(inference.RoleAssistant, res.Text)
+	if res.Text == "" && len(res.ToolCalls) > 0 {
+		reply.Content = nil
+	}
 	reply.Reasoning = res.Reasoning
+	reply.ToolCalls = slices.Clone(res.ToolCalls)
 	return append(msgs, reply)
+}
+
+// nameToolResults gives each tool message without a Name the name of the
+// call it answers, from the assistant turns before it: the wire styles
+// name a result by its call's id only, and chat templates render the
+// tool's name.
+func nameToolResults(msgs []inference.Message) {
+	names := map[string]string{}
+	for i, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if c.ID != "" {
+				names[c.ID] = c.Name
+			}
+		}
+		if m.Role == inference.RoleTool && m.Name == "" {
+			msgs[i].Name = names[m.ToolCallID]
+		}
+	}
 }
 
 // Continue returns next continuing the stored conversation history (a
 // Transcript of the previous response): history comes before next's own
-// messages. The earlier request's instructions are not part of history, so
-// only next's Instructions apply.
+// messages, and next's tool results are named after the calls of history
+// they answer. The earlier request's instructions are not part of history,
+// so only next's Instructions apply.
 func Continue(history []inference.Message, next Request) Request {
 	next.Messages = append(slices.Clone(history), next.Messages...)
+	nameToolResults(next.Messages)
 	next.Metadata = maps.Clone(next.Metadata)
 	return next
 }

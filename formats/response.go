@@ -65,15 +65,40 @@ type ResponseText struct {
 }
 
 // ResponseItem is an output item: a message (role, content of output_text
-// parts) or a reasoning item (summary, content of reasoning_text parts).
+// parts), a reasoning item (summary, content of reasoning_text parts) or a
+// function_call (call_id, name, arguments).
 type ResponseItem struct {
 	ID   string `json:"id"`
-	Type string `json:"type"` // message or reasoning
+	Type string `json:"type"` // message, reasoning or function_call
 	// Status is in_progress, completed or incomplete.
 	Status  string         `json:"status"`
 	Role    string         `json:"role,omitzero"`
 	Summary []ResponsePart `json:"summary,omitzero"`
 	Content []ResponsePart `json:"content"`
+
+	// CallID names a function_call for its function_call_output.
+	CallID string `json:"call_id,omitzero"`
+	// Name is the function a function_call calls.
+	Name string `json:"name,omitzero"`
+	// Arguments is a function_call's arguments, a JSON object.
+	Arguments string `json:"arguments,omitzero"`
+}
+
+// MarshalJSON writes the fields of the item's type: a function_call has
+// no content and always has arguments ("" while it is in progress).
+func (it ResponseItem) MarshalJSON() ([]byte, error) {
+	if it.Type == "function_call" {
+		return marshal(struct {
+			ID        string `json:"id"`
+			Type      string `json:"type"`
+			Status    string `json:"status"`
+			CallID    string `json:"call_id"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		}{it.ID, it.Type, it.Status, it.CallID, it.Name, it.Arguments})
+	}
+	type plain ResponseItem
+	return marshal(plain(it))
 }
 
 // ResponsePart is a part of an output item: output_text with annotations,
@@ -128,6 +153,9 @@ func newResponseShell(req Request, id string, created int64) Response {
 	}
 	if req.Instructions != "" {
 		r.Instructions = ptr(req.Instructions)
+	}
+	if req.Verbosity != "" {
+		r.Text.Verbosity = req.Verbosity
 	}
 	if req.PreviousResponseID != "" {
 		r.PreviousResponseID = ptr(req.PreviousResponseID)
@@ -191,34 +219,55 @@ func outputText(text string) ResponsePart {
 	return ResponsePart{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
 }
 
-// finish sets the status, the output and the usage of a finished result.
-func (r *Response) finish(res inference.Result, rsID, msgID string) {
+// functionCallItem returns the output item of a tool call; with done
+// false it is in progress, with empty arguments, as in output_item.added.
+func functionCallItem(id string, c inference.ToolCall, done bool) ResponseItem {
+	it := ResponseItem{ID: id, Type: "function_call", Status: "in_progress", CallID: c.ID, Name: c.Name}
+	if done {
+		it.Status, it.Arguments = "completed", c.Arguments
+	}
+	return it
+}
+
+// itemStatus is the status of a finished result's message item.
+func itemStatus(res inference.Result) string {
+	if res.FinishReason == inference.FinishLength {
+		return "incomplete"
+	}
+	return "completed"
+}
+
+// finish sets the status, the output items and the usage of a finished
+// result.
+func (r *Response) finish(res inference.Result, items []ResponseItem) {
 	r.Status, r.IncompleteDetails = "completed", nil
-	itemStatus := "completed"
 	if res.FinishReason == inference.FinishLength {
 		r.Status, r.IncompleteDetails = "incomplete", &ResponseIncomplete{Reason: "max_output_tokens"}
-		itemStatus = "incomplete"
 	}
-	r.Output = []ResponseItem{}
-	if res.Reasoning != "" {
-		r.Output = append(r.Output, reasoningItem(rsID, "completed", res.Reasoning))
-	}
-	r.Output = append(r.Output, messageItem(msgID, itemStatus, res.Text, true))
+	r.Output = append([]ResponseItem{}, items...)
 	r.OutputText = res.Text
 	r.Usage = newResponseUsage(res.Usage)
 }
 
 // NewResponse returns the response object of res answering req, with a
-// fresh resp_ id and item ids msg_ and rs_. A result cut by the output
-// limit gives status incomplete with incomplete_details.reason
-// max_output_tokens.
+// fresh resp_ id and item ids rs_, msg_ and fc_. The output is a
+// reasoning item when the model thought, the message (left out when the
+// model only called tools), and a function_call item per tool call. A
+// result cut by the output limit gives status incomplete with
+// incomplete_details.reason max_output_tokens.
 func NewResponse(req Request, res inference.Result, o Options) Response {
 	r := newResponseShell(req, o.id("resp_"), o.now().Unix())
-	rsID := ""
+	var items []ResponseItem
 	if res.Reasoning != "" {
-		rsID = o.id("rs_")
+		items = append(items, reasoningItem(o.id("rs_"), "completed", res.Reasoning))
 	}
-	r.finish(res, rsID, o.id("msg_"))
+	if res.Text != "" || len(res.ToolCalls) == 0 {
+		items = append(items, messageItem(o.id("msg_"), itemStatus(res), res.Text, true))
+	}
+	for _, c := range res.ToolCalls {
+		items = append(items, functionCallItem(o.id("fc_"), c, true))
+	}
+	r.finish(res, items)
 	return r
 }
 
@@ -232,7 +281,7 @@ func FailedResponse(req Request, err error, o Options) Response {
 
 // fail sets the failed status and error.
 func (r *Response) fail(err error) {
-	e := ErrorOf(err)
+	e := ErrorOf(err).in(FamilyResponses)
 	r.Status = "failed"
 	r.Error = &ResponseError{Code: e.Code, Message: e.Message}
 }
@@ -242,6 +291,9 @@ func (r Response) Result() inference.Result {
 	var res inference.Result
 	var text, reasoning strings.Builder
 	for _, it := range r.Output {
+		if it.Type == "function_call" {
+			res.ToolCalls = append(res.ToolCalls, inference.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+		}
 		for _, p := range it.Content {
 			switch p.Type {
 			case "output_text":
@@ -253,6 +305,9 @@ func (r Response) Result() inference.Result {
 	}
 	res.Text, res.Reasoning = text.String(), reasoning.String()
 	res.FinishReason = inference.FinishStop
+	if len(res.ToolCalls) > 0 {
+		res.FinishReason = inference.FinishToolCalls
+	}
 	if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "max_output_tokens" {
 		res.FinishReason = inference.FinishLength
 	}

@@ -151,6 +151,9 @@ func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
 			if it.Content.err != nil {
 				return prefixed(fmt.Sprintf("input[%d].content", i), it.Content.err)
 			}
+			if it.Output.err != nil {
+				return prefixed(fmt.Sprintf("input[%d].output", i), it.Output.err)
+			}
 		}
 		return nil
 	}
@@ -171,7 +174,9 @@ type ResponsesItem struct {
 	CallID    string `json:"call_id,omitzero"`
 	Name      string `json:"name,omitzero"`
 	Arguments string `json:"arguments,omitzero"`
-	Output    string `json:"output,omitzero"`
+	// Output is a function_call_output's result: a string, or parts
+	// (input_text, input_image).
+	Output ResponsesContent `json:"output,omitzero"`
 }
 
 // ResponsesContent is an item's content: a string when Parts is nil, else
@@ -273,10 +278,8 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 	}
 	out.Format = Format{Type: "text"}
 	if r.Text != nil {
-		switch r.Text.Verbosity {
-		case "", "low", "medium", "high":
-		default:
-			return Request{}, invalid("text.verbosity", "text.verbosity must be low, medium or high, got %q", r.Text.Verbosity)
+		if out.Verbosity, err = checkVerbosity("text.verbosity", r.Text.Verbosity); err != nil {
+			return Request{}, err
 		}
 		if f := r.Text.Format; f != nil {
 			switch f.Type {
@@ -385,7 +388,11 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			if it.CallID == "" {
 				return nil, missing(p + ".call_id")
 			}
-			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: it.CallID, Content: []inference.Part{{Text: it.Output}}})
+			parts, err := it.Output.parts(p + ".output")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: it.CallID, Name: it.Name, Content: parts})
 		case "reasoning":
 			for _, part := range it.Content.Parts {
 				reasoning += part.Text
@@ -394,6 +401,7 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			return nil, invalid(p+".type", "%s.type must be message, function_call, function_call_output or reasoning, got %q", p, it.Type)
 		}
 	}
+	nameToolResults(out)
 	return out, nil
 }
 
@@ -415,28 +423,36 @@ func (it ResponsesItem) message(p string) (inference.Message, error) {
 	if !it.Content.set {
 		return m, missing(p + ".content")
 	}
-	if it.Content.Parts == nil {
-		m.Content = []inference.Part{{Text: it.Content.Text}}
+	parts, err := it.Content.parts(p + ".content")
+	m.Content = parts
+	return m, err
+}
+
+// parts converts content at path p into the engine's parts.
+func (c ResponsesContent) parts(p string) ([]inference.Part, error) {
+	if c.Parts == nil {
+		return []inference.Part{{Text: c.Text}}, nil
 	}
-	for j, part := range it.Content.Parts {
-		pp := fmt.Sprintf("%s.content[%d]", p, j)
+	var out []inference.Part
+	for j, part := range c.Parts {
+		pp := fmt.Sprintf("%s[%d]", p, j)
 		switch part.Type {
 		case "input_text", "output_text", "text":
-			m.Content = append(m.Content, inference.Part{Text: part.Text})
+			out = append(out, inference.Part{Text: part.Text})
 		case "input_image":
 			img, err := decodeImage(pp+".image_url", part.ImageURL)
 			if err != nil {
-				return m, err
+				return nil, err
 			}
-			m.Content = append(m.Content, inference.Part{Image: img})
+			out = append(out, inference.Part{Image: img})
 		case "refusal":
 		case "":
-			return m, missing(pp + ".type")
+			return nil, missing(pp + ".type")
 		default:
-			return m, invalid(pp+".type", "%s.type must be input_text or input_image, got %q", pp, part.Type)
+			return nil, invalid(pp+".type", "%s.type must be input_text or input_image, got %q", pp, part.Type)
 		}
 	}
-	return m, nil
+	return out, nil
 }
 
 // NewResponsesRequest returns the responses request of r. System messages
@@ -464,6 +480,12 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 	case "text":
 		out.Text = &ResponsesText{Format: &ResponsesFormat{Type: "text"}}
 	}
+	if r.Verbosity != "" {
+		if out.Text == nil {
+			out.Text = &ResponsesText{}
+		}
+		out.Text.Verbosity = r.Verbosity
+	}
 	for _, t := range r.Tools {
 		out.Tools = append(out.Tools, ResponsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Parameters)})
 	}
@@ -479,7 +501,7 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 // newResponsesItems converts one canonical message into items.
 func newResponsesItems(m inference.Message) []ResponsesItem {
 	if m.Role == inference.RoleTool {
-		return []ResponsesItem{{Type: "function_call_output", CallID: m.ToolCallID, Output: joinText(m.Content)}}
+		return []ResponsesItem{{Type: "function_call_output", CallID: m.ToolCallID, Output: ResponsesContent{Text: joinText(m.Content), set: true}}}
 	}
 	var out []ResponsesItem
 	if m.Reasoning != "" {

@@ -2,6 +2,7 @@ package formats
 
 import (
 	"io"
+	"strings"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -19,7 +20,11 @@ type ResponsesEvent struct {
 	Part           *ResponsePart `json:"part,omitzero"`
 	Delta          *string       `json:"delta,omitzero"`
 	Text           *string       `json:"text,omitzero"`
-	Logprobs       []any         `json:"logprobs,omitzero"`
+	// Name and Arguments are a function call's, for
+	// response.function_call_arguments.done.
+	Name      string  `json:"name,omitzero"`
+	Arguments *string `json:"arguments,omitzero"`
+	Logprobs  []any   `json:"logprobs,omitzero"`
 }
 
 // ResponsesStream encodes inference events as a responses stream:
@@ -27,7 +32,12 @@ type ResponsesEvent struct {
 // reasoning item (output_item.added, response.reasoning_text.delta
 // pieces, response.reasoning_text.done, output_item.done); the message
 // item (output_item.added, content_part.added, output_text.delta pieces,
-// output_text.done, content_part.done, output_item.done); and
+// output_text.done, content_part.done, output_item.done), left out when
+// the model only called tools; a function_call item per tool call
+// (output_item.added with empty arguments, one
+// response.function_call_arguments.delta holding the whole arguments,
+// since the engine releases a call once it is complete,
+// response.function_call_arguments.done, output_item.done); and
 // response.completed, or response.incomplete when the output limit cut
 // the output. No sentinel follows. A ResponsesStream is not safe for
 // concurrent use.
@@ -41,10 +51,13 @@ type ResponsesStream struct {
 	started bool
 	done    bool
 	// open is the open item: "", "reasoning" or "message".
-	open  string
-	index int // the open or next item's output index
-	rsID  string
-	msgID string
+	open     string
+	index    int // the open or next item's output index
+	id       string
+	itemText strings.Builder // the open item's text
+	items    []ResponseItem  // the items done
+	message  bool            // a message item was opened
+	called   bool            // a function_call item was sent
 }
 
 // NewResponsesStream returns an encoder writing to w for req.
@@ -91,50 +104,77 @@ func (s *ResponsesStream) openItem(kind string) error {
 		return err
 	}
 	s.open = kind
+	s.itemText.Reset()
 	if kind == "reasoning" {
-		s.rsID = s.o.id("rs_")
-		it := reasoningItem(s.rsID, "in_progress", "")
+		s.id = s.o.id("rs_")
+		it := reasoningItem(s.id, "in_progress", "")
 		return s.emit(ResponsesEvent{Type: "response.output_item.added", OutputIndex: ptr(s.index), Item: &it})
 	}
-	s.msgID = s.o.id("msg_")
-	it := messageItem(s.msgID, "in_progress", "", false)
+	s.message = true
+	s.id = s.o.id("msg_")
+	it := messageItem(s.id, "in_progress", "", false)
 	if err := s.emit(ResponsesEvent{Type: "response.output_item.added", OutputIndex: ptr(s.index), Item: &it}); err != nil {
 		return err
 	}
 	part := outputText("")
 	part.Logprobs = nil
-	return s.emit(ResponsesEvent{Type: "response.content_part.added", ItemID: s.msgID, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Part: &part})
+	return s.emit(ResponsesEvent{Type: "response.content_part.added", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Part: &part})
+}
+
+// functionCall writes the item of one tool call.
+func (s *ResponsesStream) functionCall(c inference.ToolCall) error {
+	if err := s.closeItem("completed"); err != nil {
+		return err
+	}
+	s.called = true
+	id := s.o.id("fc_")
+	added := functionCallItem(id, c, false)
+	if err := s.emit(ResponsesEvent{Type: "response.output_item.added", OutputIndex: ptr(s.index), Item: &added}); err != nil {
+		return err
+	}
+	args := c.Arguments
+	if err := s.emit(ResponsesEvent{Type: "response.function_call_arguments.delta", ItemID: id, OutputIndex: ptr(s.index), Delta: &args}); err != nil {
+		return err
+	}
+	if err := s.emit(ResponsesEvent{Type: "response.function_call_arguments.done", ItemID: id, OutputIndex: ptr(s.index), Name: c.Name, Arguments: &args}); err != nil {
+		return err
+	}
+	done := functionCallItem(id, c, true)
+	if err := s.emit(ResponsesEvent{Type: "response.output_item.done", OutputIndex: ptr(s.index), Item: &done}); err != nil {
+		return err
+	}
+	s.items = append(s.items, done)
+	s.index++
+	return nil
 }
 
 // closeItem ends the open item with the given status.
 func (s *ResponsesStream) closeItem(status string) error {
+	text := s.itemText.String()
+	var it ResponseItem
 	switch s.open {
 	case "reasoning":
-		text := s.sent.reasoning.String()
-		if err := s.emit(ResponsesEvent{Type: "response.reasoning_text.done", ItemID: s.rsID, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Text: &text}); err != nil {
+		if err := s.emit(ResponsesEvent{Type: "response.reasoning_text.done", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Text: &text}); err != nil {
 			return err
 		}
-		it := reasoningItem(s.rsID, "completed", text)
-		if err := s.emit(ResponsesEvent{Type: "response.output_item.done", OutputIndex: ptr(s.index), Item: &it}); err != nil {
-			return err
-		}
+		it = reasoningItem(s.id, "completed", text)
 	case "message":
-		text := s.sent.text.String()
-		if err := s.emit(ResponsesEvent{Type: "response.output_text.done", ItemID: s.msgID, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Text: &text, Logprobs: []any{}}); err != nil {
+		if err := s.emit(ResponsesEvent{Type: "response.output_text.done", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Text: &text, Logprobs: []any{}}); err != nil {
 			return err
 		}
 		part := outputText(text)
 		part.Logprobs = nil
-		if err := s.emit(ResponsesEvent{Type: "response.content_part.done", ItemID: s.msgID, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Part: &part}); err != nil {
+		if err := s.emit(ResponsesEvent{Type: "response.content_part.done", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Part: &part}); err != nil {
 			return err
 		}
-		it := messageItem(s.msgID, status, text, true)
-		if err := s.emit(ResponsesEvent{Type: "response.output_item.done", OutputIndex: ptr(s.index), Item: &it}); err != nil {
-			return err
-		}
+		it = messageItem(s.id, status, text, true)
 	default:
 		return nil
 	}
+	if err := s.emit(ResponsesEvent{Type: "response.output_item.done", OutputIndex: ptr(s.index), Item: &it}); err != nil {
+		return err
+	}
+	s.items = append(s.items, it)
 	s.open = ""
 	s.index++
 	return nil
@@ -150,22 +190,29 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
-	reasoning, text := s.sent.next(ev)
-	if reasoning != "" && s.msgID == "" {
+	reasoning, text, calls := s.sent.next(ev)
+	if reasoning != "" && !s.message {
 		if err := s.openItem("reasoning"); err != nil {
 			return err
 		}
-		if err := s.emit(ResponsesEvent{Type: "response.reasoning_text.delta", ItemID: s.rsID, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &reasoning}); err != nil {
+		s.itemText.WriteString(reasoning)
+		if err := s.emit(ResponsesEvent{Type: "response.reasoning_text.delta", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &reasoning}); err != nil {
 			return err
 		}
 	}
-	if text != "" || (ev.Final != nil && s.msgID == "") {
+	if text != "" || (ev.Final != nil && !s.message && !s.called && len(calls) == 0) {
 		if err := s.openItem("message"); err != nil {
 			return err
 		}
 	}
 	if text != "" {
-		if err := s.emit(ResponsesEvent{Type: "response.output_text.delta", ItemID: s.msgID, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &text, Logprobs: []any{}}); err != nil {
+		s.itemText.WriteString(text)
+		if err := s.emit(ResponsesEvent{Type: "response.output_text.delta", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &text, Logprobs: []any{}}); err != nil {
+			return err
+		}
+	}
+	for _, c := range calls {
+		if err := s.functionCall(c); err != nil {
 			return err
 		}
 	}
@@ -177,14 +224,10 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	// The stream's own text is what it sent; the result's may only differ
 	// if the engine's pieces and Final disagree.
 	res.Text, res.Reasoning = s.sent.text.String(), s.sent.reasoning.String()
-	status := "completed"
-	if res.FinishReason == inference.FinishLength {
-		status = "incomplete"
-	}
-	if err := s.closeItem(status); err != nil {
+	if err := s.closeItem(itemStatus(res)); err != nil {
 		return err
 	}
-	s.resp.finish(res, s.rsID, s.msgID)
+	s.resp.finish(res, s.items)
 	return s.emit(ResponsesEvent{Type: "response." + s.resp.Status, Response: s.snapshot()})
 }
 

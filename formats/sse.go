@@ -62,19 +62,24 @@ func marshal(v any) ([]byte, error) {
 // whole output, which may or may not have come in pieces already.
 type progress struct {
 	text, reasoning strings.Builder
+	calls           int // tool calls sent
 }
 
-// next returns the reasoning and text that ev adds.
-func (p *progress) next(ev inference.Event) (reasoning, text string) {
+// next returns the reasoning, text and tool calls that ev adds.
+func (p *progress) next(ev inference.Event) (reasoning, text string, calls []inference.ToolCall) {
 	if ev.Final != nil {
 		reasoning = rest(ev.Final.Reasoning, p.reasoning.String())
 		text = rest(ev.Final.Text, p.text.String())
+		if len(ev.Final.ToolCalls) > p.calls {
+			calls = ev.Final.ToolCalls[p.calls:]
+		}
 	} else {
-		reasoning, text = ev.Reasoning, ev.Text
+		reasoning, text, calls = ev.Reasoning, ev.Text, ev.ToolCalls
 	}
 	p.reasoning.WriteString(reasoning)
 	p.text.WriteString(text)
-	return reasoning, text
+	p.calls += len(calls)
+	return reasoning, text, calls
 }
 
 // rest returns what full holds beyond sent.

@@ -100,6 +100,15 @@ func normEffort(param, v string) (string, error) {
 	return "", invalid(param, "%s must be one of none, low, medium, high; got %q", param, v)
 }
 
+// checkVerbosity checks a verbosity: low, medium, high or absent.
+func checkVerbosity(param, v string) (string, error) {
+	switch v {
+	case "", "low", "medium", "high":
+		return v, nil
+	}
+	return "", invalid(param, "%s must be low, medium or high, got %q", param, v)
+}
+
 // checkSummary checks a reasoning summary.
 func checkSummary(param, v string) error {
 	switch v {

@@ -112,6 +112,32 @@ func TestValidation(t *testing.T) {
 		{"responses tool_choice", ParseResponsesRequest, resp(`,"tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}`), "tool_choice"},
 		{"responses function_call id", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call","name":"f"}]}`, "input[0].call_id"},
 		{"responses background", ParseResponsesRequest, resp(`,"background":true`), "background"},
+
+		// Tools, tool results and output formats.
+		{"chat verbosity", ParseChatRequest, chat(`,"verbosity":"loud"`), "verbosity"},
+		{"chat tool_calls on a user message", ParseChatRequest, `{"model":"m","messages":[{"role":"user","content":"x","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, "messages[0].tool_calls"},
+		{"chat tool call name", ParseChatRequest, `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"","arguments":"{}"}}]}]}`, "messages[0].tool_calls[0].function.name"},
+		{"chat tool_choice function name missing", ParseChatRequest, chat(`,"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{}}`), "tool_choice.name"},
+		{"chat json_schema name", ParseChatRequest, chat(`,"response_format":{"type":"json_schema","json_schema":{"name":"a b","schema":{}}}`), "response_format.json_schema.name"},
+		{"chat json_schema schema", ParseChatRequest, chat(`,"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":"x"}}`), "response_format.json_schema.schema"},
+		{"messages tool_choice unknown tool", ParseMessagesRequest, msgs(`,"tools":[{"name":"f"}],"tool_choice":{"type":"tool","name":"g"}`), "tool_choice"},
+		{"messages tool_choice any without tools", ParseMessagesRequest, msgs(`,"tool_choice":{"type":"any"}`), "tool_choice"},
+		{"messages tool input_schema", ParseMessagesRequest, msgs(`,"tools":[{"name":"f","input_schema":[]}]`), "tools[0].input_schema"},
+		{"messages tool_use id", ParseMessagesRequest, `{"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","name":"f","input":{}}]}]}`, "messages[0].content[0].id"},
+		{"messages tool_use input", ParseMessagesRequest, `{"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":[1]}]}]}`, "messages[0].content[0].input"},
+		{"messages tool_use role", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`, "messages[0].content[0].type"},
+		{"messages tool_result id", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","content":"x"}]}]}`, "messages[0].content[0].tool_use_id"},
+		{"messages tool_result content", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image"}]}]}]}`, "messages[0].content[0].content[0].type"},
+		{"messages output_config format", ParseMessagesRequest, msgs(`,"output_config":{"format":{"type":"regex"}}`), "output_config.format.type"},
+		{"messages output_config schema", ParseMessagesRequest, msgs(`,"output_config":{"format":{"type":"json_schema"}}`), "output_config.format.schema"},
+		{"responses tool_choice required without tools", ParseResponsesRequest, resp(`,"tool_choice":"required"`), "tool_choice"},
+		{"responses tool parameters", ParseResponsesRequest, resp(`,"tools":[{"type":"function","name":"f","parameters":true}]`), "tools[0].parameters"},
+		{"responses function_call name", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call","call_id":"c","name":"a b"}]}`, "input[0].name"},
+		{"responses function_call_output id", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call_output","output":"x"}]}`, "input[0].call_id"},
+		{"responses function_call_output type", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":5}]}`, "input[0].output"},
+		{"responses function_call_output part", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_file"}]}]}`, "input[0].output[0].type"},
+		{"responses item type", ParseResponsesRequest, `{"model":"m","input":[{"type":"web_search_call"}]}`, "input[0].type"},
+		{"responses schema not an object", ParseResponsesRequest, resp(`,"text":{"format":{"type":"json_schema","name":"a","schema":[1]}}`), "text.format.schema"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

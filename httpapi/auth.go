@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/ratelimit"
 )
 
 // ErrInvalidKey is what a KeyStore returns for a key it does not hold.
@@ -32,6 +33,10 @@ type Identity struct {
 	// KeyID names the key, such as "key_1a2b3c4d5e6f7a8b"; it is logged
 	// and keys per-key state. Never empty for an authenticated request.
 	KeyID string
+	// Tier is the key's rate-limit tier, which Config.Limiter applies.
+	// The zero Tier means ratelimit.Default; a Tier with a Name and no
+	// limits limits nothing.
+	Tier ratelimit.Tier
 }
 
 // identityKey is the context key of a request's Identity.
@@ -101,20 +106,40 @@ func bearer(r *http.Request) string {
 // for concurrent use; it has nothing to close.
 type StaticKeys struct {
 	hashes [][sha256.Size]byte
+	tiers  []ratelimit.Tier
 }
 
-// NewStaticKeys returns a store of keys. It fails on an empty key or on
-// none at all.
+// APIKey is a key and its rate-limit tier, for NewTieredKeys.
+type APIKey struct {
+	// Key is the secret the client sends.
+	Key string
+	// Tier is the key's tier; the zero Tier means ratelimit.Default.
+	Tier ratelimit.Tier
+}
+
+// NewStaticKeys returns a store of keys, all on the default tier. It
+// fails on an empty key or on none at all.
 func NewStaticKeys(keys ...string) (*StaticKeys, error) {
+	tiered := make([]APIKey, len(keys))
+	for i, k := range keys {
+		tiered[i] = APIKey{Key: k}
+	}
+	return NewTieredKeys(tiered...)
+}
+
+// NewTieredKeys returns a store of keys, each on its own tier: its
+// identities carry the tier. It fails on an empty key or on none at all.
+func NewTieredKeys(keys ...APIKey) (*StaticKeys, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("httpapi: no API keys")
 	}
 	s := &StaticKeys{}
 	for _, k := range keys {
-		if strings.TrimSpace(k) == "" {
+		if strings.TrimSpace(k.Key) == "" {
 			return nil, errors.New("httpapi: an API key is empty")
 		}
-		s.hashes = append(s.hashes, sha256.Sum256([]byte(k)))
+		s.hashes = append(s.hashes, sha256.Sum256([]byte(k.Key)))
+		s.tiers = append(s.tiers, k.Tier)
 	}
 	return s, nil
 }
@@ -132,5 +157,5 @@ func (s *StaticKeys) Authenticate(_ context.Context, key string) (Identity, erro
 	if match < 0 {
 		return Identity{}, ErrInvalidKey
 	}
-	return Identity{KeyID: "key_" + hex.EncodeToString(s.hashes[match][:8])}, nil
+	return Identity{KeyID: "key_" + hex.EncodeToString(s.hashes[match][:8]), Tier: s.tiers[match]}, nil
 }

@@ -40,6 +40,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // fail is the one place where a handler's error becomes a response: it
 // logs server errors with their cause and writes the family's body.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	err = h.countFailure(w, r, err)
 	h.logError(r, err)
 	WriteError(w, r, err)
 }

@@ -24,6 +24,15 @@ func (echo) Models() []inference.ModelInfo {
 	return []inference.ModelInfo{{ID: "core-2-5-mini", Path: "model.gguf", ContextLength: 4096}}
 }
 
+// CountTokens counts one token per word.
+func (echo) CountTokens(req inference.Request) (int, error) {
+	n := 0
+	for _, m := range req.Messages {
+		n += len(strings.Fields(m.Content[0].Text))
+	}
+	return n, nil
+}
+
 func (e echo) Generate(ctx context.Context, req inference.Request) (inference.Result, error) {
 	last := req.Messages[len(req.Messages)-1].Content[0].Text
 	return inference.Result{Text: last, FinishReason: inference.FinishStop,

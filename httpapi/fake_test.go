@@ -28,6 +28,7 @@ type fakeEngine struct {
 	errBefore error // the first and only pair
 	errAfter  error // after the pieces
 	block     bool  // after the pieces, wait for ctx to end
+	tokens    int   // CountTokens' answer when positive
 
 	mu   sync.Mutex
 	reqs []inference.Request
@@ -50,6 +51,21 @@ func newFake() *fakeEngine {
 }
 
 func (f *fakeEngine) Models() []inference.ModelInfo { return f.models }
+
+// CountTokens counts one token per word of the request's texts, or
+// returns tokens when set.
+func (f *fakeEngine) CountTokens(req inference.Request) (int, error) {
+	if f.tokens > 0 {
+		return f.tokens, nil
+	}
+	n := len(strings.Fields(req.Prompt))
+	for _, m := range req.Messages {
+		for _, p := range m.Content {
+			n += len(strings.Fields(p.Text))
+		}
+	}
+	return n, nil
+}
 
 func (f *fakeEngine) Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error] {
 	return func(yield func(inference.Event, error) bool) {

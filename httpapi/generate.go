@@ -6,9 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/ratelimit"
 )
 
 // encoder is a format's stream encoder.
@@ -60,31 +62,115 @@ func (h *Handler) parse(r *http.Request, parse func([]byte) (formats.Request, er
 	return parse(body)
 }
 
-// prepare checks the request's model and returns the engine's request.
+// admit checks the request's model and returns the engine's request. It
+// counts the prompt's tokens when rate limits or count ask for it, and
+// under rate limits reserves the request, its prompt and its maximum
+// output (see ratelimit.go); the admission is nil without limits.
 //
 // The engine reads neither the reasoning, the output format nor the tool
 // choice yet: they are not passed on (and not faked).
-func (h *Handler) prepare(req formats.Request) (inference.Request, error) {
-	if _, _, ok := h.chatModel(req.Model); !ok {
-		return inference.Request{}, formats.UnknownModel(req.Model)
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Request, count bool) (inference.Request, *admission, int, error) {
+	m, info, ok := h.chatModel(req.Model)
+	if !ok {
+		return inference.Request{}, nil, 0, formats.UnknownModel(req.Model)
 	}
-	return req.Inference(), nil
+	ir := req.Inference()
+	a := admissionFrom(r)
+	if a == nil && !count {
+		return ir, nil, 0, nil
+	}
+	n, err := h.engine.CountTokens(ir)
+	if err != nil {
+		return inference.Request{}, nil, 0, err
+	}
+	if a == nil {
+		return ir, nil, n, nil
+	}
+	p, err := prices(m.Pricing)
+	if err != nil {
+		return inference.Request{}, nil, 0, err
+	}
+	// The most the engine may generate: MaxTokens, lowered to the room
+	// left in the context when it is a default cap or 0 (no limit).
+	maxOut := ir.MaxTokens
+	if room := max(info.ContextLength-n, 0); info.ContextLength > 0 && (maxOut == 0 || (ir.ClampMaxTokens && room < maxOut)) {
+		maxOut = room
+	}
+	want := ratelimit.Request{InputTokens: int64(n), MaxOutputTokens: int64(maxOut), Images: images(ir), Prices: p}
+	if err := a.reserve(w, r, want); err != nil {
+		return inference.Request{}, nil, 0, err
+	}
+	return ir, a, n, nil
+}
+
+// generated accumulates what a generation produced, for the usage of one
+// that ends without a result.
+type generated struct {
+	text  strings.Builder
+	steps int
+}
+
+func (g *generated) add(ev inference.Event) {
+	g.text.WriteString(ev.Reasoning)
+	g.text.WriteString(ev.Text)
+	g.steps++
+}
+
+// settle settles a's reservation at the end of a generation of ir with n
+// prompt tokens: with the result's usage, or, without one, with what was
+// generated. A generation that produced nothing is cancelled when its
+// client went away before it started, and otherwise counts as a request
+// without tokens or cost.
+func (h *Handler) settle(r *http.Request, a *admission, ir inference.Request, n int, res *inference.Result, g *generated) {
+	switch {
+	case a == nil:
+	case res != nil:
+		a.settle(r, usageOf(ir, res.Usage))
+	case g.steps == 0 && r.Context().Err() != nil:
+		a.cancel(r)
+	case g.steps == 0:
+		a.settle(r, ratelimit.Usage{})
+	default:
+		out := g.steps // the engine's events hold one token or more each
+		if k, err := h.engine.CountTokens(inference.Request{Model: ir.Model, Prompt: g.text.String()}); err == nil && k > out {
+			out = k
+		}
+		a.settle(r, ratelimit.Usage{Requests: 1, InputTokens: int64(n), OutputTokens: int64(out), Images: images(ir)})
+	}
 }
 
 // complete runs a blocking request. On failure it writes the error and
 // reports false.
 func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.Request) (inference.Result, bool) {
-	ir, err := h.prepare(req)
+	ir, a, n, err := h.admit(w, r, req, false)
 	if err != nil {
 		h.fail(w, r, err)
 		return inference.Result{}, false
 	}
-	res, err := h.engine.Generate(r.Context(), ir)
+	var (
+		g   generated
+		res *inference.Result
+	)
+	for ev, serr := range h.engine.Stream(r.Context(), ir) {
+		if serr != nil {
+			err = serr
+			break
+		}
+		if ev.Final != nil {
+			res = ev.Final
+			break
+		}
+		g.add(ev)
+	}
+	if res == nil && err == nil {
+		err = errors.New("httpapi: the engine's stream ended without a result")
+	}
+	h.settle(r, a, ir, n, res, &g)
 	if err != nil {
 		h.fail(w, r, err)
 		return inference.Result{}, false
 	}
-	return res, true
+	return *res, true
 }
 
 // stream runs a streaming request through enc, which writes to sw. The
@@ -96,20 +182,32 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.R
 // the client reads the end of the stream. It reports whether the stream
 // ended with a result.
 func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, enc encoder, final func(inference.Result)) bool {
-	ir, err := h.prepare(req)
+	ms, messages := enc.(*formats.MessagesStream)
+	ir, a, n, err := h.admit(sw.w, r, req, messages)
 	if err != nil {
 		h.fail(sw.w, r, err)
 		return false
+	}
+	if messages {
+		ms.InputTokens = n // message_start's usage.input_tokens
 	}
 	var (
 		done     bool
 		streamed error // the engine's error
 		written  error // a write to the client failed
+		g        generated
+		result   *inference.Result
 	)
 	for ev, err := range h.engine.Stream(r.Context(), ir) {
 		if err != nil {
 			streamed = err
 			break
+		}
+		if ev.Final != nil {
+			result = ev.Final
+			h.settle(r, a, ir, n, result, &g) // before the client reads the end
+		} else {
+			g.add(ev)
 		}
 		sw.start()
 		sw.hold = ev.Final != nil && final != nil
@@ -128,6 +226,9 @@ func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, en
 		if done {
 			break
 		}
+	}
+	if result == nil {
+		h.settle(r, a, ir, n, nil, &g)
 	}
 	switch {
 	case done && written == nil:

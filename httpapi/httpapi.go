@@ -14,6 +14,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/ratelimit"
 )
 
 // DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes
@@ -32,6 +33,10 @@ type Engine interface {
 	Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error]
 	// Models describes the models the engine serves.
 	Models() []inference.ModelInfo
+	// CountTokens returns the number of prompt tokens req would use,
+	// rendered and tokenized exactly as generation would: what rate
+	// limits reserve and the messages stream's message_start reports.
+	CountTokens(req inference.Request) (int, error)
 }
 
 // Config configures a Handler. Engine and Keys are required; the zero
@@ -64,6 +69,12 @@ type Config struct {
 	// Now is the clock of created timestamps (and of the default Store).
 	// Nil means time.Now.
 	Now func() time.Time
+	// Limiter enforces per-key rate limits, monthly spend caps and their
+	// headers on every route (see ratelimit.go), at the Tier of each
+	// key's Identity. Nil means no limits and no rate-limit headers; the
+	// caller owns it. ratelimit.NewMemory is exact within one process,
+	// redislimit shares the limits of several replicas.
+	Limiter ratelimit.Limiter
 	// Middleware wraps every route, the first outermost, inside the
 	// authentication and the body limit: IdentityFrom(r.Context()) holds
 	// the caller's key, and WriteError writes the route's error shape. A
@@ -84,6 +95,7 @@ type Handler struct {
 	store  cache.Store
 	now    func() time.Time
 	mw     []func(http.Handler) http.Handler
+	limits ratelimit.Limiter
 	opts   formats.Options
 	mux    *http.ServeMux
 }
@@ -115,6 +127,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		engine: cfg.Engine, keys: cfg.Keys, limit: cfg.MaxBodyBytes, log: cfg.Logger,
 		store: cfg.Store, now: cfg.Now, mw: slices.Clone(cfg.Middleware),
+		limits: cfg.Limiter,
 	}
 	if h.limit == 0 {
 		h.limit = DefaultMaxBodyBytes
@@ -134,6 +147,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if err := catalog.Validate(h.models); err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err)
+	}
+	if err := h.checkPrices(); err != nil {
+		return nil, err
 	}
 	for _, m := range h.models {
 		if isChat(m) {
@@ -175,12 +191,13 @@ func (h *Handler) modelRoutes() []route {
 	}
 }
 
-// Register registers every route on mux: RegisterGeneration and
-// RegisterModels. Like mux.Handle, it panics if a pattern conflicts with
-// one already registered.
+// Register registers every route on mux: RegisterGeneration,
+// RegisterModels and RegisterDecisions. Like mux.Handle, it panics if a
+// pattern conflicts with one already registered.
 func (h *Handler) Register(mux *http.ServeMux) {
 	h.RegisterGeneration(mux)
 	h.RegisterModels(mux)
+	h.RegisterDecisions(mux)
 }
 
 // RegisterGeneration registers the generation routes of the spec's
@@ -210,6 +227,7 @@ func (h *Handler) wrap(rt route) http.Handler {
 	for i := len(h.mw) - 1; i >= 0; i-- {
 		next = h.mw[i](next)
 	}
+	next = h.rateLimit(rt.pattern, next)
 	next = h.limitBody(next)
 	next = h.authenticate(next)
 	next = h.accessLog(next)

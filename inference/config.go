@@ -32,6 +32,17 @@ type Config struct {
 	// Batch is the most tokens one decode step takes. Prompts longer than
 	// what is left of it are prefilled in chunks across steps. Default 512.
 	Batch int
+	// Branches is the number of extra sequences each model keeps for the
+	// branches of Engine.Score, which decode together in one batch; a
+	// request with more branches decodes them in groups. Parallel +
+	// Branches is at most 256. Default 32, or what 256 leaves beside
+	// Parallel; with none left, Score fails.
+	Branches int
+	// BranchContext is the number of KV cells each model keeps for those
+	// branches, beyond the Parallel sequences' contexts, so that scoring
+	// never runs out of room: no branch may be longer, and the branches
+	// decoded at once never hold more. Default Batch.
+	BranchContext int
 	// Progress, if set, is called while a model loads with the model's
 	// path and the fraction loaded, from the goroutine calling New.
 	Progress func(path string, fraction float64)
@@ -65,6 +76,18 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Parallel > 256 {
 		return c, fmt.Errorf("inference: Config.Parallel is %d, at most 256", c.Parallel)
+	}
+	if c.Branches < 0 || c.BranchContext < 0 {
+		return c, fmt.Errorf("inference: Config.Branches is %d and Config.BranchContext %d", c.Branches, c.BranchContext)
+	}
+	if c.Branches == 0 {
+		c.Branches = min(32, 256-c.Parallel)
+	}
+	if c.BranchContext == 0 {
+		c.BranchContext = c.Batch
+	}
+	if c.Parallel+c.Branches > 256 {
+		return c, fmt.Errorf("inference: Config.Parallel + Config.Branches is %d, at most 256", c.Parallel+c.Branches)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

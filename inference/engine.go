@@ -93,9 +93,9 @@ func (e *Engine) load(path string) (*model, error) {
 		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", path, "context", perSeq)
 	}
 	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
-		Context:   perSeq * e.cfg.Parallel,
+		Context:   perSeq*e.cfg.Parallel + e.cfg.BranchContext,
 		Batch:     e.cfg.Batch,
-		Sequences: e.cfg.Parallel,
+		Sequences: e.cfg.Parallel + e.cfg.Branches,
 		Threads:   e.cfg.Threads,
 	})
 	if err != nil {

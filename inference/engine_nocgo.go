@@ -34,3 +34,14 @@ func (*Engine) Models() []ModelInfo { return nil }
 
 // CountTokens fails: the engine needs cgo.
 func (*Engine) CountTokens(Request) (int, error) { return 0, errNoCgo }
+
+// Score fails: the engine needs cgo.
+func (*Engine) Score(context.Context, ScoreRequest) (ScoreResult, error) {
+	return ScoreResult{}, errNoCgo
+}
+
+// Tokenize fails: the engine needs cgo.
+func (*Engine) Tokenize(string, string) ([]int, error) { return nil, errNoCgo }
+
+// RenderPrompt fails: the engine needs cgo.
+func (*Engine) RenderPrompt(Request) (string, error) { return "", errNoCgo }

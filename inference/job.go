@@ -105,3 +105,22 @@ func (j *job) stream(yield func(Event, error) bool) {
 		}
 	}
 }
+
+// wait blocks until the job finishes, or ctx is done (which marks it
+// cancelled, so that the runner drops it), and returns its error.
+func (j *job) wait() error {
+	defer j.cancelled.Store(true)
+	for {
+		j.mu.Lock()
+		finished, err := j.finished, j.err
+		j.mu.Unlock()
+		if finished {
+			return err
+		}
+		select {
+		case <-j.wake:
+		case <-j.ctx.Done():
+			return j.ctx.Err()
+		}
+	}
+}

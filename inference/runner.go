@@ -22,6 +22,10 @@ type work struct {
 	grammar   *llamacpp.Grammar // constrains the answer, or nil
 	tools     *toolScanner      // separates tool calls from the answer, or nil
 
+	// score, when set, makes this Engine.Score work: the prompt is the
+	// prefix, and its branches are decoded once it is in the KV cache.
+	score *scoreWork
+
 	// thinking: the prompt opened a thinking section. budget bounds the
 	// tokens spent in one (-1: no bound), closed with thinkClose.
 	thinking   bool
@@ -31,7 +35,9 @@ type work struct {
 
 // close frees what the work holds in C.
 func (w *work) close() {
-	w.sampler.Close()
+	if w.sampler != nil {
+		w.sampler.Close()
+	}
 	w.grammar.Close()
 }
 
@@ -58,6 +64,11 @@ type runner struct {
 	admission int   // counts admissions, to prefill in arrival order
 	seqBuf    []int // sequence ids of one token, reused
 	log       *slog.Logger
+
+	// branchSeqs are the sequences of Score's branches, beyond the
+	// slots'; branchCells is the KV room kept for them (see score.go).
+	branchSeqs  []int
+	branchCells int
 
 	// Read by tests from other goroutines.
 	steps   atomic.Int64 // decode steps run
@@ -114,9 +125,13 @@ func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Confi
 		done:   make(chan struct{}),
 		log:    cfg.Logger,
 	}
-	for i := range ctx.Size() / perSeq {
+	for i := range cfg.Parallel {
 		r.slots = append(r.slots, &slot{seq: i, seqs: []int{i}, idx: -1})
 	}
+	for i := range cfg.Branches {
+		r.branchSeqs = append(r.branchSeqs, cfg.Parallel+i)
+	}
+	r.branchCells = cfg.BranchContext
 	return r
 }
 
@@ -147,6 +162,10 @@ func (r *runner) run() {
 			return
 		}
 		r.reap()
+		if !r.busy() {
+			continue
+		}
+		r.scoreReady()
 		if !r.busy() {
 			continue
 		}
@@ -227,8 +246,12 @@ func (r *runner) hasFree() bool {
 func (r *runner) start(w *work) {
 	now := r.now()
 	// At least the last prompt token is decoded: its logits start the
-	// output.
+	// output. A scoring prefix needs no logits: it may come whole from the
+	// cache.
 	limit := len(w.prompt) - 1
+	if w.score != nil {
+		limit = len(w.prompt)
+	}
 	var s *slot
 	reuse := -1
 	for _, c := range r.slots {
@@ -315,7 +338,7 @@ func (r *runner) step() error {
 	b := r.batch
 	b.Clear()
 	for _, s := range r.slots {
-		if s.w == nil || s.prefilled < len(s.w.prompt) {
+		if s.w == nil || s.w.score != nil || s.prefilled < len(s.w.prompt) {
 			continue
 		}
 		// The sampled token, then any forced ones: the output is read
@@ -338,7 +361,7 @@ func (r *runner) step() error {
 		n := min(b.Cap()-b.Len(), len(s.w.prompt)-s.prefilled)
 		for k := range n {
 			p := s.prefilled + k
-			last := p == len(s.w.prompt)-1
+			last := p == len(s.w.prompt)-1 && s.w.score == nil
 			seqs := append(r.seqBuf[:0], s.seq)
 			for _, f := range r.slots {
 				if f.w != nil && f.leader == s && p == f.prefilled && p < f.shared {

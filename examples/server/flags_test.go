@@ -38,3 +38,38 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("-h: %v", err)
 	}
 }
+
+func TestParseKeyTiers(t *testing.T) {
+	for _, tc := range []struct {
+		in, key, tier string
+	}{
+		{"sk-a", "sk-a", "default"},
+		{"sk-a:tier2", "sk-a", "tier2"},
+		{"sk-a:TIER3", "sk-a", "tier3"},
+		{"sk:a:default", "sk:a", "default"},
+	} {
+		k, err := parseKey(tc.in)
+		if err != nil || k.Key != tc.key || k.Tier.Name != tc.tier {
+			t.Errorf("parseKey(%q) = %q on %q, %v; want %q on %q", tc.in, k.Key, k.Tier.Name, err, tc.key, tc.tier)
+		}
+	}
+	for _, bad := range []string{"sk-a:gold", ":tier2"} {
+		if _, err := parseKey(bad); err == nil {
+			t.Errorf("parseKey(%q) accepted", bad)
+		} else if strings.Contains(err.Error(), "sk-a:") {
+			t.Errorf("the error repeats the key: %v", err)
+		}
+	}
+	env := map[string]string{"INFERKIT_API_KEYS": "k1:tier2, k2"}
+	o, err := parseFlags([]string{"-api-key", "k0:tier3", "-redis", "127.0.0.1:6379"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || strings.Join(o.keys, ",") != "k0:tier3,k1:tier2,k2" || o.redis != "127.0.0.1:6379" {
+		t.Errorf("%+v %v", o, err)
+	}
+	if _, err := parseFlags([]string{"-api-key", "k:platinum"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("an unknown tier was accepted")
+	}
+	env["INFERKIT_API_KEYS"] = "k:platinum"
+	if _, err := parseFlags(nil, func(k string) string { return env[k] }, io.Discard); err == nil {
+		t.Error("an unknown tier in INFERKIT_API_KEYS was accepted")
+	}
+}

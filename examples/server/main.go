@@ -8,9 +8,18 @@
 //	-addr host:port   listen address (default 127.0.0.1:8080)
 //	-model ID=PATH    serve the GGUF file PATH as model ID; repeatable, and
 //	                  several ids may share one file (it is loaded once)
-//	-api-key KEY      accept this bearer key; repeatable. INFERKIT_API_KEYS
-//	                  adds comma-separated keys. With none, a key is
-//	                  generated and printed once at start-up.
+//	-api-key KEY[:TIER]
+//	                  accept this bearer key, on the rate-limit tier TIER:
+//	                  default (20 requests, 30,000 input and 8,000 output
+//	                  tokens a minute, 100 USD a month), tier2 or tier3;
+//	                  plain KEY is default. Repeatable. INFERKIT_API_KEYS
+//	                  adds comma-separated keys of the same syntax. With
+//	                  none, a default-tier key is generated and printed
+//	                  once at start-up.
+//	-redis ADDR       share rate limits, spend and (without -store) stored
+//	                  responses with every replica started with the same
+//	                  Redis server (host:port or redis://...; default: in
+//	                  memory, per process)
 //	-parallel N       sequences each model decodes at once (default 4)
 //	-ctx N            context tokens per sequence (default 4096, at most
 //	                  the model's training context)
@@ -57,6 +66,7 @@ type options struct {
 	ctx      int
 	threads  int
 	store    string
+	redis    string
 }
 
 // specIDs are the model ids of the spec, which the demo model serves.
@@ -104,10 +114,27 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		o.models = append(o.models, m)
 		return nil
 	})
-	fs.Func("api-key", "accept this bearer `KEY` (repeatable; INFERKIT_API_KEYS adds comma-separated keys)", func(s string) error {
+	fs.Func("decision-model", "serve the GGUF file PATH as decision model `ID=PATH` on /v1/system (repeatable)", func(s string) error {
+		id, path, ok := strings.Cut(s, "=")
+		if !ok || id == "" || path == "" {
+			return fmt.Errorf("want ID=PATH, got %q", s)
+		}
+		m, ok := catalog.Defaults(id) // the spec's prices for its decision ids
+		if !ok || m.Kind != catalog.KindDecision {
+			m = catalog.Model{ID: id, Kind: catalog.KindDecision}
+		}
+		m.Path = path
+		o.models = append(o.models, m)
+		return nil
+	})
+	fs.Func("api-key", "accept this bearer `KEY[:TIER]`, TIER default, tier2 or tier3 (repeatable; INFERKIT_API_KEYS adds comma-separated keys)", func(s string) error {
+		if _, err := parseKey(s); err != nil {
+			return err
+		}
 		o.keys = append(o.keys, s)
 		return nil
 	})
+	fs.StringVar(&o.redis, "redis", "", "share rate limits through the Redis server at `ADDR` (default in memory)")
 	fs.IntVar(&o.parallel, "parallel", 0, "sequences each model decodes at once (default 4)")
 	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
@@ -120,6 +147,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	for k := range strings.SplitSeq(getenv("INFERKIT_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
+			if _, err := parseKey(k); err != nil {
+				return o, fmt.Errorf("INFERKIT_API_KEYS: %w", err)
+			}
 			o.keys = append(o.keys, k)
 		}
 	}
@@ -149,10 +179,19 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		fmt.Fprintf(stderr, "No -api-key or INFERKIT_API_KEYS given. The API key of this run is:\n\n    %s\n\n", key)
 		o.keys = []string{key}
 	}
-	keys, err := httpapi.NewStaticKeys(o.keys...)
+	tiered, err := tieredKeys(o.keys)
 	if err != nil {
 		return err
 	}
+	keys, err := httpapi.NewTieredKeys(tiered...)
+	if err != nil {
+		return err
+	}
+	limits, sharedStore, closeShared, err := shared(ctx, o.redis)
+	if err != nil {
+		return err
+	}
+	defer closeShared()
 
 	start := time.Now()
 	eng, err := inference.New(inference.Config{
@@ -182,7 +221,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		logger.Info("inferkit-server: keeping stored responses in a file", "path", o.store)
 	}
 
-	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger, Store: store})
+	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger, Store: either(store, sharedStore), Limiter: limits})
 	if err != nil {
 		return err
 	}

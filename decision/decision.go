@@ -1,0 +1,268 @@
+package decision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// Engine is what an Evaluator needs of an inference engine;
+// [*inference.Engine] implements it. Its methods are called concurrently.
+type Engine interface {
+	// Score decodes a prefix once and every branch after it, and returns
+	// the probabilities of each branch's candidate next tokens.
+	Score(ctx context.Context, req inference.ScoreRequest) (inference.ScoreResult, error)
+	// Tokenize returns the tokens of text inside a prompt.
+	Tokenize(model, text string) ([]int, error)
+	// RenderPrompt renders a request's messages with the chat template.
+	RenderPrompt(req inference.Request) (string, error)
+}
+
+// Config configures an Evaluator. Engine and Model are required.
+type Config struct {
+	// Engine runs the model.
+	Engine Engine
+	// Model is the engine's id of a generative (chat) model.
+	Model string
+	// Temperature calibrates the model's probabilities: the options'
+	// log-probabilities are divided by it before the softmax. Above 1
+	// flattens an overconfident model, below 1 sharpens. 0 means 1.
+	Temperature float64
+	// Images says the model reads images. The engine reads text only
+	// today, so a request with images still fails; without Images it fails
+	// as a 400 naming "images".
+	Images bool
+}
+
+// Evaluator answers decision requests with one model. It is safe for
+// concurrent use and holds nothing to close: the caller owns the Engine.
+type Evaluator struct {
+	cfg Config
+
+	// labels: the tokens of the label pools, found once.
+	once    sync.Once
+	pools   labelPools
+	poolErr error
+}
+
+// New validates cfg.
+func New(cfg Config) (*Evaluator, error) {
+	switch {
+	case cfg.Engine == nil:
+		return nil, errors.New("decision: Config.Engine is nil")
+	case cfg.Model == "":
+		return nil, errors.New("decision: Config.Model is empty")
+	case cfg.Temperature < 0 || math.IsNaN(cfg.Temperature) || math.IsInf(cfg.Temperature, 0):
+		return nil, fmt.Errorf("decision: Config.Temperature is %v", cfg.Temperature)
+	}
+	if cfg.Temperature == 0 {
+		cfg.Temperature = 1
+	}
+	return &Evaluator{cfg: cfg}, nil
+}
+
+// ErrImages: the model reads images, but the engine cannot yet.
+var ErrImages = errors.New("decision: this engine does not read images yet")
+
+// Evaluate answers every question of req over its state in one Score call
+// of the engine. An invalid request fails with an *Error before any work;
+// engine errors (inference.ErrContextLength, ErrOverloaded, ...) are
+// wrapped.
+func (e *Evaluator) Evaluate(ctx context.Context, req Request) (Response, error) {
+	if err := req.Validate(e.cfg.Images); err != nil {
+		return Response{}, err
+	}
+	if len(req.Images) > 0 {
+		return Response{}, ErrImages
+	}
+	e.once.Do(func() { e.pools, e.poolErr = e.findLabels() })
+	if e.poolErr != nil {
+		return Response{}, e.poolErr
+	}
+	prefix, suffix, err := e.frame(req.State)
+	if err != nil {
+		return Response{}, err
+	}
+	names := sortedNames(req.Questions)
+	sreq := inference.ScoreRequest{Model: e.cfg.Model, Prefix: prefix}
+	for _, name := range names {
+		q := req.Questions[name]
+		labels, tokens, err := e.pools.labelsFor(q)
+		if err != nil {
+			return Response{}, &Error{Param: "questions." + name + ".criteria", Message: err.Error()}
+		}
+		sreq.Branches = append(sreq.Branches, inference.Branch{Text: questionText(q, labels) + suffix, Candidates: tokens})
+	}
+	res, err := e.cfg.Engine.Score(ctx, sreq)
+	if err != nil {
+		return Response{}, fmt.Errorf("decision: %w", err)
+	}
+	out := Response{Model: req.Model, Answers: map[string]Answer{}, Usage: Usage{InputTokens: res.Usage.PromptTokens}}
+	for i, name := range names {
+		b := res.Branches[i]
+		var mass float64
+		for _, p := range b.Probabilities {
+			mass += p
+		}
+		out.Answers[name] = answer(req.Questions[name], distribution(b.LogProbs, e.cfg.Temperature), mass)
+	}
+	return out, nil
+}
+
+// sentinel marks where the questions go in the rendered chat: the text
+// before it is the prefix, shared by every question.
+const sentinel = "\uE000question\uE000"
+
+// systemPrompt frames the task for the model.
+const systemPrompt = "You evaluate a state and answer one question about it. Reply with the label of one option only, and nothing else."
+
+// frame renders the chat around the state and splits it where the
+// question goes: the prefix (the state) and what follows the question
+// (the end of the user turn and the start of the answer).
+func (e *Evaluator) frame(state string) (prefix, suffix string, err error) {
+	text, err := e.cfg.Engine.RenderPrompt(inference.Request{
+		Model:      e.cfg.Model,
+		NoThinking: true,
+		Messages: []inference.Message{
+			inference.Text(inference.RoleSystem, systemPrompt),
+			inference.Text(inference.RoleUser, "<state>\n"+state+"\n</state>\n\n"+sentinel),
+		},
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("decision: %w", err)
+	}
+	prefix, suffix, ok := strings.Cut(text, sentinel)
+	if !ok {
+		return "", "", fmt.Errorf("decision: the chat template of %q drops the question", e.cfg.Model)
+	}
+	return prefix, suffix, nil
+}
+
+// questionText is a question as the prompt shows it, its options under
+// their labels.
+func questionText(q Question, labels []string) string {
+	var b strings.Builder
+	b.WriteString("Question: ")
+	switch q.Type {
+	case TypeNoul:
+		b.WriteString(orDefault(q.Instructions, "Is the statement true of the state?"))
+		fmt.Fprintf(&b, "\nAnswer %s for yes or %s for no.", labels[0], labels[1])
+	case TypeChoice:
+		b.WriteString(orDefault(q.Instructions, "Which option fits the state best?"))
+		b.WriteString("\nOptions:\n")
+		for i, o := range q.Options {
+			fmt.Fprintf(&b, "%s. %s", labels[i], o.Name)
+			if o.Description != "" {
+				b.WriteString(": " + o.Description)
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString("Answer with the label of one option.")
+	case TypeScore:
+		b.WriteString(orDefault(q.Instructions, "Rate the state on this scale."))
+		b.WriteString("\nScale, from lowest to highest:\n")
+		for i, l := range q.Labels {
+			fmt.Fprintf(&b, "%s. %s\n", labels[i], l)
+		}
+		b.WriteString("Answer with the label of one level.")
+	}
+	return b.String()
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// labelPools are the labels usable as answers, each a single token of the
+// model's vocabulary: letters for choices, digits from 1 for short scales,
+// a yes/no pair.
+type labelPools struct {
+	letters, digits []label
+	yesNo           [2]label
+}
+
+type label struct {
+	text  string
+	token int
+}
+
+// findLabels tokenizes the candidate labels and keeps those that are one
+// token.
+func (e *Evaluator) findLabels() (labelPools, error) {
+	var lp labelPools
+	single := func(s string) (label, bool) {
+		toks, err := e.cfg.Engine.Tokenize(e.cfg.Model, s)
+		if err != nil || len(toks) != 1 {
+			return label{}, false
+		}
+		return label{s, toks[0]}, true
+	}
+	seen := map[int]bool{}
+	add := func(pool *[]label, s string) {
+		if l, ok := single(s); ok && !seen[l.token] {
+			seen[l.token] = true
+			*pool = append(*pool, l)
+		}
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		add(&lp.letters, string(c))
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		add(&lp.letters, string(c))
+	}
+	clear(seen)
+	for c := '1'; c <= '9'; c++ {
+		add(&lp.digits, string(c))
+	}
+	found := false
+	for _, pair := range [][2]string{{"Yes", "No"}, {"yes", "no"}, {"Y", "N"}} {
+		y, ok1 := single(pair[0])
+		n, ok2 := single(pair[1])
+		if ok1 && ok2 && y.token != n.token {
+			lp.yesNo, found = [2]label{y, n}, true
+			break
+		}
+	}
+	if !found && len(lp.letters) < 2 {
+		return lp, fmt.Errorf("decision: model %q has no single-token labels", e.cfg.Model)
+	}
+	if !found {
+		lp.yesNo = [2]label{lp.letters[0], lp.letters[1]}
+	}
+	return lp, nil
+}
+
+// labelsFor picks the labels of q's options and their tokens.
+func (lp labelPools) labelsFor(q Question) ([]string, []int, error) {
+	var pool []label
+	n := 2
+	switch q.Type {
+	case TypeNoul:
+		pool = lp.yesNo[:]
+	case TypeChoice:
+		pool, n = lp.letters, len(q.Options)
+	case TypeScore:
+		n = len(q.Labels)
+		pool = lp.digits
+		if n > len(pool) {
+			pool = lp.letters
+		}
+	}
+	if n > len(pool) {
+		return nil, nil, errors.New("has " + strconv.Itoa(n) + " options, more than this model has single-token labels for")
+	}
+	texts, toks := make([]string, n), make([]int, n)
+	for i, l := range pool[:n] {
+		texts[i], toks[i] = l.text, l.token
+	}
+	return texts, toks, nil
+}

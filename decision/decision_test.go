@@ -1,0 +1,341 @@
+package decision_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"hash/fnv"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/inferkit/inferkit/decision"
+	"github.com/inferkit/inferkit/inference"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fakeEngine is a deterministic stand-in for the engine: every rune is a
+// token (its code point), the chat template is ChatML, and a candidate's
+// log-probability is a hash of the branch's text and the candidate.
+type fakeEngine struct {
+	mu    sync.Mutex
+	calls []inference.ScoreRequest
+}
+
+func (f *fakeEngine) Tokenize(_, text string) ([]int, error) {
+	var out []int
+	for _, r := range text {
+		out = append(out, int(r))
+	}
+	return out, nil
+}
+
+func (f *fakeEngine) RenderPrompt(req inference.Request) (string, error) {
+	var b strings.Builder
+	for _, m := range req.Messages {
+		b.WriteString("<|im_start|>" + string(m.Role) + "\n" + m.Content[0].Text + "<|im_end|>\n")
+	}
+	b.WriteString("<|im_start|>assistant\n")
+	return b.String(), nil
+}
+
+func (f *fakeEngine) Score(_ context.Context, req inference.ScoreRequest) (inference.ScoreResult, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, req)
+	f.mu.Unlock()
+	res := inference.ScoreResult{Usage: inference.Usage{PromptTokens: utf8.RuneCountInString(req.Prefix)}}
+	for _, b := range req.Branches {
+		res.Usage.PromptTokens += utf8.RuneCountInString(b.Text)
+		var bs inference.BranchScore
+		for _, c := range b.Candidates {
+			h := fnv.New64a()
+			h.Write([]byte(req.Prefix + b.Text))
+			h.Write([]byte{byte(c), byte(c >> 8)})
+			lp := -0.1 - float64(h.Sum64()%4000)/1000 // in (-4.1, -0.1]
+			bs.LogProbs = append(bs.LogProbs, lp)
+			bs.Probabilities = append(bs.Probabilities, math.Exp(lp))
+		}
+		res.Branches = append(res.Branches, bs)
+	}
+	return res, nil
+}
+
+func evaluator(t *testing.T, cfg decision.Config) (*decision.Evaluator, *fakeEngine) {
+	t.Helper()
+	f := &fakeEngine{}
+	if cfg.Engine == nil {
+		cfg.Engine = f
+	}
+	if cfg.Model == "" {
+		cfg.Model = "fake"
+	}
+	ev, err := decision.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, f
+}
+
+func decode(t *testing.T, s string) decision.Request {
+	t.Helper()
+	var req decision.Request
+	if err := json.Unmarshal([]byte(s), &req); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+const mixed = `{"model": "system-one-340m", "state": "The customer writes: my order arrived broken and I want my money back.",
+ "questions": {
+  "refund": {"type": "noul", "instructions": "Does the customer ask for a refund?"},
+  "topic": {"type": "choice", "instructions": "What is the message about?", "criteria": {"shipping": "delivery, delays, damage in transit", "billing": "payments and refunds", "other": "anything else"}},
+  "anger": {"type": "score", "instructions": "How angry is the customer?", "criteria": ["calm", "annoyed", "angry", "furious"]}
+ }}`
+
+// The System One shape of a response, against golden files.
+func TestGolden(t *testing.T) {
+	for _, c := range []struct{ name, req string }{
+		{"mixed", mixed},
+		{"choice", `{"model": "m", "state": "Paris is the capital of France.", "questions": {"country": {"type": "choice", "criteria": {"France": "", "Spain": "", "Italy": "", "Germany": "a country"}}}}`},
+		{"score", `{"model": "m", "state": "Five stars, would buy again!", "questions": {"stars": {"type": "score", "criteria": ["1", "2", "3", "4", "5"]}}}`},
+		{"noul", `{"model": "m", "state": "null", "questions": {"empty": {"type": "noul"}}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev, _ := evaluator(t, decision.Config{})
+			res, err := ev.Evaluate(context.Background(), decode(t, c.req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.MarshalIndent(res, "", "  ")
+			got = append(got, '\n')
+			path := filepath.Join("testdata", c.name+".golden.json")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("response differs from %s (run with -update to accept):\n%s", path, got)
+			}
+		})
+	}
+}
+
+// checkAnswers checks the invariants of every answer: probabilities over
+// exactly the allowed options, summing to 1; confidence and option mass
+// in [0, 1]; the choice the most likely option; the score the expected
+// index.
+func checkAnswers(t *testing.T, req decision.Request, res decision.Response) {
+	t.Helper()
+	if res.Usage.OutputTokens != 0 || res.Usage.InputTokens <= 0 {
+		t.Errorf("usage %+v", res.Usage)
+	}
+	if got, want := slices.Sorted(maps.Keys(res.Answers)), slices.Sorted(maps.Keys(req.Questions)); !slices.Equal(got, want) {
+		t.Fatalf("answers %v, questions %v", got, want)
+	}
+	unit := func(what string, p *float64) {
+		if p == nil || *p < 0 || *p > 1 || math.IsNaN(*p) {
+			t.Errorf("%s: %v", what, p)
+		}
+	}
+	for name, q := range req.Questions {
+		a := res.Answers[name]
+		if a.Type != q.Type {
+			t.Errorf("%s: type %q, want %q", name, a.Type, q.Type)
+		}
+		unit(name+" option mass", a.OptionMass)
+		var keys []string
+		switch q.Type {
+		case decision.TypeNoul:
+			unit(name+" noul", a.Noul)
+			continue
+		case decision.TypeChoice:
+			for _, o := range q.Options {
+				keys = append(keys, o.Name)
+			}
+		case decision.TypeScore:
+			var mean float64
+			for i, l := range q.Labels {
+				k := string(rune('0' + i))
+				keys = append(keys, k)
+				mean += float64(i) * a.Probabilities[k]
+				if a.Legend[k] != l {
+					t.Errorf("%s: legend %v", name, a.Legend)
+				}
+			}
+			if a.Score == nil || math.Abs(*a.Score-mean) > 1e-12 {
+				t.Errorf("%s: score %v, want %v", name, a.Score, mean)
+			}
+		}
+		unit(name+" confidence", a.Confidence)
+		if got := slices.Sorted(maps.Keys(a.Probabilities)); !slices.Equal(got, slices.Sorted(slices.Values(keys))) {
+			t.Errorf("%s: probabilities over %v, want %v", name, got, keys)
+		}
+		var sum float64
+		for _, p := range a.Probabilities {
+			sum += p
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%s: probabilities sum to %v", name, sum)
+		}
+		if q.Type == decision.TypeChoice {
+			for k, p := range a.Probabilities {
+				if p > a.Probabilities[a.Choice] {
+					t.Errorf("%s: choice %q, but %q is more likely", name, a.Choice, k)
+				}
+			}
+		}
+	}
+}
+
+func TestAnswers(t *testing.T) {
+	ev, f := evaluator(t, decision.Config{})
+	req := decode(t, mixed)
+	res, err := ev.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAnswers(t, req, res)
+	if len(f.calls) != 1 || len(f.calls[0].Branches) != 3 {
+		t.Fatalf("%d Score calls, want one with 3 branches", len(f.calls))
+	}
+	// The state is in the prefix, shared by the branches; the questions
+	// are not.
+	if c := f.calls[0]; !strings.Contains(c.Prefix, req.State) || strings.Contains(c.Prefix, "Question") {
+		t.Errorf("prefix %q", c.Prefix)
+	}
+	for _, b := range f.calls[0].Branches {
+		if !strings.HasSuffix(b.Text, "<|im_start|>assistant\n") || strings.Contains(b.Text, req.State) {
+			t.Errorf("branch %q", b.Text)
+		}
+	}
+}
+
+// Questions sent together or one by one get the same answers.
+func TestTogetherOrAlone(t *testing.T) {
+	ev, _ := evaluator(t, decision.Config{})
+	req := decode(t, mixed)
+	all, err := ev.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range req.Questions {
+		one := req
+		one.Questions = map[string]decision.Question{name: q}
+		res, err := ev.Evaluate(context.Background(), one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := res.Answers[name], all.Answers[name]
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("%s: alone %s, together %s", name, ja, jb)
+		}
+	}
+}
+
+// A calibration temperature above 1 flattens the distribution.
+func TestTemperature(t *testing.T) {
+	req := decode(t, mixed)
+	plain, _ := evaluator(t, decision.Config{})
+	hot, _ := evaluator(t, decision.Config{Temperature: 4})
+	a, err := plain.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hot.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"topic", "anger"} {
+		if *b.Answers[name].Confidence >= *a.Answers[name].Confidence {
+			t.Errorf("%s: confidence %v at temperature 4, %v at 1", name, *b.Answers[name].Confidence, *a.Answers[name].Confidence)
+		}
+	}
+	if _, err := decision.New(decision.Config{Engine: &fakeEngine{}, Model: "m", Temperature: -1}); err == nil {
+		t.Error("negative temperature accepted")
+	}
+}
+
+func TestValidation(t *testing.T) {
+	ev, f := evaluator(t, decision.Config{})
+	q := `{"a": {"type": "noul"}}`
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = `"q` + string(rune('a'+i%26)) + strings.Repeat("x", i/26) + `": {"type": "noul"}`
+	}
+	opts := make([]string, 53)
+	for i := range opts {
+		opts[i] = `"o` + strings.Repeat("x", i) + `": ""`
+	}
+	for _, c := range []struct{ name, req, param string }{
+		{"empty state", `{"model": "m", "state": "", "questions": ` + q + `}`, "state"},
+		{"long state", `{"model": "m", "state": "` + strings.Repeat("é", 100001) + `", "questions": ` + q + `}`, "state"},
+		{"no questions", `{"model": "m", "state": "s", "questions": {}}`, "questions"},
+		{"101 questions", `{"model": "m", "state": "s", "questions": {` + strings.Join(many, ",") + `}}`, "questions"},
+		{"no type", `{"model": "m", "state": "s", "questions": {"a": {}}}`, "questions.a.type"},
+		{"unknown type", `{"model": "m", "state": "s", "questions": {"a": {"type": "maybe"}}}`, "questions.a.type"},
+		{"choice without options", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice"}}}`, "questions.a.criteria"},
+		{"choice empty options", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": {}}}}`, "questions.a.criteria"},
+		{"choice duplicate", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": {"x": "1", "x": "2"}}}}`, "questions.a.criteria"},
+		{"choice array", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": ["x", "y"]}}}`, "questions.a.criteria"},
+		{"choice too many", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": {` + strings.Join(opts, ",") + `}}}}`, "questions.a.criteria"},
+		{"score one label", `{"model": "m", "state": "s", "questions": {"a": {"type": "score", "criteria": ["only"]}}}`, "questions.a.criteria"},
+		{"score object", `{"model": "m", "state": "s", "questions": {"a": {"type": "score", "criteria": {"x": "y"}}}}`, "questions.a.criteria"},
+		{"images on text model", `{"model": "m", "state": "s", "questions": ` + q + `, "images": ["x"]}`, "images"},
+		{"five images", `{"model": "m", "state": "s", "questions": ` + q + `, "images": [1, 2, 3, 4, 5]}`, "images"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ev.Evaluate(context.Background(), decode(t, c.req))
+			var de *decision.Error
+			if !errors.As(err, &de) || de.Param != c.param {
+				t.Errorf("error %v, want one naming %q", err, c.param)
+			}
+		})
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("%d Score calls for invalid requests", len(f.calls))
+	}
+	// Limits themselves are fine.
+	ok := `{"model": "m", "state": "` + strings.Repeat("é", 100000) + `", "questions": {` + strings.Join(many[:100], ",") + `}}`
+	req := decode(t, ok)
+	res, err := ev.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAnswers(t, req, res)
+	multi, _ := evaluator(t, decision.Config{Images: true})
+	if _, err := multi.Evaluate(context.Background(), decode(t, `{"model": "m", "state": "s", "questions": `+q+`, "images": ["x"]}`)); !errors.Is(err, decision.ErrImages) {
+		t.Errorf("images on a multimodal model: %v", err)
+	}
+}
+
+// A question keeps its wire form through a round trip, options in order.
+func TestQuestionJSON(t *testing.T) {
+	in := `{"type":"choice","instructions":"Pick","criteria":{"z":"last letter","a":"first letter"}}`
+	var q decision.Question
+	if err := json.Unmarshal([]byte(in), &q); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Options) != 2 || q.Options[0].Name != "z" {
+		t.Fatalf("options %+v", q.Options)
+	}
+	out, _ := json.Marshal(q)
+	if string(out) != in {
+		t.Errorf("round trip %s, want %s", out, in)
+	}
+}

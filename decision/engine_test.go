@@ -1,0 +1,110 @@
+//go:build cgo
+
+package decision_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/decision"
+	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/inference/inferencetest"
+)
+
+// tinyEvaluator runs decisions on a tiny byte-level model through the real
+// engine.
+func tinyEvaluator(t *testing.T) (*decision.Evaluator, *inference.Engine) {
+	t.Helper()
+	path := inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})
+	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path, Kind: catalog.KindDecision}}, Threads: 1, Parallel: 2, Context: 2048, BranchContext: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ev, err := decision.New(decision.Config{Engine: e, Model: "tiny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, e
+}
+
+func TestEngineAnswers(t *testing.T) {
+	ev, _ := tinyEvaluator(t)
+	req := decode(t, mixed)
+	res, err := ev.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAnswers(t, req, res)
+
+	// Together or one by one: the same numbers, up to float rounding of
+	// differently shaped batches.
+	for name, q := range req.Questions {
+		one := req
+		one.Questions = map[string]decision.Question{name: q}
+		alone, err := ev.Evaluate(context.Background(), one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := alone.Answers[name], res.Answers[name]
+		if math.Abs(*a.OptionMass-*b.OptionMass) > 1e-6 {
+			t.Errorf("%s: option mass %v alone, %v together", name, *a.OptionMass, *b.OptionMass)
+		}
+		if a.Noul != nil && math.Abs(*a.Noul-*b.Noul) > 1e-6 {
+			t.Errorf("%s: noul %v alone, %v together", name, *a.Noul, *b.Noul)
+		}
+		for k, p := range b.Probabilities {
+			if math.Abs(a.Probabilities[k]-p) > 1e-6 {
+				t.Errorf("%s: %s has %v alone, %v together", name, k, a.Probabilities[k], p)
+			}
+		}
+	}
+}
+
+// recorder keeps the usage of the engine's last Score.
+type recorder struct {
+	*inference.Engine
+	usage inference.Usage
+}
+
+func (r *recorder) Score(ctx context.Context, req inference.ScoreRequest) (inference.ScoreResult, error) {
+	res, err := r.Engine.Score(ctx, req)
+	r.usage = res.Usage
+	return res, err
+}
+
+// A repeated state is not decoded again: the second request finds it in
+// the prompt cache, and its answers are the same.
+func TestEngineStateCached(t *testing.T) {
+	_, e := tinyEvaluator(t)
+	rec := &recorder{Engine: e}
+	ev, err := decision.New(decision.Config{Engine: rec, Model: "tiny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := decode(t, mixed)
+	first, err := ev.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.usage.CachedTokens != 0 {
+		t.Errorf("first request: %d cached tokens", rec.usage.CachedTokens)
+	}
+	second, err := ev.Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.usage.CachedTokens <= len(req.State) {
+		t.Errorf("second request: %d cached tokens, want the state's prefix (over %d)", rec.usage.CachedTokens, len(req.State))
+	}
+	if first.Usage != second.Usage {
+		t.Errorf("usage %+v then %+v", first.Usage, second.Usage)
+	}
+	for name, a := range first.Answers {
+		if math.Abs(*a.OptionMass-*second.Answers[name].OptionMass) > 1e-6 {
+			t.Errorf("%s: %v then %v", name, *a.OptionMass, *second.Answers[name].OptionMass)
+		}
+	}
+}

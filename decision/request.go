@@ -1,0 +1,218 @@
+package decision
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+)
+
+// Limits of a Request.
+const (
+	MaxStateChars = 100_000
+	MaxQuestions  = 100
+	MaxImages     = 4
+	// MaxOptions bounds the options of a choice and the labels of a score:
+	// each needs a label of its own.
+	MaxOptions = 52
+)
+
+// The question types.
+const (
+	TypeChoice = "choice"
+	TypeScore  = "score"
+	TypeNoul   = "noul"
+)
+
+// Request is a decision request: POST /v1/system.
+type Request struct {
+	// Model is the id of a decision model; echoed in the Response.
+	Model string `json:"model"`
+	// State is the text the questions are about.
+	State string `json:"state"`
+	// Questions maps each question's name to it.
+	Questions map[string]Question `json:"questions"`
+	// Images are for multimodal models only; their shape is opaque here.
+	Images []json.RawMessage `json:"images,omitzero"`
+}
+
+// Question is one typed question. Its JSON form carries the options of a
+// choice as the object "criteria" (name to description, in order) and the
+// labels of a score as the array "criteria".
+type Question struct {
+	Type         string
+	Instructions string
+	// Options of a choice, in the order of the request.
+	Options []Option
+	// Labels of a score, from the lowest level to the highest.
+	Labels []string
+
+	// err is a problem found while decoding, reported by Validate.
+	err error
+}
+
+// Option is one option of a choice.
+type Option struct {
+	Name        string
+	Description string
+}
+
+type wireQuestion struct {
+	Type         string          `json:"type"`
+	Instructions string          `json:"instructions,omitzero"`
+	Criteria     json.RawMessage `json:"criteria,omitzero"`
+}
+
+// UnmarshalJSON reads a question, keeping the order of a choice's options.
+// A criteria that does not fit the type is reported by Validate, with the
+// question's name.
+func (q *Question) UnmarshalJSON(b []byte) error {
+	var w wireQuestion
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*q = Question{Type: w.Type, Instructions: w.Instructions}
+	crit := bytes.TrimSpace(w.Criteria)
+	if len(crit) == 0 || string(crit) == "null" {
+		return nil
+	}
+	switch w.Type {
+	case TypeChoice:
+		q.Options, q.err = parseOptions(crit)
+	case TypeScore:
+		if err := json.Unmarshal(crit, &q.Labels); err != nil {
+			q.err = errors.New("must be an array of labels")
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the question in its wire form.
+func (q Question) MarshalJSON() ([]byte, error) {
+	w := wireQuestion{Type: q.Type, Instructions: q.Instructions}
+	switch q.Type {
+	case TypeChoice:
+		var b bytes.Buffer
+		b.WriteByte('{')
+		for i, o := range q.Options {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k, _ := json.Marshal(o.Name)
+			v, _ := json.Marshal(o.Description)
+			b.Write(k)
+			b.WriteByte(':')
+			b.Write(v)
+		}
+		b.WriteByte('}')
+		w.Criteria = b.Bytes()
+	case TypeScore:
+		w.Criteria, _ = json.Marshal(q.Labels)
+	}
+	return json.Marshal(w)
+}
+
+// parseOptions reads a JSON object of option names to descriptions in
+// order, refusing a name given twice.
+func parseOptions(b []byte) ([]Option, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("must be an object of option names to descriptions")
+	}
+	var opts []Option
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name := t.(string)
+		var desc string
+		if err := dec.Decode(&desc); err != nil {
+			return nil, fmt.Errorf("option %q: the description must be a string", name)
+		}
+		if slices.ContainsFunc(opts, func(o Option) bool { return o.Name == name }) {
+			return nil, fmt.Errorf("option %q is given twice", name)
+		}
+		opts = append(opts, Option{Name: name, Description: desc})
+	}
+	return opts, nil
+}
+
+// Error is a request that breaks a rule; Param names the field, such as
+// "state" or "questions.tone.criteria". It is a 400.
+type Error struct {
+	Param   string
+	Message string
+}
+
+func (e *Error) Error() string { return "decision: " + e.Param + ": " + e.Message }
+
+func invalid(param, format string, args ...any) error {
+	return &Error{Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks the request against the limits; images says whether the
+// model reads images. The error is an *Error.
+func (r Request) Validate(images bool) error {
+	switch n := utf8.RuneCountInString(r.State); {
+	case n == 0:
+		return invalid("state", "must not be empty")
+	case n > MaxStateChars:
+		return invalid("state", "has %d characters, at most %d", n, MaxStateChars)
+	}
+	switch n := len(r.Questions); {
+	case n == 0:
+		return invalid("questions", "must hold at least one question")
+	case n > MaxQuestions:
+		return invalid("questions", "has %d questions, at most %d", n, MaxQuestions)
+	}
+	for _, name := range sortedNames(r.Questions) {
+		q := r.Questions[name]
+		p := "questions." + name
+		switch q.Type {
+		case TypeChoice:
+			if q.err != nil {
+				return invalid(p+".criteria", "%v", q.err)
+			}
+			switch n := len(q.Options); {
+			case n == 0:
+				return invalid(p+".criteria", "a choice needs options")
+			case n > MaxOptions:
+				return invalid(p+".criteria", "has %d options, at most %d", n, MaxOptions)
+			}
+		case TypeScore:
+			if q.err != nil {
+				return invalid(p+".criteria", "%v", q.err)
+			}
+			switch n := len(q.Labels); {
+			case n < 2:
+				return invalid(p+".criteria", "a score needs at least 2 labels, got %d", n)
+			case n > MaxOptions:
+				return invalid(p+".criteria", "has %d labels, at most %d", n, MaxOptions)
+			}
+		case TypeNoul:
+		case "":
+			return invalid(p+".type", "is required: choice, score or noul")
+		default:
+			return invalid(p+".type", "unknown type %q: choice, score or noul", q.Type)
+		}
+	}
+	switch {
+	case len(r.Images) > MaxImages:
+		return invalid("images", "has %d images, at most %d", len(r.Images), MaxImages)
+	case len(r.Images) > 0 && !images:
+		return invalid("images", "model %q reads text only", r.Model)
+	}
+	return nil
+}
+
+func sortedNames(qs map[string]Question) []string {
+	names := make([]string, 0, len(qs))
+	for n := range qs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,105 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/decision"
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/inference"
+)
+
+// decisionRoutes are the decision routes of the spec's api_url. Their
+// errors take the chat shape, {error:{message,type,code,param}}.
+func (h *Handler) decisionRoutes() []route {
+	return []route{
+		{"POST /v1/system", formats.FamilyChat, h.decide},
+		{"POST /v1/systemone", formats.FamilyChat, h.decide},
+		{"GET /v1/system/models", formats.FamilyModels, h.listDecisionModels},
+	}
+}
+
+// RegisterDecisions registers the decision routes of the spec's api_url
+// on mux: POST /v1/system (also served at /v1/systemone, the System One
+// path) and GET /v1/system/models. They serve the catalog's decision
+// entries; evaluating needs an Engine that also implements
+// decision.Engine, as *inference.Engine does.
+func (h *Handler) RegisterDecisions(mux *http.ServeMux) { h.register(mux, h.decisionRoutes()) }
+
+// listDecisionModels serves GET /v1/system/models: every decision entry of
+// the catalog that the engine serves, apart from the chat models.
+func (h *Handler) listDecisionModels(w http.ResponseWriter, r *http.Request) {
+	infos := h.engine.Models()
+	objects := []catalog.Object{}
+	for _, m := range h.models {
+		if m.Kind != catalog.KindDecision {
+			continue
+		}
+		if info, ok := served(infos, m.ID); ok {
+			objects = append(objects, m.Object(info.ContextLength))
+		}
+	}
+	h.writeJSON(w, r, formats.NewModelList(objects))
+}
+
+// decide serves POST /v1/system: a decision request answered by the
+// decision model it names.
+func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
+	var req decision.Request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			h.fail(w, r, err)
+			return
+		}
+		h.fail(w, r, &formats.RequestError{Code: "invalid_json", Message: "the body is not a valid decision request: " + err.Error()})
+		return
+	}
+	if req.Model == "" {
+		h.fail(w, r, &formats.RequestError{Param: "model", Code: "missing_required_parameter", Message: "model is required"})
+		return
+	}
+	m, ok := catalog.Lookup(h.models, req.Model)
+	if ok && m.Kind == catalog.KindDecision {
+		_, ok = served(h.engine.Models(), m.ID)
+	}
+	if !ok || m.Kind != catalog.KindDecision {
+		h.fail(w, r, fmt.Errorf("%w: %q is not a decision model", inference.ErrModelNotFound, req.Model))
+		return
+	}
+	eng, ok := h.engine.(decision.Engine)
+	if !ok {
+		h.fail(w, r, errors.New("httpapi: the engine cannot evaluate decisions"))
+		return
+	}
+	ev, err := decision.New(decision.Config{Engine: eng, Model: m.ID, Images: slices.Contains(m.InputModalities, "image")})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res, err := ev.Evaluate(r.Context(), req)
+	if err != nil {
+		h.fail(w, r, decisionError(err))
+		return
+	}
+	h.writeJSON(w, r, res)
+}
+
+// decisionError names the field at fault of a decision that fails as a
+// client error.
+func decisionError(err error) error {
+	var de *decision.Error
+	switch {
+	case errors.As(err, &de):
+		return &formats.RequestError{Param: de.Param, Message: de.Param + ": " + de.Message}
+	case errors.Is(err, decision.ErrImages):
+		return &formats.RequestError{Param: "images", Message: "images: this server does not read images yet"}
+	case errors.Is(err, inference.ErrContextLength):
+		return &formats.RequestError{Param: "state", Code: "context_length_exceeded", Message: "state: the state and a question exceed the model's context length"}
+	}
+	return err
+}

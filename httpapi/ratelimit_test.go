@@ -1,0 +1,412 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/ratelimit"
+)
+
+// limitedEnv is a Handler whose keys are on tier (key) and on Tier2
+// (otherKey), limited by a fresh in-memory limiter.
+func limitedEnv(t *testing.T, tier ratelimit.Tier, edit func(*httpapi.Config, *fakeEngine)) *env {
+	t.Helper()
+	return newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
+		keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: key, Tier: tier}, httpapi.APIKey{Key: otherKey, Tier: ratelimit.Tier2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Keys, cfg.Limiter = keys, ratelimit.NewMemory()
+		if edit != nil {
+			edit(cfg, f)
+		}
+	})
+}
+
+// header returns an integer header, failing the test when it is absent.
+func header(t *testing.T, w *httptest.ResponseRecorder, name string) int64 {
+	t.Helper()
+	v := w.Header().Get(name)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("header %s = %q: %v (headers %v)", name, v, err, w.Header())
+	}
+	return n
+}
+
+// TestRateLimitEveryRoute: on every route and family, the rate-limit
+// headers on each response, and past the request limit a 429 in the
+// family's shape with Retry-After.
+func TestRateLimitEveryRoute(t *testing.T) {
+	routes := []struct {
+		name, method, path, body string
+		wantType, wantCode       string
+	}{
+		{"chat", "POST", "/v1/chat/completions", chatBody, "rate_limit_error", "rate_limit_exceeded"},
+		{"web chat", "POST", "/v1/web/chat/completions", chatBody, "rate_limit_error", "rate_limit_exceeded"},
+		{"chat stream", "POST", "/v1/chat/completions", streaming(chatBody), "rate_limit_error", "rate_limit_exceeded"},
+		{"messages", "POST", "/v1/messages", messagesBody, "rate_limit_error", ""},
+		{"messages stream", "POST", "/v1/messages", streaming(messagesBody), "rate_limit_error", ""},
+		{"responses", "POST", "/v1/responses", responsesBody, "rate_limit_error", "rate_limit_exceeded"},
+		{"responses stream", "POST", "/v1/responses", streaming(responsesBody), "rate_limit_error", "rate_limit_exceeded"},
+		{"get response", "GET", "/v1/responses/resp_unknown", "", "rate_limit_error", "rate_limit_exceeded"},
+		{"delete response", "DELETE", "/v1/responses/resp_unknown", "", "rate_limit_error", "rate_limit_exceeded"},
+		{"list models", "GET", "/v1/models", "", "rate_limit_error", "rate_limit_exceeded"},
+		{"get model", "GET", "/v1/models/core-2-5-mini", "", "rate_limit_error", "rate_limit_exceeded"},
+		{"unknown model", "GET", "/v1/models/nope", "", "rate_limit_error", "rate_limit_exceeded"},
+	}
+	tier := ratelimit.Tier{Name: "two", Requests: 2, InputTokens: 1_000, OutputTokens: 10_000}
+	for _, rt := range routes {
+		t.Run(rt.name, func(t *testing.T) {
+			e := limitedEnv(t, tier, nil)
+			for i := range 2 {
+				w := do(e.h, rt.method, rt.path, key, rt.body)
+				if w.Code == http.StatusTooManyRequests {
+					t.Fatalf("request %d: 429 %s", i+1, w.Body)
+				}
+				if got := header(t, w, "X-Ratelimit-Remaining-Requests"); got != int64(1-i) {
+					t.Errorf("request %d: remaining requests %d, want %d", i+1, got, 1-i)
+				}
+				header(t, w, "X-Ratelimit-Limit-Requests")
+				header(t, w, "X-Ratelimit-Limit-Tokens")
+				header(t, w, "X-Ratelimit-Remaining-Input-Tokens")
+				header(t, w, "X-Ratelimit-Remaining-Output-Tokens")
+				if w.Header().Get("X-Ratelimit-Reset-Requests") != "1m0s" {
+					t.Errorf("reset = %q, want 1m0s", w.Header().Get("X-Ratelimit-Reset-Requests"))
+				}
+			}
+			e.clock.Advance(15 * time.Second)
+			w := do(e.h, rt.method, rt.path, key, rt.body)
+			if w.Code != http.StatusTooManyRequests {
+				t.Fatalf("third request: %d %s, want 429", w.Code, w.Body)
+			}
+			if got := w.Header().Get("Retry-After"); got != "45" {
+				t.Errorf("Retry-After = %q, want 45", got)
+			}
+			if got := header(t, w, "X-Ratelimit-Remaining-Requests"); got != 0 {
+				t.Errorf("remaining on the 429 = %d", got)
+			}
+			if w.Header().Get("X-Ratelimit-Reset-Requests") != "45s" {
+				t.Errorf("reset on the 429 = %q, want 45s", w.Header().Get("X-Ratelimit-Reset-Requests"))
+			}
+			typ, code, _, msg := errorOf(t, w.Body.Bytes())
+			if typ != rt.wantType || code != rt.wantCode || !strings.Contains(msg, "requests per minute") {
+				t.Errorf("429 body: type %q code %q message %q", typ, code, msg)
+			}
+			// Another key has its own limits.
+			if w := do(e.h, rt.method, rt.path, otherKey, rt.body); w.Code == http.StatusTooManyRequests ||
+				header(t, w, "X-Ratelimit-Limit-Requests") != ratelimit.Tier2.Requests {
+				t.Errorf("other key: %d, limit %s", w.Code, w.Header().Get("X-Ratelimit-Limit-Requests"))
+			}
+			// The window moves on.
+			e.clock.Advance(45 * time.Second)
+			if w := do(e.h, rt.method, rt.path, key, rt.body); w.Code == http.StatusTooManyRequests {
+				t.Errorf("after the window: 429")
+			}
+		})
+	}
+}
+
+func TestRateLimitNoHeadersOn401(t *testing.T) {
+	e := limitedEnv(t, ratelimit.Default, nil)
+	w := do(e.h, "POST", "/v1/chat/completions", wrongKey, chatBody)
+	if w.Code != http.StatusUnauthorized || w.Header().Get("X-Ratelimit-Limit-Requests") != "" {
+		t.Fatalf("401: %d, headers %v", w.Code, w.Header())
+	}
+}
+
+func TestNoLimiterNoHeaders(t *testing.T) {
+	e := newEnv(t, nil)
+	w := do(e.h, "POST", "/v1/chat/completions", key, chatBody)
+	if w.Code != http.StatusOK || w.Header().Get("X-Ratelimit-Limit-Requests") != "" {
+		t.Fatalf("%d, headers %v", w.Code, w.Header())
+	}
+}
+
+// TestRateLimitTokens: the reservation holds the counted prompt and the
+// maximum output; the response settles it to the real usage.
+func TestRateLimitTokens(t *testing.T) {
+	tier := ratelimit.Tier{Name: "t", Requests: 100, InputTokens: 100, OutputTokens: 1_000}
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			e := limitedEnv(t, tier, func(_ *httpapi.Config, f *fakeEngine) { f.tokens = 30 })
+			body := `{"model":"core-2-5-mini","max_tokens":600,"messages":[{"role":"user","content":"Hi"}]}`
+			if stream {
+				body = streaming(body)
+			}
+			w := do(e.h, "POST", "/v1/chat/completions", key, body)
+			if w.Code != http.StatusOK {
+				t.Fatalf("%d %s", w.Code, w.Body)
+			}
+			// While running: 30 input and 600 output tokens reserved.
+			if in, out := header(t, w, "X-Ratelimit-Remaining-Input-Tokens"), header(t, w, "X-Ratelimit-Remaining-Output-Tokens"); in != 70 || out != 400 {
+				t.Errorf("remaining at admission: %d input, %d output; want 70, 400", in, out)
+			}
+			// Settled to the fake's usage: 5 input, 2 output tokens.
+			w = do(e.h, "POST", "/v1/chat/completions", key, body)
+			if w.Code != http.StatusOK {
+				t.Fatalf("second: %d %s", w.Code, w.Body)
+			}
+			if in, out := header(t, w, "X-Ratelimit-Remaining-Input-Tokens"), header(t, w, "X-Ratelimit-Remaining-Output-Tokens"); in != 100-5-30 || out != 1_000-2-600 {
+				t.Errorf("remaining after a settled request: %d input, %d output; want 65, 398", in, out)
+			}
+			// The tokens header is the closer of the two to its limit.
+			if got := header(t, w, "X-Ratelimit-Limit-Tokens"); got != 1_000 {
+				t.Errorf("x-ratelimit-limit-tokens = %d, want the output limit", got)
+			}
+			// Both settled: 4 output tokens used, so 997 more may not be.
+			w = do(e.h, "POST", "/v1/chat/completions", key, strings.Replace(body, "600", "997", 1))
+			if w.Code != http.StatusTooManyRequests {
+				t.Fatalf("third: %d, want 429 on output tokens", w.Code)
+			}
+			if _, _, _, msg := errorOf(t, w.Body.Bytes()); !strings.Contains(msg, "output tokens per minute") {
+				t.Errorf("message %q", msg)
+			}
+		})
+	}
+}
+
+// TestRateLimitTooLarge: a prompt over the per-minute input limit can
+// never pass: 429 without Retry-After.
+func TestRateLimitTooLarge(t *testing.T) {
+	e := limitedEnv(t, ratelimit.Tier{Name: "t", InputTokens: 10}, func(_ *httpapi.Config, f *fakeEngine) { f.tokens = 11 })
+	w := do(e.h, "POST", "/v1/messages", key, messagesBody)
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "" {
+		t.Fatalf("%d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+	}
+	if typ, _, _, msg := errorOf(t, w.Body.Bytes()); typ != "rate_limit_error" || !strings.Contains(msg, "too large") {
+		t.Errorf("type %q message %q", typ, msg)
+	}
+	if e.eng.calls() != 0 {
+		t.Error("the engine ran")
+	}
+}
+
+// TestSpendCap: the catalog's prices charge each request; past the cap,
+// insufficient_quota until the month turns, in every family.
+func TestSpendCap(t *testing.T) {
+	// core-2-5-mini: 0.5 USD per 1M input tokens, 2 per 1M output tokens.
+	// 100 prompt tokens and at most 100 output: 0.00025 USD reserved.
+	tier := ratelimit.Tier{Name: "capped", MaxMonthlySpend: 500 * ratelimit.MicroDollar}
+	for _, rt := range []struct{ path, body, typ, code string }{
+		{"/v1/chat/completions", chatBody, "rate_limit_error", "insufficient_quota"},
+		{"/v1/messages", messagesBody, "rate_limit_error", ""},
+		{"/v1/responses", responsesBody, "rate_limit_error", "insufficient_quota"},
+	} {
+		t.Run(rt.path, func(t *testing.T) {
+			e := limitedEnv(t, tier, func(_ *httpapi.Config, f *fakeEngine) {
+				f.tokens = 100
+				f.result.Usage = inference.Usage{PromptTokens: 100, CompletionTokens: 100}
+			})
+			body := strings.Replace(rt.body, `"model"`, `"max_tokens":100,"max_output_tokens":100,"model"`, 1)
+			body = strings.Replace(body, `"max_tokens":64,`, ``, 1)
+			if strings.Contains(rt.path, "responses") {
+				body = strings.Replace(body, `"max_tokens":100,`, ``, 1)
+			} else {
+				body = strings.Replace(body, `"max_output_tokens":100,`, ``, 1)
+			}
+			for i := range 2 {
+				if w := do(e.h, "POST", rt.path, key, body); w.Code != http.StatusOK {
+					t.Fatalf("request %d: %d %s", i+1, w.Code, w.Body)
+				}
+			}
+			w := do(e.h, "POST", rt.path, key, body)
+			if w.Code != http.StatusTooManyRequests {
+				t.Fatalf("third: %d %s, want 429", w.Code, w.Body)
+			}
+			typ, code, _, msg := errorOf(t, w.Body.Bytes())
+			if typ != rt.typ || code != rt.code || !strings.Contains(msg, "maximum monthly spend of 0.0005 USD") {
+				t.Errorf("type %q code %q message %q", typ, code, msg)
+			}
+			// 2026-01-01T00:00 is the clock: the month turns in 31 days.
+			if got := w.Header().Get("Retry-After"); got != strconv.Itoa(31*24*3600) {
+				t.Errorf("Retry-After = %q", got)
+			}
+			// The catalog still answers: it costs nothing.
+			if w := do(e.h, "GET", "/v1/models", key, ""); w.Code != http.StatusOK {
+				t.Errorf("catalog: %d", w.Code)
+			}
+			e.clock.Advance(31 * 24 * time.Hour)
+			if w := do(e.h, "POST", rt.path, key, body); w.Code != http.StatusOK {
+				t.Errorf("next month: %d %s", w.Code, w.Body)
+			}
+		})
+	}
+}
+
+// TestMessagesStreamInputTokens: message_start reports the counted prompt,
+// with or without limits.
+func TestMessagesStreamInputTokens(t *testing.T) {
+	for _, limited := range []bool{false, true} {
+		edit := func(_ *httpapi.Config, f *fakeEngine) { f.tokens = 42 }
+		var e *env
+		if limited {
+			e = limitedEnv(t, ratelimit.Default, edit)
+		} else {
+			e = newEnv(t, edit)
+		}
+		w := do(e.h, "POST", "/v1/messages", key, streaming(messagesBody))
+		if !strings.Contains(w.Body.String(), `"usage":{"input_tokens":42,"output_tokens":0`) {
+			t.Errorf("limited=%v: message_start without the counted input tokens:\n%s", limited, w.Body)
+		}
+	}
+}
+
+// TestRateLimitBadRequestCounts: a request refused before its model is
+// known counts as one request, with headers.
+func TestRateLimitBadRequestCounts(t *testing.T) {
+	e := limitedEnv(t, ratelimit.Tier{Name: "one", Requests: 1}, nil)
+	w := do(e.h, "POST", "/v1/chat/completions", key, `{"model":`)
+	if w.Code != http.StatusBadRequest || header(t, w, "X-Ratelimit-Remaining-Requests") != 0 {
+		t.Fatalf("bad JSON: %d, headers %v", w.Code, w.Header())
+	}
+	if w := do(e.h, "POST", "/v1/chat/completions", key, withModel(chatBody, "nope")); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("over the limit: %d %s, want 429", w.Code, w.Body)
+	}
+}
+
+// TestRateLimitEngineRefusal: a request the engine refuses before any
+// work counts as a request, without tokens.
+func TestRateLimitEngineRefusal(t *testing.T) {
+	tier := ratelimit.Tier{Name: "t", Requests: 10, OutputTokens: 1_000}
+	e := limitedEnv(t, tier, func(_ *httpapi.Config, f *fakeEngine) { f.errBefore = inference.ErrOverloaded })
+	body := `{"model":"core-2-5-mini","max_tokens":600,"messages":[{"role":"user","content":"Hi"}]}`
+	if w := do(e.h, "POST", "/v1/chat/completions", key, body); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("overloaded: %d", w.Code)
+	}
+	e.eng.errBefore = nil
+	w := do(e.h, "POST", "/v1/chat/completions", key, body)
+	if w.Code != http.StatusOK || header(t, w, "X-Ratelimit-Remaining-Requests") != 8 ||
+		header(t, w, "X-Ratelimit-Remaining-Output-Tokens") != 400 {
+		t.Fatalf("%d, headers %v", w.Code, w.Header())
+	}
+}
+
+// cancelEngine ends its request's context before yielding anything: a
+// client gone before the engine started.
+type cancelEngine struct {
+	*fakeEngine
+	cancel context.CancelFunc
+}
+
+func (c cancelEngine) Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error] {
+	return func(yield func(inference.Event, error) bool) {
+		c.cancel()
+		yield(inference.Event{}, ctx.Err())
+	}
+}
+
+// TestRateLimitCancelledBeforeStart: the reservation is undone.
+func TestRateLimitCancelledBeforeStart(t *testing.T) {
+	tier := ratelimit.Tier{Name: "one", Requests: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := limitedEnv(t, tier, func(cfg *httpapi.Config, f *fakeEngine) { cfg.Engine = cancelEngine{f, cancel} })
+	for _, body := range []string{chatBody, streaming(chatBody)} {
+		req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer "+key)
+		e.h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	if w := do(e.h, "GET", "/v1/models", key, ""); w.Code != http.StatusOK {
+		t.Fatalf("after two cancelled requests: %d, want the one request still free", w.Code)
+	}
+}
+
+// TestRateLimitClientGoneMidStream: the reservation settles with the
+// tokens streamed before the client left.
+func TestRateLimitClientGoneMidStream(t *testing.T) {
+	tier := ratelimit.Tier{Name: "t", Requests: 10, OutputTokens: 1_000}
+	e := limitedEnv(t, tier, func(_ *httpapi.Config, f *fakeEngine) { f.block = true })
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	body := streaming(`{"model":"core-2-5-mini","max_tokens":600,"messages":[{"role":"user","content":"Hi"}]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1)
+	if _, err := res.Body.Read(buf); err != nil { // the stream has started
+		t.Fatal(err)
+	}
+	engineCtx := <-e.eng.ctxs
+	cancel()
+	<-engineCtx.Done()
+	res.Body.Close()
+	// "Hello", " world": two tokens settle; poll until the handler has.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		w := do(e.h, "GET", "/v1/models", key, "")
+		if header(t, w, "X-Ratelimit-Remaining-Output-Tokens") == 1_000-2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("remaining output tokens = %s, want 998", w.Header().Get("X-Ratelimit-Remaining-Output-Tokens"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRateLimitConcurrent: racing requests over HTTP never get more than
+// the limit admitted (run with -race).
+func TestRateLimitConcurrent(t *testing.T) {
+	e := limitedEnv(t, ratelimit.Tier{Name: "ten", Requests: 10}, nil)
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	var (
+		wg            sync.WaitGroup
+		mu            sync.Mutex
+		codes         = map[int]int{}
+		bodies, paths = []string{chatBody, messagesBody, responsesBody, ""}, []string{"/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/models"}
+	)
+	for i := range 40 {
+		wg.Go(func() {
+			method := "POST"
+			if bodies[i%4] == "" {
+				method = "GET"
+			}
+			req, _ := http.NewRequest(method, srv.URL+paths[i%4], strings.NewReader(bodies[i%4]))
+			req.Header.Set("Authorization", "Bearer "+key)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			mu.Lock()
+			codes[res.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes[http.StatusOK] != 10 || codes[http.StatusTooManyRequests] != 30 {
+		t.Fatalf("status counts %v, want 10 × 200 and 30 × 429", codes)
+	}
+}
+
+// failingLimiter stands for a limiter whose backend is down.
+type failingLimiter struct{ ratelimit.Limiter }
+
+func (failingLimiter) Reserve(context.Context, ratelimit.Request, time.Time) (ratelimit.Reservation, error) {
+	return ratelimit.Reservation{}, errors.New("redis: connection refused")
+}
+
+func TestRateLimiterDown(t *testing.T) {
+	e := limitedEnv(t, ratelimit.Default, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Limiter = failingLimiter{} })
+	w := do(e.h, "POST", "/v1/chat/completions", key, chatBody)
+	if w.Code != http.StatusInternalServerError || strings.Contains(w.Body.String(), "redis") {
+		t.Fatalf("%d %s, want a 500 that leaks nothing", w.Code, w.Body)
+	}
+}

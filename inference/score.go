@@ -1,0 +1,259 @@
+//go:build cgo
+
+package inference
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/inferkit/inferkit/internal/llamacpp"
+)
+
+// maxBranches bounds the branches of one ScoreRequest.
+const maxBranches = 256
+
+// scoreWork is what a Score request adds to its work: the branches'
+// tokens and candidates, and the result the runner fills in.
+type scoreWork struct {
+	branches   [][]llamacpp.Token
+	candidates [][]llamacpp.Token
+	result     ScoreResult
+}
+
+// Tokenize returns the tokens of text in the model's vocabulary, as it
+// would be tokenized inside a prompt: special-token text becomes those
+// tokens, and no BOS is added. It decodes nothing.
+func (e *Engine) Tokenize(model, text string) ([]int, error) {
+	m, err := e.lookup(model)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := m.llm.Tokenize(text, false, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(toks))
+	for i, t := range toks {
+		out[i] = int(t)
+	}
+	return out, nil
+}
+
+// RenderPrompt returns the text that req's messages become through the
+// model's chat template (with the generation prompt, and the thinking
+// switch of req.NoThinking), or req.Prompt when it has no messages: what
+// Generate tokenizes. It decodes nothing.
+func (e *Engine) RenderPrompt(req Request) (string, error) {
+	m, err := e.lookup(req.Model)
+	if err != nil {
+		return "", err
+	}
+	if len(req.Messages) == 0 {
+		return req.Prompt, nil
+	}
+	return m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking)
+}
+
+// Score decodes req's prefix once and each of its branches on a sequence
+// of its own, all in one batch, and returns the probabilities of each
+// branch's candidate tokens. The prefix takes a sequence like a generation
+// request, waiting in the same queue, and stays in the prompt cache
+// afterwards. A prefix and branch that do not fit in a sequence's context,
+// or a branch longer than Config.BranchContext, fail with
+// ErrContextLength before any work.
+func (e *Engine) Score(ctx context.Context, req ScoreRequest) (ScoreResult, error) {
+	w, err := e.submitScore(ctx, req)
+	if err != nil {
+		return ScoreResult{}, err
+	}
+	if err := w.job.wait(); err != nil {
+		return ScoreResult{}, err
+	}
+	return w.score.result, nil
+}
+
+func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	m := e.names[req.Model]
+	if m == nil {
+		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, req.Model)
+	}
+	if len(m.runner.branchSeqs) == 0 {
+		return nil, fmt.Errorf("%w: Config.Branches leaves no sequence for scoring", ErrInvalidRequest)
+	}
+	if len(req.Branches) == 0 || len(req.Branches) > maxBranches {
+		return nil, fmt.Errorf("%w: %d branches, want 1 to %d", ErrInvalidRequest, len(req.Branches), maxBranches)
+	}
+	prefix, err := m.llm.Tokenize(req.Prefix, false, true)
+	if err != nil {
+		return nil, err
+	}
+	if bos := m.llm.BOS(); m.llm.AddsBOS() && bos >= 0 && (len(prefix) == 0 || prefix[0] != bos) {
+		prefix = append([]llamacpp.Token{bos}, prefix...)
+	}
+	if len(prefix) == 0 {
+		return nil, fmt.Errorf("%w: Prefix gives no tokens", ErrInvalidRequest)
+	}
+	sw := &scoreWork{}
+	limit, room := m.info.ContextLength, m.runner.branchCells
+	vocab := m.llm.VocabSize()
+	for i, b := range req.Branches {
+		toks, err := m.llm.Tokenize(b.Text, false, true)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case len(toks) == 0:
+			return nil, fmt.Errorf("%w: Branches[%d].Text gives no tokens", ErrInvalidRequest, i)
+		case len(prefix)+len(toks) > limit:
+			return nil, fmt.Errorf("%w: %d prefix and %d branch tokens, context holds %d", ErrContextLength, len(prefix), len(toks), limit)
+		case len(toks) > room:
+			return nil, fmt.Errorf("%w: branch %d has %d tokens, Config.BranchContext is %d", ErrContextLength, i, len(toks), room)
+		case len(b.Candidates) == 0:
+			return nil, fmt.Errorf("%w: Branches[%d] has no candidates", ErrInvalidRequest, i)
+		}
+		cands := make([]llamacpp.Token, len(b.Candidates))
+		for j, c := range b.Candidates {
+			if c < 0 || c >= vocab {
+				return nil, fmt.Errorf("%w: Branches[%d].Candidates[%d] is token %d, outside the vocabulary of %d", ErrInvalidRequest, i, j, c, vocab)
+			}
+			cands[j] = llamacpp.Token(c)
+		}
+		sw.branches = append(sw.branches, toks)
+		sw.candidates = append(sw.candidates, cands)
+	}
+	w := &work{prompt: prefix, score: sw, job: newJob(ctx)}
+	if !m.runner.enqueue(w) {
+		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
+	}
+	return w, nil
+}
+
+// scoreReady decodes the branches of every scoring slot whose prefix is
+// all in the KV cache, and frees the slot.
+func (r *runner) scoreReady() {
+	for _, s := range r.slots {
+		if s.w != nil && s.w.score != nil && s.leader == nil && s.prefilled == len(s.w.prompt) {
+			r.branch(s)
+		}
+	}
+}
+
+// branch decodes the branches of slot s in groups that fit the branch
+// sequences and the KV cells kept for them (each group in as few batches
+// as the batch size allows), reads the candidates' probabilities and ends
+// the request. The branch sequences are empty again afterwards; the
+// prefix stays in the slot's cache.
+func (r *runner) branch(s *slot) {
+	sw := s.w.score
+	res := &sw.result
+	res.Branches = make([]BranchScore, len(sw.branches))
+	for i := 0; i < len(sw.branches); {
+		if s.w.job.abandoned() {
+			r.release(s, nil, s.w.job.cause())
+			return
+		}
+		j, cells := i, 0
+		for j < len(sw.branches) && j-i < len(r.branchSeqs) && cells+len(sw.branches[j]) <= r.branchCells {
+			cells += len(sw.branches[j])
+			j++
+		}
+		err := r.branchGroup(s, i, j)
+		for k := range j - i {
+			r.ctx.ClearSequence(r.branchSeqs[k])
+		}
+		if err != nil {
+			r.log.Error("inference: decoding score branches failed", "err", err)
+			r.release(s, nil, err)
+			return
+		}
+		i = j
+	}
+	prompt := len(s.w.prompt)
+	for _, b := range sw.branches {
+		prompt += len(b)
+	}
+	res.Usage = Usage{PromptTokens: prompt, CachedTokens: len(s.w.prompt) - s.decoded}
+	r.release(s, nil, nil)
+}
+
+// branchGroup decodes branches [i, j) of slot s, branch i+k on sequence
+// branchSeqs[k], which first shares the prefix's cells.
+func (r *runner) branchGroup(s *slot, i, j int) error {
+	sw := s.w.score
+	for k := range j - i {
+		seq := r.branchSeqs[k]
+		r.ctx.ClearSequence(seq)
+		if err := r.ctx.CopyTokens(s.seq, seq, 0, -1); err != nil {
+			return err
+		}
+	}
+	type out struct{ branch, idx int }
+	var outs []out
+	b := r.batch
+	b.Clear()
+	flush := func() error {
+		r.steps.Add(1)
+		if err := r.ctx.Decode(b); err != nil {
+			return err
+		}
+		for _, o := range outs {
+			sw.result.Branches[o.branch] = candidateScores(r.ctx.Logits(o.idx), sw.candidates[o.branch])
+		}
+		outs = outs[:0]
+		b.Clear()
+		return nil
+	}
+	base := len(s.w.prompt)
+	for k := i; k < j; k++ {
+		seq := r.seqBuf[:0]
+		seq = append(seq, r.branchSeqs[k-i])
+		r.seqBuf = seq
+		toks := sw.branches[k]
+		for p, t := range toks {
+			if b.Len() == b.Cap() {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			last := p == len(toks)-1
+			idx, err := b.Add(t, base+p, seq, last)
+			if err != nil {
+				return err
+			}
+			if last {
+				outs = append(outs, out{k, idx})
+			}
+		}
+		r.decoded.Add(int64(len(toks)))
+	}
+	return flush()
+}
+
+// candidateScores is the log-softmax of logits over the whole vocabulary,
+// in float64, at the candidates.
+func candidateScores(logits []float32, cands []llamacpp.Token) BranchScore {
+	hi := math.Inf(-1)
+	for _, l := range logits {
+		hi = max(hi, float64(l))
+	}
+	var sum float64
+	for _, l := range logits {
+		sum += math.Exp(float64(l) - hi)
+	}
+	lse := hi + math.Log(sum)
+	bs := BranchScore{LogProbs: make([]float64, len(cands)), Probabilities: make([]float64, len(cands))}
+	for i, c := range cands {
+		lp := float64(logits[c]) - lse
+		bs.LogProbs[i], bs.Probabilities[i] = lp, math.Exp(lp)
+	}
+	return bs
+}

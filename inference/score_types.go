@@ -1,0 +1,47 @@
+package inference
+
+// ScoreRequest asks for the probabilities of candidate next tokens at the
+// end of several continuations (branches) of one prefix. The prefix is
+// decoded once, reusing the prompt cache like a generation prompt; every
+// branch continues it on a sequence of its own that shares the prefix's KV
+// cells, and all branches decode in one batch as far as the batch size and
+// Config.Branches allow. A branch never sees another branch: the numbers of
+// a branch are the same whatever other branches come with it, up to float
+// rounding.
+type ScoreRequest struct {
+	// Model is a model id or alias of the engine's configuration.
+	Model string
+	// Prefix is raw text; special-token text in it becomes those tokens,
+	// and BOS is added where the model wants it and the text lacks it.
+	Prefix string
+	// Branches continue the prefix: 1 to 256 of them.
+	Branches []Branch
+}
+
+// Branch is one continuation of a ScoreRequest's prefix.
+type Branch struct {
+	// Text follows the prefix (special-token text parsed); it must give at
+	// least one token. The candidates are scored after its last token.
+	Text string
+	// Candidates are token ids (see Engine.Tokenize) whose next-token
+	// probabilities are wanted; at least one.
+	Candidates []int
+}
+
+// ScoreResult holds the scores of a ScoreRequest's branches, in order.
+type ScoreResult struct {
+	Branches []BranchScore
+	// Usage counts the prefix and every branch as prompt tokens; its
+	// CachedTokens is the part of the prefix taken from the prompt cache.
+	// Nothing is generated.
+	Usage Usage
+}
+
+// BranchScore is what the model predicts after one branch.
+type BranchScore struct {
+	// LogProbs are the natural logarithms of the candidates'
+	// probabilities: a softmax over the whole vocabulary, in float64.
+	LogProbs []float64
+	// Probabilities are exp(LogProbs).
+	Probabilities []float64
+}

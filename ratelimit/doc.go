@@ -1,0 +1,54 @@
+// Package ratelimit admits requests under per-key limits and accounts for
+// what they cost: the tiers of the Inference API (requests, input tokens
+// and output tokens per minute, and a maximum monthly spend) and the
+// code-review plans' monthly quotas. It is pure Go.
+//
+// # Windows
+//
+// Each limit counts over a sliding window of one minute: a request
+// admitted at t counts until t+Window, so no minute, wherever it starts,
+// ever holds more than a limit (a fixed window would allow twice a limit
+// across its edge, a token bucket a burst and a refill). Reserve admits a
+// request and holds one request, its input tokens and its maximum output
+// tokens (capped at the tier's output limit, so that a large max_tokens
+// can still run on an idle key); Settle replaces the reservation by the
+// real counts, which stay in the window at the admission time; Cancel
+// removes it. A dimension a request does not use never refuses it: a
+// request without output tokens passes an exhausted output limit. The
+// status a reservation or refusal carries (limit, remaining, time until
+// whole again) feeds the x-ratelimit-* headers.
+//
+// # Spend
+//
+// Money is exact: int64 nano-dollars (catalog prices are decimal strings
+// per token, parsed by ParseMoney), never floats. Prices.Cost prices a
+// Usage (input, cached input, output, per request, per image). A key's
+// spend is kept per calendar month in UTC: a reservation charges the
+// cost of its input and of every requested output token at admission,
+// Settle replaces it by the real cost, in the month of admission. A
+// request that would take the month past the tier's MaxMonthlySpend is
+// refused with ErrSpendCap until the month turns (NextMonth); requests
+// that cost nothing (the model catalog) still pass.
+//
+// # Quotas
+//
+// UseQuota takes reviews and summaries from an account's Plan for the
+// month and counts its distinct users in the month; an exhausted quota is
+// refused with ErrQuotaExhausted and its Error says which. Zero quotas are
+// unlimited (Enterprise).
+//
+// # Implementations
+//
+// Limiter is the interface a backend implements: Memory (NewMemory) is
+// exact within one process; package redislimit keeps the same counts in
+// Redis, one Lua script per operation, so that several replicas share
+// them exactly. Package ratelimittest is the suite both pass. Every call
+// takes the time it happens at, which tests set freely.
+//
+// # Decisions and other request kinds
+//
+// A request that generates nothing, such as a decision evaluation,
+// reserves its input tokens with MaxOutputTokens 0 and settles with the
+// input it used; a request that reads a catalog reserves an empty Request
+// (one request, nothing else) and settles with a zero Usage.
+package ratelimit

@@ -1,0 +1,453 @@
+// Package ratelimittest checks that an implementation of
+// ratelimit.Limiter keeps the package's rules: windows, tiers,
+// reservations and their settling, spend caps, plan quotas, and exactness
+// under concurrency. Run it from a test of the implementation:
+//
+//	func TestLimiter(t *testing.T) {
+//		ratelimittest.Run(t, func(t *testing.T) ratelimit.Limiter { return newEmptyLimiter(t) })
+//	}
+package ratelimittest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inferkit/inferkit/ratelimit"
+)
+
+// t0 is the suite's clock start, in the middle of a month, on a whole
+// second (implementations need only millisecond precision).
+var t0 = time.Date(2026, 11, 14, 12, 0, 0, 0, time.UTC)
+
+// Run runs the suite. newLimiter returns an empty Limiter for each
+// subtest; the subtests pass the times of a fake clock to it.
+func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
+	t.Run("Tiers", func(t *testing.T) { testTiers(t, newLimiter(t)) })
+	t.Run("SlidingWindow", func(t *testing.T) { testSliding(t, newLimiter(t)) })
+	t.Run("Tokens", func(t *testing.T) { testTokens(t, newLimiter(t)) })
+	t.Run("Settle", func(t *testing.T) { testSettle(t, newLimiter(t)) })
+	t.Run("Cancel", func(t *testing.T) { testCancel(t, newLimiter(t)) })
+	t.Run("Status", func(t *testing.T) { testStatus(t, newLimiter(t)) })
+	t.Run("KeysApart", func(t *testing.T) { testKeysApart(t, newLimiter(t)) })
+	t.Run("SpendCap", func(t *testing.T) { testSpendCap(t, newLimiter(t)) })
+	t.Run("SpendSettleAcrossMonths", func(t *testing.T) { testSpendMonths(t, newLimiter(t)) })
+	t.Run("Quotas", func(t *testing.T) { testQuotas(t, newLimiter(t)) })
+	t.Run("QuotaUsers", func(t *testing.T) { testQuotaUsers(t, newLimiter(t)) })
+	t.Run("Cancelled", func(t *testing.T) { testCancelledContext(t, newLimiter(t)) })
+	t.Run("ConcurrentRequests", func(t *testing.T) { testConcurrentRequests(t, newLimiter(t)) })
+	t.Run("ConcurrentTokens", func(t *testing.T) { testConcurrentTokens(t, newLimiter(t)) })
+	t.Run("ConcurrentSpend", func(t *testing.T) { testConcurrentSpend(t, newLimiter(t)) })
+	t.Run("ConcurrentQuota", func(t *testing.T) { testConcurrentQuota(t, newLimiter(t)) })
+}
+
+// reserve admits r at now or fails the test.
+func reserve(t *testing.T, l ratelimit.Limiter, r ratelimit.Request, now time.Time) ratelimit.Reservation {
+	t.Helper()
+	res, err := l.Reserve(context.Background(), r, now)
+	if err != nil {
+		t.Fatalf("Reserve(%+v) at %s: %v", r, now.Sub(t0), err)
+	}
+	return res
+}
+
+// refused checks that r is refused at now with sentinel and limit, and
+// returns the error.
+func refused(t *testing.T, l ratelimit.Limiter, r ratelimit.Request, now time.Time, sentinel error, limit string) *ratelimit.Error {
+	t.Helper()
+	_, err := l.Reserve(context.Background(), r, now)
+	var e *ratelimit.Error
+	if !errors.As(err, &e) || !errors.Is(err, sentinel) || e.Limit != limit {
+		t.Fatalf("Reserve(%+v) at %s = %v, want an *Error wrapping %v for %s", r, now.Sub(t0), err, sentinel, limit)
+	}
+	return e
+}
+
+func testTiers(t *testing.T, l ratelimit.Limiter) {
+	for _, tier := range []ratelimit.Tier{ratelimit.Default, ratelimit.Tier2, ratelimit.Tier3} {
+		t.Run(tier.Name, func(t *testing.T) {
+			r := ratelimit.Request{Key: "key-" + tier.Name, Tier: tier}
+			for range tier.Requests {
+				reserve(t, l, r, t0)
+			}
+			e := refused(t, l, r, t0.Add(30*time.Second), ratelimit.ErrRateLimited, ratelimit.LimitRequests)
+			if e.RetryAfter != 30*time.Second || e.Max != tier.Requests || e.Status.Requests.Remaining != 0 {
+				t.Errorf("refusal: RetryAfter %s, Max %d, remaining %d; want 30s, %d, 0", e.RetryAfter, e.Max, e.Status.Requests.Remaining, tier.Requests)
+			}
+			reserve(t, l, r, t0.Add(ratelimit.Window))
+		})
+	}
+}
+
+func testSliding(t *testing.T, l ratelimit.Limiter) {
+	r := ratelimit.Request{Key: "k", Tier: ratelimit.Default} // 20 per minute
+	for range 10 {
+		reserve(t, l, r, t0)
+	}
+	for range 10 {
+		reserve(t, l, r, t0.Add(30*time.Second))
+	}
+	e := refused(t, l, r, t0.Add(59*time.Second), ratelimit.ErrRateLimited, ratelimit.LimitRequests)
+	if e.RetryAfter != time.Second {
+		t.Errorf("RetryAfter = %s, want 1s", e.RetryAfter)
+	}
+	// At t0+60s the first ten leave the window, the other ten stay.
+	for range 10 {
+		reserve(t, l, r, t0.Add(60*time.Second))
+	}
+	e = refused(t, l, r, t0.Add(60*time.Second), ratelimit.ErrRateLimited, ratelimit.LimitRequests)
+	if e.RetryAfter != 30*time.Second {
+		t.Errorf("RetryAfter = %s, want 30s", e.RetryAfter)
+	}
+}
+
+func testTokens(t *testing.T, l ratelimit.Limiter) {
+	tier := ratelimit.Default // 30,000 in, 8,000 out
+	reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 20_000}, t0)
+	e := refused(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 15_000}, t0.Add(time.Second), ratelimit.ErrRateLimited, ratelimit.LimitInputTokens)
+	if e.RetryAfter != 59*time.Second || e.Requested != 15_000 {
+		t.Errorf("input refusal: RetryAfter %s, Requested %d", e.RetryAfter, e.Requested)
+	}
+	reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 10_000}, t0.Add(time.Second))
+
+	// A prompt over the whole limit can never pass.
+	_, err := l.Reserve(context.Background(), ratelimit.Request{Key: "k2", Tier: tier, InputTokens: 30_001}, t0)
+	if !errors.Is(err, ratelimit.ErrTooLarge) {
+		t.Errorf("a 30,001-token prompt: %v, want ErrTooLarge", err)
+	}
+	// A maximum output over the limit reserves the limit.
+	res := reserve(t, l, ratelimit.Request{Key: "k3", Tier: tier, MaxOutputTokens: 100_000}, t0)
+	if res.Reserved.OutputTokens != 8_000 {
+		t.Errorf("reserved output = %d, want 8000", res.Reserved.OutputTokens)
+	}
+	refused(t, l, ratelimit.Request{Key: "k3", Tier: tier, MaxOutputTokens: 1}, t0, ratelimit.ErrRateLimited, ratelimit.LimitOutputTokens)
+	// A request that wants no output passes the exhausted output limit.
+	res = reserve(t, l, ratelimit.Request{Key: "k3", Tier: tier, InputTokens: 10}, t0)
+	if res.Status.OutputTokens.Remaining != 0 || res.Status.Requests.Remaining != 18 {
+		t.Errorf("status %+v", res.Status)
+	}
+}
+
+func testSettle(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Default
+	r := ratelimit.Request{Key: "k", Tier: tier, InputTokens: 100, MaxOutputTokens: 5_000}
+	first := reserve(t, l, r, t0)
+	refused(t, l, r, t0.Add(time.Second), ratelimit.ErrRateLimited, ratelimit.LimitOutputTokens)
+	if err := l.Settle(ctx, first, ratelimit.Usage{Requests: 1, InputTokens: 100, OutputTokens: 120}); err != nil {
+		t.Fatal(err)
+	}
+	second := reserve(t, l, r, t0.Add(time.Second))
+	if got := second.Status.OutputTokens.Remaining; got != 8_000-120-5_000 {
+		t.Errorf("remaining output after a settled request = %d, want %d", got, 8_000-120-5_000)
+	}
+	// Settling again changes nothing.
+	if err := l.Settle(ctx, first, ratelimit.Usage{Requests: 1, InputTokens: 100, OutputTokens: 7_000}); err != nil {
+		t.Fatal(err)
+	}
+	third := reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, MaxOutputTokens: 2_880}, t0.Add(2*time.Second))
+	if third.Status.OutputTokens.Remaining != 0 {
+		t.Errorf("remaining = %d, want 0", third.Status.OutputTokens.Remaining)
+	}
+	// A settle above the reservation counts in full (the window may go over).
+	if err := l.Settle(ctx, second, ratelimit.Usage{Requests: 1, InputTokens: 100, OutputTokens: 6_000}); err != nil {
+		t.Fatal(err)
+	}
+	e := refused(t, l, ratelimit.Request{Key: "k", Tier: tier, MaxOutputTokens: 1}, t0.Add(3*time.Second), ratelimit.ErrRateLimited, ratelimit.LimitOutputTokens)
+	if e.Status.OutputTokens.Remaining != 0 || e.RetryAfter != 58*time.Second {
+		t.Errorf("after an overrun: remaining %d, RetryAfter %s; want 0, 58s", e.Status.OutputTokens.Remaining, e.RetryAfter)
+	}
+}
+
+func testCancel(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Tier{Name: "one", Requests: 1, MaxMonthlySpend: ratelimit.Dollar}
+	prices := ratelimit.Prices{Request: ratelimit.Dollar}
+	r := ratelimit.Request{Key: "k", Tier: tier, Prices: prices}
+	res := reserve(t, l, r, t0)
+	refused(t, l, r, t0, ratelimit.ErrSpendCap, ratelimit.LimitSpend)
+	if err := l.Cancel(ctx, res); err != nil {
+		t.Fatal(err)
+	}
+	res = reserve(t, l, r, t0) // the request and the dollar are back
+	if err := l.Settle(ctx, res, ratelimit.Usage{}); err != nil {
+		t.Fatal(err)
+	}
+	// Settled with nothing billed: the dollar is back, the request is not.
+	refused(t, l, r, t0, ratelimit.ErrRateLimited, ratelimit.LimitRequests)
+	if err := l.Cancel(ctx, res); err != nil { // after Settle: nothing
+		t.Fatal(err)
+	}
+	refused(t, l, r, t0, ratelimit.ErrRateLimited, ratelimit.LimitRequests)
+	reserve(t, l, r, t0.Add(ratelimit.Window))
+}
+
+func testStatus(t *testing.T, l ratelimit.Limiter) {
+	tier := ratelimit.Default
+	reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 1_000, MaxOutputTokens: 500}, t0)
+	res := reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 2_000}, t0.Add(10*time.Second))
+	want := ratelimit.Status{
+		Requests:     ratelimit.Budget{Limit: 20, Remaining: 18, Reset: ratelimit.Window},
+		InputTokens:  ratelimit.Budget{Limit: 30_000, Remaining: 27_000, Reset: ratelimit.Window},
+		OutputTokens: ratelimit.Budget{Limit: 8_000, Remaining: 7_500, Reset: 50 * time.Second},
+		MaxSpend:     100 * ratelimit.Dollar,
+	}
+	if res.Status != want {
+		t.Errorf("status:\n got %+v\nwant %+v", res.Status, want)
+	}
+	unlimited := reserve(t, l, ratelimit.Request{Key: "u", Tier: ratelimit.Tier{Name: "unlimited"}, InputTokens: 1 << 40}, t0)
+	if unlimited.Status != (ratelimit.Status{}) {
+		t.Errorf("status of an unlimited tier = %+v, want zero", unlimited.Status)
+	}
+}
+
+func testKeysApart(t *testing.T, l ratelimit.Limiter) {
+	tier := ratelimit.Tier{Name: "one", Requests: 1}
+	reserve(t, l, ratelimit.Request{Key: "a", Tier: tier}, t0)
+	reserve(t, l, ratelimit.Request{Key: "b", Tier: tier}, t0)
+	refused(t, l, ratelimit.Request{Key: "a", Tier: tier}, t0, ratelimit.ErrRateLimited, ratelimit.LimitRequests)
+}
+
+func testSpendCap(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Default // 100 USD
+	prices := ratelimit.Prices{Input: 2 * ratelimit.MicroDollar, Output: 8 * ratelimit.MicroDollar, Request: ratelimit.Cent}
+	r := ratelimit.Request{Key: "k", Tier: tier, InputTokens: 1_000, MaxOutputTokens: 1_000, Prices: prices}
+	res := reserve(t, l, r, t0)
+	// 0.01 + 1000×0.000002 + 1000×0.000008 = 0.02 USD reserved.
+	if res.Cost != 2*ratelimit.Cent || res.Status.Spent != 2*ratelimit.Cent {
+		t.Errorf("reserved cost %s, spent %s; want 0.02, 0.02", res.Cost, res.Status.Spent)
+	}
+	// Cached input at its own price; 10 output tokens.
+	prices.CachedInput = ratelimit.MicroDollar
+	res.Prices = prices
+	if err := l.Settle(ctx, res, ratelimit.Usage{Requests: 1, InputTokens: 1_000, CachedInputTokens: 400, OutputTokens: 10}); err != nil {
+		t.Fatal(err)
+	}
+	// Spend up to about 0.01 below the cap: 0.01 + 12,496,000 × 0.000008.
+	big := ratelimit.Request{Key: "k", Tier: ratelimit.Tier{Name: "spend", MaxMonthlySpend: tier.MaxMonthlySpend},
+		MaxOutputTokens: 12_496_000, Prices: prices}
+	res2 := reserve(t, l, big, t0.Add(time.Second))
+	// Spent: 0.01 + 0.0012 + 0.0004 + 0.00008 = 0.01168, plus 99.978.
+	wantSpent := ratelimit.Money(99_989_680_000)
+	if res2.Status.Spent != wantSpent {
+		t.Errorf("spent = %s, want %s", res2.Status.Spent, wantSpent)
+	}
+	e := refused(t, l, r, t0.Add(2*time.Second), ratelimit.ErrSpendCap, ratelimit.LimitSpend)
+	if want := ratelimit.NextMonth(t0).Sub(t0.Add(2 * time.Second)); e.RetryAfter != want {
+		t.Errorf("RetryAfter = %s, want %s (the month's end)", e.RetryAfter, want)
+	}
+	// Requests that cost nothing still pass.
+	reserve(t, l, ratelimit.Request{Key: "k", Tier: tier}, t0.Add(2*time.Second))
+	// Settling the big one low frees the cap.
+	if err := l.Settle(ctx, res2, ratelimit.Usage{Requests: 1, OutputTokens: 1}); err != nil {
+		t.Fatal(err)
+	}
+	reserve(t, l, r, t0.Add(3*time.Second))
+	// The month turns: spend starts from zero.
+	res3 := reserve(t, l, big, ratelimit.NextMonth(t0))
+	if res3.Status.Spent != res3.Cost {
+		t.Errorf("spent in the new month = %s, want %s", res3.Status.Spent, res3.Cost)
+	}
+}
+
+func testSpendMonths(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Tier{Name: "cap", MaxMonthlySpend: ratelimit.Dollar}
+	prices := ratelimit.Prices{Output: ratelimit.Cent}
+	end := ratelimit.NextMonth(t0).Add(-time.Second)
+	old := reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, MaxOutputTokens: 100, Prices: prices}, end)
+	next := ratelimit.NextMonth(t0)
+	cur := reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, MaxOutputTokens: 100, Prices: prices}, next)
+	// Settling last month's reservation charges last month only.
+	if err := l.Settle(ctx, old, ratelimit.Usage{Requests: 1, OutputTokens: 100}); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, l, ratelimit.Request{Key: "k", Tier: tier, MaxOutputTokens: 1, Prices: prices}, next, ratelimit.ErrSpendCap, ratelimit.LimitSpend)
+	if err := l.Settle(ctx, cur, ratelimit.Usage{Requests: 1, OutputTokens: 50}); err != nil {
+		t.Fatal(err)
+	}
+	res := reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, MaxOutputTokens: 50, Prices: prices}, next)
+	if res.Status.Spent != ratelimit.Dollar {
+		t.Errorf("spent = %s, want 1", res.Status.Spent)
+	}
+}
+
+func testQuotas(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	for _, plan := range []ratelimit.Plan{ratelimit.Free, ratelimit.Team, ratelimit.Growth} {
+		t.Run(plan.Name, func(t *testing.T) {
+			q := ratelimit.QuotaRequest{Account: "acct-" + plan.Name, Plan: plan, User: "ann", Reviews: 1}
+			var st ratelimit.QuotaStatus
+			for i := range plan.Reviews {
+				var err error
+				if st, err = l.UseQuota(ctx, q, t0); err != nil {
+					t.Fatalf("review %d: %v", i+1, err)
+				}
+			}
+			if st.Reviews != (ratelimit.Budget{Limit: plan.Reviews, Remaining: 0, Reset: ratelimit.NextMonth(t0).Sub(t0)}) {
+				t.Errorf("reviews budget = %+v", st.Reviews)
+			}
+			_, err := l.UseQuota(ctx, q, t0)
+			var e *ratelimit.Error
+			if !errors.As(err, &e) || !errors.Is(err, ratelimit.ErrQuotaExhausted) || e.Limit != ratelimit.LimitReviews || e.Max != plan.Reviews {
+				t.Fatalf("review %d: %v, want ErrQuotaExhausted for reviews", plan.Reviews+1, err)
+			}
+			// Summaries are counted apart.
+			sq := q
+			sq.Reviews, sq.Summaries = 0, plan.Summaries
+			if st, err = l.UseQuota(ctx, sq, t0); err != nil || st.Summaries.Remaining != 0 {
+				t.Fatalf("summaries: %+v, %v", st.Summaries, err)
+			}
+			sq.Summaries = 1
+			if _, err := l.UseQuota(ctx, sq, t0); !errors.Is(err, ratelimit.ErrQuotaExhausted) {
+				t.Fatalf("summary over the quota: %v", err)
+			}
+			// Giving back one review lets one more through.
+			back := q
+			back.Reviews = -1
+			if _, err := l.UseQuota(ctx, back, t0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.UseQuota(ctx, q, t0); err != nil {
+				t.Fatalf("after giving one back: %v", err)
+			}
+			// The month turns.
+			if st, err := l.UseQuota(ctx, q, ratelimit.NextMonth(t0)); err != nil || st.Reviews.Remaining != plan.Reviews-1 {
+				t.Fatalf("next month: %+v, %v", st.Reviews, err)
+			}
+		})
+	}
+	t.Run("enterprise", func(t *testing.T) {
+		q := ratelimit.QuotaRequest{Account: "big", Plan: ratelimit.Enterprise, User: "ann", Reviews: 100_000, Summaries: 100_000}
+		for i := range 3 {
+			q.User = fmt.Sprint("user", i)
+			st, err := l.UseQuota(ctx, q, t0)
+			if err != nil || st != (ratelimit.QuotaStatus{}) {
+				t.Fatalf("enterprise: %+v, %v", st, err)
+			}
+		}
+	})
+}
+
+func testQuotaUsers(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	plan := ratelimit.Plan{Name: "two", Users: 2}
+	for _, u := range []string{"ann", "bob", "ann", "bob", ""} {
+		if _, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: plan, User: u, Reviews: 1}, t0); err != nil {
+			t.Fatalf("user %q: %v", u, err)
+		}
+	}
+	_, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: plan, User: "cy", Reviews: 1}, t0)
+	var e *ratelimit.Error
+	if !errors.As(err, &e) || e.Limit != ratelimit.LimitUsers || e.Max != 2 {
+		t.Fatalf("a third user: %v, want the users quota", err)
+	}
+	st, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: plan, User: "cy"}, ratelimit.NextMonth(t0))
+	if err != nil || st.Users.Remaining != 1 {
+		t.Fatalf("next month: %+v, %v", st, err)
+	}
+}
+
+func testCancelledContext(t *testing.T, l ratelimit.Limiter) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tier := ratelimit.Tier{Name: "one", Requests: 1}
+	if _, err := l.Reserve(ctx, ratelimit.Request{Key: "k", Tier: tier}, t0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Reserve with a cancelled context: %v", err)
+	}
+	reserve(t, l, ratelimit.Request{Key: "k", Tier: tier}, t0) // nothing was held
+}
+
+// race runs n goroutines at once and returns how many f admitted.
+func race(n int, f func(i int) error) (admitted int64, errs []error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		count atomic.Int64
+		start = make(chan struct{})
+	)
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			err := f(i)
+			if err == nil {
+				count.Add(1)
+				return
+			}
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	return count.Load(), errs
+}
+
+// onlyRefusals fails the test on an error that is no refusal.
+func onlyRefusals(t *testing.T, errs []error, sentinel error) {
+	t.Helper()
+	for _, err := range errs {
+		if !errors.Is(err, sentinel) {
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+}
+
+func testConcurrentRequests(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	admitted, errs := race(100, func(i int) error {
+		_, err := l.Reserve(ctx, ratelimit.Request{Key: "k", Tier: ratelimit.Default}, t0.Add(time.Duration(i)*time.Millisecond))
+		return err
+	})
+	onlyRefusals(t, errs, ratelimit.ErrRateLimited)
+	if admitted != ratelimit.Default.Requests {
+		t.Fatalf("admitted %d of 100 racing requests, want %d", admitted, ratelimit.Default.Requests)
+	}
+}
+
+func testConcurrentTokens(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Tier{Name: "tokens", InputTokens: 30_000, OutputTokens: 8_000}
+	admitted, errs := race(60, func(i int) error {
+		res, err := l.Reserve(ctx, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 1_000, MaxOutputTokens: 400}, t0)
+		if err == nil && i%2 == 0 { // settling concurrently must not break exactness
+			err = l.Settle(ctx, res, ratelimit.Usage{Requests: 1, InputTokens: 1_000, OutputTokens: 400})
+		}
+		return err
+	})
+	onlyRefusals(t, errs, ratelimit.ErrRateLimited)
+	if admitted != 20 { // 8,000 / 400
+		t.Fatalf("admitted %d, want 20", admitted)
+	}
+}
+
+func testConcurrentSpend(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Tier{Name: "cap", MaxMonthlySpend: ratelimit.Dollar}
+	admitted, errs := race(50, func(i int) error {
+		_, err := l.Reserve(ctx, ratelimit.Request{Key: "k", Tier: tier, Prices: ratelimit.Prices{Request: 3 * ratelimit.Cent}}, t0)
+		return err
+	})
+	onlyRefusals(t, errs, ratelimit.ErrSpendCap)
+	if admitted != 33 { // 100 / 3
+		t.Fatalf("admitted %d, want 33", admitted)
+	}
+}
+
+func testConcurrentQuota(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	admitted, errs := race(60, func(i int) error {
+		_, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: ratelimit.Free, User: "ann", Reviews: 1}, t0)
+		return err
+	})
+	onlyRefusals(t, errs, ratelimit.ErrQuotaExhausted)
+	if admitted != ratelimit.Free.Reviews {
+		t.Fatalf("admitted %d reviews, want %d", admitted, ratelimit.Free.Reviews)
+	}
+}

@@ -1,0 +1,188 @@
+// Package redislimit is a ratelimit.Limiter whose counts live in Redis,
+// so that several replicas of a server share each key's limits, spend and
+// quotas. Every operation is one Lua script, atomic on the server, so the
+// limits stay exact however many replicas race.
+//
+// A key's window is a sorted set of its reservations by admission time
+// and a hash of their token counts; its spend is one integer per month
+// (in nano-dollars, exact up to 2^53, about 9 million USD); an account's
+// quotas are a hash and a set of users per month. Keys carry a hash tag
+// per limited key ({key}) so that a Redis Cluster keeps each script's
+// keys on one slot. Times come from the callers, in milliseconds: keep
+// the replicas' clocks synchronised.
+package redislimit
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/inferkit/inferkit/ratelimit"
+)
+
+// DefaultPrefix begins every Redis key when Config.Prefix is empty.
+const DefaultPrefix = "inferkit:ratelimit:"
+
+// Config configures a Limiter.
+type Config struct {
+	// Client is the Redis connection: a *redis.Client, *redis.ClusterClient
+	// or *redis.Ring. Required; the caller closes it.
+	Client redis.UniversalClient
+	// Prefix begins every key the Limiter writes. Empty means
+	// DefaultPrefix.
+	Prefix string
+}
+
+// Limiter is a ratelimit.Limiter on Redis. Create it with New. It is safe
+// for concurrent use and holds nothing to close besides the caller's
+// Client.
+type Limiter struct {
+	rdb    redis.UniversalClient
+	prefix string
+}
+
+var _ ratelimit.Limiter = (*Limiter)(nil)
+
+// New returns a Limiter on cfg.Client.
+func New(cfg Config) (*Limiter, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("redislimit: Config.Client is nil")
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	return &Limiter{rdb: cfg.Client, prefix: cfg.Prefix}, nil
+}
+
+var (
+	//go:embed reserve.lua
+	reserveSrc string
+	//go:embed settle.lua
+	settleSrc string
+	//go:embed cancel.lua
+	cancelSrc string
+	//go:embed quota.lua
+	quotaSrc string
+
+	reserveScript = redis.NewScript(reserveSrc)
+	settleScript  = redis.NewScript(settleSrc)
+	cancelScript  = redis.NewScript(cancelSrc)
+	quotaScript   = redis.NewScript(quotaSrc)
+)
+
+// spendTTL keeps a month's spend and quotas a while after the month.
+const spendTTL = 62 * 24 * time.Hour
+
+// keys returns the Redis keys of a limited key: its window log, its
+// reservations' amounts, and its spend in month.
+func (l *Limiter) keys(key, month string) []string {
+	base := l.prefix + "{" + key + "}:"
+	return []string{base + "log", base + "amt", base + "spend:" + month}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Reserve implements ratelimit.Limiter.
+func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Time) (ratelimit.Reservation, error) {
+	in, out, cost, err := ratelimit.Prepare(r)
+	if err != nil {
+		return ratelimit.Reservation{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return ratelimit.Reservation{}, err
+	}
+	t := r.Tier
+	id := ratelimit.NewID()
+	res := ratelimit.Reservation{ID: id, Key: r.Key, At: now, Cost: cost, Prices: r.Prices,
+		Reserved: ratelimit.Usage{Requests: 1, InputTokens: in, OutputTokens: out, Images: r.Images}}
+	reply, err := reserveScript.Run(ctx, l.rdb, l.keys(r.Key, ratelimit.Month(now)),
+		id, now.UnixMilli(), ratelimit.Window.Milliseconds(), ratelimit.Hold.Milliseconds(),
+		t.Requests, t.InputTokens, t.OutputTokens, itoa(in), itoa(out), itoa(int64(cost)), int64(t.MaxMonthlySpend),
+		int64(spendTTL/time.Second)).Int64Slice()
+	if err != nil {
+		if ctx.Err() != nil {
+			// The script may have run before the context ended: undo it.
+			undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = l.Cancel(undo, res)
+			return ratelimit.Reservation{}, ctx.Err()
+		}
+		return ratelimit.Reservation{}, fmt.Errorf("redislimit: reserve: %w", err)
+	}
+	// reply: verdict (0 admitted, 1 spend, 2 requests, 3 input, 4 output),
+	// retry ms, spent, then limit, remaining, reset ms of the three limits.
+	st := ratelimit.Status{Spent: ratelimit.Money(reply[2]), MaxSpend: t.MaxMonthlySpend}
+	for i, b := range []*ratelimit.Budget{&st.Requests, &st.InputTokens, &st.OutputTokens} {
+		*b = ratelimit.Budget{Limit: reply[3+3*i], Remaining: reply[4+3*i], Reset: time.Duration(reply[5+3*i]) * time.Millisecond}
+	}
+	switch v := reply[0]; v {
+	case 0:
+		res.Status = st
+		return res, nil
+	case 1:
+		return ratelimit.Reservation{}, &ratelimit.Error{Err: ratelimit.ErrSpendCap, Key: r.Key, Limit: ratelimit.LimitSpend,
+			Max: int64(t.MaxMonthlySpend), Requested: int64(cost), RetryAfter: ratelimit.NextMonth(now).Sub(now), Status: st}
+	default:
+		limit := []string{ratelimit.LimitRequests, ratelimit.LimitInputTokens, ratelimit.LimitOutputTokens}[v-2]
+		size := []int64{t.Requests, t.InputTokens, t.OutputTokens}[v-2]
+		want := []int64{1, in, out}[v-2]
+		return ratelimit.Reservation{}, &ratelimit.Error{Err: ratelimit.ErrRateLimited, Key: r.Key, Limit: limit, Max: size,
+			Requested: want, RetryAfter: time.Duration(reply[1]) * time.Millisecond, Status: st}
+	}
+}
+
+// Settle implements ratelimit.Limiter.
+func (l *Limiter) Settle(ctx context.Context, res ratelimit.Reservation, used ratelimit.Usage) error {
+	err := settleScript.Run(ctx, l.rdb, l.keys(res.Key, ratelimit.Month(res.At)),
+		res.ID, itoa(max(used.InputTokens, 0)), itoa(max(used.OutputTokens, 0)), itoa(int64(res.Prices.Cost(used))),
+		int64(spendTTL/time.Second)).Err()
+	if err != nil {
+		return fmt.Errorf("redislimit: settle: %w", err)
+	}
+	return nil
+}
+
+// Cancel implements ratelimit.Limiter.
+func (l *Limiter) Cancel(ctx context.Context, res ratelimit.Reservation) error {
+	if err := cancelScript.Run(ctx, l.rdb, l.keys(res.Key, ratelimit.Month(res.At)), res.ID).Err(); err != nil {
+		return fmt.Errorf("redislimit: cancel: %w", err)
+	}
+	return nil
+}
+
+// UseQuota implements ratelimit.Limiter.
+func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now time.Time) (ratelimit.QuotaStatus, error) {
+	if q.Account == "" {
+		return ratelimit.QuotaStatus{}, errors.New("ratelimit: QuotaRequest.Account is empty")
+	}
+	if err := ctx.Err(); err != nil {
+		return ratelimit.QuotaStatus{}, err
+	}
+	base := l.prefix + "{quota:" + q.Account + "}:" + ratelimit.Month(now) + ":"
+	p := q.Plan
+	reply, err := quotaScript.Run(ctx, l.rdb, []string{base + "counts", base + "users"},
+		p.Reviews, p.Summaries, p.Users, itoa(q.Reviews), itoa(q.Summaries), q.User, int64(spendTTL/time.Second)).Slice()
+	if err != nil {
+		return ratelimit.QuotaStatus{}, fmt.Errorf("redislimit: quota: %w", err)
+	}
+	// reply: refused limit ("" if none), its size, the amount asked,
+	// then reviews, summaries and users used.
+	n := func(i int) int64 { v, _ := reply[i].(int64); return v }
+	reset := ratelimit.NextMonth(now).Sub(now)
+	if limit, _ := reply[0].(string); limit != "" {
+		return ratelimit.QuotaStatus{}, &ratelimit.Error{Err: ratelimit.ErrQuotaExhausted, Key: q.Account, Limit: limit,
+			Max: n(1), Requested: n(2), RetryAfter: reset}
+	}
+	budget := func(limit, used int64) ratelimit.Budget {
+		if limit <= 0 {
+			return ratelimit.Budget{}
+		}
+		return ratelimit.Budget{Limit: limit, Remaining: max(limit-used, 0), Reset: reset}
+	}
+	return ratelimit.QuotaStatus{Reviews: budget(p.Reviews, n(3)), Summaries: budget(p.Summaries, n(4)), Users: budget(p.Users, n(5))}, nil
+}

@@ -1,0 +1,92 @@
+package ratelimit
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Window is the span of every rate limit: one minute.
+const Window = time.Minute
+
+// Tier is the set of limits a key is on. A zero limit is no limit, so the
+// zero Tier limits nothing.
+type Tier struct {
+	// Name identifies the tier, such as "default", "tier2" or "tier3".
+	Name string
+	// Requests is the number of requests per Window.
+	Requests int64
+	// InputTokens is the number of prompt tokens per Window.
+	InputTokens int64
+	// OutputTokens is the number of generated tokens per Window.
+	OutputTokens int64
+	// MaxMonthlySpend caps what a key spends in a calendar month (UTC).
+	MaxMonthlySpend Money
+}
+
+// The spec's tiers. They are values: copy one to change it.
+var (
+	// Default is the tier of a new key: 20 requests, 30,000 input tokens
+	// and 8,000 output tokens per minute, 100 USD a month.
+	Default = Tier{Name: "default", Requests: 20, InputTokens: 30_000, OutputTokens: 8_000, MaxMonthlySpend: 100 * Dollar}
+	// Tier2 is 10 times Default's rates, 500 USD a month.
+	Tier2 = Tier{Name: "tier2", Requests: 200, InputTokens: 300_000, OutputTokens: 80_000, MaxMonthlySpend: 500 * Dollar}
+	// Tier3 is 20 times Default's rates, 1,000 USD a month.
+	Tier3 = Tier{Name: "tier3", Requests: 400, InputTokens: 600_000, OutputTokens: 160_000, MaxMonthlySpend: 1_000 * Dollar}
+)
+
+// LookupTier returns the spec's tier of a name: "default", "tier2" or
+// "tier3", in any case ("tier1" is Default).
+func LookupTier(name string) (Tier, error) {
+	switch strings.ToLower(name) {
+	case "default", "tier1":
+		return Default, nil
+	case "tier2":
+		return Tier2, nil
+	case "tier3":
+		return Tier3, nil
+	}
+	return Tier{}, fmt.Errorf("ratelimit: unknown tier %q (want default, tier2 or tier3)", name)
+}
+
+// Plan is a code-review plan: how many reviews and summaries an account
+// may run per calendar month (UTC), and how many distinct users may use
+// it in a month. A zero quota is no limit, so Enterprise is all zeros.
+type Plan struct {
+	// Name identifies the plan, such as "free" or "team".
+	Name string
+	// Reviews is the number of reviews per month.
+	Reviews int64
+	// Summaries is the number of summaries per month.
+	Summaries int64
+	// Users is the number of distinct users per month.
+	Users int64
+}
+
+// The spec's code-review plans. They are values: copy one to change it.
+var (
+	// Free: 25 reviews, 50 summaries, 1 user.
+	Free = Plan{Name: "free", Reviews: 25, Summaries: 50, Users: 1}
+	// Team: 250 reviews, 500 summaries, 10 users.
+	Team = Plan{Name: "team", Reviews: 250, Summaries: 500, Users: 10}
+	// Growth: 2,000 reviews, 4,000 summaries, 50 users.
+	Growth = Plan{Name: "growth", Reviews: 2_000, Summaries: 4_000, Users: 50}
+	// Enterprise: unlimited.
+	Enterprise = Plan{Name: "enterprise"}
+)
+
+// LookupPlan returns the spec's plan of a name: "free", "team", "growth"
+// or "enterprise", in any case.
+func LookupPlan(name string) (Plan, error) {
+	switch strings.ToLower(name) {
+	case "free":
+		return Free, nil
+	case "team":
+		return Team, nil
+	case "growth":
+		return Growth, nil
+	case "enterprise":
+		return Enterprise, nil
+	}
+	return Plan{}, fmt.Errorf("ratelimit: unknown plan %q (want free, team, growth or enterprise)", name)
+}
