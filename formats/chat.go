@@ -269,6 +269,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 	if out.ToolChoice, err = chatToolChoice(r.ToolChoice, tools); err != nil {
 		return Request{}, err
 	}
+	out.OneToolCall = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
 
 	out.MaxTokens, out.ClampMaxTokens = chatMaxTokens, true
 	for _, lim := range []struct {
@@ -576,6 +577,9 @@ func NewChatRequest(r Request) ChatRequest {
 	}
 	if r.ToolChoice.Mode != "" {
 		out.ToolChoice = &ChatToolChoice{Mode: r.ToolChoice.Mode, Name: r.ToolChoice.Name}
+	}
+	if r.OneToolCall {
+		out.ParallelToolCalls = ptr(false)
 	}
 	if r.Instructions != "" {
 		out.Messages = append(out.Messages, ChatMessage{Role: "system", Content: ChatText(r.Instructions)})

@@ -11,6 +11,14 @@
 // chat request converts into a messages or responses request through
 // [Request] without a converter per pair.
 //
+// Tool calls are chat message.tool_calls (finish_reason tool_calls),
+// messages tool_use blocks (stop_reason tool_use) and responses
+// function_call items, blocking and streamed in each style's own events;
+// their results are tool messages, tool_result blocks and
+// function_call_output items, all the engine's RoleTool messages. An
+// invalid request the engine rejects (a schema it cannot enforce, say) is
+// a 400 whose param is the style's name of the field at fault.
+//
 // The package is pure Go and holds no state; its values are safe for
 // concurrent use unless their doc says otherwise.
 package formats

@@ -53,3 +53,44 @@ func TestInferenceMapping(t *testing.T) {
 		})
 	}
 }
+
+// parallel_tool_calls false and disable_parallel_tool_use become the
+// engine's single-call rule, and converters keep it.
+func TestOneToolCall(t *testing.T) {
+	const tools = `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
+	tests := []struct {
+		name  string
+		parse func([]byte) (Request, error)
+		body  string
+		want  bool
+	}{
+		{"chat default", ParseChatRequest, `{"model":"m","messages":[{"role":"user","content":"x"}],` + tools + `}`, false},
+		{"chat off", ParseChatRequest, `{"model":"m","messages":[{"role":"user","content":"x"}],"parallel_tool_calls":false,` + tools + `}`, true},
+		{"responses off", ParseResponsesRequest, `{"model":"m","input":"x","parallel_tool_calls":false,"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]}`, true},
+		{"messages off", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any","disable_parallel_tool_use":true}}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := tt.parse([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := req.Inference().ToolChoice.Single; got != tt.want {
+				t.Errorf("Single = %v, want %v", got, tt.want)
+			}
+			for style, round := range map[string]func(Request) (Request, error){
+				"chat":      func(r Request) (Request, error) { return ParseChatRequest(mustJSON(t, NewChatRequest(r))) },
+				"responses": func(r Request) (Request, error) { return ParseResponsesRequest(mustJSON(t, NewResponsesRequest(r))) },
+				"messages":  func(r Request) (Request, error) { return ParseMessagesRequest(mustJSON(t, NewMessagesRequest(r))) },
+			} {
+				back, err := round(req)
+				if err != nil {
+					t.Fatalf("%s: %v", style, err)
+				}
+				if back.OneToolCall != tt.want {
+					t.Errorf("%s round trip: OneToolCall = %v", style, back.OneToolCall)
+				}
+			}
+		})
+	}
+}

@@ -338,6 +338,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice{Mode: mode, Name: c.Name}, out.Tools); err != nil {
 			return Request{}, err
 		}
+		out.OneToolCall = c.DisableParallelToolUse
 	}
 	if err := sampling(&out, samplingParams{
 		temperature: r.Temperature, topP: r.TopP, topK: r.TopK,
@@ -490,7 +491,7 @@ func NewMessagesRequest(r Request) MessagesRequest {
 		out.Tools = append(out.Tools, MessagesTool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Parameters)})
 	}
 	if mode := map[string]string{"auto": "auto", "required": "any", "function": "tool", "none": "none"}[r.ToolChoice.Mode]; mode != "" {
-		out.ToolChoice = &MessagesToolChoice{Type: mode, Name: r.ToolChoice.Name}
+		out.ToolChoice = &MessagesToolChoice{Type: mode, Name: r.ToolChoice.Name, DisableParallelToolUse: r.OneToolCall}
 	}
 	if r.Instructions != "" {
 		out.System.Blocks = append(out.System.Blocks, MessagesBlock{Type: "text", Text: r.Instructions})

@@ -35,6 +35,9 @@ type Request struct {
 	Verbosity string
 	// ToolChoice says whether and which tools the model must call.
 	ToolChoice ToolChoice
+	// OneToolCall allows at most one tool call (parallel_tool_calls false,
+	// or messages' disable_parallel_tool_use).
+	OneToolCall bool
 	// Store asks to keep the response for previous_response_id (responses
 	// style).
 	Store bool
@@ -143,6 +146,7 @@ func (r Request) Inference() inference.Request {
 	default:
 		out.ToolChoice = inference.ToolChoice{Mode: inference.ToolAuto}
 	}
+	out.ToolChoice.Single = r.OneToolCall
 	switch r.Format.Type {
 	case "json":
 		out.Format = &inference.Format{JSON: true}

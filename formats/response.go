@@ -21,7 +21,9 @@ type Response struct {
 	Instructions      *string             `json:"instructions"`
 	MaxOutputTokens   *int                `json:"max_output_tokens"`
 	Model             string              `json:"model"`
-	// Output is a reasoning item when the model thought, then the message.
+	// Output is a reasoning item when the model thought, then the message
+	// (none when the model only called tools), then a function_call item
+	// per tool call.
 	Output []ResponseItem `json:"output"`
 	// OutputText joins the text of the output_text parts.
 	OutputText         string              `json:"output_text"`
@@ -147,7 +149,7 @@ func newResponseShell(req Request, id string, created int64) Response {
 	r := Response{
 		ID: id, Object: "response", Status: "in_progress", CreatedAt: created,
 		MaxOutputTokens: nonZero(req.MaxTokens), Model: req.Model, Output: []ResponseItem{},
-		ParallelToolCalls: true, Store: req.Store, Truncation: "disabled",
+		ParallelToolCalls: !req.OneToolCall, Store: req.Store, Truncation: "disabled",
 		Tools: []ResponsesTool{}, Metadata: map[string]string{},
 		Text: ResponseText{Format: ResponsesFormat{Type: "text"}, Verbosity: "medium"},
 	}

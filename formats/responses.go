@@ -321,6 +321,7 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 			return Request{}, err
 		}
 	}
+	out.OneToolCall = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
 	if err := sampling(&out, samplingParams{temperature: r.Temperature, topP: r.TopP}, responsesTemperature, responsesTopP); err != nil {
 		return Request{}, err
 	}
@@ -491,6 +492,9 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 	}
 	if r.ToolChoice.Mode != "" {
 		out.ToolChoice = &ResponsesToolChoice{Mode: r.ToolChoice.Mode, Name: r.ToolChoice.Name}
+	}
+	if r.OneToolCall {
+		out.ParallelToolCalls = ptr(false)
 	}
 	for _, m := range r.Messages {
 		out.Input.Items = append(out.Input.Items, newResponsesItems(m)...)

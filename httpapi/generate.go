@@ -65,10 +65,9 @@ func (h *Handler) parse(r *http.Request, parse func([]byte) (formats.Request, er
 // admit checks the request's model and returns the engine's request. It
 // counts the prompt's tokens when rate limits or count ask for it, and
 // under rate limits reserves the request, its prompt and its maximum
-// output (see ratelimit.go); the admission is nil without limits.
-//
-// The engine reads neither the reasoning, the output format nor the tool
-// choice yet: they are not passed on (and not faked).
+// output (see ratelimit.go); the admission is nil without limits. The
+// engine's request carries the style's reasoning, output format and tool
+// choice (formats.Request.Inference).
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Request, count bool) (inference.Request, *admission, int, error) {
 	m, info, ok := h.chatModel(req.Model)
 	if !ok {

@@ -262,7 +262,7 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	}
 	w := &work{prompt: tokens, maxTokens: maxTokens, stops: req.Stop, thinking: thinking, thinkClose: m.thinkClose}
 	if len(req.Tools) > 0 {
-		w.tools = newToolScanner(m.tools, req.Tools)
+		w.tools, w.single = newToolScanner(m.tools, req.Tools), req.ToolChoice.Single
 	}
 	switch {
 	case req.NoThinking:

@@ -21,6 +21,7 @@ type work struct {
 	sampler   *llamacpp.Sampler
 	grammar   *llamacpp.Grammar // constrains the answer, or nil
 	tools     *toolScanner      // separates tool calls from the answer, or nil
+	single    bool              // at most one tool call
 
 	// score, when set, makes this Engine.Score work: the prompt is the
 	// prefix, and its branches are decoded once it is in the KV cache.
@@ -444,6 +445,8 @@ func (r *runner) emit(s *slot, tok llamacpp.Token) {
 	}
 	p := r.push(s, tok)
 	switch {
+	case s.w.single && len(s.calls) > 0:
+		r.finish(s, FinishToolCalls, "") // one call, and the turn is over
 	case p.stopped:
 		r.finish(s, FinishStopSequence, p.stop)
 	case s.generated >= s.w.maxTokens:
@@ -473,18 +476,18 @@ func (r *runner) push(s *slot, tok llamacpp.Token) piece {
 	if was && !s.out.thinking() {
 		s.thinking = time.Since(s.first)
 	}
-	r.send(s, p, p.stopped)
+	r.send(s, p, p.stopped, false)
 	return p
 }
 
 // send passes what the output released on to the reader, with the
 // answer's tool calls taken out of its text.
-func (r *runner) send(s *slot, p piece, last bool) {
+func (r *runner) send(s *slot, p piece, last, truncated bool) {
 	ev := Event{Text: p.text, Reasoning: p.reasoning}
 	if t := s.w.tools; t != nil {
 		ev.Text, ev.ToolCalls = t.push(p.text)
 		if last {
-			text, calls := t.flush()
+			text, calls := t.flush(truncated)
 			ev.Text += text
 			ev.ToolCalls = append(ev.ToolCalls, calls...)
 		}
@@ -500,7 +503,7 @@ func (r *runner) send(s *slot, p piece, last bool) {
 
 func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 	if reason != FinishStopSequence {
-		r.send(s, s.out.flush(), true)
+		r.send(s, s.out.flush(), true, reason == FinishLength)
 	}
 	if len(s.calls) > 0 && reason == FinishStop {
 		reason = FinishToolCalls

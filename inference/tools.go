@@ -14,6 +14,9 @@ type ToolChoice struct {
 	Mode ToolMode
 	// Name is the tool to call, for ToolFunction.
 	Name string
+	// Single allows at most one call: the turn ends once it is written
+	// (the wire's parallel_tool_calls false).
+	Single bool
 }
 
 // ToolMode is how a request lets the model use its tools.
@@ -108,7 +111,7 @@ func toolGrammar(f toolFamily, tools []Tool, choice ToolChoice, schemaGrammar fu
 	switch {
 	case f == mistralTools:
 		root = `root ::= "[TOOL_CALLS][" ` + rule + ` ("," ` + rule + `)* "]"`
-	case f == llamaTools || choice.Mode == ToolFunction:
+	case f == llamaTools || choice.Mode == ToolFunction || choice.Single:
 		root = "root ::= " + rule
 		if f == hermesTools {
 			root = `root ::= "<tool_call>\n" ` + rule + ` "\n</tool_call>"`
@@ -231,8 +234,9 @@ func (s *toolScanner) push(text string) (string, []ToolCall) {
 }
 
 // flush releases what is held once the answer has ended: a call that
-// parses, or else its text as it was written.
-func (s *toolScanner) flush() (string, []ToolCall) {
+// parses, or else its text as it was written. A call cut short by the
+// token limit after its marker is not text, and is dropped.
+func (s *toolScanner) flush(truncated bool) (string, []ToolCall) {
 	out := s.pending
 	s.pending = ""
 	if s.mode == scanText {
@@ -245,6 +249,9 @@ func (s *toolScanner) flush() (string, []ToolCall) {
 	s.mode = scanText
 	if calls, ok := s.parse(body, marked); ok {
 		return out, calls
+	}
+	if truncated && marked {
+		return out, nil
 	}
 	return out + raw, nil
 }

@@ -108,3 +108,22 @@ func TestToolChoiceErrors(t *testing.T) {
 		}
 	}
 }
+
+// With Single, a required call is exactly one call, and the turn ends.
+func TestToolChoiceSingle(t *testing.T) {
+	e := tinyThinker(t)
+	one := 1.0
+	for seed := range int64(8) {
+		res, err := e.Generate(context.Background(), inference.Request{
+			Model: "tiny", Messages: []inference.Message{inference.Text(inference.RoleUser, "Weather?")},
+			Tools: testTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired, Single: true},
+			MaxTokens: 400, Temperature: &one, Seed: &seed, ThinkingBudget: 4,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.ToolCalls) != 1 || res.FinishReason != inference.FinishToolCalls {
+			t.Fatalf("seed %d: %d calls, finish %q, text %q", seed, len(res.ToolCalls), res.FinishReason, res.Text)
+		}
+	}
+}

@@ -22,7 +22,7 @@ func scan(f toolFamily, pieces ...string) (string, []string) {
 	for _, p := range pieces {
 		add(s.push(p))
 	}
-	add(s.flush())
+	add(s.flush(false))
 	return text.String(), calls
 }
 
@@ -70,5 +70,21 @@ func TestToolFamilyOf(t *testing.T) {
 		if got := toolFamilyOf(tmpl); got != want {
 			t.Errorf("toolFamilyOf(%q) = %v, want %v", tmpl, got, want)
 		}
+	}
+}
+
+// A call cut short by the token limit is dropped, not leaked as text; a
+// bare JSON answer cut short stays text.
+func TestToolScannerTruncated(t *testing.T) {
+	s := newToolScanner(hermesTools, weatherTools)
+	text, _ := s.push("Checking. <tool_call>{\"name\": \"get_wea")
+	rest, calls := s.flush(true)
+	if text+rest != "Checking. " || calls != nil {
+		t.Errorf("got %q %v", text+rest, calls)
+	}
+	s = newToolScanner(llamaTools, weatherTools)
+	s.push(`{"answer": 4`)
+	if rest, _ := s.flush(true); rest != `{"answer": 4` {
+		t.Errorf("bare JSON answer: %q", rest)
 	}
 }
