@@ -39,7 +39,9 @@ func (s *scoringEngine) Generate(context.Context, inference.Request) (inference.
 }
 
 func (s *scoringEngine) Stream(context.Context, inference.Request) iter.Seq2[inference.Event, error] {
-	return func(yield func(inference.Event, error) bool) { yield(inference.Event{}, errors.New("not a chat engine")) }
+	return func(yield func(inference.Event, error) bool) {
+		yield(inference.Event{}, errors.New("not a chat engine"))
+	}
 }
 
 func (s *scoringEngine) CountTokens(inference.Request) (int, error) { return 1, nil }
