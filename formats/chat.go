@@ -137,19 +137,7 @@ func (c ChatContent) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts a string, an array of parts or null.
 func (c *ChatContent) UnmarshalJSON(data []byte) error {
 	*c = ChatContent{}
-	switch jsonKind(data) {
-	case "null":
-	case "string":
-		c.set = true
-		return json.Unmarshal(data, &c.Text)
-	case "array":
-		c.set = true
-		c.Parts = []ChatContentPart{}
-		c.err = decodeJSON(data, &c.Parts)
-	default:
-		c.err = typeError("", jsonKind(data), "string or array of content parts")
-	}
-	return nil
+	return decodeTextOrList(data, "string or array of content parts", &c.Text, &c.Parts, &c.set, &c.err)
 }
 
 // ChatContentPart is one part of an array content: type text (field

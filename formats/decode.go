@@ -158,3 +158,23 @@ func prefixed(prefix string, err error) error {
 	}
 	return &out
 }
+
+// decodeTextOrList decodes content that the styles accept as a string, an
+// array or null: the string into text, the array into list. set records
+// that the field was present; a wrong type is kept in typeErr (reported
+// with its path by the request's validation) rather than returned.
+func decodeTextOrList[T any](data []byte, want string, text *string, list *[]T, set *bool, typeErr *error) error {
+	switch kind := jsonKind(data); kind {
+	case "null":
+	case "string":
+		*set = true
+		return json.Unmarshal(data, text)
+	case "array":
+		*set = true
+		*list = []T{}
+		*typeErr = decodeJSON(data, list)
+	default:
+		*typeErr = typeError("", kind, want)
+	}
+	return nil
+}

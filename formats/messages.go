@@ -144,19 +144,7 @@ func (c MessagesContent) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts a string, an array of blocks or null.
 func (c *MessagesContent) UnmarshalJSON(data []byte) error {
 	*c = MessagesContent{}
-	switch jsonKind(data) {
-	case "null":
-	case "string":
-		c.set = true
-		return json.Unmarshal(data, &c.Text)
-	case "array":
-		c.set = true
-		c.Blocks = []MessagesBlock{}
-		c.err = decodeJSON(data, &c.Blocks)
-	default:
-		c.err = typeError("", jsonKind(data), "string or array of content blocks")
-	}
-	return nil
+	return decodeTextOrList(data, "string or array of content blocks", &c.Text, &c.Blocks, &c.set, &c.err)
 }
 
 // MessagesBlock is one content block: text (Text), thinking (Thinking,

@@ -203,19 +203,7 @@ func (c ResponsesContent) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts a string, an array of parts or null.
 func (c *ResponsesContent) UnmarshalJSON(data []byte) error {
 	*c = ResponsesContent{}
-	switch jsonKind(data) {
-	case "null":
-	case "string":
-		c.set = true
-		return json.Unmarshal(data, &c.Text)
-	case "array":
-		c.set = true
-		c.Parts = []ResponsesPart{}
-		c.err = decodeJSON(data, &c.Parts)
-	default:
-		c.err = typeError("", jsonKind(data), "string or array of content parts")
-	}
-	return nil
+	return decodeTextOrList(data, "string or array of content parts", &c.Text, &c.Parts, &c.set, &c.err)
 }
 
 // ResponsesPart is a content part of an input item: input_text (text),
