@@ -74,6 +74,11 @@ func (c Config) withDefaults() (Config, error) {
 			*f.v = f.def
 		}
 	}
+	if c.Batch < 4*c.Parallel {
+		// Every generating sequence adds a token, and up to three more
+		// when the engine closes a thinking section, at each step.
+		return c, fmt.Errorf("inference: Config.Batch is %d, at least 4 per parallel sequence (%d)", c.Batch, 4*c.Parallel)
+	}
 	if c.Parallel > 256 {
 		return c, fmt.Errorf("inference: Config.Parallel is %d, at most 256", c.Parallel)
 	}

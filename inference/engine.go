@@ -160,25 +160,28 @@ func (e *Engine) Models() []ModelInfo { return append([]ModelInfo(nil), e.infos.
 // CountTokens returns the number of prompt tokens req would use: its
 // messages rendered with the model's chat template, or its prompt,
 // tokenized with the model's own tokenizer. It decodes nothing.
-func (e *Engine) CountTokens(req Request) (int, error) {
-	m, err := e.lookup(req.Model)
-	if err != nil {
-		return 0, err
-	}
-	tokens, _, err := m.prompt(req, req.Format != nil)
-	return len(tokens), err
+func (e *Engine) CountTokens(req Request) (n int, err error) {
+	err = e.use(req.Model, func(m *model) error {
+		tokens, _, err := m.prompt(req, req.Format != nil)
+		n = len(tokens)
+		return err
+	})
+	return n, err
 }
 
-func (e *Engine) lookup(name string) (*model, error) {
+// use runs fn on the model named name, holding the engine open (Close
+// waits) until fn returns: the model's C memory stays valid meanwhile.
+func (e *Engine) use(name string, fn func(*model) error) error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	if m := e.names[name]; m != nil {
-		return m, nil
+	m := e.names[name]
+	if m == nil {
+		return fmt.Errorf("%w: %q", ErrModelNotFound, name)
 	}
-	return nil, fmt.Errorf("%w: %q", ErrModelNotFound, name)
+	return fn(m)
 }
 
 // Generate runs req to the end and returns the result.
@@ -251,6 +254,12 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	tokens, thinking, err := m.prompt(req, gbnf != "")
 	if err != nil {
 		return nil, err
+	}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("%w: the prompt is empty", ErrInvalidRequest)
+	}
+	if req.IgnoreEOS && gbnf != "" {
+		return nil, fmt.Errorf("%w: IgnoreEOS with a Format or a required tool call: the grammar's end is the end of the turn", ErrInvalidRequest)
 	}
 	limit := m.info.ContextLength
 	maxTokens := req.MaxTokens

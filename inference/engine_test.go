@@ -340,3 +340,24 @@ func TestIgnoreEOS(t *testing.T) {
 	}
 	t.Fatal("no seed ended its turn early: the test proved nothing")
 }
+
+// Requests that used to reach llama.cpp in states it aborts on are
+// refused, or end with an error, and the engine goes on.
+func TestRequestsThatCannotRun(t *testing.T) {
+	e := tinyThinker(t)
+	for name, req := range map[string]inference.Request{
+		"IgnoreEOS with a format":        {Model: "tiny", Prompt: "x", MaxTokens: 300, IgnoreEOS: true, Format: &inference.Format{JSON: true}},
+		"IgnoreEOS with a required call": {Model: "tiny", Messages: []inference.Message{inference.Text(inference.RoleUser, "x")}, MaxTokens: 300, IgnoreEOS: true, Tools: testTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired}},
+	} {
+		_, err := e.Generate(context.Background(), req)
+		if !errors.Is(err, inference.ErrInvalidRequest) {
+			t.Errorf("%s: %v, want ErrInvalidRequest", name, err)
+		}
+	}
+	if _, err := e.Generate(context.Background(), inference.Request{Model: "tiny", Prompt: "x", MaxTokens: 3}); err != nil {
+		t.Errorf("engine after them: %v", err)
+	}
+	if _, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "m", Path: "x.gguf"}}, Parallel: 8, Batch: 16}); err == nil {
+		t.Error("a batch smaller than 4 tokens per sequence was accepted")
+	}
+}

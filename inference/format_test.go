@@ -151,3 +151,24 @@ func TestThinkingBudget(t *testing.T) {
 		t.Errorf("reasoning %q, text %q", res.Reasoning, res.Text)
 	}
 }
+
+// Closing a thinking section adds tokens the model did not sample: they
+// never take the output past MaxTokens.
+func TestThinkingCloseWithinMaxTokens(t *testing.T) {
+	e := tinyThinker(t)
+	one := 1.0
+	for maxTokens := 1; maxTokens <= 12; maxTokens++ {
+		for seed := range int64(3) {
+			res, err := e.Generate(context.Background(), inference.Request{
+				Model: "tiny", Prompt: "<|im_start|>assistant\n<think>\n", MaxTokens: maxTokens,
+				Temperature: &one, Seed: &seed, ThinkingBudget: 1, Format: &inference.Format{JSON: true},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Usage.CompletionTokens > maxTokens {
+				t.Fatalf("MaxTokens %d, seed %d: %d completion tokens", maxTokens, seed, res.Usage.CompletionTokens)
+			}
+		}
+	}
+}

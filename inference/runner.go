@@ -3,6 +3,7 @@
 package inference
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -62,6 +63,7 @@ type runner struct {
 	quit      chan struct{}
 	done      chan struct{}
 	slots     []*slot
+	share     bool  // sequences may share KV cells (llamacpp.Model.SharesKV)
 	admission int   // counts admissions, to prefill in arrival order
 	seqBuf    []int // sequence ids of one token, reused
 	log       *slog.Logger
@@ -115,6 +117,7 @@ type slot struct {
 
 func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Config) *runner {
 	r := &runner{
+		share:  llm.SharesKV(),
 		llm:    llm,
 		ctx:    ctx,
 		batch:  llamacpp.NewBatch(ctx, ctx.BatchSize()),
@@ -264,7 +267,7 @@ func (r *runner) start(w *work) {
 			c.cache = c.cache[:0]
 		}
 		n := min(commonPrefix(c.cache, w.prompt), limit)
-		if n > reuse || n == reuse && c.used.Before(s.used) {
+		if s == nil || n > reuse || n == reuse && c.used.Before(s.used) {
 			s, reuse = c, n
 		}
 	}
@@ -273,7 +276,7 @@ func (r *runner) start(w *work) {
 	var src, leader *slot
 	copied, shared := reuse, reuse
 	for _, b := range r.slots {
-		if b.w == nil {
+		if b.w == nil || !r.share {
 			continue
 		}
 		if n := min(commonPrefix(b.cache, w.prompt), limit); n > copied {
@@ -293,7 +296,9 @@ func (r *runner) start(w *work) {
 			copied = 0
 		}
 		cache = append(s.cache[:0], w.prompt[:copied]...)
-	} else if !r.ctx.RemoveTokens(s.seq, reuse, -1) {
+	} else if !r.ctx.RemoveTokens(s.seq, reuse, -1) || r.ctx.MaxPos(s.seq) != reuse-1 {
+		// The memory could not keep exactly the prefix (a recurrent
+		// state, a sliding window that dropped cells): start afresh.
 		r.ctx.ClearSequence(s.seq)
 		cache = cache[:0]
 	}
@@ -341,6 +346,9 @@ func (r *runner) step() error {
 	for _, s := range r.slots {
 		if s.w == nil || s.w.score != nil || s.prefilled < len(s.w.prompt) {
 			continue
+		}
+		if b.Len()+1+len(s.forced) > b.Cap() {
+			continue // no room this step: it is tried again in the next
 		}
 		// The sampled token, then any forced ones: the output is read
 		// after the last.
@@ -402,6 +410,10 @@ func (r *runner) step() error {
 			}
 			tok := s.w.sampler.Sample(r.ctx, s.idx, g)
 			s.idx = -1
+			if tok < 0 {
+				r.release(s, nil, fmt.Errorf("%w: the output's grammar admits no further token", ErrInvalidRequest))
+				continue
+			}
 			r.emit(s, tok)
 		}
 	}
@@ -429,7 +441,7 @@ func (r *runner) emit(s *slot, tok llamacpp.Token) {
 	}
 	s.generated++
 	if r.llm.IsEOG(tok) {
-		if s.w.grammar != nil && s.out.thinking() && len(s.w.thinkClose) > 0 {
+		if s.w.grammar != nil && s.out.thinking() && len(s.w.thinkClose) > 0 && s.generated-1+len(s.w.thinkClose) < s.w.maxTokens {
 			// A constrained answer must follow: ending the turn while
 			// thinking closes the thinking section instead.
 			s.next, s.forced = s.w.thinkClose[0], s.w.thinkClose[1:]
@@ -445,12 +457,15 @@ func (r *runner) emit(s *slot, tok llamacpp.Token) {
 	}
 	p := r.push(s, tok)
 	switch {
-	case s.w.single && len(s.calls) > 0:
-		r.finish(s, FinishToolCalls, "") // one call, and the turn is over
 	case p.stopped:
 		r.finish(s, FinishStopSequence, p.stop)
+	case s.w.single && len(s.calls) > 0:
+		r.finish(s, FinishToolCalls, "") // one call, and the turn is over
 	case s.generated >= s.w.maxTokens:
 		r.finish(s, FinishLength, "")
+	case s.out.thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 &&
+		s.generated+len(s.w.thinkClose) >= s.w.maxTokens:
+		r.finish(s, FinishLength, "") // no room left to close the thinking and answer
 	default:
 		s.next = tok
 		if s.out.thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 {
@@ -491,6 +506,9 @@ func (r *runner) send(s *slot, p piece, last, truncated bool) {
 			ev.Text += text
 			ev.ToolCalls = append(ev.ToolCalls, calls...)
 		}
+	}
+	if s.w.single && len(s.calls)+len(ev.ToolCalls) > 1 {
+		ev.ToolCalls = ev.ToolCalls[:max(0, 1-len(s.calls))] // one call at most
 	}
 	if ev.Text == "" && ev.Reasoning == "" && len(ev.ToolCalls) == 0 {
 		return

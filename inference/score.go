@@ -24,35 +24,31 @@ type scoreWork struct {
 // Tokenize returns the tokens of text in the model's vocabulary, as it
 // would be tokenized inside a prompt: special-token text becomes those
 // tokens, and no BOS is added. It decodes nothing.
-func (e *Engine) Tokenize(model, text string) ([]int, error) {
-	m, err := e.lookup(model)
-	if err != nil {
-		return nil, err
-	}
-	toks, err := m.llm.Tokenize(text, false, true)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int, len(toks))
-	for i, t := range toks {
-		out[i] = int(t)
-	}
-	return out, nil
+func (e *Engine) Tokenize(modelID, text string) (out []int, err error) {
+	err = e.use(modelID, func(m *model) error {
+		toks, err := m.llm.Tokenize(text, false, true)
+		for _, t := range toks {
+			out = append(out, int(t))
+		}
+		return err
+	})
+	return out, err
 }
 
 // RenderPrompt returns the text that req's messages become through the
 // model's chat template (with the generation prompt, and the thinking
 // switch of req.NoThinking), or req.Prompt when it has no messages: what
 // Generate tokenizes. It decodes nothing.
-func (e *Engine) RenderPrompt(req Request) (string, error) {
-	m, err := e.lookup(req.Model)
-	if err != nil {
-		return "", err
-	}
-	if len(req.Messages) == 0 {
-		return req.Prompt, nil
-	}
-	return m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking)
+func (e *Engine) RenderPrompt(req Request) (text string, err error) {
+	err = e.use(req.Model, func(m *model) error {
+		if len(req.Messages) == 0 {
+			text = req.Prompt
+			return nil
+		}
+		text, err = m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking)
+		return err
+	})
+	return text, err
 }
 
 // Score decodes req's prefix once and each of its branches on a sequence
@@ -85,6 +81,9 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 	m := e.names[req.Model]
 	if m == nil {
 		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, req.Model)
+	}
+	if !m.runner.share {
+		return nil, fmt.Errorf("%w: this model's memory (recurrent, hybrid or sliding-window) cannot branch from a shared state", ErrInvalidRequest)
 	}
 	if len(m.runner.branchSeqs) == 0 {
 		return nil, fmt.Errorf("%w: Config.Branches leaves no sequence for scoring", ErrInvalidRequest)

@@ -194,7 +194,7 @@ func TestScoreConfig(t *testing.T) {
 	if _, err := (Config{Models: byteModels(t), Parallel: 250, Branches: 7}).withDefaults(); err == nil {
 		t.Error("Parallel 250 and Branches 7: no error")
 	}
-	c, err := (Config{Models: byteModels(t), Parallel: 250, Batch: 64}).withDefaults()
+	c, err := (Config{Models: byteModels(t), Parallel: 250, Batch: 1000, BranchContext: 64}).withDefaults()
 	if err != nil || c.Branches != 6 || c.BranchContext != 64 {
 		t.Errorf("defaults: Branches %d, BranchContext %d, %v; want 6, 64", c.Branches, c.BranchContext, err)
 	}

@@ -109,6 +109,8 @@ func toolGrammar(f toolFamily, tools []Tool, choice ToolChoice, schemaGrammar fu
 	g = strings.Replace(g, "root ::=", rule+" ::=", 1)
 	var root string
 	switch {
+	case f == mistralTools && (choice.Mode == ToolFunction || choice.Single):
+		root = `root ::= "[TOOL_CALLS][" ` + rule + ` "]"`
 	case f == mistralTools:
 		root = `root ::= "[TOOL_CALLS][" ` + rule + ` ("," ` + rule + `)* "]"`
 	case f == llamaTools || choice.Mode == ToolFunction || choice.Single:

@@ -25,13 +25,23 @@ void inferkit_route_logs(void) {
 // chain samples first; when a grammar is given and rejects that token, the
 // grammar masks the whole vocabulary and the chain samples again (checking
 // one token is far cheaper than masking every step). Both accept the
-// token. buf holds n_vocab entries.
-llama_token inferkit_sample(struct llama_sampler *chain, struct llama_sampler *grammar,
-		struct llama_context *ctx, int32_t idx, llama_token_data *buf, int32_t n_vocab) {
-	const float *logits = llama_get_logits_ith(ctx, idx);
+// token. Banned tokens never are: they are masked before either looks.
+// It returns -1, accepting nothing, when the grammar admits no token that
+// is not banned. buf holds n_vocab entries.
+static void fill(llama_token_data *buf, const float *logits, int32_t n_vocab, const llama_token *ban, int32_t n_ban) {
 	for (int32_t i = 0; i < n_vocab; i++) {
 		buf[i] = (llama_token_data){i, logits[i], 0.0f};
 	}
+	for (int32_t i = 0; i < n_ban; i++) {
+		buf[ban[i]].logit = -INFINITY;
+	}
+}
+
+llama_token inferkit_sample(struct llama_sampler *chain, struct llama_sampler *grammar,
+		struct llama_context *ctx, int32_t idx, llama_token_data *buf, int32_t n_vocab,
+		const llama_token *ban, int32_t n_ban) {
+	const float *logits = llama_get_logits_ith(ctx, idx);
+	fill(buf, logits, n_vocab, ban, n_ban);
 	llama_token_data_array cur = {buf, (size_t)n_vocab, -1, false};
 	llama_sampler_apply(chain, &cur);
 	llama_token tok = cur.data[cur.selected].id;
@@ -40,11 +50,16 @@ llama_token inferkit_sample(struct llama_sampler *chain, struct llama_sampler *g
 		llama_token_data_array single = {&one, 1, -1, false};
 		llama_sampler_apply(grammar, &single);
 		if (isinf(one.logit) && one.logit < 0) {
-			for (int32_t i = 0; i < n_vocab; i++) {
-				buf[i] = (llama_token_data){i, logits[i], 0.0f};
-			}
+			fill(buf, logits, n_vocab, ban, n_ban);
 			cur = (llama_token_data_array){buf, (size_t)n_vocab, -1, false};
 			llama_sampler_apply(grammar, &cur);
+			bool any = false;
+			for (size_t i = 0; i < cur.size && !any; i++) {
+				any = !(isinf(cur.data[i].logit) && cur.data[i].logit < 0);
+			}
+			if (!any) {
+				return -1; // the grammar admits no token: nothing to accept
+			}
 			llama_sampler_apply(chain, &cur);
 			tok = cur.data[cur.selected].id;
 		}

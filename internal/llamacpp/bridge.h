@@ -8,6 +8,7 @@
 void inferkit_set_progress(struct llama_model_params *p, uintptr_t handle);
 void inferkit_route_logs(void);
 llama_token inferkit_sample(struct llama_sampler *chain, struct llama_sampler *grammar,
-		struct llama_context *ctx, int32_t idx, llama_token_data *buf, int32_t n_vocab);
+		struct llama_context *ctx, int32_t idx, llama_token_data *buf, int32_t n_vocab,
+		const llama_token *ban, int32_t n_ban);
 
 #endif

@@ -125,6 +125,15 @@ func (m *Model) AddsBOS() bool { return bool(C.llama_vocab_get_add_bos(m.vocab))
 // IsEOG reports whether t ends generation (EOS, EOT and their kin).
 func (m *Model) IsEOG(t Token) bool { return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t))) }
 
+// SharesKV reports whether the model's memory lets sequences share a
+// prompt prefix by a partial copy or by decoding a token for several
+// sequences at once. Recurrent and hybrid models keep one state per
+// sequence, and sliding-window models drop cells outside the window: on
+// those, llama.cpp refuses coupled sequences or the copy is not the prefix.
+func (m *Model) SharesKV() bool {
+	return !bool(C.llama_model_is_recurrent(m.c)) && !bool(C.llama_model_is_hybrid(m.c)) && C.llama_model_n_swa(m.c) == 0
+}
+
 // EOGTokens lists the tokens that end generation.
 func (m *Model) EOGTokens() []Token {
 	m.eogOnce.Do(func() {

@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"fmt"
-	"math"
 	"unsafe"
 )
 
@@ -36,10 +35,13 @@ type Sampler struct {
 	c      *C.struct_llama_sampler
 	buf    *C.llama_token_data // n_vocab candidates, reused every step
 	nVocab int
+	ban    *C.llama_token // tokens never sampled, or nil
+	nBan   int
 }
 
-// NewSampler builds the chain for model m: banned tokens, penalties, then
-// greedy, or top-k, top-p, min-p, temperature and a seeded draw.
+// NewSampler builds the chain for model m: penalties, then greedy, or
+// top-k, top-p, min-p, temperature and a seeded draw. Banned tokens are
+// masked before the chain (and any grammar) sees the candidates.
 func NewSampler(m *Model, p SamplerParams) (*Sampler, error) {
 	if p.TopK < 0 || p.RepeatLastN < 0 {
 		return nil, fmt.Errorf("llamacpp: top_k %d, repeat_last_n %d", p.TopK, p.RepeatLastN)
@@ -51,16 +53,6 @@ func NewSampler(m *Model, p SamplerParams) (*Sampler, error) {
 	}
 	chain := C.llama_sampler_chain_init(C.llama_sampler_chain_default_params())
 	add := func(s *C.struct_llama_sampler) { C.llama_sampler_chain_add(chain, s) }
-	if len(p.Ban) > 0 {
-		bias := make([]C.llama_logit_bias, len(p.Ban))
-		for i, t := range p.Ban {
-			bias[i] = C.llama_logit_bias{token: C.llama_token(t), bias: C.float(math.Inf(-1))}
-		}
-		cbias := (*C.llama_logit_bias)(C.malloc(C.size_t(len(bias)) * C.size_t(unsafe.Sizeof(bias[0]))))
-		copy(unsafe.Slice(cbias, len(bias)), bias)
-		add(C.llama_sampler_init_logit_bias(C.int32_t(m.nVocab), C.int32_t(len(bias)), cbias))
-		C.free(unsafe.Pointer(cbias))
-	}
 	if p.RepeatPenalty != 1 && p.RepeatPenalty != 0 || p.FrequencyPenalty != 0 || p.PresencePenalty != 0 {
 		rp := p.RepeatPenalty
 		if rp == 0 {
@@ -70,7 +62,7 @@ func NewSampler(m *Model, p SamplerParams) (*Sampler, error) {
 	}
 	if p.Temperature <= 0 {
 		add(C.llama_sampler_init_greedy())
-		return newSampler(m, chain), nil
+		return newSampler(m, chain, p.Ban), nil
 	}
 	if p.TopK > 0 {
 		add(C.llama_sampler_init_top_k(C.int32_t(p.TopK)))
@@ -83,23 +75,32 @@ func NewSampler(m *Model, p SamplerParams) (*Sampler, error) {
 	}
 	add(C.llama_sampler_init_temp(C.float(p.Temperature)))
 	add(C.llama_sampler_init_dist(C.uint32_t(p.Seed)))
-	return newSampler(m, chain), nil
+	return newSampler(m, chain, p.Ban), nil
 }
 
-func newSampler(m *Model, chain *C.struct_llama_sampler) *Sampler {
-	buf := (*C.llama_token_data)(C.malloc(C.size_t(m.nVocab) * C.size_t(unsafe.Sizeof(C.llama_token_data{}))))
-	return &Sampler{c: chain, buf: buf, nVocab: m.nVocab}
+func newSampler(m *Model, chain *C.struct_llama_sampler, ban []Token) *Sampler {
+	s := &Sampler{c: chain, nVocab: m.nVocab, nBan: len(ban)}
+	s.buf = (*C.llama_token_data)(C.malloc(C.size_t(m.nVocab) * C.size_t(unsafe.Sizeof(C.llama_token_data{}))))
+	if len(ban) > 0 {
+		s.ban = (*C.llama_token)(C.malloc(C.size_t(len(ban)) * C.size_t(unsafe.Sizeof(C.llama_token(0)))))
+		for i, t := range ban {
+			unsafe.Slice(s.ban, len(ban))[i] = C.llama_token(t)
+		}
+	}
+	return s
 }
 
 // Sample picks a token from the logits of batch index i of the last Decode
 // on ctx, within grammar g when g is not nil, and records it for the
-// penalties and the grammar.
+// penalties and the grammar. It returns -1 when g admits no token (a
+// grammar that needs text no token writes, or whose only way on is a
+// banned token).
 func (s *Sampler) Sample(ctx *Context, i int, g *Grammar) Token {
 	var gc *C.struct_llama_sampler
 	if g != nil {
 		gc = g.c
 	}
-	return Token(C.inferkit_sample(s.c, gc, ctx.c, C.int32_t(i), s.buf, C.int32_t(s.nVocab)))
+	return Token(C.inferkit_sample(s.c, gc, ctx.c, C.int32_t(i), s.buf, C.int32_t(s.nVocab), s.ban, C.int32_t(s.nBan)))
 }
 
 // Accept records t (a prompt token, say) for the penalties.
@@ -110,6 +111,7 @@ func (s *Sampler) Close() {
 	if s.c != nil {
 		C.llama_sampler_free(s.c)
 		C.free(unsafe.Pointer(s.buf))
-		s.c, s.buf = nil, nil
+		C.free(unsafe.Pointer(s.ban))
+		s.c, s.buf, s.ban = nil, nil, nil
 	}
 }
