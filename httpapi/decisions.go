@@ -11,6 +11,7 @@ import (
 	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/ratelimit"
 )
 
 // decisionRoutes are the decision routes of the spec's api_url. Their
@@ -81,12 +82,54 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	a, err := h.admitDecision(w, r, eng, m, req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	res, err := ev.Evaluate(r.Context(), req)
+	if a != nil {
+		switch {
+		case err == nil:
+			a.settle(r, ratelimit.Usage{Requests: 1, InputTokens: int64(res.Usage.InputTokens)})
+		case r.Context().Err() != nil:
+			a.cancel(r)
+		default:
+			a.settle(r, ratelimit.Usage{})
+		}
+	}
 	if err != nil {
 		h.fail(w, r, decisionError(err))
 		return
 	}
 	h.writeJSON(w, r, res)
+}
+
+// questionTokens is the margin per question of a decision's reservation:
+// its instructions, options and labels, settled to the real count after.
+const questionTokens = 64
+
+// admitDecision reserves a decision request under the key's rate limits:
+// the state's tokens and questionTokens per question as input, nothing as
+// output, at the model's prices. It returns nil without a limiter.
+func (h *Handler) admitDecision(w http.ResponseWriter, r *http.Request, eng decision.Engine, m catalog.Model, req decision.Request) (*admission, error) {
+	a := admissionFrom(r)
+	if a == nil {
+		return nil, nil
+	}
+	state, err := eng.Tokenize(m.ID, req.State)
+	if err != nil {
+		return nil, err
+	}
+	p, err := prices(m.Pricing)
+	if err != nil {
+		return nil, err
+	}
+	want := ratelimit.Request{InputTokens: int64(len(state) + questionTokens*len(req.Questions)), Prices: p}
+	if err := a.reserve(w, r, want); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // decisionError names the field at fault of a decision that fails as a

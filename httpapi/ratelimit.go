@@ -42,10 +42,9 @@ import (
 // messages) with Retry-After, or insufficient_quota when the monthly spend
 // cap would be passed, with Retry-After until the month turns (UTC).
 //
-// Decision routes, when they come, reserve like generation with their
-// input tokens and no output tokens (MaxOutputTokens 0), and settle with
-// the input they used: add their patterns to tokenRoutes and call
-// admission.reserve and settle as generate.go does.
+// The decision routes reserve like generation, with no output tokens: an
+// estimate of their input (the state's tokens and a margin per question),
+// settled with the input they used, at the decision model's prices.
 
 // tokenRoutes are the routes whose handlers reserve tokens themselves.
 var tokenRoutes = map[string]bool{
@@ -53,6 +52,8 @@ var tokenRoutes = map[string]bool{
 	"POST /v1/chat/completions":     true,
 	"POST /v1/messages":             true,
 	"POST /v1/responses":            true,
+	"POST /v1/system":               true,
+	"POST /v1/systemone":            true,
 }
 
 // admissionKey is the context key of a token route's *admission.

@@ -1,0 +1,67 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/ratelimit"
+)
+
+// Decisions count under the key's limits with their input tokens: the
+// reservation estimates them, the settlement uses what the model read, and
+// a tier too small for the estimate is refused in the chat family's shape.
+func TestDecisionsRateLimited(t *testing.T) {
+	serve := func(tier ratelimit.Tier) *httptest.Server {
+		small, _ := catalog.Defaults(catalog.SystemOne340M)
+		small.Path = "/m/enc.gguf"
+		keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: "sk-test", Tier: tier})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := httpapi.New(httpapi.Config{Engine: &scoringEngine{}, Models: []catalog.Model{small}, Keys: keys, Limiter: ratelimit.NewMemory()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	remaining := func(srv *httptest.Server) int {
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/system/models", nil)
+		req.Header.Set("Authorization", "Bearer sk-test")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		n, err := strconv.Atoi(res.Header.Get("X-Ratelimit-Remaining-Input-Tokens"))
+		if err != nil {
+			t.Fatalf("remaining input tokens: %q", res.Header.Get("X-Ratelimit-Remaining-Input-Tokens"))
+		}
+		return n
+	}
+
+	srv := serve(ratelimit.Tier{Name: "t", Requests: 100, InputTokens: 10_000})
+	code, out := call(t, srv, "POST", "/v1/system", "sk-test", decisionBody)
+	if code != 200 {
+		t.Fatalf("decision: %d %v", code, out)
+	}
+	used := int(out["usage"].(map[string]any)["input_tokens"].(float64))
+	if used == 0 {
+		t.Fatal("the decision reported no input tokens")
+	}
+	if got := remaining(srv); got != 10_000-used {
+		t.Errorf("remaining input tokens %d, want %d after a decision that read %d", got, 10_000-used, used)
+	}
+
+	tiny := serve(ratelimit.Tier{Name: "tiny", Requests: 100, InputTokens: 50})
+	code, out = call(t, tiny, "POST", "/v1/system", "sk-test", decisionBody)
+	if code != http.StatusTooManyRequests || !strings.Contains(out["error"].(map[string]any)["type"].(string), "rate_limit") {
+		t.Errorf("over the tier's input tokens: %d %v, want a 429 rate_limit error", code, out)
+	}
+}
