@@ -33,6 +33,10 @@ type Model struct {
 
 	// Kind is chat (the zero value) or decision.
 	Kind Kind
+	// Calibration is a decision model's temperature: its options'
+	// log-probabilities are divided by it before the softmax (above 1
+	// flattens an overconfident model). 0 means 1.
+	Calibration float64
 	// Name is a human-readable name; empty means the id.
 	Name string
 	// Description says what the model is good at.
@@ -108,6 +112,9 @@ func Validate(models []Model) error {
 				return fmt.Errorf("catalog: %w: %q", ErrDuplicate, name)
 			}
 			seen[name] = true
+		}
+		if m.Calibration < 0 {
+			return fmt.Errorf("catalog: model %q has calibration %v; it must be positive, or 0 for 1", m.ID, m.Calibration)
 		}
 		if m.Kind != "" && m.Kind != KindChat && m.Kind != KindDecision {
 			return fmt.Errorf("catalog: model %q has unknown kind %q", m.ID, m.Kind)

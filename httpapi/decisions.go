@@ -77,7 +77,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errors.New("httpapi: the engine cannot evaluate decisions"))
 		return
 	}
-	ev, err := decision.New(decision.Config{Engine: eng, Model: m.ID, Images: slices.Contains(m.InputModalities, "image")})
+	ev, err := decision.New(decision.Config{Engine: eng, Model: m.ID, Temperature: m.Calibration, Images: slices.Contains(m.InputModalities, "image")})
 	if err != nil {
 		h.fail(w, r, err)
 		return

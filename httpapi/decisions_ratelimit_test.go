@@ -65,3 +65,28 @@ func TestDecisionsRateLimited(t *testing.T) {
 		t.Errorf("over the tier's input tokens: %d %v, want a 429 rate_limit error", code, out)
 	}
 }
+
+// A decision model's catalog calibration flattens its answers.
+func TestDecisionCalibration(t *testing.T) {
+	probability := func(calibration float64) float64 {
+		small, _ := catalog.Defaults(catalog.SystemOne340M)
+		small.Path, small.Calibration = "/m/enc.gguf", calibration
+		keys, _ := httpapi.NewStaticKeys("sk-test")
+		h, err := httpapi.New(httpapi.Config{Engine: &scoringEngine{}, Models: []catalog.Model{small}, Keys: keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		code, out := call(t, srv, "POST", "/v1/system", "sk-test", decisionBody)
+		if code != 200 {
+			t.Fatalf("%d %v", code, out)
+		}
+		topic := out["answers"].(map[string]any)["topic"].(map[string]any)
+		return topic["probabilities"].(map[string]any)["shipping"].(float64)
+	}
+	sharp, flat := probability(0), probability(4)
+	if !(sharp > flat && flat > 0.5) {
+		t.Errorf("P(shipping) %v at calibration 1, %v at 4: want the higher temperature nearer 1/2", sharp, flat)
+	}
+}
