@@ -28,7 +28,8 @@ type Engine interface {
 type Config struct {
 	// Engine runs the model.
 	Engine Engine
-	// Model is the engine's id of a generative (chat) model.
+	// Model is the engine's id of a generative (chat) model, or of an
+	// encoder (a reranker or classifier: see Ranker).
 	Model string
 	// Temperature calibrates the model's probabilities: the options'
 	// log-probabilities are divided by it before the softmax. Above 1
@@ -44,6 +45,8 @@ type Config struct {
 // concurrent use and holds nothing to close: the caller owns the Engine.
 type Evaluator struct {
 	cfg Config
+	// ranker is set when Model is an encoder of the engine.
+	ranker Ranker
 
 	// labels: the tokens of the label pools, found once.
 	once    sync.Once
@@ -64,14 +67,19 @@ func New(cfg Config) (*Evaluator, error) {
 	if cfg.Temperature == 0 {
 		cfg.Temperature = 1
 	}
-	return &Evaluator{cfg: cfg}, nil
+	ev := &Evaluator{cfg: cfg}
+	if r, ok := encoderModel(cfg); ok {
+		ev.ranker = r
+	}
+	return ev, nil
 }
 
 // ErrImages: the model reads images, but the engine cannot yet.
 var ErrImages = errors.New("decision: this engine does not read images yet")
 
 // Evaluate answers every question of req over its state in one Score call
-// of the engine. An invalid request fails with an *Error before any work;
+// of the engine (with an encoder model: Rank calls, each (state, option)
+// pair one sequence, see Ranker). An invalid request fails with an *Error before any work;
 // engine errors (inference.ErrContextLength, ErrOverloaded, ...) are
 // wrapped.
 func (e *Evaluator) Evaluate(ctx context.Context, req Request) (Response, error) {
@@ -80,6 +88,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, req Request) (Response, error)
 	}
 	if len(req.Images) > 0 {
 		return Response{}, ErrImages
+	}
+	if e.ranker != nil {
+		return e.rank(ctx, e.ranker, req)
 	}
 	e.once.Do(func() { e.pools, e.poolErr = e.findLabels() })
 	if e.poolErr != nil {

@@ -44,6 +44,9 @@ type model struct {
 	thinkClose []llamacpp.Token
 	// tools is how the model writes tool calls.
 	tools toolFamily
+	// encoder is set, and runner nil, for an encoder model (rank pooling):
+	// it serves Rank, and generation and Score refuse it.
+	encoder *encoder
 }
 
 // New loads every model of cfg and starts its runner.
@@ -92,12 +95,18 @@ func (e *Engine) load(path string) (*model, error) {
 	if perSeq < e.cfg.Context {
 		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", path, "context", perSeq)
 	}
-	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
-		Context:   perSeq*e.cfg.Parallel + e.cfg.BranchContext,
-		Batch:     e.cfg.Batch,
-		Sequences: e.cfg.Parallel + e.cfg.Branches,
-		Threads:   e.cfg.Threads,
-	})
+	var ctx *llamacpp.Context
+	var enc *encoder
+	if isRanker(llm) {
+		enc, err = newEncoder(llm, perSeq, e.cfg)
+	} else {
+		ctx, err = llamacpp.NewContext(llm, llamacpp.ContextParams{
+			Context:   perSeq*e.cfg.Parallel + e.cfg.BranchContext,
+			Batch:     e.cfg.Batch,
+			Sequences: e.cfg.Parallel + e.cfg.Branches,
+			Threads:   e.cfg.Threads,
+		})
+	}
 	if err != nil {
 		llm.Close()
 		return nil, err
@@ -122,7 +131,9 @@ func (e *Engine) load(path string) (*model, error) {
 			Params:        llm.Params(),
 			Size:          llm.Size(),
 			ChatTemplate:  llm.ChatTemplate(),
+			Encoder:       enc != nil,
 		},
+		encoder: enc,
 	}
 	if open, _ := llm.Tokenize(thinkOpen, false, true); len(open) == 1 {
 		if close, _ := llm.Tokenize(thinkClose, false, true); len(close) == 1 {
@@ -130,6 +141,9 @@ func (e *Engine) load(path string) (*model, error) {
 		}
 	}
 	m.tools = toolFamilyOf(m.info.ChatTemplate)
+	if enc != nil {
+		return m, nil
+	}
 	m.runner = newRunner(llm, ctx, perSeq, e.cfg)
 	go m.runner.run()
 	return m, nil
@@ -148,6 +162,11 @@ func (e *Engine) Close() error {
 	for _, m := range e.models {
 		if m.runner != nil {
 			m.runner.stop()
+		}
+		if m.encoder != nil {
+			m.encoder.mu.Lock()
+			m.encoder.close()
+			m.encoder.mu.Unlock()
 		}
 		m.llm.Close()
 	}
@@ -226,6 +245,9 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	m := e.names[req.Model]
 	if m == nil {
 		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, req.Model)
+	}
+	if m.runner == nil {
+		return nil, fmt.Errorf("%w: model %q is an encoder: it ranks (Engine.Rank) and generates nothing", ErrInvalidRequest, req.Model)
 	}
 	sp, err := samplerParams(req)
 	if err != nil {

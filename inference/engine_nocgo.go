@@ -45,3 +45,6 @@ func (*Engine) Tokenize(string, string) ([]int, error) { return nil, errNoCgo }
 
 // RenderPrompt fails: the engine needs cgo.
 func (*Engine) RenderPrompt(Request) (string, error) { return "", errNoCgo }
+
+// Rank fails: the engine needs cgo.
+func (*Engine) Rank(context.Context, RankRequest) (RankResult, error) { return RankResult{}, errNoCgo }

@@ -21,4 +21,8 @@ type ModelInfo struct {
 	// ChatTemplate is the model's Jinja chat template ("" when it has
 	// none, and the engine uses ChatML).
 	ChatTemplate string
+	// Encoder says the model is an encoder whose GGUF asks for rank
+	// pooling (a reranker or classifier): Engine.Rank serves it, and
+	// generation and Score fail on it with ErrInvalidRequest.
+	Encoder bool
 }

@@ -82,6 +82,9 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 	if m == nil {
 		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, req.Model)
 	}
+	if m.runner == nil {
+		return nil, fmt.Errorf("%w: model %q is an encoder: use Engine.Rank", ErrInvalidRequest, req.Model)
+	}
 	if !m.runner.share {
 		return nil, fmt.Errorf("%w: this model's memory (recurrent, hybrid or sliding-window) cannot branch from a shared state", ErrInvalidRequest)
 	}

@@ -14,8 +14,14 @@ import (
 // of 64 dimensions with the [ByteLevel] vocabulary and the [ChatML] template,
 // in F32 with the weights of seed 0.
 type Options struct {
-	// Arch is the architecture: "llama" (the default) or "qwen3", which adds
-	// RMS norms on each head's queries and keys.
+	// Arch is the architecture: "llama" (the default), "qwen3", which adds
+	// RMS norms on each head's queries and keys, or "bert": an encoder with
+	// a reranker's classification head (pooling type rank, one score per
+	// sequence) and a WordPiece vocabulary of its own ([PAD] 0, [UNK] 1,
+	// [CLS] 2, [SEP] 3, [MASK] 4, then lower-case letters, digits and
+	// punctuation as word-initial and continuation pieces). For bert the
+	// context length defaults to 512, and KVHeads, HeadDim, TiedEmbeddings,
+	// Tokenizer and ChatTemplate must be left zero.
 	Arch string
 
 	// Layers is the number of transformer blocks (default 2).
@@ -156,6 +162,9 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if o.Arch == "" {
 		o.Arch = "llama"
 	}
+	if o.Arch == "bert" {
+		return layoutBERT(o)
+	}
 	a, ok := archs[o.Arch]
 	if !ok {
 		return nil, nil, fmt.Errorf("inferencetest: unknown architecture %q", o.Arch)
@@ -191,25 +200,9 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if o.HeadDim%2 != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: HeadDim %d is odd; rotary embeddings need it even", o.HeadDim)
 	}
-	var typ tensorType
-	var fileType uint32
-	switch strings.ToLower(o.Type) {
-	case "", "f32":
-		typ, fileType = typeF32, 0
-	case "f16":
-		typ, fileType = typeF16, 1
-	case "q8_0":
-		typ, fileType = typeQ8_0, 7
-		for _, d := range []struct {
-			name string
-			v    int
-		}{{"Embd", o.Embd}, {"FF", o.FF}, {"Heads*HeadDim", o.Heads * o.HeadDim}} {
-			if d.v%q8Block != 0 {
-				return nil, nil, fmt.Errorf("inferencetest: Q8_0 needs %s (%d) to be a multiple of %d", d.name, d.v, q8Block)
-			}
-		}
-	default:
-		return nil, nil, fmt.Errorf("inferencetest: unknown type %q; want f32, f16 or q8_0", o.Type)
+	typ, fileType, err := weightType(o.Type, o.Embd, o.FF, o.Heads*o.HeadDim)
+	if err != nil {
+		return nil, nil, err
 	}
 	tok := o.Tokenizer
 	if tok == nil {
@@ -301,4 +294,26 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 		ts = append(ts, matrix("output.weight", embd, vocab))
 	}
 	return kvs, ts, nil
+}
+
+// weightType returns the tensor type and general.file_type of the type
+// name t, checking that the matrices' rows (embd, ff and q wide) suit it.
+func weightType(t string, embd, ff, q int) (tensorType, uint32, error) {
+	switch strings.ToLower(t) {
+	case "", "f32":
+		return typeF32, 0, nil
+	case "f16":
+		return typeF16, 1, nil
+	case "q8_0":
+		for _, d := range []struct {
+			name string
+			v    int
+		}{{"Embd", embd}, {"FF", ff}, {"Heads*HeadDim", q}} {
+			if d.v%q8Block != 0 {
+				return 0, 0, fmt.Errorf("inferencetest: Q8_0 needs %s (%d) to be a multiple of %d", d.name, d.v, q8Block)
+			}
+		}
+		return typeQ8_0, 7, nil
+	}
+	return 0, 0, fmt.Errorf("inferencetest: unknown type %q; want f32, f16 or q8_0", t)
 }

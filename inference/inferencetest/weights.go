@@ -31,6 +31,10 @@ type tensorSpec struct {
 	shape []uint64 // ne0 (the contiguous dimension) first, as GGUF stores it
 	typ   tensorType
 	ones  bool // every element is 1 (norm weights); else random
+	zeros bool // every element is 0 (norm biases)
+	// scale multiplies the random values (0 means 1): for layers whose
+	// output must vary more than weightStd gives.
+	scale float32
 }
 
 func (t tensorSpec) elems() uint64 {
@@ -126,12 +130,20 @@ func encodeChunk(dst []byte, vals []float32, ch *chunk) []byte {
 	start := ch.index * chunkElems
 	n := min(ch.t.elems()-start, chunkElems)
 	v := vals[:n]
-	if ch.t.ones {
+	switch {
+	case ch.t.ones:
 		for i := range v {
 			v[i] = 1
 		}
-	} else {
+	case ch.t.zeros:
+		clear(v)
+	default:
 		fillRandom(v, ch.seed, ch.index)
+		if s := ch.t.scale; s != 0 && s != 1 {
+			for i := range v {
+				v[i] *= s
+			}
+		}
 	}
 	switch ch.t.typ {
 	case typeF16:

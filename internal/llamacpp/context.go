@@ -25,6 +25,10 @@ type ContextParams struct {
 	// cells instead of one unified cache. Tokens then cannot be shared
 	// between sequences, and only whole-buffer sequence copies are allowed.
 	SplitKV bool
+	// Rank makes an encoder context for a reranker or classifier: rank
+	// pooling, embeddings on, and no logits. Encode runs it, and
+	// SequenceScores reads each sequence's outputs.
+	Rank bool
 }
 
 // Context holds a KV cache over a model and decodes batches. It is not safe
@@ -37,6 +41,7 @@ type Context struct {
 	nBatch  int
 	nSeq    int
 	unified bool
+	rank    bool
 }
 
 // NewContext creates a context over m.
@@ -64,6 +69,10 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 	}
 	params.kv_unified = C.bool(!p.SplitKV)
 	params.embeddings = false
+	if p.Rank {
+		params.embeddings = true
+		params.pooling_type = C.LLAMA_POOLING_TYPE_RANK
+	}
 	params.no_perf = true
 	c := C.llama_init_from_model(m.c, params)
 	if c == nil {
@@ -77,6 +86,7 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 		nBatch:  int(C.llama_n_batch(c)),
 		nSeq:    p.Sequences,
 		unified: !p.SplitKV,
+		rank:    p.Rank,
 	}, nil
 }
 
@@ -173,3 +183,39 @@ func (c *Context) MaxPos(seq int) int {
 func (c *Context) Clear() { C.llama_memory_clear(c.mem, true) }
 
 func (c *Context) validSeq(s int) bool { return s >= 0 && s < c.nSeq }
+
+// Encode runs an encoder model (a context made with Rank) over the batch,
+// every token of which must belong to one sequence only, and pools each
+// sequence's outputs. The batch must fit in one micro-batch (BatchSize).
+func (c *Context) Encode(b *Batch) error {
+	if !c.rank {
+		return errors.New("llamacpp: Encode on a context made without Rank")
+	}
+	if b.n == 0 {
+		return nil
+	}
+	if b.n > c.nBatch {
+		return fmt.Errorf("llamacpp: batch of %d tokens, an encoder takes at most %d", b.n, c.nBatch)
+	}
+	b.c.n_tokens = C.int32_t(b.n)
+	if rc := C.llama_encode(c.c, b.c); rc != 0 {
+		return fmt.Errorf("%w (encode, code %d)", ErrDecode, int(rc))
+	}
+	return nil
+}
+
+// SequenceScores returns the classifier outputs of seq after Encode: for
+// rank pooling llama.cpp stores ClassifierOutputs floats per sequence (not
+// the embedding width), and only those are read. It returns nil when seq
+// was not in the last batch. The slice is a copy.
+func (c *Context) SequenceScores(seq int) []float32 {
+	if !c.rank || !c.validSeq(seq) {
+		return nil
+	}
+	p := C.llama_get_embeddings_seq(c.c, C.llama_seq_id(seq))
+	if p == nil {
+		return nil
+	}
+	n := c.model.ClassifierOutputs()
+	return append([]float32(nil), unsafe.Slice((*float32)(unsafe.Pointer(p)), n)...)
+}

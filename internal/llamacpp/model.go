@@ -80,6 +80,19 @@ func (m *Model) TrainContext() int { return int(C.llama_model_n_ctx_train(m.c)) 
 // EmbeddingSize is the width of the model's hidden state.
 func (m *Model) EmbeddingSize() int { return int(C.llama_model_n_embd(m.c)) }
 
+// ClassifierOutputs is the number of outputs of the model's classifier
+// head (1 for a reranker).
+func (m *Model) ClassifierOutputs() int { return int(C.llama_model_n_cls_out(m.c)) }
+
+// SEP is the separator token, or -1 when the vocabulary has none.
+func (m *Model) SEP() Token { return Token(C.llama_vocab_sep(m.vocab)) }
+
+// AddsSEP reports whether the vocabulary puts SEP after a text (BERT).
+func (m *Model) AddsSEP() bool { return bool(C.llama_vocab_get_add_sep(m.vocab)) }
+
+// AddsEOS reports whether tokenizing adds EOS after the text.
+func (m *Model) AddsEOS() bool { return bool(C.llama_vocab_get_add_eos(m.vocab)) }
+
 // Size is the number of bytes of the model's tensors.
 func (m *Model) Size() uint64 { return uint64(C.llama_model_size(m.c)) }
 

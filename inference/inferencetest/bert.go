@@ -1,0 +1,149 @@
+package inferencetest
+
+import "fmt"
+
+// BERT pooling types, as <arch>.pooling_type stores them.
+const poolingRank = 4
+
+// bertPieces are the characters of the [WordPiece] vocabulary: each is a
+// token at the start of a word ("▁c", the way llama.cpp's converter writes
+// a WordPiece word) and one inside a word ("c", WordPiece's "##c").
+const bertPieces = "abcdefghijklmnopqrstuvwxyz0123456789.,:;!?'\"-()/"
+
+// wordPiece returns the vocabulary of the "bert" architecture: the five
+// special tokens [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3 and [MASK] 4 (control
+// tokens), then for every lower-case letter, digit and common punctuation
+// mark a word-initial piece and a continuation piece. llama.cpp lower-cases
+// and splits text on whitespace and punctuation before matching, so any
+// ASCII text tokenizes without [UNK].
+func wordPiece() (tokens []string, types []int32) {
+	for _, s := range []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"} {
+		tokens, types = append(tokens, s), append(types, int32(TokenControl))
+	}
+	for _, c := range bertPieces {
+		tokens, types = append(tokens, "\u2581"+string(c)), append(types, int32(TokenNormal))
+	}
+	for _, c := range bertPieces {
+		tokens, types = append(tokens, string(c)), append(types, int32(TokenNormal))
+	}
+	return tokens, types
+}
+
+// layoutBERT is layout for Arch "bert": a BERT encoder with a reranker's
+// classification head (pooling type rank, one output), as llama.cpp's
+// LLM_ARCH_BERT loads it. Attention is bidirectional, positions are learned
+// embeddings, every layer norm has a bias, and KVHeads, HeadDim,
+// TiedEmbeddings, Tokenizer and ChatTemplate do not apply.
+func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
+	if o.Tokenizer != nil || o.ChatTemplate != "" {
+		return nil, nil, fmt.Errorf("inferencetest: architecture bert has its own WordPiece vocabulary and no chat template")
+	}
+	if o.TiedEmbeddings || o.HeadDim != 0 || o.KVHeads != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: TiedEmbeddings, HeadDim and KVHeads do not apply to architecture bert")
+	}
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&o.Layers, 2)
+	def(&o.Embd, 64)
+	def(&o.Heads, 4)
+	def(&o.FF, 128)
+	def(&o.ContextLength, 512)
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"FF", o.FF}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
+		if f.v < 0 || f.v > 1<<30 {
+			return nil, nil, fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
+		}
+	}
+	if o.Embd%o.Heads != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: Embd %d is not a multiple of Heads %d", o.Embd, o.Heads)
+	}
+	typ, fileType, err := weightType(o.Type, o.Embd, o.FF, o.Embd)
+	if err != nil {
+		return nil, nil, err
+	}
+	tokens, types := wordPiece()
+	if o.VocabSize != 0 && o.VocabSize < len(tokens) {
+		return nil, nil, fmt.Errorf("inferencetest: vocabulary size %d is below the tokenizer's %d tokens", o.VocabSize, len(tokens))
+	}
+	for id := len(tokens); id < o.VocabSize; id++ {
+		tokens, types = append(tokens, fmt.Sprintf("[unused%d]", id)), append(types, int32(TokenUnused))
+	}
+	if o.Name == "" {
+		o.Name = "inferencetest"
+	}
+	const p = "bert."
+	kvs := []kv{
+		{"general.architecture", "bert"},
+		{"general.name", o.Name},
+		{"general.file_type", fileType},
+		{"general.quantization_version", uint32(2)},
+		{p + "vocab_size", uint32(len(tokens))},
+		{p + "context_length", uint32(o.ContextLength)},
+		{p + "embedding_length", uint32(o.Embd)},
+		{p + "block_count", uint32(o.Layers)},
+		{p + "feed_forward_length", uint32(o.FF)},
+		{p + "attention.head_count", uint32(o.Heads)},
+		{p + "attention.layer_norm_epsilon", float32(1e-12)},
+		{p + "attention.causal", false},
+		{p + "pooling_type", uint32(poolingRank)},
+		{"tokenizer.ggml.model", "bert"},
+		{"tokenizer.ggml.tokens", tokens},
+		{"tokenizer.ggml.token_type", types},
+		{"tokenizer.ggml.token_type_count", uint32(2)},
+		{"tokenizer.ggml.padding_token_id", uint32(0)},
+		{"tokenizer.ggml.unknown_token_id", uint32(1)},
+		{"tokenizer.ggml.bos_token_id", uint32(2)},
+		{"tokenizer.ggml.cls_token_id", uint32(2)},
+		{"tokenizer.ggml.seperator_token_id", uint32(3)},
+		{"tokenizer.ggml.mask_token_id", uint32(4)},
+	}
+
+	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(len(tokens))
+	matrix := func(name string, cols, rows uint64) tensorSpec {
+		return tensorSpec{name: name, shape: []uint64{cols, rows}, typ: typ}
+	}
+	vec := func(name string, n uint64) tensorSpec {
+		return tensorSpec{name: name, shape: []uint64{n}, typ: typeF32}
+	}
+	norm := func(name string) []tensorSpec {
+		return []tensorSpec{
+			{name: name + ".weight", shape: []uint64{embd}, typ: typeF32, ones: true},
+			{name: name + ".bias", shape: []uint64{embd}, typ: typeF32, zeros: true},
+		}
+	}
+	ts := []tensorSpec{
+		matrix("token_embd.weight", embd, vocab),
+		{name: "token_types.weight", shape: []uint64{embd, 2}, typ: typeF32},
+		{name: "position_embd.weight", shape: []uint64{embd, uint64(o.ContextLength)}, typ: typeF32},
+	}
+	ts = append(ts, norm("token_embd_norm")...)
+	for i := range o.Layers {
+		b := fmt.Sprintf("blk.%d.", i)
+		ts = append(ts,
+			matrix(b+"attn_q.weight", embd, embd), vec(b+"attn_q.bias", embd),
+			matrix(b+"attn_k.weight", embd, embd), vec(b+"attn_k.bias", embd),
+			matrix(b+"attn_v.weight", embd, embd), vec(b+"attn_v.bias", embd),
+			matrix(b+"attn_output.weight", embd, embd), vec(b+"attn_output.bias", embd),
+		)
+		ts = append(ts, norm(b+"attn_output_norm")...)
+		ts = append(ts,
+			matrix(b+"ffn_up.weight", embd, ff), vec(b+"ffn_up.bias", ff),
+			matrix(b+"ffn_down.weight", ff, embd), vec(b+"ffn_down.bias", embd),
+		)
+		ts = append(ts, norm(b+"layer_output_norm")...)
+	}
+	// The classification head of a reranker: a dense layer with tanh on
+	// the [CLS] state, then one output, the relevance score.
+	ts = append(ts,
+		tensorSpec{name: "cls.weight", shape: []uint64{embd, embd}, typ: typeF32, scale: 5},
+		vec("cls.bias", embd),
+		tensorSpec{name: "cls.output.weight", shape: []uint64{embd, 1}, typ: typeF32, scale: 50},
+		vec("cls.output.bias", 1),
+	)
+	return kvs, ts, nil
+}
