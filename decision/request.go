@@ -147,6 +147,7 @@ type Error struct {
 	Message string
 }
 
+// Error says which field breaks which rule.
 func (e *Error) Error() string { return "decision: " + e.Param + ": " + e.Message }
 
 func invalid(param, format string, args ...any) error {
