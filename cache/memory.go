@@ -87,7 +87,9 @@ func (s *MemoryStore) Get(_ context.Context, owner, id string) (Record, error) {
 	defer s.mu.Unlock()
 	s.expire()
 	el, ok := s.index[memKey{owner, id}]
-	if !ok {
+	// expire stops at the first live record; a clock that stepped back
+	// can leave an expired one behind it.
+	if !ok || !s.now().Before(el.Value.(*memEntry).record.Expires) {
 		return Record{}, ErrNotFound
 	}
 	return clone(el.Value.(*memEntry).record), nil

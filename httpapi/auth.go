@@ -86,13 +86,10 @@ func (h *Handler) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// bearer returns the request's API key, or "".
+// bearer returns the request's API key, or "": a Bearer Authorization,
+// else X-Api-Key (which the Anthropic SDKs send).
 func bearer(r *http.Request) string {
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		scheme, key, ok := strings.Cut(auth, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return ""
-		}
+	if scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		return strings.TrimSpace(key)
 	}
 	return strings.TrimSpace(r.Header.Get("X-Api-Key"))
@@ -135,10 +132,13 @@ func NewTieredKeys(keys ...APIKey) (*StaticKeys, error) {
 	}
 	s := &StaticKeys{}
 	for _, k := range keys {
-		if strings.TrimSpace(k.Key) == "" {
+		// Presented keys are trimmed (bearer), so configured ones are
+		// too: a key read from a file with its newline still matches.
+		key := strings.TrimSpace(k.Key)
+		if key == "" {
 			return nil, errors.New("httpapi: an API key is empty")
 		}
-		s.hashes = append(s.hashes, sha256.Sum256([]byte(k.Key)))
+		s.hashes = append(s.hashes, sha256.Sum256([]byte(key)))
 		s.tiers = append(s.tiers, k.Tier)
 	}
 	return s, nil

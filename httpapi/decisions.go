@@ -93,7 +93,9 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		case err == nil:
 			a.settle(r, ratelimit.Usage{Requests: 1, InputTokens: int64(res.Usage.InputTokens)})
 		case r.Context().Err() != nil:
-			a.cancel(r)
+			// The client left mid-evaluation: the state may have been
+			// read already, so the estimate is charged.
+			a.settle(r, ratelimit.Usage{Requests: 1, InputTokens: a.res.Reserved.InputTokens})
 		default:
 			a.settle(r, ratelimit.Usage{})
 		}

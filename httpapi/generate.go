@@ -117,16 +117,18 @@ func (g *generated) add(ev inference.Event) {
 
 // settle settles a's reservation at the end of a generation of ir with n
 // prompt tokens: with the result's usage, or, without one, with what was
-// generated. A generation that produced nothing is cancelled when its
-// client went away before it started, and otherwise counts as a request
-// without tokens or cost.
+// generated. A generation whose client went away before its first token
+// is charged its prompt (the engine may have processed it all); one the
+// engine refused counts as a request without tokens or cost.
 func (h *Handler) settle(r *http.Request, a *admission, ir inference.Request, n int, res *inference.Result, g *generated) {
 	switch {
 	case a == nil:
 	case res != nil:
 		a.settle(r, usageOf(ir, res.Usage))
 	case g.steps == 0 && r.Context().Err() != nil:
-		a.cancel(r)
+		// The client left before the first token; the engine may well
+		// have processed the whole prompt by then: it is charged.
+		a.settle(r, ratelimit.Usage{Requests: 1, InputTokens: int64(n), Images: images(ir)})
 	case g.steps == 0:
 		a.settle(r, ratelimit.Usage{})
 	default:

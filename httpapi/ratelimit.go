@@ -27,8 +27,9 @@ import (
 // when the client goes away mid-stream (with the tokens streamed so far).
 // A request that the engine refused before any work (a full queue, a
 // prompt too long) settles with no tokens and no cost, but still counts as
-// a request; one whose client left before the engine started is
-// cancelled, as if it never was. A request refused before its model is
+// a request; one whose client left before its first token is charged its
+// prompt, which the engine may already have processed. A request refused
+// before its model is
 // known (malformed JSON, an unknown model) counts as one request without
 // tokens. The other routes (catalog, stored responses) reserve one
 // request without tokens or cost.

@@ -307,18 +307,21 @@ func (c cancelEngine) Stream(ctx context.Context, req inference.Request) iter.Se
 	}
 }
 
-// TestRateLimitCancelledBeforeStart: the reservation is undone.
-func TestRateLimitCancelledBeforeStart(t *testing.T) {
-	tier := ratelimit.Tier{Name: "one", Requests: 1}
-	ctx, cancel := context.WithCancel(context.Background())
-	e := limitedEnv(t, tier, func(cfg *httpapi.Config, f *fakeEngine) { cfg.Engine = cancelEngine{f, cancel} })
+// TestRateLimitGoneBeforeFirstToken: a client that leaves before the
+// first token is charged its request and prompt, which the engine may
+// have processed in full: leaving early is no way around the limits.
+func TestRateLimitGoneBeforeFirstToken(t *testing.T) {
+	tier := ratelimit.Tier{Name: "t", Requests: 10, InputTokens: 1000}
 	for _, body := range []string{chatBody, streaming(chatBody)} {
+		ctx, cancel := context.WithCancel(context.Background())
+		e := limitedEnv(t, tier, func(cfg *httpapi.Config, f *fakeEngine) { cfg.Engine = cancelEngine{f, cancel} })
 		req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)).WithContext(ctx)
 		req.Header.Set("Authorization", "Bearer "+key)
 		e.h.ServeHTTP(httptest.NewRecorder(), req)
-	}
-	if w := do(e.h, "GET", "/v1/models", key, ""); w.Code != http.StatusOK {
-		t.Fatalf("after two cancelled requests: %d, want the one request still free", w.Code)
+		w := do(e.h, "GET", "/v1/models", key, "")
+		if header(t, w, "X-Ratelimit-Remaining-Requests") != 10-2 || header(t, w, "X-Ratelimit-Remaining-Input-Tokens") >= 1000 {
+			t.Errorf("after a request left before its first token: %v, want it counted with its prompt", w.Header())
+		}
 	}
 }
 

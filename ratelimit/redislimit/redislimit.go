@@ -105,11 +105,13 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 		t.Requests, t.InputTokens, t.OutputTokens, itoa(in), itoa(out), itoa(int64(cost)), int64(t.MaxMonthlySpend),
 		int64(spendTTL/time.Second)).Int64Slice()
 	if err != nil {
+		// The script may have run before the reply was lost (a cancelled
+		// context, a timeout, a reset connection): undo it, which is
+		// harmless when it did not run.
+		undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = l.Cancel(undo, res)
 		if ctx.Err() != nil {
-			// The script may have run before the context ended: undo it.
-			undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_ = l.Cancel(undo, res)
 			return ratelimit.Reservation{}, ctx.Err()
 		}
 		return ratelimit.Reservation{}, fmt.Errorf("redislimit: reserve: %w", err)
