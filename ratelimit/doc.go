@@ -18,6 +18,12 @@
 // status a reservation or refusal carries (limit, remaining, time until
 // whole again) feeds the x-ratelimit-* headers.
 //
+// Everything a request uses counts at its admission time, however long it
+// runs: a generation that outlasts the minute counts its output in the
+// minute it was admitted, and none after. The per-minute limits bound how
+// much work a key may start in a minute; the monthly spend cap, which
+// charges every token, bounds what it may use in all.
+//
 // # Spend
 //
 // Money is exact: int64 nano-dollars (catalog prices are decimal strings
