@@ -37,13 +37,21 @@ const sdkContext = 512
 // its base URL (prefix included).
 func sdkServer(t *testing.T, path string) string {
 	t.Helper()
+	return serveSpecIDs(t, path, sdkContext)
+}
+
+// serveSpecIDs serves the model at path under core-2-5-mini and
+// core-2-5-pro, with context tokens per sequence, on an httptest server
+// mounted under /api, and returns that base URL.
+func serveSpecIDs(t *testing.T, path string, context int) string {
+	t.Helper()
 	var models []catalog.Model
 	for _, id := range []string{catalog.Core25Mini, catalog.Core25Pro} {
 		m, _ := catalog.Defaults(id)
 		m.Path = path
 		models = append(models, m)
 	}
-	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 2, Context: sdkContext,
+	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 2, Context: context,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -5,9 +5,6 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -20,8 +17,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/inferkit/inferkit/catalog"
-	"github.com/inferkit/inferkit/httpapi"
-	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
 )
 
@@ -112,30 +107,7 @@ func toolServer(t *testing.T) string {
 	// limit when tool_choice lets it call several tools (required, any):
 	// these weights end after the first, in every style.
 	path := inferencetest.Model(t, inferencetest.Options{Seed: 7, Tokenizer: tok, ContextLength: 4096})
-	var models []catalog.Model
-	for _, id := range []string{catalog.Core25Mini, catalog.Core25Pro} {
-		m, _ := catalog.Defaults(id)
-		m.Path = path
-		models = append(models, m)
-	}
-	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 2, Context: 4096,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, _ := httpapi.NewStaticKeys(key)
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: models, Keys: keys, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/api/", http.StripPrefix("/api", h))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		srv.Close()
-		eng.Close()
-	})
-	return srv.URL + "/api"
+	return serveSpecIDs(t, path, 4096)
 }
 
 func chatTools(t *testing.T) []openai.ChatCompletionToolUnionParam {

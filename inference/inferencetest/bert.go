@@ -41,23 +41,8 @@ func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
 	if o.TiedEmbeddings || o.HeadDim != 0 || o.KVHeads != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: TiedEmbeddings, HeadDim and KVHeads do not apply to architecture bert")
 	}
-	def := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	def(&o.Layers, 2)
-	def(&o.Embd, 64)
-	def(&o.Heads, 4)
-	def(&o.FF, 128)
-	def(&o.ContextLength, 512)
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"FF", o.FF}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
-		if f.v < 0 || f.v > 1<<30 {
-			return nil, nil, fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
-		}
+	if err := o.sizes(512); err != nil {
+		return nil, nil, err
 	}
 	if o.Embd%o.Heads != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: Embd %d is not a multiple of Heads %d", o.Embd, o.Heads)

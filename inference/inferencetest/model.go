@@ -156,6 +156,28 @@ var archs = map[string]arch{
 	"qwen3": {ropeBase: 1000000, rmsEps: 1e-6, headNorms: true},
 }
 
+// sizes fills in the default sizes (context: the architecture's default
+// context length) and checks that none is out of range.
+func (o *Options) sizes(context int) error {
+	for _, f := range []struct {
+		p   *int
+		def int
+	}{{&o.Layers, 2}, {&o.Embd, 64}, {&o.Heads, 4}, {&o.FF, 128}, {&o.ContextLength, context}} {
+		if *f.p == 0 {
+			*f.p = f.def
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
+		if f.v < 0 || f.v > 1<<30 {
+			return fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
+		}
+	}
+	return nil
+}
+
 // layout checks opts, fills in the defaults and returns the model's
 // metadata and tensors.
 func layout(o Options) ([]kv, []tensorSpec, error) {
@@ -169,24 +191,11 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("inferencetest: unknown architecture %q", o.Arch)
 	}
-	def := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
+	if o.KVHeads == 0 {
+		o.KVHeads = 2
 	}
-	def(&o.Layers, 2)
-	def(&o.Embd, 64)
-	def(&o.Heads, 4)
-	def(&o.KVHeads, 2)
-	def(&o.FF, 128)
-	def(&o.ContextLength, 2048)
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
-		if f.v < 0 || f.v > 1<<30 {
-			return nil, nil, fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
-		}
+	if err := o.sizes(2048); err != nil {
+		return nil, nil, err
 	}
 	if o.HeadDim == 0 {
 		if o.Embd%o.Heads != 0 {
