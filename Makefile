@@ -34,7 +34,8 @@ export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(O
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
 # nlohmann/json and stb from Debian and miniaudio.h from the malgo module.
-setup: $(INCLUDE)/miniaudio/miniaudio.h
+# mtmd.h (images) is in the module, but in no folder on the include path.
+setup: $(INCLUDE)/miniaudio/miniaudio.h $(INCLUDE)/mtmd.h $(INCLUDE)/mtmd-helper.h
 	@dpkg -s nlohmann-json3-dev libstb-dev >/dev/null 2>&1 || { \
 	  echo "setup: installing nlohmann-json3-dev libstb-dev"; \
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
@@ -44,6 +45,12 @@ setup: $(INCLUDE)/miniaudio/miniaudio.h
 $(INCLUDE)/miniaudio/miniaudio.h:
 	@mkdir -p $(@D)
 	@cp "$$($(GO) mod download -json $(MALGO) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p')/miniaudio.h" $@
+	@chmod 644 $@
+
+$(INCLUDE)/mtmd.h $(INCLUDE)/mtmd-helper.h:
+	@mkdir -p $(@D)
+	@$(GO) mod download $(OLLAMA)
+	@cp $(OLLAMADIR)/llama/llama.cpp/tools/mtmd/$(@F) $@
 	@chmod 644 $@
 
 # env prints the variables a plain `go build` or `go test` needs, for

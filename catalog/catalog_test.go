@@ -92,6 +92,22 @@ func TestObject(t *testing.T) {
 	}
 }
 
+func TestInputModalities(t *testing.T) {
+	for _, tc := range []struct {
+		m    Model
+		want string
+	}{
+		{Model{ID: "a", Path: "a"}, "text"},
+		{Model{ID: "a", Path: "a", Projector: "p"}, "text,image"},
+		{Model{ID: "a", Path: "a", Projector: "p", InputModalities: []string{"image"}}, "image"},
+		{Model{ID: "a", Path: "a", InputModalities: []string{"text", "audio"}}, "text,audio"},
+	} {
+		if got := strings.Join(tc.m.Object(0).InputModalities, ","); got != tc.want {
+			t.Errorf("%+v: input modalities %s, want %s", tc.m, got, tc.want)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	ok := Model{ID: "a", Path: "a.gguf"}
 	for _, tc := range []struct {

@@ -30,6 +30,10 @@ type Model struct {
 	Aliases []string
 	// Path is the GGUF file.
 	Path string
+	// Projector is the multimodal projector GGUF ("mmproj") that lets the
+	// model read images; empty means text only. Entries that share Path
+	// share one projector too, so they must name the same one or none.
+	Projector string
 
 	// Kind is chat (the zero value) or decision.
 	Kind Kind
@@ -50,7 +54,8 @@ type Model struct {
 	MaxOutput int
 	// Pricing is in USD per unit, as exact decimal strings.
 	Pricing Pricing
-	// InputModalities are such as "text" and "image"; nil means text.
+	// InputModalities are such as "text" and "image"; nil means text, or
+	// text and image when Projector is set.
 	InputModalities []string
 	// OutputModalities are such as "text"; nil means text.
 	OutputModalities []string
@@ -143,4 +148,15 @@ func Lookup(models []Model, name string) (Model, bool) {
 		}
 	}
 	return Model{}, false
+}
+
+// inputModalities is InputModalities with its default.
+func (m Model) inputModalities() []string {
+	switch {
+	case m.InputModalities != nil:
+		return slices.Clone(m.InputModalities)
+	case m.Projector != "":
+		return []string{"text", "image"}
+	}
+	return []string{"text"}
 }

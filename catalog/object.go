@@ -64,7 +64,7 @@ func (m Model) Object(contextLength int) Object {
 		Name:                        orDefault(m.Name, m.ID),
 		Description:                 m.Description,
 		Object:                      "model",
-		InputModalities:             orText(m.InputModalities),
+		InputModalities:             m.inputModalities(),
 		OutputModalities:            orText(m.OutputModalities),
 		ContextLength:               ctx,
 		MaxOutputLength:             out,

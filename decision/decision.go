@@ -35,9 +35,9 @@ type Config struct {
 	// log-probabilities are divided by it before the softmax. Above 1
 	// flattens an overconfident model, below 1 sharpens. 0 means 1.
 	Temperature float64
-	// Images says the model reads images. The engine reads text only
-	// today, so a request with images still fails; without Images it fails
-	// as a 400 naming "images".
+	// Images says the model reads images (inference.ModelInfo.Images):
+	// without it, a request with images fails as a 400 naming "images".
+	// An encoder model reads text only.
 	Images bool
 }
 
@@ -69,13 +69,13 @@ func New(cfg Config) (*Evaluator, error) {
 	}
 	ev := &Evaluator{cfg: cfg}
 	if r, ok := encoderModel(cfg); ok {
+		if cfg.Images {
+			return nil, fmt.Errorf("decision: model %q is an encoder, which reads no images", cfg.Model)
+		}
 		ev.ranker = r
 	}
 	return ev, nil
 }
-
-// ErrImages: the model reads images, but the engine cannot yet.
-var ErrImages = errors.New("decision: this engine does not read images yet")
 
 // Evaluate answers every question of req over its state in one Score call
 // of the engine (with an encoder model: Rank calls, each (state, option)
@@ -86,9 +86,6 @@ func (e *Evaluator) Evaluate(ctx context.Context, req Request) (Response, error)
 	if err := req.Validate(e.cfg.Images); err != nil {
 		return Response{}, err
 	}
-	if len(req.Images) > 0 {
-		return Response{}, ErrImages
-	}
 	if e.ranker != nil {
 		return e.rank(ctx, e.ranker, req)
 	}
@@ -96,12 +93,15 @@ func (e *Evaluator) Evaluate(ctx context.Context, req Request) (Response, error)
 	if e.poolErr != nil {
 		return Response{}, e.poolErr
 	}
-	prefix, suffix, err := e.frame(req.State)
+	prefix, suffix, err := e.frame(req.State, len(req.Images))
 	if err != nil {
 		return Response{}, err
 	}
 	names := sortedNames(req.Questions)
 	sreq := inference.ScoreRequest{Model: e.cfg.Model, Prefix: prefix}
+	for _, im := range req.Images {
+		sreq.Images = append(sreq.Images, im.Data)
+	}
 	for _, name := range names {
 		q := req.Questions[name]
 		labels, tokens, err := e.pools.labelsFor(q)
@@ -111,6 +111,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, req Request) (Response, error)
 		sreq.Branches = append(sreq.Branches, inference.Branch{Text: questionText(q, labels) + suffix, Candidates: tokens})
 	}
 	res, err := e.cfg.Engine.Score(ctx, sreq)
+	if ie, ok := errors.AsType[*inference.ImageError](err); ok {
+		return Response{}, &Error{Param: fmt.Sprintf("images[%d]", ie.Index), Message: ie.Reason}
+	}
 	if err != nil {
 		return Response{}, fmt.Errorf("decision: %w", err)
 	}
@@ -133,16 +136,25 @@ const sentinel = "\uE000question\uE000"
 // systemPrompt frames the task for the model.
 const systemPrompt = "You evaluate a state and answer one question about it. Reply with the label of one option only, and nothing else."
 
-// frame renders the chat around the state and splits it where the
-// question goes: the prefix (the state) and what follows the question
-// (the end of the user turn and the start of the answer).
-func (e *Evaluator) frame(state string) (prefix, suffix string, err error) {
+// frame renders the chat around the state, after its images, and splits it
+// where the question goes: the prefix (the images and the state) and what
+// follows the question (the end of the user turn and the start of the
+// answer).
+func (e *Evaluator) frame(state string, images int) (prefix, suffix string, err error) {
+	var user strings.Builder
+	for i := range images {
+		fmt.Fprintf(&user, "Image %d: %s\n", i+1, inference.ImageMarker)
+	}
+	if images > 0 {
+		user.WriteByte('\n')
+	}
+	user.WriteString("<state>\n" + state + "\n</state>\n\n" + sentinel)
 	text, err := e.cfg.Engine.RenderPrompt(inference.Request{
 		Model:      e.cfg.Model,
 		NoThinking: true,
 		Messages: []inference.Message{
 			inference.Text(inference.RoleSystem, systemPrompt),
-			inference.Text(inference.RoleUser, "<state>\n"+state+"\n</state>\n\n"+sentinel),
+			inference.Text(inference.RoleUser, user.String()),
 		},
 	})
 	if err != nil {

@@ -296,7 +296,7 @@ func TestValidation(t *testing.T) {
 		{"choice too many", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": {` + strings.Join(opts, ",") + `}}}}`, "questions.a.criteria"},
 		{"score one label", `{"model": "m", "state": "s", "questions": {"a": {"type": "score", "criteria": ["only"]}}}`, "questions.a.criteria"},
 		{"score object", `{"model": "m", "state": "s", "questions": {"a": {"type": "score", "criteria": {"x": "y"}}}}`, "questions.a.criteria"},
-		{"images on text model", `{"model": "m", "state": "s", "questions": ` + q + `, "images": ["x"]}`, "images"},
+		{"images on text model", `{"model": "m", "state": "s", "questions": ` + q + `, "images": ["iVBORw0KGgo="]}`, "images"},
 		{"five images", `{"model": "m", "state": "s", "questions": ` + q + `, "images": [1, 2, 3, 4, 5]}`, "images"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -318,10 +318,6 @@ func TestValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAnswers(t, req, res)
-	multi, _ := evaluator(t, decision.Config{Images: true})
-	if _, err := multi.Evaluate(context.Background(), decode(t, `{"model": "m", "state": "s", "questions": `+q+`, "images": ["x"]}`)); !errors.Is(err, decision.ErrImages) {
-		t.Errorf("images on a multimodal model: %v", err)
-	}
 }
 
 // A question keeps its wire form through a round trip, options in order.

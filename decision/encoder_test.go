@@ -86,3 +86,14 @@ func TestEncoderPath(t *testing.T) {
 		t.Errorf("%d Score and %d Rank calls", len(f.calls), len(f.ranks))
 	}
 }
+
+// An encoder reads text only: an evaluator that promises images for one
+// is refused.
+func TestEncoderNoImages(t *testing.T) {
+	if _, err := decision.New(decision.Config{Engine: &fakeRanker{}, Model: "enc", Images: true}); err == nil || !strings.Contains(err.Error(), "encoder") {
+		t.Errorf("New: %v", err)
+	}
+	if _, err := decision.New(decision.Config{Engine: &fakeRanker{}, Model: "gen", Images: true}); err != nil {
+		t.Errorf("New for a generative model: %v", err)
+	}
+}

@@ -4,7 +4,10 @@ package decision_test
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/inferkit/inferkit/catalog"
@@ -106,5 +109,66 @@ func TestEngineStateCached(t *testing.T) {
 		if math.Abs(*a.OptionMass-*second.Answers[name].OptionMass) > 1e-6 {
 			t.Errorf("%s: %v then %v", name, *a.OptionMass, *second.Answers[name].OptionMass)
 		}
+	}
+}
+
+// A multimodal decision model (a tiny llama with a vision projector) reads
+// the images: they count as input tokens, answers are distributions, the
+// same images come from the prompt cache with the same answers, and other
+// images give other answers.
+func TestEngineImages(t *testing.T) {
+	e, err := inference.New(inference.Config{Threads: 1, Parallel: 2, Context: 1024, Models: []catalog.Model{{
+		ID: "vision", Kind: catalog.KindDecision,
+		Path:      inferencetest.Model(t, inferencetest.Options{}),
+		Projector: inferencetest.Projector(t, inferencetest.ProjectorOptions{}),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rec := &recorder{Engine: e}
+	ev, err := decision.New(decision.Config{Engine: rec, Model: "vision", Images: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, dog := base64.StdEncoding.EncodeToString(inferencetest.PNG(64, 48, 1)), base64.StdEncoding.EncodeToString(inferencetest.PNG(64, 48, 2))
+	ask := func(images ...string) decision.Response {
+		t.Helper()
+		body := `{"model": "vision", "state": "A photo from the garden.", "questions": {
+			"animal": {"type": "choice", "criteria": {"cat": "a cat", "dog": "a dog", "none": "no animal"}},
+			"outdoors": {"type": "noul", "instructions": "Is it outdoors?"}}, "images": ["` + strings.Join(images, `", "`) + `"]}`
+		req := decode(t, body)
+		res, err := ev.Evaluate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAnswers(t, req, res)
+		return res
+	}
+	text := decode(t, `{"model": "vision", "state": "A photo from the garden.", "questions": {"outdoors": {"type": "noul"}}}`)
+	if _, err := ev.Evaluate(context.Background(), text); err != nil {
+		t.Fatal(err)
+	}
+	first := ask(cat, dog)
+	// Two images of 16 tokens each and their labels, over the text.
+	if first.Usage.InputTokens < 32+len("A photo from the garden.") {
+		t.Errorf("usage %+v: the images' tokens are missing", first.Usage)
+	}
+	again := ask(cat, dog)
+	if rec.usage.CachedTokens < 32 {
+		t.Errorf("repeat: %d cached tokens, want the images' among them", rec.usage.CachedTokens)
+	}
+	if again.Answers["animal"].Probabilities["cat"] != first.Answers["animal"].Probabilities["cat"] {
+		t.Errorf("repeat: P(cat) %v, first %v", again.Answers["animal"].Probabilities["cat"], first.Answers["animal"].Probabilities["cat"])
+	}
+	other := ask(dog, cat)
+	if other.Answers["animal"].Probabilities["cat"] == first.Answers["animal"].Probabilities["cat"] {
+		t.Error("swapped images give the very same P(cat): the images are not read")
+	}
+
+	bad := decode(t, `{"model": "vision", "state": "s", "questions": {"q": {"type": "noul"}}, "images": ["`+cat+`", "R0lGODlhAQABAAAAACw="]}`)
+	_, err = ev.Evaluate(context.Background(), bad)
+	if de, ok := errors.AsType[*decision.Error](err); !ok || de.Param != "images[1]" {
+		t.Errorf("a broken GIF: %v, want an error naming images[1]", err)
 	}
 }

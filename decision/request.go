@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/inferkit/inferkit/inference"
 )
 
 // Limits of a Request.
@@ -34,8 +37,9 @@ type Request struct {
 	State string `json:"state"`
 	// Questions maps each question's name to it.
 	Questions map[string]Question `json:"questions"`
-	// Images are for multimodal models only; their shape is opaque here.
-	Images []json.RawMessage `json:"images,omitzero"`
+	// Images are pictures the questions may be about, for multimodal
+	// models only: at most MaxImages. The model sees them before the state.
+	Images []Image `json:"images,omitzero"`
 }
 
 // Question is one typed question. Its JSON form carries the options of a
@@ -205,6 +209,13 @@ func (r Request) Validate(images bool) error {
 		return invalid("images", "has %d images, at most %d", len(r.Images), MaxImages)
 	case len(r.Images) > 0 && !images:
 		return invalid("images", "model %q reads text only", r.Model)
+	case len(r.Images) > 0 && strings.Contains(r.State, inference.ImageMarker):
+		return invalid("state", "contains %q, which stands for an image in a request with images", inference.ImageMarker)
+	}
+	for i, im := range r.Images {
+		if im.err != nil {
+			return invalid(fmt.Sprintf("images[%d]", i), "%v", im.err)
+		}
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/decision"
@@ -65,8 +64,9 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, ok := catalog.Lookup(h.models, req.Model)
+	var info inference.ModelInfo
 	if ok && m.Kind == catalog.KindDecision {
-		_, ok = served(h.engine.Models(), m.ID)
+		info, ok = served(h.engine.Models(), m.ID)
 	}
 	if !ok || m.Kind != catalog.KindDecision {
 		h.fail(w, r, fmt.Errorf("%w: %q is not a decision model", inference.ErrModelNotFound, req.Model))
@@ -77,7 +77,9 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errors.New("httpapi: the engine cannot evaluate decisions"))
 		return
 	}
-	ev, err := decision.New(decision.Config{Engine: eng, Model: m.ID, Temperature: m.Calibration, Images: slices.Contains(m.InputModalities, "image")})
+	// The model reads images when the engine loaded a projector for it,
+	// whatever the catalog says.
+	ev, err := decision.New(decision.Config{Engine: eng, Model: m.ID, Temperature: m.Calibration, Images: info.Images})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -107,9 +109,14 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, r, res)
 }
 
-// questionTokens is the margin per question of a decision's reservation:
-// its instructions, options and labels, settled to the real count after.
-const questionTokens = 64
+// questionTokens and imageTokens are the margins per question and per
+// image of a decision's reservation (a question's instructions, options and
+// labels; an image's tokens, which only its model's projector knows),
+// settled to the real count after.
+const (
+	questionTokens = 64
+	imageTokens    = 256
+)
 
 // admitDecision reserves a decision request under the key's rate limits:
 // the state's tokens and questionTokens per question as input, nothing as
@@ -127,7 +134,7 @@ func (h *Handler) admitDecision(w http.ResponseWriter, r *http.Request, eng deci
 	if err != nil {
 		return nil, err
 	}
-	want := ratelimit.Request{InputTokens: int64(len(state) + questionTokens*len(req.Questions)), Prices: p}
+	want := ratelimit.Request{InputTokens: int64(len(state) + questionTokens*len(req.Questions) + imageTokens*len(req.Images)), Prices: p}
 	if err := a.reserve(w, r, want); err != nil {
 		return nil, err
 	}
@@ -141,8 +148,6 @@ func decisionError(err error) error {
 	switch {
 	case errors.As(err, &de):
 		return &formats.RequestError{Param: de.Param, Message: de.Param + ": " + de.Message}
-	case errors.Is(err, decision.ErrImages):
-		return &formats.RequestError{Param: "images", Message: "images: this server does not read images yet"}
 	case errors.Is(err, inference.ErrContextLength):
 		return &formats.RequestError{Param: "state", Code: "context_length_exceeded", Message: "state: the state and a question exceed the model's context length"}
 	}

@@ -22,15 +22,16 @@ import (
 // a log-probability of -1 for the first candidate of a branch and -2 for
 // the others.
 type scoringEngine struct {
-	err   error // Score's error, when set
-	calls int
+	err    error // Score's error, when set
+	calls  int
+	images [][]byte // of the last Score
 }
 
 func (s *scoringEngine) Models() []inference.ModelInfo {
 	return []inference.ModelInfo{
 		{ID: "chat", Path: "/m/chat.gguf", ContextLength: 4096},
 		{ID: catalog.SystemOne340M, Path: "/m/enc.gguf", ContextLength: 512},
-		{ID: catalog.SystemOne9B, Path: "/m/9b.gguf", ContextLength: 8192},
+		{ID: catalog.SystemOne9B, Path: "/m/9b.gguf", ContextLength: 8192, Images: true},
 	}
 }
 
@@ -64,6 +65,7 @@ func (s *scoringEngine) RenderPrompt(req inference.Request) (string, error) {
 
 func (s *scoringEngine) Score(_ context.Context, req inference.ScoreRequest) (inference.ScoreResult, error) {
 	s.calls++
+	s.images = req.Images
 	if s.err != nil {
 		return inference.ScoreResult{}, s.err
 	}
@@ -180,6 +182,17 @@ func TestDecisionModels(t *testing.T) {
 	}
 }
 
+// Images reach the engine of a multimodal model, decoded.
+func TestDecisionImages(t *testing.T) {
+	eng := &scoringEngine{}
+	srv := decisionServer(t, eng)
+	status, body := call(t, srv, "POST", "/v1/systemone", "sk-test",
+		`{"model": "system-one-9b", "state": "s", "questions": {"a": {"type": "noul"}}, "images": ["data:image/png;base64,aGk=", {"data": "aG8="}]}`)
+	if status != 200 || len(eng.images) != 2 || string(eng.images[0]) != "hi" || string(eng.images[1]) != "ho" {
+		t.Fatalf("%d %v; the engine got images %q", status, body, eng.images)
+	}
+}
+
 func TestDecisionErrors(t *testing.T) {
 	eng := &scoringEngine{}
 	srv := decisionServer(t, eng)
@@ -197,7 +210,8 @@ func TestDecisionErrors(t *testing.T) {
 		{"empty state", "sk-test", `{"model": "system-one-340m", "state": "", "questions": {"a": {"type": "noul"}}}`, 400, "invalid_value", "state"},
 		{"unknown type", "sk-test", `{"model": "system-one-340m", "state": "s", "questions": {"a": {"type": "maybe"}}}`, 400, "invalid_value", "questions.a.type"},
 		{"images on text model", "sk-test", `{"model": "system-one-340m", "state": "s", "questions": {"a": {"type": "noul"}}, "images": ["x"]}`, 400, "invalid_value", "images"},
-		{"images on multimodal", "sk-test", `{"model": "system-one-9b", "state": "s", "questions": {"a": {"type": "noul"}}, "images": ["x"]}`, 400, "invalid_value", "images"},
+		{"bad image on multimodal", "sk-test", `{"model": "system-one-9b", "state": "s", "questions": {"a": {"type": "noul"}}, "images": ["aGk=", "x"]}`, 400, "invalid_value", "images[1]"},
+		{"remote image", "sk-test", `{"model": "system-one-9b", "state": "s", "questions": {"a": {"type": "noul"}}, "images": ["https://example.com/a.png"]}`, 400, "invalid_value", "images[0]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			status, body := call(t, srv, "POST", "/v1/system", c.key, c.body)
@@ -217,5 +231,10 @@ func TestDecisionErrors(t *testing.T) {
 	status, body := call(t, srv, "POST", "/v1/system", "sk-test", decisionBody)
 	if e, _ := body["error"].(map[string]any); status != 400 || e["code"] != "context_length_exceeded" || e["param"] != "state" {
 		t.Errorf("context length: %d %v", status, body)
+	}
+	eng.err = &inference.ImageError{Index: 1, Reason: "is not a PNG, JPEG or GIF picture"}
+	status, body = call(t, srv, "POST", "/v1/system", "sk-test", `{"model": "system-one-9b", "state": "s", "questions": {"a": {"type": "noul"}}, "images": ["aGk=", "aGk="]}`)
+	if e, _ := body["error"].(map[string]any); status != 400 || e["code"] != "invalid_value" || e["param"] != "images[1]" || !strings.Contains(e["message"].(string), "PNG") {
+		t.Errorf("an image the model cannot read: %d %v", status, body)
 	}
 }

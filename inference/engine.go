@@ -47,6 +47,9 @@ type model struct {
 	// encoder is set, and runner nil, for an encoder model (rank pooling):
 	// it serves Rank, and generation and Score refuse it.
 	encoder *encoder
+	// projector, when set, reads the images of Score requests.
+	projector     *llamacpp.Projector
+	projectorPath string
 }
 
 // New loads every model of cfg and starts its runner.
@@ -72,6 +75,10 @@ func New(cfg Config) (*Engine, error) {
 			byPath[path] = m
 			e.models = append(e.models, m)
 		}
+		if err := e.attachProjector(m, entry.Projector); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
+		}
 		for _, name := range append([]string{entry.ID}, entry.Aliases...) {
 			e.names[name] = m
 		}
@@ -79,7 +86,36 @@ func New(cfg Config) (*Engine, error) {
 		info.ID, info.Aliases = entry.ID, entry.Aliases
 		e.infos = append(e.infos, info)
 	}
+	for i := range e.infos {
+		e.infos[i].Images = e.names[e.infos[i].ID].projector != nil
+	}
 	return e, nil
+}
+
+// attachProjector loads the projector at path for m, once: entries that
+// share a model file must name the same projector or none.
+func (e *Engine) attachProjector(m *model, path string) error {
+	if path == "" {
+		return nil
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case m.projector != nil && m.projectorPath == path:
+		return nil
+	case m.projector != nil:
+		return fmt.Errorf("projector %s, but another entry gave this model file %s", path, m.projectorPath)
+	case m.runner == nil:
+		return fmt.Errorf("projector %s for an encoder model, which reads text only", path)
+	}
+	p, err := llamacpp.LoadProjector(path, m.llm, e.cfg.Threads)
+	if err != nil {
+		return err
+	}
+	m.projector, m.projectorPath = p, path
+	return nil
 }
 
 func (e *Engine) load(path string) (*model, error) {
@@ -162,6 +198,9 @@ func (e *Engine) Close() error {
 	for _, m := range e.models {
 		if m.runner != nil {
 			m.runner.stop()
+		}
+		if m.projector != nil {
+			m.projector.Close()
 		}
 		if m.encoder != nil {
 			m.encoder.mu.Lock()

@@ -25,4 +25,7 @@ type ModelInfo struct {
 	// pooling (a reranker or classifier): Engine.Rank serves it, and
 	// generation and Score fail on it with ErrInvalidRequest.
 	Encoder bool
+	// Images says the model reads images: it was loaded with a projector
+	// (catalog.Model.Projector), and ScoreRequest.Images work on it.
+	Images bool
 }

@@ -17,6 +17,7 @@ import (
 type work struct {
 	job       *job
 	prompt    []llamacpp.Token
+	images    []imageSpan // the prompt's images, in order
 	maxTokens int
 	stops     []string
 	sampler   *llamacpp.Sampler
@@ -56,6 +57,7 @@ type runner struct {
 	llm       *llamacpp.Model
 	ctx       *llamacpp.Context
 	batch     *llamacpp.Batch
+	embd      *llamacpp.Batch // for images, made when the first comes
 	perSeq    int
 	ttl       time.Duration
 	now       func() time.Time
@@ -155,6 +157,9 @@ func (r *runner) stop() {
 	close(r.quit)
 	<-r.done
 	r.batch.Close()
+	if r.embd != nil {
+		r.embd.Close()
+	}
 	r.ctx.Close()
 }
 
@@ -266,7 +271,7 @@ func (r *runner) start(w *work) {
 			r.ctx.ClearSequence(c.seq)
 			c.cache = c.cache[:0]
 		}
-		n := min(commonPrefix(c.cache, w.prompt), limit)
+		n := reusable(c.cache, w.prompt, limit)
 		if s == nil || n > reuse || n == reuse && c.used.Before(s.used) {
 			s, reuse = c, n
 		}
@@ -279,11 +284,11 @@ func (r *runner) start(w *work) {
 		if b.w == nil || !r.share {
 			continue
 		}
-		if n := min(commonPrefix(b.cache, w.prompt), limit); n > copied {
+		if n := reusable(b.cache, w.prompt, limit); n > copied {
 			src, copied = b, n
 		}
 		if b.prefilled < len(b.w.prompt) && b.leader == nil {
-			if n := min(commonPrefix(b.w.prompt, w.prompt), limit); n > shared {
+			if n := reusable(b.w.prompt, w.prompt, limit); n > shared {
 				leader, shared = b, n
 			}
 		}
@@ -316,17 +321,6 @@ func (r *runner) start(w *work) {
 	}
 }
 
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b []llamacpp.Token) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
-
 // reap frees the slots whose readers have gone.
 func (r *runner) reap() {
 	for _, s := range r.slots {
@@ -341,6 +335,9 @@ func (r *runner) reap() {
 // the batch holds. A chunk's tokens also carry the sequences that follow
 // it.
 func (r *runner) step() error {
+	if err := r.prefillImages(); err != nil {
+		return err
+	}
 	b := r.batch
 	b.Clear()
 	for _, s := range r.slots {
@@ -367,24 +364,12 @@ func (r *runner) step() error {
 		s.forced = nil
 	}
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
-		n := min(b.Cap()-b.Len(), len(s.w.prompt)-s.prefilled)
+		// Text only: an image waits for the next step's prefillImages.
+		n := min(b.Cap()-b.Len(), s.textUntil()-s.prefilled)
 		for k := range n {
 			p := s.prefilled + k
 			last := p == len(s.w.prompt)-1 && s.w.score == nil
-			seqs := append(r.seqBuf[:0], s.seq)
-			for _, f := range r.slots {
-				if f.w != nil && f.leader == s && p == f.prefilled && p < f.shared {
-					seqs = append(seqs, f.seq)
-					f.cache = append(f.cache, s.w.prompt[p])
-					f.prefilled++
-					f.pos++
-					if f.prefilled == f.shared {
-						f.leader = nil
-					}
-				}
-			}
-			r.seqBuf = seqs
-			idx, err := b.Add(s.w.prompt[p], p, seqs, last)
+			idx, err := b.Add(s.w.prompt[p], p, r.seqsAt(s, p), last)
 			if err != nil {
 				return err
 			}
@@ -392,11 +377,7 @@ func (r *runner) step() error {
 				s.idx = idx
 			}
 		}
-		s.cache = append(s.cache, s.w.prompt[s.prefilled:s.prefilled+n]...)
-		s.prefilled += n
-		s.decoded += n
-		s.pos += n
-		r.decoded.Add(int64(n))
+		r.prefilled(s, n)
 	}
 	r.steps.Add(1)
 	if err := r.ctx.Decode(b); err != nil {
@@ -421,16 +402,107 @@ func (r *runner) step() error {
 }
 
 // nextPrefill is the earliest admitted slot whose prompt is not yet all in
-// the KV cache, that has no tokens in the batch being built, and that
-// follows no leader.
+// the KV cache, that follows no leader, and whose next prompt tokens are
+// text.
 func (r *runner) nextPrefill() *slot {
 	var best *slot
 	for _, s := range r.slots {
-		if s.w != nil && s.leader == nil && s.prefilled < len(s.w.prompt) && (best == nil || s.order < best.order) {
+		if s.w != nil && s.leader == nil && s.prefilled < s.textUntil() && (best == nil || s.order < best.order) {
 			best = s
 		}
 	}
 	return best
+}
+
+// textUntil is where the text from the slot's next prompt token ends: the
+// start of the next image, or the end of the prompt.
+func (s *slot) textUntil() int {
+	for _, sp := range s.w.images {
+		if sp.start >= s.prefilled {
+			return sp.start
+		}
+	}
+	return len(s.w.prompt)
+}
+
+// seqsAt returns the sequences that take leader s's prompt token at p: its
+// own and those of the slots that follow it there, which count the token as
+// theirs.
+func (r *runner) seqsAt(s *slot, p int) []int {
+	seqs := append(r.seqBuf[:0], s.seq)
+	for _, f := range r.slots {
+		if f.w != nil && f.leader == s && p == f.prefilled && p < f.shared {
+			seqs = append(seqs, f.seq)
+			f.cache = append(f.cache, s.w.prompt[p])
+			f.prefilled++
+			f.pos++
+			if f.prefilled == f.shared {
+				f.leader = nil
+			}
+		}
+	}
+	r.seqBuf = seqs
+	return seqs
+}
+
+// prefilled records that the next n prompt tokens of s are in the batch.
+func (r *runner) prefilled(s *slot, n int) {
+	s.cache = append(s.cache, s.w.prompt[s.prefilled:s.prefilled+n]...)
+	s.prefilled += n
+	s.decoded += n
+	s.pos += n
+	r.decoded.Add(int64(n))
+}
+
+// prefillImages decodes, in admission order, the image of every slot whose
+// prompt is in the KV cache up to an image: each in batches of its own,
+// since a batch holds tokens or embeddings, not both. Attention is causal
+// unless the projector wants an image read whole (the engine checked that
+// it fits one batch).
+func (r *runner) prefillImages() error {
+	for {
+		var s *slot
+		var sp imageSpan
+		for _, c := range r.slots {
+			if c.w == nil || c.leader != nil || s != nil && c.order > s.order {
+				continue
+			}
+			for _, img := range c.w.images {
+				if img.start == c.prefilled {
+					s, sp = c, img
+				}
+			}
+		}
+		if s == nil {
+			return nil
+		}
+		if r.embd == nil {
+			r.embd = llamacpp.NewEmbeddingBatch(r.ctx, r.ctx.BatchSize())
+		}
+		if sp.whole {
+			r.ctx.SetCausal(false)
+		}
+		for s.prefilled < sp.end() {
+			b := r.embd
+			b.Clear()
+			n := min(b.Cap(), sp.end()-s.prefilled)
+			for k := range n {
+				p := s.prefilled + k
+				if _, err := b.AddEmbedding(sp.rows.Row(p-sp.start), p, r.seqsAt(s, p), false); err != nil {
+					return err
+				}
+			}
+			r.steps.Add(1)
+			if err := r.ctx.Decode(b); err != nil {
+				r.ctx.SetCausal(true)
+				return err
+			}
+			r.prefilled(s, n)
+		}
+		if sp.whole {
+			r.ctx.SetCausal(true)
+		}
+	}
 }
 
 // emit handles a sampled token: the end of the turn, reasoning and text

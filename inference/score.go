@@ -4,8 +4,10 @@ package inference
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
@@ -94,12 +96,12 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 	if len(req.Branches) == 0 || len(req.Branches) > maxBranches {
 		return nil, fmt.Errorf("%w: %d branches, want 1 to %d", ErrInvalidRequest, len(req.Branches), maxBranches)
 	}
-	prefix, err := m.llm.Tokenize(req.Prefix, false, true)
+	prefix, images, err := m.scorePrefix(req, e.cfg.Batch)
 	if err != nil {
 		return nil, err
 	}
-	if bos := m.llm.BOS(); m.llm.AddsBOS() && bos >= 0 && (len(prefix) == 0 || prefix[0] != bos) {
-		prefix = append([]llamacpp.Token{bos}, prefix...)
+	if err := ctx.Err(); err != nil {
+		return nil, err // encoding the images took a while
 	}
 	if len(prefix) == 0 {
 		return nil, fmt.Errorf("%w: Prefix gives no tokens", ErrInvalidRequest)
@@ -132,11 +134,65 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 		sw.branches = append(sw.branches, toks)
 		sw.candidates = append(sw.candidates, cands)
 	}
-	w := &work{prompt: prefix, score: sw, job: newJob(ctx)}
+	w := &work{prompt: prefix, images: images, score: sw, job: newJob(ctx)}
 	if !m.runner.enqueue(w) {
 		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
 	}
 	return w, nil
+}
+
+// scorePrefix tokenizes a Score request's prefix, with BOS where the model
+// wants it, and encodes its images in place: each image's tokens stand in
+// the prompt as imageTokens, and its embeddings in the returned spans.
+// batch is the most tokens one decode takes.
+func (m *model) scorePrefix(req ScoreRequest, batch int) ([]llamacpp.Token, []imageSpan, error) {
+	var prefix []llamacpp.Token
+	var spans []imageSpan
+	if len(req.Images) == 0 {
+		toks, err := m.llm.Tokenize(req.Prefix, false, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		prefix = toks
+	} else {
+		if m.projector == nil {
+			return nil, nil, fmt.Errorf("%w: the model reads no images (it has no projector)", ErrInvalidRequest)
+		}
+		if n := strings.Count(req.Prefix, ImageMarker); n != len(req.Images) {
+			return nil, nil, fmt.Errorf("%w: %d images for %d image markers in Prefix", ErrInvalidRequest, len(req.Images), n)
+		}
+		for i, img := range req.Images {
+			if err := checkImage(img); err != nil {
+				return nil, nil, &ImageError{Index: i, Reason: err.Error()}
+			}
+		}
+		chunks, err := m.projector.Tokenize(req.Prefix, req.Images)
+		if ie, ok := errors.AsType[*llamacpp.ImageError](err); ok {
+			return nil, nil, &ImageError{Index: ie.Index, Reason: ie.Err.Error()}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range chunks {
+			if c.Image == nil {
+				prefix = append(prefix, c.Tokens...)
+				continue
+			}
+			i, n := len(spans), c.Image.Tokens()
+			if m.projector.NonCausal() && n > batch {
+				return nil, nil, &ImageError{Index: i, Reason: fmt.Sprintf("takes %d tokens, and this model reads an image in one batch of at most Config.Batch (%d)", n, batch)}
+			}
+			spans = append(spans, imageSpan{start: len(prefix), rows: c.Image, whole: m.projector.NonCausal()})
+			prefix = append(prefix, imageTokens(req.Images[i], n)...)
+		}
+	}
+	if bos := m.llm.BOS(); m.llm.AddsBOS() && bos >= 0 && (len(prefix) == 0 || prefix[0] != bos) {
+		prefix = append([]llamacpp.Token{bos}, prefix...)
+		for i := range spans {
+			spans[i].start++
+		}
+	}
+	return prefix, spans, nil
 }
 
 // scoreReady decodes the branches of every scoring slot whose prefix is

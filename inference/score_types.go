@@ -1,5 +1,7 @@
 package inference
 
+import "fmt"
+
 // ScoreRequest asks for the probabilities of candidate next tokens at the
 // end of several continuations (branches) of one prefix. The prefix is
 // decoded once, reusing the prompt cache like a generation prompt; every
@@ -13,10 +15,36 @@ type ScoreRequest struct {
 	Model string
 	// Prefix is raw text; special-token text in it becomes those tokens,
 	// and BOS is added where the model wants it and the text lacks it.
+	// Each ImageMarker in it stands for the next of Images.
 	Prefix string
+	// Images are encoded image files (PNG, JPEG or GIF, at most
+	// MaxImageSide pixels a side), read by models loaded with a projector
+	// (see ModelInfo.Images); each takes the place of one ImageMarker in
+	// Prefix, in order. An image's tokens count as prompt tokens, and an
+	// identical image (the same bytes) at the same place is taken from the
+	// prompt cache like text.
+	Images [][]byte
 	// Branches continue the prefix: 1 to 256 of them.
 	Branches []Branch
 }
+
+// ImageMarker stands for an image in ScoreRequest.Prefix.
+const ImageMarker = "<__media__>"
+
+// ImageError reports an image of a request that the model cannot read.
+type ImageError struct {
+	// Index is the image's position in the request's Images.
+	Index int
+	// Reason says what is wrong, such as "not a readable image".
+	Reason string
+}
+
+func (e *ImageError) Error() string {
+	return fmt.Sprintf("inference: image %d: %s", e.Index, e.Reason)
+}
+
+// Unwrap makes an ImageError match ErrInvalidRequest.
+func (e *ImageError) Unwrap() error { return ErrInvalidRequest }
 
 // Branch is one continuation of a ScoreRequest's prefix.
 type Branch struct {

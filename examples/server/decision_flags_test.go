@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/inferkit/inferkit/catalog"
@@ -19,6 +20,24 @@ func TestDecisionModelFlag(t *testing.T) {
 	for _, arg := range []string{"nopath", "=x.gguf", "id="} {
 		if _, err := parseFlags([]string{"-decision-model", arg}, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%q accepted", arg)
+		}
+	}
+}
+
+func TestProjectorFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-decision-model", "system-one-9b=m.gguf", "-projector", "system-one-9b=mmproj.gguf", "-decision-model", "system-one-27b=b.gguf"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.models[0].Projector != "mmproj.gguf" || !slices.Contains(o.models[0].InputModalities, "image") {
+		t.Errorf("with a projector: %+v", o.models[0])
+	}
+	if o.models[1].Projector != "" || slices.Contains(o.models[1].InputModalities, "image") {
+		t.Errorf("without a projector, the listing still says it reads images: %+v", o.models[1])
+	}
+	for _, args := range [][]string{{"-projector", "x"}, {"-projector", "=p"}, {"-projector", "nobody=p.gguf"}} {
+		if _, err := parseFlags(args, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
 		}
 	}
 }

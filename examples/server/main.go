@@ -8,6 +8,15 @@
 //	-addr host:port   listen address (default 127.0.0.1:8080)
 //	-model ID=PATH    serve the GGUF file PATH as model ID; repeatable, and
 //	                  several ids may share one file (it is loaded once)
+//	-decision-model ID=PATH
+//	                  serve the GGUF file PATH as decision model ID on
+//	                  /v1/system and /v1/systemone (repeatable): a chat
+//	                  model, or a BERT-family reranker
+//	-projector ID=PATH
+//	                  let model ID read images through the projector GGUF
+//	                  ("mmproj") PATH: decision requests' images
+//	                  (repeatable). A decision model without one reads
+//	                  text only, and its listing says so.
 //	-api-key KEY[:TIER]
 //	                  accept this bearer key, on the rate-limit tier TIER:
 //	                  default (20 requests, 30,000 input and 8,000 output
@@ -46,6 +55,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -127,6 +137,15 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		o.models = append(o.models, m)
 		return nil
 	})
+	projectors := map[string]string{}
+	fs.Func("projector", "read images with the projector GGUF (mmproj) at PATH for the model `ID=PATH` (repeatable)", func(s string) error {
+		id, path, ok := strings.Cut(s, "=")
+		if !ok || id == "" || path == "" {
+			return fmt.Errorf("want ID=PATH, got %q", s)
+		}
+		projectors[id] = path
+		return nil
+	})
 	fs.Func("api-key", "accept this bearer `KEY[:TIER]`, TIER default, tier2 or tier3 (repeatable; INFERKIT_API_KEYS adds comma-separated keys)", func(s string) error {
 		if _, err := parseKey(s); err != nil {
 			return err
@@ -145,6 +164,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("inferkit-server: unexpected arguments %q", fs.Args())
 	}
+	if err := attachProjectors(o.models, projectors); err != nil {
+		return o, err
+	}
 	for k := range strings.SplitSeq(getenv("INFERKIT_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			if _, err := parseKey(k); err != nil {
@@ -154,6 +176,24 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		}
 	}
 	return o, nil
+}
+
+// attachProjectors gives each model its projector, and says a decision
+// model without one reads text only, whatever the spec's defaults say.
+func attachProjectors(models []catalog.Model, projectors map[string]string) error {
+	for id, path := range projectors {
+		i := slices.IndexFunc(models, func(m catalog.Model) bool { return m.ID == id })
+		if i < 0 {
+			return fmt.Errorf("inferkit-server: -projector %s: no -model or -decision-model has that id", id)
+		}
+		models[i].Projector = path
+	}
+	for i, m := range models {
+		if m.Kind == catalog.KindDecision && m.Projector == "" {
+			models[i].InputModalities = slices.DeleteFunc(slices.Clone(m.InputModalities), func(s string) bool { return s == "image" })
+		}
+	}
+	return nil
 }
 
 // serve runs the server on ln until ctx ends, then shuts it down: the

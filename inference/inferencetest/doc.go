@@ -1,4 +1,5 @@
-// Package inferencetest writes tiny GGUF language models for tests.
+// Package inferencetest writes tiny GGUF language models, and vision
+// projectors for them, for tests.
 //
 // The models are real: llama.cpp loads them, tokenizes with their vocabulary,
 // renders their chat template and decodes batches with their weights. Only the
@@ -19,6 +20,10 @@
 // vocabulary and chat template from a Hugging Face tokenizer.json and
 // tokenizer_config.json; [Qwen3_0_6B] gives the shape of a real model for
 // benchmarks, whose speed does not depend on the weights' values.
+//
+// [Projector] writes a LLaVA-style vision projector ("mmproj") for the
+// default text model, so that a model reads images: llama.cpp turns each
+// picture (such as one from [PNG]) into 16 embeddings.
 //
 // The package is pure Go and does not import the engine.
 package inferencetest

@@ -60,3 +60,16 @@ func Example_benchmarkModel() {
 	fmt.Println(opts.Arch, opts.Layers, opts.Embd, opts.HeadDim, opts.VocabSize, opts.Type)
 	// Output: qwen3 28 1024 128 151936 q8_0
 }
+
+func ExampleProjector() {
+	// A text model and a vision projector for it: the projector's TextEmbd
+	// must be the model's Embd (both default to 64). llama.cpp's mtmd loads
+	// the pair and turns every image into (ImageSize/PatchSize)² = 16
+	// embeddings, here of 128 dimensions.
+	testVision := func(t *testing.T) {
+		model := inferencetest.Model(t, inferencetest.Options{Embd: 128})
+		mmproj := inferencetest.Projector(t, inferencetest.ProjectorOptions{TextEmbd: 128})
+		_, _ = model, mmproj // load them with the engine
+	}
+	_ = testVision
+}

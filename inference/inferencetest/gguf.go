@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 )
 
 // GGUF v3, little endian: magic, version, tensor count, KV count, the KV
@@ -133,6 +135,13 @@ func (g *ggufWriter) kv(p kv) {
 		for _, x := range v {
 			g.u32(uint32(x))
 		}
+	case []float32:
+		g.u32(ggufArray)
+		g.u32(ggufFloat32)
+		g.u64(uint64(len(v)))
+		for _, x := range v {
+			g.u32(math.Float32bits(x))
+		}
 	default:
 		if g.err == nil {
 			g.err = fmt.Errorf("inferencetest: metadata %s: unsupported type %T", p.Key, p.Value)
@@ -162,4 +171,39 @@ func (g *ggufWriter) header(kvs []kv, ts []tensorSpec) {
 		off += (ggufAlignment - off%ggufAlignment) % ggufAlignment
 	}
 	g.pad()
+}
+
+// writeGGUF writes a GGUF file of metadata kvs and tensors ts, with the
+// random weights of seed, to a temporary file beside path and renames it, so
+// path never holds a partial file.
+func writeGGUF(path string, kvs []kv, ts []tensorSpec, seed int64) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("inferencetest: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	g := &ggufWriter{w: bufio.NewWriterSize(f, 256<<10)}
+	g.header(kvs, ts)
+	writeData(g, ts, seed)
+	if g.err == nil {
+		g.err = g.w.Flush()
+	}
+	if g.err != nil {
+		return fmt.Errorf("inferencetest: writing %s: %w", path, g.err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("inferencetest: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("inferencetest: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("inferencetest: %w", err)
+	}
+	return nil
 }

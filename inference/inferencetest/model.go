@@ -1,10 +1,8 @@
 package inferencetest
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,40 +106,12 @@ func Model(t testing.TB, opts Options) string {
 // partial model. Large models are streamed: memory use stays at a few
 // megabytes plus the vocabulary whatever the model's size. WriteModel may be
 // called concurrently, with distinct paths.
-func WriteModel(path string, opts Options) (err error) {
+func WriteModel(path string, opts Options) error {
 	kvs, ts, err := layout(opts)
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("inferencetest: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	g := &ggufWriter{w: bufio.NewWriterSize(f, 256<<10)}
-	g.header(kvs, ts)
-	writeData(g, ts, opts.Seed)
-	if g.err == nil {
-		g.err = g.w.Flush()
-	}
-	if g.err != nil {
-		return fmt.Errorf("inferencetest: writing %s: %w", path, g.err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("inferencetest: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("inferencetest: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("inferencetest: %w", err)
-	}
-	return nil
+	return writeGGUF(path, kvs, ts, opts.Seed)
 }
 
 // arch holds what differs between architectures.

@@ -1,5 +1,6 @@
 #include <math.h>
 #include "bridge.h"
+#include "mtmd-helper.h"
 
 extern bool inferkitProgress(float progress, void *user_data);
 extern void inferkitLog(int level, char *text, void *user_data);
@@ -19,6 +20,7 @@ void inferkit_set_progress(struct llama_model_params *p, uintptr_t handle) {
 
 void inferkit_route_logs(void) {
 	llama_log_set(log_trampoline, NULL);
+	mtmd_helper_log_set(log_trampoline, NULL); // and mtmd's own
 }
 
 // inferkit_sample picks a token from the logits of batch index idx. The

@@ -129,6 +129,10 @@ func (c *Context) Decode(b *Batch) error {
 	}
 }
 
+// SetCausal turns causal attention on (the default) or off for the next
+// decodes: off while an image of a Projector with NonCausal is decoded.
+func (c *Context) SetCausal(on bool) { C.llama_set_causal_attn(c.c, C.bool(on)) }
+
 // Logits returns the logits of the i-th token of the last decoded batch,
 // which must have been marked for output. The slice aliases llama.cpp's
 // buffer: it is valid until the next Decode and must not be kept.

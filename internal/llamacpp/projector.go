@@ -1,0 +1,194 @@
+package llamacpp
+
+/*
+#include <stdlib.h>
+#include "bridge.h"
+#include "mtmd.h"
+#include "mtmd-helper.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// MediaMarker is the text that stands for one image in the text given to
+// Projector.Tokenize.
+const MediaMarker = "<__media__>"
+
+// Projector is a multimodal projector (an "mmproj" GGUF) loaded for a text
+// model through llama.cpp's mtmd: it turns images into embeddings in the
+// model's input space. It is safe for concurrent use (encodes take turns).
+// Its owner must call Close before closing the Model.
+type Projector struct {
+	mu        sync.Mutex
+	c         *C.struct_mtmd_context
+	model     *Model
+	nonCausal bool
+}
+
+// LoadProjector loads the projector at path for m, encoding with the given
+// number of CPU threads (0: llama.cpp's choice). Projectors whose model
+// places image tokens with M-RoPE positions (the Qwen-VL family) are
+// refused: the engine counts one position per token.
+func LoadProjector(path string, m *Model, threads int) (*Projector, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("llamacpp: projector: %w", err)
+	}
+	initBackend()
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	params := C.mtmd_context_params_default()
+	params.use_gpu = false
+	params.print_timings = false
+	params.warmup = false
+	if threads > 0 {
+		params.n_threads = C.int(threads)
+	}
+	c := C.mtmd_init_from_file(cpath, m.c, params)
+	if c == nil {
+		return nil, fmt.Errorf("llamacpp: cannot load projector %s (see the debug log)", path)
+	}
+	p := &Projector{c: c, model: m, nonCausal: bool(C.mtmd_decode_use_non_causal(c))}
+	switch {
+	case !bool(C.mtmd_support_vision(c)):
+		p.Close()
+		return nil, fmt.Errorf("llamacpp: projector %s reads no images", path)
+	case bool(C.mtmd_decode_use_mrope(c)):
+		p.Close()
+		return nil, fmt.Errorf("llamacpp: projector %s places images with M-RoPE positions, which are not supported", path)
+	}
+	return p, nil
+}
+
+// Close frees the projector.
+func (p *Projector) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.c != nil {
+		C.mtmd_free(p.c)
+		p.c = nil
+	}
+}
+
+// NonCausal says an image's tokens must be decoded together in one batch
+// with causal attention off (Context.SetCausal), as Gemma 3 wants.
+func (p *Projector) NonCausal() bool { return p.nonCausal }
+
+// Chunk is a piece of a tokenized multimodal prompt: text tokens, or the
+// embeddings of one image.
+type Chunk struct {
+	Tokens []Token
+	// Image holds Tokens() rows of Width() floats each when the chunk is
+	// an image.
+	Image *Embeddings
+}
+
+// Embeddings are the rows of an image's tokens in the model's input space.
+type Embeddings struct {
+	Values []float32
+	Width  int
+}
+
+// Tokens is the number of rows.
+func (e *Embeddings) Tokens() int { return len(e.Values) / e.Width }
+
+// Row returns the i-th row.
+func (e *Embeddings) Row(i int) []float32 { return e.Values[i*e.Width : (i+1)*e.Width] }
+
+// ImageError says which image could not be read.
+type ImageError struct {
+	Index int
+	Err   error
+}
+
+func (e *ImageError) Error() string { return fmt.Sprintf("image %d: %v", e.Index, e.Err) }
+func (e *ImageError) Unwrap() error { return e.Err }
+
+// ErrImageFormat means an image's bytes are no picture that llama.cpp
+// decodes (PNG, JPEG, GIF, BMP and a few more).
+var ErrImageFormat = errors.New("not a readable image")
+
+// Tokenize splits text at each MediaMarker, tokenizes the text between
+// (special-token text parsed, no BOS added) and encodes the images, the
+// i-th for the i-th marker. The model's own markers around an image (such
+// as Gemma's <start_of_image>) become text tokens. An image that cannot be
+// decoded fails with an *ImageError.
+func (p *Projector) Tokenize(text string, images [][]byte) ([]Chunk, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.c == nil {
+		return nil, errors.New("llamacpp: projector closed")
+	}
+	bitmaps := make([]*C.mtmd_bitmap, len(images))
+	defer func() {
+		for _, b := range bitmaps {
+			if b != nil {
+				C.mtmd_bitmap_free(b)
+			}
+		}
+	}()
+	for i, img := range images {
+		if len(img) == 0 {
+			return nil, &ImageError{i, ErrImageFormat}
+		}
+		buf := C.CBytes(img)
+		bitmaps[i] = C.mtmd_helper_bitmap_init_from_buf(p.c, (*C.uchar)(buf), C.size_t(len(img)))
+		C.free(buf)
+		if bitmaps[i] == nil {
+			return nil, &ImageError{i, ErrImageFormat}
+		}
+	}
+	ctext := C.CString(text)
+	defer C.free(unsafe.Pointer(ctext))
+	input := C.mtmd_input_text{text: ctext, add_special: false, parse_special: true}
+	chunks := C.mtmd_input_chunks_init()
+	defer C.mtmd_input_chunks_free(chunks)
+	var bp **C.mtmd_bitmap
+	if len(bitmaps) > 0 {
+		bp = (**C.mtmd_bitmap)(C.malloc(C.size_t(len(bitmaps)) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+		defer C.free(unsafe.Pointer(bp))
+		copy(unsafe.Slice(bp, len(bitmaps)), bitmaps)
+	}
+	switch rc := C.mtmd_tokenize(p.c, chunks, &input, bp, C.size_t(len(bitmaps))); rc {
+	case 0:
+	case 1:
+		return nil, fmt.Errorf("llamacpp: %d images for the markers of the text", len(images))
+	default:
+		return nil, fmt.Errorf("llamacpp: preparing the images failed (code %d)", int(rc))
+	}
+	width := int(C.llama_model_n_embd_inp(p.model.c))
+	var out []Chunk
+	for i := range int(C.mtmd_input_chunks_size(chunks)) {
+		chunk := C.mtmd_input_chunks_get(chunks, C.size_t(i))
+		switch C.mtmd_input_chunk_get_type(chunk) {
+		case C.MTMD_INPUT_CHUNK_TYPE_TEXT:
+			var n C.size_t
+			toks := C.mtmd_input_chunk_get_tokens_text(chunk, &n)
+			if n > 0 {
+				out = append(out, Chunk{Tokens: append([]Token(nil), unsafe.Slice((*Token)(unsafe.Pointer(toks)), int(n))...)})
+			}
+		case C.MTMD_INPUT_CHUNK_TYPE_IMAGE:
+			n := int(C.mtmd_input_chunk_get_n_tokens(chunk))
+			if int(C.mtmd_input_chunk_get_n_pos(chunk)) != n {
+				return nil, errors.New("llamacpp: an image's positions differ from its tokens")
+			}
+			if rc := C.mtmd_encode_chunk(p.c, chunk); rc != 0 {
+				return nil, fmt.Errorf("llamacpp: encoding an image failed (code %d)", int(rc))
+			}
+			embd := C.mtmd_get_output_embd(p.c)
+			if embd == nil || n == 0 {
+				return nil, errors.New("llamacpp: an image gave no embeddings")
+			}
+			values := append([]float32(nil), unsafe.Slice((*float32)(unsafe.Pointer(embd)), n*width)...)
+			out = append(out, Chunk{Image: &Embeddings{Values: values, Width: width}})
+		default:
+			return nil, errors.New("llamacpp: the projector made a chunk that is no text and no image")
+		}
+	}
+	return out, nil
+}
