@@ -5,9 +5,13 @@ package inference
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ollama/ollama/llama"
+	"github.com/ollama/ollama/ml"
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference/inferencetest"
@@ -222,4 +226,109 @@ func TestProjectorSharedFile(t *testing.T) {
 		}
 	}
 	scoreImages(t, e, ImageMarker, red)
+}
+
+// The engine's image path gives what ollama's llama package gives when it
+// decodes the same prompt on its own: text tokens, the image's embeddings
+// in a batch of their own, then text again, on one sequence of a fresh
+// context. The numbers then cannot be right only relative to each other.
+func TestScoreImageMatchesReference(t *testing.T) {
+	modelPath := inferencetest.Model(t, inferencetest.Options{})
+	projPath := inferencetest.Projector(t, inferencetest.ProjectorOptions{})
+	const before, after, branch = "A picture: ", " Is it red? ", "Answer: "
+	cands := []int{'y', 'n', 'A', ' '}
+
+	e, err := New(Config{Threads: 1, Context: 256, Models: []catalog.Model{{ID: "tiny", Path: modelPath, Projector: projPath}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	got, err := e.Score(context.Background(), ScoreRequest{Model: "tiny", Prefix: before + ImageMarker + after, Images: [][]byte{red}, Branches: []Branch{{Text: branch, Candidates: cands}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	model, err := llama.LoadModelFromFile(modelPath, llama.ModelParams{UseMmap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer llama.FreeModel(model)
+	lctx, err := llama.NewContextWithModel(model, llama.NewContextParams(256, 64, 1, 1, ml.FlashAttentionAuto, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtmd, err := llama.NewMtmdContext(lctx, projPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mtmd.Free()
+	chunks, err := mtmd.MultimodalTokenize(lctx, red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var embeds [][]float32
+	for _, c := range chunks {
+		embeds = append(embeds, c.Embed)
+	}
+	if len(embeds) != imageTokensEach {
+		t.Fatalf("the reference made %d image embeddings, want %d", len(embeds), imageTokensEach)
+	}
+	pos := 0
+	decode := func(tokens []int, embeds [][]float32, logits bool) {
+		t.Helper()
+		width := 0
+		if embeds != nil {
+			width = model.NEmbd()
+		}
+		b, err := llama.NewBatch(64, 1, width)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		n := max(len(tokens), len(embeds))
+		for i := range n {
+			var tok int
+			var emb []float32
+			if embeds != nil {
+				emb = embeds[i]
+			} else {
+				tok = tokens[i]
+			}
+			b.Add(tok, emb, pos, logits && i == n-1, 0)
+			pos++
+		}
+		if err := lctx.Decode(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func(s string) []int {
+		toks, err := model.Tokenize(s, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return toks
+	}
+	decode(text(before), nil, false)
+	decode(nil, embeds, false)
+	decode(text(after+branch), nil, true)
+	logits := lctx.GetLogitsIth(-1)
+	if len(logits) != model.NumVocab() {
+		t.Fatalf("%d reference logits", len(logits))
+	}
+	top := math.Inf(-1)
+	for _, l := range logits {
+		top = max(top, float64(l))
+	}
+	var sum float64
+	for _, l := range logits {
+		sum += math.Exp(float64(l) - top)
+	}
+	// Random weights move the numbers little: an image's rows out of
+	// order shift them by about 1e-3.
+	for i, c := range cands {
+		want := float64(logits[c]) - top - math.Log(sum)
+		if d := math.Abs(got.Branches[0].LogProbs[i] - want); d > 1e-5 {
+			t.Errorf("token %d: log-probability %v, reference %v", c, got.Branches[0].LogProbs[i], want)
+		}
+	}
 }
