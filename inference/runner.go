@@ -303,7 +303,7 @@ func (r *runner) start(w *work) {
 		cache = append(s.cache[:0], w.prompt[:copied]...)
 	} else if !r.ctx.RemoveTokens(s.seq, reuse, -1) || r.ctx.MaxPos(s.seq) != reuse-1 {
 		// The memory could not keep exactly the prefix (a recurrent
-		// state, a sliding window that dropped cells): start afresh.
+		// state): start afresh.
 		r.ctx.ClearSequence(s.seq)
 		cache = cache[:0]
 	}
@@ -626,11 +626,13 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 // tokens stay in the KV cache for the next request that shares them;
 // sequences that followed it go on by themselves.
 func (r *runner) release(s *slot, res *Result, err error) {
+	// The cache's age counts from before the caller hears of the end: a
+	// caller that waits out the TTL and comes back finds it expired.
+	s.used = r.now()
 	s.w.close()
 	s.w.job.finish(res, err)
 	s.w = nil
 	s.leader = nil
-	s.used = r.now()
 	s.text.Reset()
 	s.reasoning.Reset()
 	s.calls = nil

@@ -33,13 +33,13 @@ func wordPiece() (tokens []string, types []int32) {
 // classification head (pooling type rank, one output), as llama.cpp's
 // LLM_ARCH_BERT loads it. Attention is bidirectional, positions are learned
 // embeddings, every layer norm has a bias, and KVHeads, HeadDim,
-// TiedEmbeddings, Tokenizer and ChatTemplate do not apply.
+// TiedEmbeddings, SlidingWindow, Tokenizer and ChatTemplate do not apply.
 func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
 	if o.Tokenizer != nil || o.ChatTemplate != "" {
 		return nil, nil, fmt.Errorf("inferencetest: architecture bert has its own WordPiece vocabulary and no chat template")
 	}
-	if o.TiedEmbeddings || o.HeadDim != 0 || o.KVHeads != 0 {
-		return nil, nil, fmt.Errorf("inferencetest: TiedEmbeddings, HeadDim and KVHeads do not apply to architecture bert")
+	if o.TiedEmbeddings || o.HeadDim != 0 || o.KVHeads != 0 || o.SlidingWindow != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: TiedEmbeddings, HeadDim, KVHeads and SlidingWindow do not apply to architecture bert")
 	}
 	if err := o.sizes(512); err != nil {
 		return nil, nil, err

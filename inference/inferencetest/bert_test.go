@@ -82,6 +82,7 @@ func TestBERTOptionErrors(t *testing.T) {
 		{Arch: "bert", Tokenizer: ByteLevel()},
 		{Arch: "bert", ChatTemplate: "x"},
 		{Arch: "bert", KVHeads: 2},
+		{Arch: "bert", SlidingWindow: 32},
 		{Arch: "bert", Embd: 30, Heads: 4},
 		{Arch: "bert", VocabSize: 10},
 		{Arch: "bert", Type: "q8_0", Embd: 48, Heads: 4},

@@ -14,9 +14,10 @@
 // gives a two-layer llama with a byte-level vocabulary (every byte is a token,
 // so any text round-trips), the ChatML control tokens <|im_start|>,
 // <|im_end|> and <|endoftext|>, and a ChatML chat template. [Options] picks
-// the architecture ("llama", "qwen3", or "bert": a BERT reranker with a
-// rank-pooling classifier head and a WordPiece vocabulary), the shape, the tensor type (F32, F16
-// or Q8_0) and the seed; [LoadTokenizer] takes a real byte-level BPE
+// the architecture ("llama", "qwen3", "gemma3": sliding-window attention in
+// most layers, or "bert": a BERT reranker with a rank-pooling classifier
+// head and a WordPiece vocabulary), the shape, the tensor type (F32, F16 or
+// Q8_0) and the seed; [LoadTokenizer] takes a real byte-level BPE
 // vocabulary and chat template from a Hugging Face tokenizer.json and
 // tokenizer_config.json; [Qwen3_0_6B] gives the shape of a real model for
 // benchmarks, whose speed does not depend on the weights' values.

@@ -51,7 +51,11 @@ func tensorData(t *testing.T, g *ggml.GGML, f *os.File, name string) (*ggml.Tens
 }
 
 func TestWriteModelRoundTrip(t *testing.T) {
-	for _, arch := range []string{"llama", "qwen3"} {
+	for _, arch := range []string{"llama", "qwen3", "gemma3"} {
+		layers := uint32(2)
+		if arch == "gemma3" {
+			layers = 6
+		}
 		for _, typ := range []struct {
 			name   string
 			kind   ggml.TensorType
@@ -71,7 +75,7 @@ func TestWriteModelRoundTrip(t *testing.T) {
 					"general.file_type":               typ.ftype,
 					"context_length":                  2048,
 					"embedding_length":                64,
-					"block_count":                     2,
+					"block_count":                     layers,
 					"feed_forward_length":             128,
 					"attention.head_count":            4,
 					"attention.head_count_kv":         2,
@@ -131,12 +135,23 @@ func TestWriteModelRoundTrip(t *testing.T) {
 					"blk.1.ffn_up.weight":      {64, 128},
 					"blk.1.ffn_down.weight":    {128, 64},
 				}
-				n := 3 + 2*9
-				if arch == "qwen3" {
+				perLayer := 9
+				if arch != "llama" {
 					want["blk.1.attn_q_norm.weight"] = []uint64{16}
 					want["blk.1.attn_k_norm.weight"] = []uint64{16}
-					n += 2 * 2
+					perLayer += 2
 				}
+				if arch == "gemma3" {
+					want["blk.5.post_attention_norm.weight"] = []uint64{64}
+					want["blk.5.post_ffw_norm.weight"] = []uint64{64}
+					perLayer += 2
+					if got := kv.Uint("attention.sliding_window"); got != 32 {
+						t.Errorf("attention.sliding_window = %d, want 32", got)
+					}
+				} else if _, ok := kv[arch+".attention.sliding_window"]; ok {
+					t.Error("attention.sliding_window written")
+				}
+				n := 3 + int(layers)*perLayer
 				items := g.Tensors().Items()
 				if len(items) != n {
 					t.Errorf("%d tensors, want %d", len(items), n)
@@ -278,6 +293,10 @@ func TestOptionErrors(t *testing.T) {
 		{Options{Embd: 48, Type: "q8_0"}, "Q8_0 needs Embd"},
 		{Options{FF: 100, Type: "q8_0"}, "Q8_0 needs FF"},
 		{Options{HeadDim: 15}, "odd"},
+		{Options{SlidingWindow: 32}, "SlidingWindow does not apply to architecture llama"},
+		{Options{Arch: "qwen3", SlidingWindow: 32}, "SlidingWindow does not apply to architecture qwen3"},
+		{Options{Arch: "gemma3", SlidingWindow: -1}, "SlidingWindow -1 out of range"},
+		{Options{Arch: "gemma3", Layers: 5}, "Layers 5: gemma3 needs at least 6"},
 		{Options{VocabSize: 100}, "below the tokenizer's 263 tokens"},
 		{Options{Tokenizer: &Tokenizer{Tokens: []string{"a", "a"}, Types: []TokenType{1, 1}, BOS: -1, EOS: -1, PAD: -1}}, `both "a"`},
 		{Options{Tokenizer: &Tokenizer{Tokens: []string{"a"}, Types: nil}}, "1 tokens and 0 types"},

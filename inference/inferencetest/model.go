@@ -12,17 +12,21 @@ import (
 // of 64 dimensions with the [ByteLevel] vocabulary and the [ChatML] template,
 // in F32 with the weights of seed 0.
 type Options struct {
-	// Arch is the architecture: "llama" (the default), "qwen3", which adds
-	// RMS norms on each head's queries and keys, or "bert": an encoder with
-	// a reranker's classification head (pooling type rank, one score per
-	// sequence) and a WordPiece vocabulary of its own ([PAD] 0, [UNK] 1,
-	// [CLS] 2, [SEP] 3, [MASK] 4, then lower-case letters, digits and
-	// punctuation as word-initial and continuation pieces). For bert the
-	// context length defaults to 512, and KVHeads, HeadDim, TiedEmbeddings,
+	// Arch is the architecture: "llama" (the default); "qwen3", which adds
+	// RMS norms on each head's queries and keys; "gemma3", which adds those
+	// and RMS norms after attention and after the feed-forward layer,
+	// scales the token embeddings by sqrt(Embd), has a GELU feed-forward
+	// layer and attends over a sliding window in most layers (see
+	// SlidingWindow); or "bert": an encoder with a reranker's
+	// classification head (pooling type rank, one score per sequence) and a
+	// WordPiece vocabulary of its own ([PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3,
+	// [MASK] 4, then lower-case letters, digits and punctuation as
+	// word-initial and continuation pieces). For bert the context length
+	// defaults to 512, and KVHeads, HeadDim, TiedEmbeddings, SlidingWindow,
 	// Tokenizer and ChatTemplate must be left zero.
 	Arch string
 
-	// Layers is the number of transformer blocks (default 2).
+	// Layers is the number of transformer blocks (default 2; 6 for gemma3).
 	Layers int
 	// Embd is the width of the hidden state (default 64).
 	Embd int
@@ -36,6 +40,14 @@ type Options struct {
 	HeadDim int
 	// FF is the width of the feed-forward layer (default 128).
 	FF int
+	// SlidingWindow is the number of positions, the token's own included,
+	// that a sliding-window layer attends to: gemma3.attention.sliding_window,
+	// gemma3 only (default 32, so that prompts of a hundred tokens outgrow
+	// it). llama.cpp makes every sixth layer of a gemma3 model global (5,
+	// 11, ...) and the others sliding-window, and aborts the process when
+	// decoding with no global layer, so gemma3 needs at least 6 Layers
+	// and defaults to 6: layers 0 to 4 slide and layer 5 is global.
+	SlidingWindow int
 
 	// VocabSize pads the tokenizer's vocabulary with unused tokens up to
 	// this size, as real models pad theirs (default: the tokenizer's size).
@@ -119,11 +131,20 @@ type arch struct {
 	ropeBase  float32
 	rmsEps    float32
 	headNorms bool // attn_q_norm and attn_k_norm
+	postNorms bool // post_attention_norm and post_ffw_norm
+	// swaPattern, if not 0, makes every swaPattern-th layer global and the
+	// others sliding-window (attention.sliding_window), as llama.cpp
+	// hard-codes for the architecture. It is also the fewest layers.
+	swaPattern int
 }
 
 var archs = map[string]arch{
 	"llama": {ropeBase: 10000, rmsEps: 1e-5},
 	"qwen3": {ropeBase: 1000000, rmsEps: 1e-6, headNorms: true},
+	// llama.cpp hard-codes gemma3's other differences: the scaled
+	// embeddings, GELU, and a RoPE base of 10,000 in sliding-window
+	// layers; ropeBase is the global layers'.
+	"gemma3": {ropeBase: 1000000, rmsEps: 1e-6, headNorms: true, postNorms: true, swaPattern: 6},
 }
 
 // sizes fills in the default sizes (context: the architecture's default
@@ -140,7 +161,7 @@ func (o *Options) sizes(context int) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
+	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"SlidingWindow", o.SlidingWindow}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
 		if f.v < 0 || f.v > 1<<30 {
 			return fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
 		}
@@ -164,8 +185,18 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if o.KVHeads == 0 {
 		o.KVHeads = 2
 	}
+	if a.swaPattern != 0 {
+		o.Layers = cmp.Or(o.Layers, a.swaPattern)
+		o.SlidingWindow = cmp.Or(o.SlidingWindow, 32)
+	}
 	if err := o.sizes(2048); err != nil {
 		return nil, nil, err
+	}
+	if a.swaPattern == 0 && o.SlidingWindow != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: SlidingWindow does not apply to architecture %s", o.Arch)
+	}
+	if o.Layers < a.swaPattern {
+		return nil, nil, fmt.Errorf("inferencetest: Layers %d: %s needs at least %d, since llama.cpp aborts on a model with no global layer", o.Layers, o.Arch, a.swaPattern)
 	}
 	if o.HeadDim == 0 {
 		if o.Embd%o.Heads != 0 {
@@ -236,6 +267,9 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if template != "" {
 		kvs = append(kvs, kv{"tokenizer.chat_template", template})
 	}
+	if a.swaPattern != 0 {
+		kvs = append(kvs, kv{p + "attention.sliding_window", uint32(o.SlidingWindow)})
+	}
 
 	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(len(tokens))
 	q, kvw := uint64(o.Heads*o.HeadDim), uint64(o.KVHeads*o.HeadDim)
@@ -261,12 +295,18 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 				norm(b+"attn_k_norm.weight", uint64(o.HeadDim)),
 			)
 		}
+		if a.postNorms {
+			ts = append(ts, norm(b+"post_attention_norm.weight", embd))
+		}
 		ts = append(ts,
 			norm(b+"ffn_norm.weight", embd),
 			matrix(b+"ffn_gate.weight", embd, ff),
 			matrix(b+"ffn_up.weight", embd, ff),
 			matrix(b+"ffn_down.weight", ff, embd),
 		)
+		if a.postNorms {
+			ts = append(ts, norm(b+"post_ffw_norm.weight", embd))
+		}
 	}
 	ts = append(ts, norm("output_norm.weight", embd))
 	if !o.TiedEmbeddings {

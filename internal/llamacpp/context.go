@@ -68,6 +68,11 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 		params.n_threads_batch = C.int32_t(p.Threads)
 	}
 	params.kv_unified = C.bool(!p.SplitKV)
+	// A sliding-window model's window layers keep every cell, as the
+	// others do, rather than only the last window's: a prompt cut back to
+	// any prefix, or copied to another sequence, then still has all it
+	// attends to. It costs those layers' cache the full context.
+	params.swa_full = true
 	params.embeddings = false
 	if p.Rank {
 		params.embeddings = true

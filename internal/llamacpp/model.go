@@ -141,10 +141,11 @@ func (m *Model) IsEOG(t Token) bool { return bool(C.llama_vocab_is_eog(m.vocab, 
 // SharesKV reports whether the model's memory lets sequences share a
 // prompt prefix by a partial copy or by decoding a token for several
 // sequences at once. Recurrent and hybrid models keep one state per
-// sequence, and sliding-window models drop cells outside the window: on
-// those, llama.cpp refuses coupled sequences or the copy is not the prefix.
+// sequence, which cannot be cut back to a prefix: on those, llama.cpp
+// refuses coupled sequences. Sliding-window models share: their contexts
+// keep every cell (see NewContext).
 func (m *Model) SharesKV() bool {
-	return !bool(C.llama_model_is_recurrent(m.c)) && !bool(C.llama_model_is_hybrid(m.c)) && C.llama_model_n_swa(m.c) == 0
+	return !bool(C.llama_model_is_recurrent(m.c)) && !bool(C.llama_model_is_hybrid(m.c))
 }
 
 // EOGTokens lists the tokens that end generation.
