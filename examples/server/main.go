@@ -37,9 +37,10 @@
 //	                  /v1/responses/{id}) in the file PATH, so that they
 //	                  survive a restart (default: in memory)
 //
-// With no -model it serves a small demo model with random weights under
-// every model id of the spec, so that the API can be tried at once; its
-// output is gibberish. SIGINT or SIGTERM shuts it down gracefully.
+// With no -model it serves small demo models with random weights under
+// every model id of the spec, chat and decision (the multimodal decision
+// ids with a vision projector, so they take images), so that the API can
+// be tried at once; their output is gibberish. SIGINT or SIGTERM shuts it down gracefully.
 package main
 
 import (
@@ -79,8 +80,13 @@ type options struct {
 	redis    string
 }
 
-// specIDs are the model ids of the spec, which the demo model serves.
+// specIDs are the chat model ids of the spec, which the demo model serves.
 var specIDs = []string{catalog.Core25Pro, catalog.Core25Mini, catalog.Core3Flash, catalog.CoreCode, catalog.Core, catalog.CoreMini}
+
+// demoDecisionIDs are the decision model ids of the spec, which the demo
+// models serve too: the multimodal ones on the demo model with a projector,
+// the encoder on a demo reranker.
+var demoDecisionIDs = []string{catalog.SystemOne27B, catalog.SystemOne9B, catalog.SystemOne340M}
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -201,17 +207,13 @@ func attachProjectors(models []catalog.Model, projectors map[string]string) erro
 func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, logger *slog.Logger) error {
 	defer ln.Close()
 	if len(o.models) == 0 {
-		path, err := demoModel()
+		models, err := demoModels()
 		if err != nil {
 			return err
 		}
-		logger.Warn("inferkit-server: no -model given; serving a demo model with RANDOM weights, whose output is gibberish",
-			"path", path, "ids", strings.Join(specIDs, ","))
-		for _, id := range specIDs {
-			m, _ := catalog.Defaults(id)
-			m.Path = path
-			o.models = append(o.models, m)
-		}
+		logger.Warn("inferkit-server: no -model given; serving demo models with RANDOM weights, whose output is gibberish",
+			"dir", filepath.Dir(models[0].Path), "ids", strings.Join(append(slices.Clone(specIDs), demoDecisionIDs...), ","))
+		o.models = models
 	}
 	if len(o.keys) == 0 {
 		key := "sk-inferkit-" + rand.Text()
@@ -289,25 +291,53 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	return nil // the deferred eng.Close frees the models
 }
 
-// demoModel writes the demo model into the user's cache directory, once,
-// and returns its path: a 4-layer llama with the byte-level vocabulary and
-// ChatML, random weights of a fixed seed.
-func demoModel() (string, error) {
+// demoModels writes the demo models into the user's cache directory, once,
+// and returns the catalog that serves them under the spec's ids: a 4-layer
+// llama with the byte-level vocabulary and ChatML for the chat ids and, with
+// a vision projector, the multimodal decision ids; a BERT reranker for the
+// decision encoder. All have random weights of a fixed seed.
+func demoModels() ([]catalog.Model, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
 	}
 	dir = filepath.Join(dir, "inferkit")
-	path := filepath.Join(dir, "demo-random-v1.gguf")
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return nil, err
 	}
-	opts := inferencetest.Options{Layers: 4, Embd: 128, FF: 256, Seed: 1, Name: "inferkit demo (random weights)"}
-	if err := inferencetest.WriteModel(path, opts); err != nil {
-		return "", err
+	chat, projector, reranker := filepath.Join(dir, "demo-random-v1.gguf"), filepath.Join(dir, "demo-random-v1-mmproj.gguf"), filepath.Join(dir, "demo-random-v1-reranker.gguf")
+	for _, f := range []struct {
+		path  string
+		write func(string) error
+	}{
+		{chat, func(p string) error {
+			return inferencetest.WriteModel(p, inferencetest.Options{Layers: 4, Embd: 128, FF: 256, Seed: 1, Name: "inferkit demo (random weights)"})
+		}},
+		{projector, func(p string) error {
+			return inferencetest.WriteProjector(p, inferencetest.ProjectorOptions{TextEmbd: 128, Seed: 1})
+		}},
+		{reranker, func(p string) error {
+			return inferencetest.WriteModel(p, inferencetest.Options{Arch: "bert", Seed: 1, Name: "inferkit demo reranker (random weights)"})
+		}},
+	} {
+		if _, err := os.Stat(f.path); err == nil {
+			continue
+		}
+		if err := f.write(f.path); err != nil {
+			return nil, err
+		}
 	}
-	return path, nil
+	var models []catalog.Model
+	for _, id := range append(slices.Clone(specIDs), demoDecisionIDs...) {
+		m, _ := catalog.Defaults(id)
+		m.Path = chat
+		switch id {
+		case catalog.SystemOne340M:
+			m.Path = reranker
+		case catalog.SystemOne27B, catalog.SystemOne9B:
+			m.Projector = projector
+		}
+		models = append(models, m)
+	}
+	return models, nil
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/inferkit/inferkit/inference/inferencetest"
 )
 
 // syncBuffer is a buffer written by the server's goroutines.
@@ -48,7 +51,7 @@ func TestServeDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	o := options{threads: 1, parallel: 1, ctx: 256}
+	o := options{threads: 1, parallel: 1, ctx: 512}
 	go func() { done <- serve(ctx, o, ln, &stderr, slog.New(slog.NewTextHandler(&logs, nil))) }()
 
 	base := "http://" + ln.Addr().String()
@@ -88,12 +91,22 @@ func TestServeDemo(t *testing.T) {
 			ContextLength int    `json:"context_length"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(body, &list); err != nil || status != 200 || len(list.Data) != len(specIDs) || list.Data[0].ContextLength != 256 {
+	if err := json.Unmarshal(body, &list); err != nil || status != 200 || len(list.Data) != len(specIDs) || list.Data[0].ContextLength != 512 {
 		t.Fatalf("models: %d %s", status, body)
 	}
 	status, body = get("POST", "/v1/chat/completions", key, `{"model":"core-3-flash","max_tokens":8,"messages":[{"role":"user","content":"Hi"}]}`)
 	if status != 200 || !strings.Contains(string(body), `"object":"chat.completion"`) {
 		t.Errorf("chat: %d %s", status, body)
+	}
+	// The demo serves the decision ids too, the multimodal ones with images.
+	img := base64.StdEncoding.EncodeToString(inferencetest.PNG(24, 24, 1))
+	for _, req := range []string{
+		`{"model":"system-one-9b","state":"A sunny day.","questions":{"q":{"type":"noul"}},"images":["data:image/png;base64,` + img + `"]}`,
+		`{"model":"system-one-340m","state":"A sunny day.","questions":{"q":{"type":"choice","criteria":{"sun":"","rain":""}}}}`,
+	} {
+		if status, body := get("POST", "/v1/system", key, req); status != 200 || !strings.Contains(string(body), `"answers":{"q":`) {
+			t.Errorf("decision: %d %s", status, body)
+		}
 	}
 	if status, _ := get("GET", "/v1/models", "sk-wrong", ""); status != 401 {
 		t.Errorf("wrong key: %d", status)
