@@ -332,3 +332,113 @@ func TestScoreImageMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// Gemma 3 reads an image's tokens all at once, with causal attention off,
+// beside a sliding-window text model: the engine gives what a plain
+// sequence of decodes on a fresh context gives, and causal attention would
+// give other numbers.
+func TestScoreImageNonCausal(t *testing.T) {
+	modelPath := inferencetest.Model(t, inferencetest.Options{Arch: "gemma3"})
+	projPath := inferencetest.Projector(t, inferencetest.ProjectorOptions{Type: "gemma3"})
+	const prefix, branch = "Look: " + ImageMarker + " now. ", "Answer: "
+	cands := []int{'y', 'n', 'A', ' '}
+	e, err := New(Config{Threads: 1, Context: 256, Parallel: 2, Batch: 16, Branches: 2, BranchContext: 64,
+		Models: []catalog.Model{{ID: "tiny", Path: modelPath, Projector: projPath}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if !e.names["tiny"].projector.NonCausal() {
+		t.Fatal("the gemma3 projector is causal")
+	}
+	req := ScoreRequest{Model: "tiny", Prefix: prefix, Images: [][]byte{red}, Branches: []Branch{{Text: branch, Candidates: cands}}}
+	var got []ScoreResult
+	for range 2 { // cold, then from the cache
+		res, err := e.Score(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res)
+	}
+
+	reference := func(causal bool) []float64 {
+		t.Helper()
+		m, err := llamacpp.LoadModel(modelPath, llamacpp.ModelParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		p, err := llamacpp.LoadProjector(projPath, m, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		ctx, err := llamacpp.NewContext(m, llamacpp.ContextParams{Context: 256, Batch: 64, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ctx.Close()
+		chunks, err := p.Tokenize(prefix, [][]byte{red})
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks, err := m.Tokenize(branch, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks = append(chunks, llamacpp.Chunk{Tokens: toks})
+		pos, last := 0, 0
+		for _, c := range chunks {
+			var b *llamacpp.Batch
+			if c.Image != nil {
+				b = llamacpp.NewEmbeddingBatch(ctx, 64)
+				for i := range c.Image.Tokens() {
+					if _, err := b.AddEmbedding(c.Image.Row(i), pos, []int{0}, false); err != nil {
+						t.Fatal(err)
+					}
+					pos++
+				}
+				ctx.SetCausal(causal)
+			} else {
+				b = llamacpp.NewBatch(ctx, 64)
+				for _, tok := range c.Tokens {
+					if last, err = b.Add(tok, pos, []int{0}, true); err != nil {
+						t.Fatal(err)
+					}
+					pos++
+				}
+			}
+			err := ctx.Decode(b)
+			ctx.SetCausal(true)
+			b.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		logits := ctx.Logits(last)
+		top := math.Inf(-1)
+		for _, l := range logits {
+			top = max(top, float64(l))
+		}
+		var sum float64
+		for _, l := range logits {
+			sum += math.Exp(float64(l) - top)
+		}
+		out := make([]float64, len(cands))
+		for i, c := range cands {
+			out[i] = float64(logits[c]) - top - math.Log(sum)
+		}
+		return out
+	}
+	want := reference(false)
+	for _, res := range got {
+		for i := range cands {
+			if d := math.Abs(res.Branches[0].LogProbs[i] - want[i]); d > 1e-5 {
+				t.Errorf("token %d: log-probability %v, reference %v", cands[i], res.Branches[0].LogProbs[i], want[i])
+			}
+		}
+	}
+	if same(reference(true), want) {
+		t.Error("causal attention over the image gives the same numbers: the test cannot tell")
+	}
+}

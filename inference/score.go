@@ -87,9 +87,6 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 	if m.runner == nil {
 		return nil, fmt.Errorf("%w: model %q is an encoder: use Engine.Rank", ErrInvalidRequest, req.Model)
 	}
-	if !m.runner.share {
-		return nil, fmt.Errorf("%w: this model's memory (recurrent or hybrid) cannot branch from a shared state", ErrInvalidRequest)
-	}
 	if len(m.runner.branchSeqs) == 0 {
 		return nil, fmt.Errorf("%w: Config.Branches leaves no sequence for scoring", ErrInvalidRequest)
 	}

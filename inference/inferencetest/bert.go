@@ -33,13 +33,14 @@ func wordPiece() (tokens []string, types []int32) {
 // classification head (pooling type rank, one output), as llama.cpp's
 // LLM_ARCH_BERT loads it. Attention is bidirectional, positions are learned
 // embeddings, every layer norm has a bias, and KVHeads, HeadDim,
-// TiedEmbeddings, SlidingWindow, Tokenizer and ChatTemplate do not apply.
+// TiedEmbeddings, SlidingWindow, StateSize, Tokenizer and ChatTemplate do
+// not apply.
 func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
 	if o.Tokenizer != nil || o.ChatTemplate != "" {
 		return nil, nil, fmt.Errorf("inferencetest: architecture bert has its own WordPiece vocabulary and no chat template")
 	}
-	if o.TiedEmbeddings || o.HeadDim != 0 || o.KVHeads != 0 || o.SlidingWindow != 0 {
-		return nil, nil, fmt.Errorf("inferencetest: TiedEmbeddings, HeadDim, KVHeads and SlidingWindow do not apply to architecture bert")
+	if o.TiedEmbeddings || o.HeadDim != 0 || o.KVHeads != 0 || o.SlidingWindow != 0 || o.StateSize != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: TiedEmbeddings, HeadDim, KVHeads, SlidingWindow and StateSize do not apply to architecture bert")
 	}
 	if err := o.sizes(512); err != nil {
 		return nil, nil, err
@@ -58,15 +59,8 @@ func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
 	for id := len(tokens); id < o.VocabSize; id++ {
 		tokens, types = append(tokens, fmt.Sprintf("[unused%d]", id)), append(types, int32(TokenUnused))
 	}
-	if o.Name == "" {
-		o.Name = "inferencetest"
-	}
 	const p = "bert."
-	kvs := []kv{
-		{"general.architecture", "bert"},
-		{"general.name", o.Name},
-		{"general.file_type", fileType},
-		{"general.quantization_version", uint32(2)},
+	kvs := append(generalKVs(o, fileType), []kv{
 		{p + "vocab_size", uint32(len(tokens))},
 		{p + "context_length", uint32(o.ContextLength)},
 		{p + "embedding_length", uint32(o.Embd)},
@@ -86,41 +80,38 @@ func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
 		{"tokenizer.ggml.cls_token_id", uint32(2)},
 		{"tokenizer.ggml.seperator_token_id", uint32(3)},
 		{"tokenizer.ggml.mask_token_id", uint32(4)},
-	}
+	}...)
 
 	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(len(tokens))
-	matrix := func(name string, cols, rows uint64) tensorSpec {
-		return tensorSpec{name: name, shape: []uint64{cols, rows}, typ: typ}
-	}
 	vec := func(name string, n uint64) tensorSpec {
 		return tensorSpec{name: name, shape: []uint64{n}, typ: typeF32}
 	}
-	norm := func(name string) []tensorSpec {
+	layerNorm := func(name string) []tensorSpec {
 		return []tensorSpec{
 			{name: name + ".weight", shape: []uint64{embd}, typ: typeF32, ones: true},
 			{name: name + ".bias", shape: []uint64{embd}, typ: typeF32, zeros: true},
 		}
 	}
 	ts := []tensorSpec{
-		matrix("token_embd.weight", embd, vocab),
+		matrix("token_embd.weight", typ, embd, vocab),
 		{name: "token_types.weight", shape: []uint64{embd, 2}, typ: typeF32},
 		{name: "position_embd.weight", shape: []uint64{embd, uint64(o.ContextLength)}, typ: typeF32},
 	}
-	ts = append(ts, norm("token_embd_norm")...)
+	ts = append(ts, layerNorm("token_embd_norm")...)
 	for i := range o.Layers {
 		b := fmt.Sprintf("blk.%d.", i)
 		ts = append(ts,
-			matrix(b+"attn_q.weight", embd, embd), vec(b+"attn_q.bias", embd),
-			matrix(b+"attn_k.weight", embd, embd), vec(b+"attn_k.bias", embd),
-			matrix(b+"attn_v.weight", embd, embd), vec(b+"attn_v.bias", embd),
-			matrix(b+"attn_output.weight", embd, embd), vec(b+"attn_output.bias", embd),
+			matrix(b+"attn_q.weight", typ, embd, embd), vec(b+"attn_q.bias", embd),
+			matrix(b+"attn_k.weight", typ, embd, embd), vec(b+"attn_k.bias", embd),
+			matrix(b+"attn_v.weight", typ, embd, embd), vec(b+"attn_v.bias", embd),
+			matrix(b+"attn_output.weight", typ, embd, embd), vec(b+"attn_output.bias", embd),
 		)
-		ts = append(ts, norm(b+"attn_output_norm")...)
+		ts = append(ts, layerNorm(b+"attn_output_norm")...)
 		ts = append(ts,
-			matrix(b+"ffn_up.weight", embd, ff), vec(b+"ffn_up.bias", ff),
-			matrix(b+"ffn_down.weight", ff, embd), vec(b+"ffn_down.bias", embd),
+			matrix(b+"ffn_up.weight", typ, embd, ff), vec(b+"ffn_up.bias", ff),
+			matrix(b+"ffn_down.weight", typ, ff, embd), vec(b+"ffn_down.bias", embd),
 		)
-		ts = append(ts, norm(b+"layer_output_norm")...)
+		ts = append(ts, layerNorm(b+"layer_output_norm")...)
 	}
 	// The classification head of a reranker: a dense layer with tanh on
 	// the [CLS] state, then one output, the relevance score.

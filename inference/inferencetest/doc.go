@@ -15,16 +15,20 @@
 // so any text round-trips), the ChatML control tokens <|im_start|>,
 // <|im_end|> and <|endoftext|>, and a ChatML chat template. [Options] picks
 // the architecture ("llama", "qwen3", "gemma3": sliding-window attention in
-// most layers, or "bert": a BERT reranker with a rank-pooling classifier
-// head and a WordPiece vocabulary), the shape, the tensor type (F32, F16 or
+// most layers; "mamba": a recurrent state per sequence instead of a KV
+// cache; "jamba": Mamba and attention layers, so a KV cache and a recurrent
+// state; or "bert": a BERT reranker with a rank-pooling classifier head and
+// a WordPiece vocabulary), the shape, the tensor type (F32, F16 or
 // Q8_0) and the seed; [LoadTokenizer] takes a real byte-level BPE
 // vocabulary and chat template from a Hugging Face tokenizer.json and
 // tokenizer_config.json; [Qwen3_0_6B] gives the shape of a real model for
 // benchmarks, whose speed does not depend on the weights' values.
 //
-// [Projector] writes a LLaVA-style vision projector ("mmproj") for the
-// default text model, so that a model reads images: llama.cpp turns each
-// picture (such as one from [PNG]) into 16 embeddings.
+// [Projector] writes a vision projector ("mmproj") for the default text
+// model, so that a model reads images: LLaVA-style, or Gemma 3's (for
+// Options{Arch: "gemma3"}), whose image tokens attend to each other both
+// ways. llama.cpp turns each picture (such as one from [PNG]) into 16
+// embeddings.
 //
 // The package is pure Go and does not import the engine.
 package inferencetest

@@ -24,6 +24,18 @@ type Options struct {
 	// word-initial and continuation pieces). For bert the context length
 	// defaults to 512, and KVHeads, HeadDim, TiedEmbeddings, SlidingWindow,
 	// Tokenizer and ChatTemplate must be left zero.
+	//
+	// Two architectures keep a recurrent state per sequence instead of, or
+	// beside, a KV cache. "mamba" is a Mamba (v1) model, whose layers are
+	// selective state-space blocks with no attention and no feed-forward
+	// layer: llama.cpp runs it with its recurrent memory, and Heads,
+	// KVHeads, HeadDim, FF and SlidingWindow must be left zero. "jamba" is
+	// a hybrid: the even layers (0, 2, ...) are Mamba blocks and the odd
+	// ones attention without positional encoding, each followed by the
+	// gated feed-forward layer; llama.cpp runs it with its hybrid memory, a
+	// KV cache for the attention layers and a recurrent state for the
+	// others. Jamba needs at least 2 Layers, its heads are Embd/Heads wide,
+	// and HeadDim and SlidingWindow must be left zero. See StateSize.
 	Arch string
 
 	// Layers is the number of transformer blocks (default 2; 6 for gemma3).
@@ -48,6 +60,13 @@ type Options struct {
 	// decoding with no global layer, so gemma3 needs at least 6 Layers
 	// and defaults to 6: layers 0 to 4 slide and layer 5 is global.
 	SlidingWindow int
+	// StateSize is the size of the recurrent state of each inner channel of
+	// a Mamba block, <arch>.ssm.state_size, mamba and jamba only (default
+	// 16, as in the published models). The blocks are 2*Embd channels wide
+	// (llama.cpp supports no other expansion) and convolve over the last 4
+	// positions, so a sequence's state is (3+StateSize)*2*Embd floats per
+	// Mamba layer.
+	StateSize int
 
 	// VocabSize pads the tokenizer's vocabulary with unused tokens up to
 	// this size, as real models pad theirs (default: the tokenizer's size).
@@ -161,7 +180,7 @@ func (o *Options) sizes(context int) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"SlidingWindow", o.SlidingWindow}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
+	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"SlidingWindow", o.SlidingWindow}, {"StateSize", o.StateSize}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
 		if f.v < 0 || f.v > 1<<30 {
 			return fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
 		}
@@ -175,12 +194,18 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if o.Arch == "" {
 		o.Arch = "llama"
 	}
-	if o.Arch == "bert" {
+	switch o.Arch {
+	case "bert":
 		return layoutBERT(o)
+	case "mamba", "jamba":
+		return layoutMamba(o)
 	}
 	a, ok := archs[o.Arch]
 	if !ok {
 		return nil, nil, fmt.Errorf("inferencetest: unknown architecture %q", o.Arch)
+	}
+	if o.StateSize != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: StateSize does not apply to architecture %s", o.Arch)
 	}
 	if o.KVHeads == 0 {
 		o.KVHeads = 2
@@ -214,40 +239,79 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	nVocab, tokKVs, err := textVocab(o)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	p := o.Arch + "."
+	kvs := append(generalKVs(o, fileType),
+		kv{p + "vocab_size", uint32(nVocab)},
+		kv{p + "context_length", uint32(o.ContextLength)},
+		kv{p + "embedding_length", uint32(o.Embd)},
+		kv{p + "block_count", uint32(o.Layers)},
+		kv{p + "feed_forward_length", uint32(o.FF)},
+		kv{p + "attention.head_count", uint32(o.Heads)},
+		kv{p + "attention.head_count_kv", uint32(o.KVHeads)},
+		kv{p + "attention.key_length", uint32(o.HeadDim)},
+		kv{p + "attention.value_length", uint32(o.HeadDim)},
+		kv{p + "attention.layer_norm_rms_epsilon", a.rmsEps},
+		kv{p + "rope.dimension_count", uint32(o.HeadDim)},
+		kv{p + "rope.freq_base", a.ropeBase},
+	)
+	kvs = append(kvs, tokKVs...)
+	if a.swaPattern != 0 {
+		kvs = append(kvs, kv{p + "attention.sliding_window", uint32(o.SlidingWindow)})
+	}
+
+	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(nVocab)
+	q, kvw := uint64(o.Heads*o.HeadDim), uint64(o.KVHeads*o.HeadDim)
+	ts := []tensorSpec{matrix("token_embd.weight", typ, embd, vocab)}
+	for i := range o.Layers {
+		b := fmt.Sprintf("blk.%d.", i)
+		ts = append(ts, norm(b+"attn_norm.weight", embd))
+		ts = append(ts, attention(b, typ, embd, q, kvw)...)
+		if a.headNorms {
+			ts = append(ts,
+				norm(b+"attn_q_norm.weight", uint64(o.HeadDim)),
+				norm(b+"attn_k_norm.weight", uint64(o.HeadDim)),
+			)
+		}
+		if a.postNorms {
+			ts = append(ts, norm(b+"post_attention_norm.weight", embd))
+		}
+		ts = append(ts, feedForward(b, typ, embd, ff)...)
+		if a.postNorms {
+			ts = append(ts, norm(b+"post_ffw_norm.weight", embd))
+		}
+	}
+	return kvs, append(ts, outputTensors(o, typ, embd, vocab)...), nil
+}
+
+// generalKVs returns the general.* metadata: o's architecture and name
+// (default "inferencetest") and the file type fileType.
+func generalKVs(o Options, fileType uint32) []kv {
+	return []kv{
+		{"general.architecture", o.Arch},
+		{"general.name", cmp.Or(o.Name, "inferencetest")},
+		{"general.file_type", fileType},
+		{"general.quantization_version", uint32(2)},
+	}
+}
+
+// textVocab returns the size of the vocabulary of o.Tokenizer (default
+// [ByteLevel]) padded to o.VocabSize, and its tokenizer.* metadata, the chat
+// template included, for the architectures that take a [Tokenizer].
+func textVocab(o Options) (int, []kv, error) {
 	tok := o.Tokenizer
 	if tok == nil {
 		tok = ByteLevel()
 	}
 	tokens, types, err := tok.vocabulary(o.VocabSize)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, err
 	}
-	if o.Name == "" {
-		o.Name = "inferencetest"
-	}
-	template := o.ChatTemplate
-	if template == "" {
-		template = tok.ChatTemplate
-	}
-
-	p := o.Arch + "."
 	kvs := []kv{
-		{"general.architecture", o.Arch},
-		{"general.name", o.Name},
-		{"general.file_type", fileType},
-		{"general.quantization_version", uint32(2)},
-		{p + "vocab_size", uint32(len(tokens))},
-		{p + "context_length", uint32(o.ContextLength)},
-		{p + "embedding_length", uint32(o.Embd)},
-		{p + "block_count", uint32(o.Layers)},
-		{p + "feed_forward_length", uint32(o.FF)},
-		{p + "attention.head_count", uint32(o.Heads)},
-		{p + "attention.head_count_kv", uint32(o.KVHeads)},
-		{p + "attention.key_length", uint32(o.HeadDim)},
-		{p + "attention.value_length", uint32(o.HeadDim)},
-		{p + "attention.layer_norm_rms_epsilon", a.rmsEps},
-		{p + "rope.dimension_count", uint32(o.HeadDim)},
-		{p + "rope.freq_base", a.ropeBase},
 		{"tokenizer.ggml.model", "gpt2"},
 		{"tokenizer.ggml.pre", cmp.Or(tok.Pre, "default")},
 		{"tokenizer.ggml.tokens", tokens},
@@ -264,55 +328,52 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 			kvs = append(kvs, kv{id.key, uint32(id.id)})
 		}
 	}
-	if template != "" {
+	if template := cmp.Or(o.ChatTemplate, tok.ChatTemplate); template != "" {
 		kvs = append(kvs, kv{"tokenizer.chat_template", template})
 	}
-	if a.swaPattern != 0 {
-		kvs = append(kvs, kv{p + "attention.sliding_window", uint32(o.SlidingWindow)})
-	}
+	return len(tokens), kvs, nil
+}
 
-	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(len(tokens))
-	q, kvw := uint64(o.Heads*o.HeadDim), uint64(o.KVHeads*o.HeadDim)
-	matrix := func(name string, cols, rows uint64) tensorSpec {
-		return tensorSpec{name: name, shape: []uint64{cols, rows}, typ: typ}
+// matrix is a weight matrix of type typ with rows of cols values.
+func matrix(name string, typ tensorType, cols, rows uint64) tensorSpec {
+	return tensorSpec{name: name, shape: []uint64{cols, rows}, typ: typ}
+}
+
+// norm is a norm weight of n ones, in F32.
+func norm(name string, n uint64) tensorSpec {
+	return tensorSpec{name: name, shape: []uint64{n}, typ: typeF32, ones: true}
+}
+
+// attention returns the attention projections of the layer whose tensor
+// names start with b: queries q wide, keys and values kv wide.
+func attention(b string, typ tensorType, embd, q, kv uint64) []tensorSpec {
+	return []tensorSpec{
+		matrix(b+"attn_q.weight", typ, embd, q),
+		matrix(b+"attn_k.weight", typ, embd, kv),
+		matrix(b+"attn_v.weight", typ, embd, kv),
+		matrix(b+"attn_output.weight", typ, q, embd),
 	}
-	norm := func(name string, n uint64) tensorSpec {
-		return tensorSpec{name: name, shape: []uint64{n}, typ: typeF32, ones: true}
+}
+
+// feedForward returns the norm and the gated feed-forward layer, ff wide,
+// of the layer whose tensor names start with b.
+func feedForward(b string, typ tensorType, embd, ff uint64) []tensorSpec {
+	return []tensorSpec{
+		norm(b+"ffn_norm.weight", embd),
+		matrix(b+"ffn_gate.weight", typ, embd, ff),
+		matrix(b+"ffn_up.weight", typ, embd, ff),
+		matrix(b+"ffn_down.weight", typ, ff, embd),
 	}
-	ts := []tensorSpec{matrix("token_embd.weight", embd, vocab)}
-	for i := range o.Layers {
-		b := fmt.Sprintf("blk.%d.", i)
-		ts = append(ts,
-			norm(b+"attn_norm.weight", embd),
-			matrix(b+"attn_q.weight", embd, q),
-			matrix(b+"attn_k.weight", embd, kvw),
-			matrix(b+"attn_v.weight", embd, kvw),
-			matrix(b+"attn_output.weight", q, embd),
-		)
-		if a.headNorms {
-			ts = append(ts,
-				norm(b+"attn_q_norm.weight", uint64(o.HeadDim)),
-				norm(b+"attn_k_norm.weight", uint64(o.HeadDim)),
-			)
-		}
-		if a.postNorms {
-			ts = append(ts, norm(b+"post_attention_norm.weight", embd))
-		}
-		ts = append(ts,
-			norm(b+"ffn_norm.weight", embd),
-			matrix(b+"ffn_gate.weight", embd, ff),
-			matrix(b+"ffn_up.weight", embd, ff),
-			matrix(b+"ffn_down.weight", ff, embd),
-		)
-		if a.postNorms {
-			ts = append(ts, norm(b+"post_ffw_norm.weight", embd))
-		}
-	}
-	ts = append(ts, norm("output_norm.weight", embd))
+}
+
+// outputTensors returns the final norm and, unless o.TiedEmbeddings, the
+// output layer.
+func outputTensors(o Options, typ tensorType, embd, vocab uint64) []tensorSpec {
+	ts := []tensorSpec{norm("output_norm.weight", embd)}
 	if !o.TiedEmbeddings {
-		ts = append(ts, matrix("output.weight", embd, vocab))
+		ts = append(ts, matrix("output.weight", typ, embd, vocab))
 	}
-	return kvs, ts, nil
+	return ts
 }
 
 // weightType returns the tensor type and general.file_type of the type

@@ -35,6 +35,9 @@ type tensorSpec struct {
 	// scale multiplies the random values (0 means 1): for layers whose
 	// output must vary more than weightStd gives.
 	scale float32
+	// offset is added to the random values after scale: for parameters
+	// that must keep a sign, such as a Mamba layer's A.
+	offset float32
 }
 
 func (t tensorSpec) elems() uint64 {
@@ -142,6 +145,11 @@ func encodeChunk(dst []byte, vals []float32, ch *chunk) []byte {
 		if s := ch.t.scale; s != 0 && s != 1 {
 			for i := range v {
 				v[i] *= s
+			}
+		}
+		if d := ch.t.offset; d != 0 {
+			for i := range v {
+				v[i] += d
 			}
 		}
 	}

@@ -159,15 +159,17 @@ func (c *Context) RemoveTokens(seq, from, to int) bool {
 }
 
 // CopyTokens makes seq dst share the cells of seq src at positions [from,
-// to); to < 0 means to the end. On a unified cache this is metadata only. A
-// split cache can copy only whole sequences (from 0, to -1): llama.cpp
-// aborts the process on a partial copy there, so CopyTokens refuses it.
+// to); to < 0 means to the end. On a unified cache this is metadata only.
+// Only whole sequences (from 0, to -1) can be copied on a split cache,
+// where llama.cpp aborts the process on a partial copy, and on a recurrent
+// or hybrid model, whose state llama.cpp copies whole whatever the range:
+// CopyTokens refuses a partial copy there.
 func (c *Context) CopyTokens(src, dst, from, to int) error {
 	if !c.validSeq(src) || !c.validSeq(dst) {
 		return fmt.Errorf("llamacpp: copy between sequences %d and %d of %d", src, dst, c.nSeq)
 	}
-	if !c.unified && (from > 0 || to >= 0) {
-		return errors.New("llamacpp: partial sequence copy on a split KV cache")
+	if (!c.unified || !c.model.SharesKV()) && (from > 0 || to >= 0) {
+		return errors.New("llamacpp: partial sequence copy on a split KV cache or a recurrent state")
 	}
 	C.llama_memory_seq_cp(c.mem, C.llama_seq_id(src), C.llama_seq_id(dst), C.llama_pos(from), C.llama_pos(to))
 	return nil

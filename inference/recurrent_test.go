@@ -1,0 +1,106 @@
+//go:build cgo
+
+package inference
+
+import (
+	"context"
+	"testing"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/inference/inferencetest"
+)
+
+// recurrentArchs have a recurrent state per sequence: mamba alone, jamba
+// beside an attention KV cache.
+var recurrentArchs = []string{"mamba", "jamba"}
+
+func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *runner) {
+	t.Helper()
+	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: arch})}}
+	cfg.Threads = 1
+	cfg.Context = 1024
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	r := e.names["tiny"].runner
+	if r.share {
+		t.Fatalf("%s shares its memory between sequences", arch)
+	}
+	return e, r
+}
+
+// A recurrent state cannot be cut back: a prompt that shares only part of
+// what a sequence holds starts afresh, and one that continues all of it
+// reuses it; both give what a fresh engine gives.
+func TestRecurrentPrefixReuse(t *testing.T) {
+	for _, arch := range recurrentArchs {
+		t.Run(arch, func(t *testing.T) {
+			e, _ := recurrentEngine(t, arch, Config{Parallel: 1})
+			cold, _ := recurrentEngine(t, arch, Config{Parallel: 1})
+			// A Score request leaves exactly its prefix in the sequence.
+			score(t, e, system, Branch{Text: "?", Candidates: []int{'y'}})
+			whole := system + "Go on."
+			got := generate(t, e, whole)
+			if got.Usage.CachedTokens != len(system) {
+				t.Errorf("continuing the state: %d cached, want %d", got.Usage.CachedTokens, len(system))
+			}
+			if want := generate(t, cold, whole); got.Text != want.Text {
+				t.Errorf("continuing the state: %q, a fresh engine gives %q", got.Text, want.Text)
+			}
+			cut := system[:100] + "Something else entirely?"
+			got = generate(t, e, cut)
+			if got.Usage.CachedTokens != 0 {
+				t.Errorf("cut prompt: %d cached, want 0", got.Usage.CachedTokens)
+			}
+			if want := generate(t, cold, cut); got.Text != want.Text {
+				t.Errorf("cut prompt: %q, a fresh engine gives %q", got.Text, want.Text)
+			}
+		})
+	}
+}
+
+// Decisions branch a recurrent state by whole-sequence copies: a branch's
+// most likely token is the one greedy generation picks after the same
+// text, and each branch's numbers are the same alone or among others, cold
+// or with the state from the cache.
+func TestRecurrentScore(t *testing.T) {
+	for _, arch := range recurrentArchs {
+		t.Run(arch, func(t *testing.T) {
+			e, r := recurrentEngine(t, arch, Config{Parallel: 1})
+			all := allTokens(e)
+			var branches []Branch
+			var alone []BranchScore
+			for _, q := range scoreQuestions {
+				b := Branch{Text: q, Candidates: all}
+				branches = append(branches, b)
+				res := score(t, e, system, b).Branches[0]
+				alone = append(alone, res)
+				best := 0
+				for i, p := range res.Probabilities {
+					if p > res.Probabilities[best] {
+						best = i
+					}
+				}
+				generate(t, e, system+q)
+				if want := r.slots[0].cache[len(system+q)]; int(want) != best {
+					t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, want)
+				}
+			}
+			many, _ := recurrentEngine(t, arch, Config{Parallel: 2, Branches: 2})
+			for i := range 2 {
+				res, err := many.Score(context.Background(), ScoreRequest{Model: "tiny", Prefix: system, Branches: branches})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cached := res.Usage.CachedTokens; i == 1 && cached != len(system) {
+					t.Errorf("repeat: %d cached, want %d", cached, len(system))
+				}
+				for i := range branches {
+					sameScores(t, scoreQuestions[i], res.Branches[i], alone[i])
+				}
+			}
+		})
+	}
+}
