@@ -21,6 +21,19 @@ type imageSpan struct {
 
 func (sp imageSpan) end() int { return sp.start + sp.rows.Tokens() }
 
+// posAt is the position of the prompt's i-th token, or of what follows its
+// first i tokens: i, less what the images before it save. An image on an
+// M-RoPE model takes fewer positions than tokens: max(GridX, GridY).
+func (w *work) posAt(i int) int {
+	pos := i
+	for _, sp := range w.images {
+		if sp.end() <= i {
+			pos -= sp.rows.Tokens() - sp.rows.Positions
+		}
+	}
+	return pos
+}
+
 // imageTokens are the stand-ins of an image's n tokens in a prompt. They
 // are negative, so never a vocabulary id, and drawn from a hash of the
 // image's bytes, so that the prompt cache matches an image only to itself:

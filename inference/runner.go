@@ -296,12 +296,12 @@ func (r *runner) start(w *work) {
 	cache := s.cache[:reuse]
 	if src != nil {
 		r.ctx.ClearSequence(s.seq)
-		if err := r.ctx.CopyTokens(src.seq, s.seq, 0, copied); err != nil {
+		if err := r.ctx.CopyTokens(src.seq, s.seq, 0, w.posAt(copied)); err != nil {
 			r.log.Error("inference: sharing a prompt prefix", "err", err)
 			copied = 0
 		}
 		cache = append(s.cache[:0], w.prompt[:copied]...)
-	} else if !r.ctx.RemoveTokens(s.seq, reuse, -1) || r.ctx.MaxPos(s.seq) != reuse-1 {
+	} else if at := w.posAt(reuse); !r.ctx.RemoveTokens(s.seq, at, -1) || r.ctx.MaxPos(s.seq) != at-1 {
 		// The memory could not keep exactly the prefix (a recurrent
 		// state): start afresh.
 		r.ctx.ClearSequence(s.seq)
@@ -313,7 +313,7 @@ func (r *runner) start(w *work) {
 		seq: s.seq, seqs: s.seqs, w: w, cache: cache, used: now,
 		idx: -1, order: r.admission, out: newOutput(w.stops, w.thinking), admitted: time.Now(),
 	}
-	s.prefilled, s.pos = len(cache), len(cache)
+	s.prefilled, s.pos = len(cache), w.posAt(len(cache))
 	// Follow a leader that is still prefilling and is exactly where this
 	// sequence now is: its next tokens are this prompt's next tokens.
 	if leader != nil && shared > s.prefilled && leader.prefilled == s.prefilled {
@@ -369,7 +369,7 @@ func (r *runner) step() error {
 		for k := range n {
 			p := s.prefilled + k
 			last := p == len(s.w.prompt)-1 && s.w.score == nil
-			idx, err := b.Add(s.w.prompt[p], p, r.seqsAt(s, p), last)
+			idx, err := b.Add(s.w.prompt[p], s.w.posAt(p), r.seqsAt(s, p), last)
 			if err != nil {
 				return err
 			}
@@ -435,7 +435,7 @@ func (r *runner) seqsAt(s *slot, p int) []int {
 			seqs = append(seqs, f.seq)
 			f.cache = append(f.cache, s.w.prompt[p])
 			f.prefilled++
-			f.pos++
+			f.pos = f.w.posAt(f.prefilled)
 			if f.prefilled == f.shared {
 				f.leader = nil
 			}
@@ -450,7 +450,7 @@ func (r *runner) prefilled(s *slot, n int) {
 	s.cache = append(s.cache, s.w.prompt[s.prefilled:s.prefilled+n]...)
 	s.prefilled += n
 	s.decoded += n
-	s.pos += n
+	s.pos = s.w.posAt(s.prefilled)
 	r.decoded.Add(int64(n))
 }
 
@@ -486,9 +486,17 @@ func (r *runner) prefillImages() error {
 			b := r.embd
 			b.Clear()
 			n := min(b.Cap(), sp.end()-s.prefilled)
+			at := s.w.posAt(sp.start)
 			for k := range n {
 				p := s.prefilled + k
-				if _, err := b.AddEmbedding(sp.rows.Row(p-sp.start), p, r.seqsAt(s, p), false); err != nil {
+				row, seqs := sp.rows.Row(p-sp.start), r.seqsAt(s, p)
+				var err error
+				if x := sp.rows.GridX; x > 0 {
+					_, err = b.AddGridEmbedding(row, at, (p-sp.start)/x, (p-sp.start)%x, seqs)
+				} else {
+					_, err = b.AddEmbedding(row, at+p-sp.start, seqs, false)
+				}
+				if err != nil {
 					return err
 				}
 			}

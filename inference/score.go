@@ -267,7 +267,7 @@ func (r *runner) branchGroup(s *slot, i, j int) error {
 		b.Clear()
 		return nil
 	}
-	base := len(s.w.prompt)
+	base := s.w.posAt(len(s.w.prompt))
 	for k := i; k < j; k++ {
 		seq := r.seqBuf[:0]
 		seq = append(seq, r.branchSeqs[k-i])

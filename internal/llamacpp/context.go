@@ -124,6 +124,7 @@ func (c *Context) Decode(b *Batch) error {
 		return nil
 	}
 	b.c.n_tokens = C.int32_t(b.n)
+	b.layout()
 	switch rc := C.llama_decode(c.c, b.c); {
 	case rc == 0:
 		return nil

@@ -148,6 +148,17 @@ func (m *Model) SharesKV() bool {
 	return !bool(C.llama_model_is_recurrent(m.c)) && !bool(C.llama_model_is_hybrid(m.c))
 }
 
+// MRoPE reports whether the model places tokens with multi-section
+// rotary positions (Qwen2-VL and its successors): an image's tokens then
+// take 2-D positions (Batch.AddGridEmbedding).
+func (m *Model) MRoPE() bool {
+	switch C.llama_model_rope_type(m.c) {
+	case C.LLAMA_ROPE_TYPE_MROPE, C.LLAMA_ROPE_TYPE_IMROPE:
+		return true
+	}
+	return false
+}
+
 // EOGTokens lists the tokens that end generation.
 func (m *Model) EOGTokens() []Token {
 	m.eogOnce.Do(func() {

@@ -32,9 +32,7 @@ type Projector struct {
 }
 
 // LoadProjector loads the projector at path for m, encoding with the given
-// number of CPU threads (0: llama.cpp's choice). Projectors whose model
-// places image tokens with M-RoPE positions (the Qwen-VL family) are
-// refused: the engine counts one position per token.
+// number of CPU threads (0: llama.cpp's choice).
 func LoadProjector(path string, m *Model, threads int) (*Projector, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("llamacpp: projector: %w", err)
@@ -54,13 +52,9 @@ func LoadProjector(path string, m *Model, threads int) (*Projector, error) {
 		return nil, fmt.Errorf("llamacpp: cannot load projector %s (see the debug log)", path)
 	}
 	p := &Projector{c: c, model: m, nonCausal: bool(C.mtmd_decode_use_non_causal(c))}
-	switch {
-	case !bool(C.mtmd_support_vision(c)):
+	if !bool(C.mtmd_support_vision(c)) {
 		p.Close()
 		return nil, fmt.Errorf("llamacpp: projector %s reads no images", path)
-	case bool(C.mtmd_decode_use_mrope(c)):
-		p.Close()
-		return nil, fmt.Errorf("llamacpp: projector %s places images with M-RoPE positions, which are not supported", path)
 	}
 	return p, nil
 }
@@ -92,6 +86,12 @@ type Chunk struct {
 type Embeddings struct {
 	Values []float32
 	Width  int
+	// Positions is how many positions the image takes in the sequence:
+	// one per row, or on an M-RoPE model max(GridX, GridY).
+	Positions int
+	// GridX and GridY are the columns and rows of the image's tokens on
+	// an M-RoPE model (Batch.AddGridEmbedding), row-major; 0 otherwise.
+	GridX, GridY int
 }
 
 // Tokens is the number of rows.
@@ -174,7 +174,14 @@ func (p *Projector) Tokenize(text string, images [][]byte) ([]Chunk, error) {
 			}
 		case C.MTMD_INPUT_CHUNK_TYPE_IMAGE:
 			n := int(C.mtmd_input_chunk_get_n_tokens(chunk))
-			if int(C.mtmd_input_chunk_get_n_pos(chunk)) != n {
+			rows := &Embeddings{Width: width, Positions: int(C.mtmd_input_chunk_get_n_pos(chunk))}
+			if bool(C.mtmd_decode_use_mrope(p.c)) {
+				img := C.mtmd_input_chunk_get_tokens_image(chunk)
+				rows.GridX, rows.GridY = int(C.mtmd_image_tokens_get_nx(img)), int(C.mtmd_image_tokens_get_ny(img))
+				if rows.GridX*rows.GridY != n {
+					return nil, fmt.Errorf("llamacpp: an image of %d tokens on a %d×%d grid", n, rows.GridX, rows.GridY)
+				}
+			} else if rows.Positions != n {
 				return nil, errors.New("llamacpp: an image's positions differ from its tokens")
 			}
 			if rc := C.mtmd_encode_chunk(p.c, chunk); rc != 0 {
@@ -184,8 +191,8 @@ func (p *Projector) Tokenize(text string, images [][]byte) ([]Chunk, error) {
 			if embd == nil || n == 0 {
 				return nil, errors.New("llamacpp: an image gave no embeddings")
 			}
-			values := append([]float32(nil), unsafe.Slice((*float32)(unsafe.Pointer(embd)), n*width)...)
-			out = append(out, Chunk{Image: &Embeddings{Values: values, Width: width}})
+			rows.Values = append([]float32(nil), unsafe.Slice((*float32)(unsafe.Pointer(embd)), n*width)...)
+			out = append(out, Chunk{Image: rows})
 		default:
 			return nil, errors.New("llamacpp: the projector made a chunk that is no text and no image")
 		}

@@ -1,0 +1,111 @@
+package llamacpp
+
+import (
+	"math"
+	"testing"
+
+	"github.com/inferkit/inferkit/inference/inferencetest"
+)
+
+// decodeChunks decodes what Projector.Tokenize made of a prompt on
+// sequence 0 of ctx, as the engine does: text in token batches, each image
+// in an embedding batch of its own (2-D positions on an M-RoPE model,
+// causal attention off when the projector asks). It returns the logits of
+// the last token.
+func decodeChunks(t *testing.T, p *Projector, ctx *Context, chunks []Chunk) []float32 {
+	t.Helper()
+	pos, last := 0, 0
+	for _, c := range chunks {
+		var b *Batch
+		var err error
+		if c.Image != nil {
+			b = NewEmbeddingBatch(ctx, ctx.BatchSize())
+			for i := range c.Image.Tokens() {
+				if x := c.Image.GridX; x > 0 {
+					_, err = b.AddGridEmbedding(c.Image.Row(i), pos, i/x, i%x, []int{0})
+				} else {
+					_, err = b.AddEmbedding(c.Image.Row(i), pos+i, []int{0}, false)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			pos += c.Image.Positions
+			ctx.SetCausal(!p.NonCausal())
+		} else {
+			b = NewBatch(ctx, ctx.BatchSize())
+			for _, tok := range c.Tokens {
+				if last, err = b.Add(tok, pos, []int{0}, true); err != nil {
+					t.Fatal(err)
+				}
+				pos++
+			}
+		}
+		err = ctx.Decode(b)
+		ctx.SetCausal(true)
+		b.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append([]float32(nil), ctx.Logits(last)...)
+}
+
+// Images decoded through Batch and Context give the logits that llama.cpp's
+// own mtmd helper gives, for each kind of projector: positions one per
+// token (LLaVA), an image read whole with causal attention off (Gemma 3),
+// and 2-D M-RoPE positions (Qwen2-VL).
+func TestProjectorMatchesHelper(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		model     inferencetest.Options
+		projector inferencetest.ProjectorOptions
+	}{
+		{"llava", inferencetest.Options{}, inferencetest.ProjectorOptions{}},
+		{"gemma3", inferencetest.Options{Arch: "gemma3"}, inferencetest.ProjectorOptions{Type: "gemma3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := LoadModel(inferencetest.Model(t, tc.model), ModelParams{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			p, err := LoadProjector(inferencetest.Projector(t, tc.projector), m, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			const text = "Look: " + MediaMarker + " and " + MediaMarker + ". Answer:"
+			images := [][]byte{inferencetest.PNG(40, 30, 1), inferencetest.PNG(24, 36, 2)}
+			newContext := func() *Context {
+				ctx, err := NewContext(m, ContextParams{Context: 512, Batch: 256, Threads: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ctx
+			}
+			want := newContext()
+			defer want.Close()
+			if err := evalWithHelper(p, want, text, images); err != nil {
+				t.Fatal(err)
+			}
+			ctx := newContext()
+			defer ctx.Close()
+			chunks, err := p.Tokenize(text, images)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := decodeChunks(t, p, ctx, chunks)
+			var worst float64
+			for i, l := range want.Logits(-1) {
+				worst = max(worst, math.Abs(float64(l-got[i])))
+			}
+			if worst > 1e-4 {
+				t.Errorf("logits differ from the helper's by up to %g", worst)
+			}
+			if ctx.MaxPos(0) != want.MaxPos(0) {
+				t.Errorf("last position %d, the helper's %d", ctx.MaxPos(0), want.MaxPos(0))
+			}
+		})
+	}
+}
