@@ -315,20 +315,27 @@ func TestScoreImageMatchesReference(t *testing.T) {
 	if len(logits) != model.NumVocab() {
 		t.Fatalf("%d reference logits", len(logits))
 	}
-	top := math.Inf(-1)
-	for _, l := range logits {
-		top = max(top, float64(l))
-	}
-	var sum float64
-	for _, l := range logits {
-		sum += math.Exp(float64(l) - top)
-	}
 	// Random weights move the numbers little: an image's rows out of
 	// order shift them by about 1e-3.
+	closeScores(t, got.Branches[0], logSoftmax(logits, cands))
+}
+
+// logSoftmax is the log-softmax of logits at the candidates.
+func logSoftmax(logits []float32, cands []int) []float64 {
+	toks := make([]llamacpp.Token, len(cands))
 	for i, c := range cands {
-		want := float64(logits[c]) - top - math.Log(sum)
-		if d := math.Abs(got.Branches[0].LogProbs[i] - want); d > 1e-5 {
-			t.Errorf("token %d: log-probability %v, reference %v", c, got.Branches[0].LogProbs[i], want)
+		toks[i] = llamacpp.Token(c)
+	}
+	return candidateScores(logits, toks).LogProbs
+}
+
+// closeScores fails t unless got's log-probabilities are want's within
+// 1e-5.
+func closeScores(t *testing.T, got BranchScore, want []float64) {
+	t.Helper()
+	for i := range want {
+		if d := math.Abs(got.LogProbs[i] - want[i]); d > 1e-5 {
+			t.Errorf("candidate %d: log-probability %v, reference %v", i, got.LogProbs[i], want[i])
 		}
 	}
 }
@@ -415,28 +422,11 @@ func TestScoreImageNonCausal(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		logits := ctx.Logits(last)
-		top := math.Inf(-1)
-		for _, l := range logits {
-			top = max(top, float64(l))
-		}
-		var sum float64
-		for _, l := range logits {
-			sum += math.Exp(float64(l) - top)
-		}
-		out := make([]float64, len(cands))
-		for i, c := range cands {
-			out[i] = float64(logits[c]) - top - math.Log(sum)
-		}
-		return out
+		return logSoftmax(ctx.Logits(last), cands)
 	}
 	want := reference(false)
 	for _, res := range got {
-		for i := range cands {
-			if d := math.Abs(res.Branches[0].LogProbs[i] - want[i]); d > 1e-5 {
-				t.Errorf("token %d: log-probability %v, reference %v", cands[i], res.Branches[0].LogProbs[i], want[i])
-			}
-		}
+		closeScores(t, res.Branches[0], want)
 	}
 	if same(reference(true), want) {
 		t.Error("causal attention over the image gives the same numbers: the test cannot tell")

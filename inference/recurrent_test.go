@@ -3,7 +3,6 @@
 package inference
 
 import (
-	"context"
 	"testing"
 
 	"github.com/inferkit/inferkit/catalog"
@@ -61,46 +60,13 @@ func TestRecurrentPrefixReuse(t *testing.T) {
 	}
 }
 
-// Decisions branch a recurrent state by whole-sequence copies: a branch's
-// most likely token is the one greedy generation picks after the same
-// text, and each branch's numbers are the same alone or among others, cold
-// or with the state from the cache.
+// Decisions branch a recurrent state by whole-sequence copies.
 func TestRecurrentScore(t *testing.T) {
 	for _, arch := range recurrentArchs {
 		t.Run(arch, func(t *testing.T) {
-			e, r := recurrentEngine(t, arch, Config{Parallel: 1})
-			all := allTokens(e)
-			var branches []Branch
-			var alone []BranchScore
-			for _, q := range scoreQuestions {
-				b := Branch{Text: q, Candidates: all}
-				branches = append(branches, b)
-				res := score(t, e, system, b).Branches[0]
-				alone = append(alone, res)
-				best := 0
-				for i, p := range res.Probabilities {
-					if p > res.Probabilities[best] {
-						best = i
-					}
-				}
-				generate(t, e, system+q)
-				if want := r.slots[0].cache[len(system+q)]; int(want) != best {
-					t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, want)
-				}
-			}
+			one, _ := recurrentEngine(t, arch, Config{Parallel: 1})
 			many, _ := recurrentEngine(t, arch, Config{Parallel: 2, Branches: 2})
-			for i := range 2 {
-				res, err := many.Score(context.Background(), ScoreRequest{Model: "tiny", Prefix: system, Branches: branches})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if cached := res.Usage.CachedTokens; i == 1 && cached != len(system) {
-					t.Errorf("repeat: %d cached, want %d", cached, len(system))
-				}
-				for i := range branches {
-					sameScores(t, scoreQuestions[i], res.Branches[i], alone[i])
-				}
-			}
+			checkBranching(t, one, many)
 		})
 	}
 }

@@ -203,3 +203,41 @@ func TestScoreConfig(t *testing.T) {
 func byteModels(t *testing.T) []catalog.Model {
 	return []catalog.Model{{ID: "tiny", Path: "unused.gguf"}}
 }
+
+// checkBranching scores each of scoreQuestions after system on one, a
+// single-sequence engine: a branch's most likely token must be the one
+// greedy generation picks after the same text. Then it scores them all in
+// one request on many, twice (cold, then with the state from the cache):
+// each branch must give the numbers it gave alone.
+func checkBranching(t *testing.T, one, many *Engine) {
+	t.Helper()
+	r := one.names["tiny"].runner
+	all := allTokens(one)
+	var branches []Branch
+	var alone []BranchScore
+	for _, q := range scoreQuestions {
+		b := Branch{Text: q, Candidates: all}
+		branches = append(branches, b)
+		res := score(t, one, system, b).Branches[0]
+		alone = append(alone, res)
+		best := 0
+		for i, p := range res.Probabilities {
+			if p > res.Probabilities[best] {
+				best = i
+			}
+		}
+		generate(t, one, system+q)
+		if want := r.slots[0].cache[len(system+q)]; int(want) != best {
+			t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, want)
+		}
+	}
+	for i := range 2 {
+		res := score(t, many, system, branches...)
+		if cached := res.Usage.CachedTokens; i == 1 && cached != len(system) {
+			t.Errorf("repeat: %d cached, want %d", cached, len(system))
+		}
+		for i := range branches {
+			sameScores(t, scoreQuestions[i], res.Branches[i], alone[i])
+		}
+	}
+}

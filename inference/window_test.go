@@ -3,7 +3,6 @@
 package inference
 
 import (
-	"context"
 	"sync"
 	"testing"
 
@@ -65,40 +64,9 @@ func TestWindowPrefixReuse(t *testing.T) {
 	}
 }
 
-// Decisions branch from the state on sliding-window models too: a branch's
-// most likely token is the one greedy generation picks after the same
-// text, and each branch's numbers are the same alone or among others, cold
-// or with the state from the cache.
+// Decisions branch from the state on sliding-window models too.
 func TestWindowScore(t *testing.T) {
-	e, r := windowEngine(t, Config{Parallel: 1})
-	all := allTokens(e)
-	var branches []Branch
-	var alone []BranchScore
-	for _, q := range scoreQuestions {
-		b := Branch{Text: q, Candidates: all}
-		branches = append(branches, b)
-		res := score(t, e, system, b).Branches[0]
-		alone = append(alone, res)
-		best := 0
-		for i, p := range res.Probabilities {
-			if p > res.Probabilities[best] {
-				best = i
-			}
-		}
-		generate(t, e, system+q)
-		if want := r.slots[0].cache[len(system+q)]; int(want) != best {
-			t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, want)
-		}
-	}
-	for _, e := range []*Engine{e, must(windowEngine(t, Config{Parallel: 2}))} {
-		res, err := e.Score(context.Background(), ScoreRequest{Model: "tiny", Prefix: system, Branches: branches})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range branches {
-			sameScores(t, scoreQuestions[i], res.Branches[i], alone[i])
-		}
-	}
+	one, _ := windowEngine(t, Config{Parallel: 1})
+	many, _ := windowEngine(t, Config{Parallel: 2})
+	checkBranching(t, one, many)
 }
-
-func must(e *Engine, _ *runner) *Engine { return e }
