@@ -26,7 +26,7 @@ type Batch struct {
 	width  int
 	// grid holds the row and column positions of an M-RoPE embedding
 	// batch's entries (nil otherwise), laid out into pos by Decode.
-	grid [][2]C.llama_pos
+	grid   [][2]C.llama_pos
 	pos    []C.llama_pos
 	nSeqID []C.int32_t
 	seqIDs []*C.llama_seq_id

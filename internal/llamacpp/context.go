@@ -98,7 +98,7 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 // Close frees the context.
 func (c *Context) Close() {
 	if c.c != nil {
-		C.llama_free(c.c)
+		C.inferkit_free_context(c.c)
 		c.c = nil
 	}
 }
