@@ -73,3 +73,29 @@ func ExampleProjector() {
 	}
 	_ = testVision
 }
+
+func ExampleProjectorOptions_ImageGrid() {
+	// A Qwen2-VL pair: the text model's M-RoPE gives the embeddings of an
+	// image a row and a column, and the projector sizes each picture on its
+	// own, so the grid follows the picture (at least 8 embeddings).
+	testVision := func(t *testing.T) {
+		model := inferencetest.Model(t, inferencetest.Options{Arch: "qwen2vl"})
+		mmproj := inferencetest.Projector(t, inferencetest.ProjectorOptions{Type: "qwen2vl"})
+		_, _ = model, mmproj // load them with the engine
+	}
+	_ = testVision
+
+	opts := inferencetest.ProjectorOptions{Type: "qwen2vl"}
+	for _, size := range [][2]int{{40, 30}, {24, 24}, {64, 16}, {16, 16}} {
+		nx, ny, err := opts.ImageGrid(size[0], size[1])
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%d×%d pixels: %d×%d embeddings over %d positions\n", size[0], size[1], nx, ny, max(nx, ny))
+	}
+	// Output:
+	// 40×30 pixels: 5×4 embeddings over 5 positions
+	// 24×24 pixels: 3×3 embeddings over 3 positions
+	// 64×16 pixels: 8×2 embeddings over 8 positions
+	// 16×16 pixels: 3×3 embeddings over 3 positions
+}

@@ -12,18 +12,28 @@ import (
 // of 64 dimensions with the [ByteLevel] vocabulary and the [ChatML] template,
 // in F32 with the weights of seed 0.
 type Options struct {
-	// Arch is the architecture: "llama" (the default); "qwen3", which adds
-	// RMS norms on each head's queries and keys; "gemma3", which adds those
-	// and RMS norms after attention and after the feed-forward layer,
-	// scales the token embeddings by sqrt(Embd), has a GELU feed-forward
-	// layer and attends over a sliding window in most layers (see
-	// SlidingWindow); or "bert": an encoder with a reranker's
-	// classification head (pooling type rank, one score per sequence) and a
-	// WordPiece vocabulary of its own ([PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3,
-	// [MASK] 4, then lower-case letters, digits and punctuation as
-	// word-initial and continuation pieces). For bert the context length
-	// defaults to 512, and KVHeads, HeadDim, TiedEmbeddings, SlidingWindow,
-	// Tokenizer and ChatTemplate must be left zero.
+	// Arch is the architecture:
+	//   - "llama", the default.
+	//   - "qwen3": llama with RMS norms on each head's queries and keys.
+	//   - "gemma3": qwen3's norms, RMS norms after attention and after the
+	//     feed-forward layer, token embeddings scaled by sqrt(Embd), a GELU
+	//     feed-forward layer, and a sliding window in most layers (see
+	//     SlidingWindow).
+	//   - "qwen2vl": Qwen2-VL's text model, a Qwen2 (biases on the queries,
+	//     keys and values) with multimodal rotary embeddings (M-RoPE), which
+	//     give an image's tokens a row and a column besides their position,
+	//     so that it reads the images of a projector of Type "qwen2vl" (see
+	//     [ProjectorOptions]). Its heads must span Embd (Heads*HeadDim =
+	//     Embd) and be at least 6 wide; the HeadDim/2 rotated pairs of a head
+	//     are split 1:1.5:1.5 between position, row and column, as in the
+	//     published models (2, 3 and 3 pairs for the default HeadDim of 16).
+	//   - "bert": an encoder with a reranker's classification head (pooling
+	//     type rank, one score per sequence) and a WordPiece vocabulary of
+	//     its own ([PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, then
+	//     lower-case letters, digits and punctuation as word-initial and
+	//     continuation pieces). Its context length defaults to 512, and
+	//     KVHeads, HeadDim, TiedEmbeddings, SlidingWindow, Tokenizer and
+	//     ChatTemplate must be left zero.
 	//
 	// Two architectures keep a recurrent state per sequence instead of, or
 	// beside, a KV cache. "mamba" is a Mamba (v1) model, whose layers are
@@ -155,6 +165,11 @@ type arch struct {
 	// others sliding-window (attention.sliding_window), as llama.cpp
 	// hard-codes for the architecture. It is also the fewest layers.
 	swaPattern int
+	qkvBias    bool // attn_q, attn_k and attn_v biases
+	// mrope writes rope.dimension_sections, which with the architecture
+	// makes llama.cpp rotate with M-RoPE; llama.cpp also wants the heads
+	// to span the hidden state.
+	mrope bool
 }
 
 var archs = map[string]arch{
@@ -164,6 +179,9 @@ var archs = map[string]arch{
 	// embeddings, GELU, and a RoPE base of 10,000 in sliding-window
 	// layers; ropeBase is the global layers'.
 	"gemma3": {ropeBase: 1000000, rmsEps: 1e-6, headNorms: true, postNorms: true, swaPattern: 6},
+	// llama.cpp's LLM_ARCH_QWEN2VL: LLAMA_ROPE_TYPE_MROPE whatever the
+	// sections say.
+	"qwen2vl": {ropeBase: 1000000, rmsEps: 1e-6, qkvBias: true, mrope: true},
 }
 
 // sizes fills in the default sizes (context: the architecture's default
@@ -235,6 +253,15 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if o.HeadDim%2 != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: HeadDim %d is odd; rotary embeddings need it even", o.HeadDim)
 	}
+	var sections []int32
+	if a.mrope {
+		if o.Heads*o.HeadDim != o.Embd {
+			return nil, nil, fmt.Errorf("inferencetest: Heads*HeadDim %d differs from Embd %d; llama.cpp wants them equal for %s", o.Heads*o.HeadDim, o.Embd, o.Arch)
+		}
+		if sections = mropeSections(o.HeadDim); sections == nil {
+			return nil, nil, fmt.Errorf("inferencetest: HeadDim %d is too narrow for M-RoPE; %s needs at least 6", o.HeadDim, o.Arch)
+		}
+	}
 	typ, fileType, err := weightType(o.Type, o.Embd, o.FF, o.Heads*o.HeadDim)
 	if err != nil {
 		return nil, nil, err
@@ -263,6 +290,9 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if a.swaPattern != 0 {
 		kvs = append(kvs, kv{p + "attention.sliding_window", uint32(o.SlidingWindow)})
 	}
+	if sections != nil {
+		kvs = append(kvs, kv{p + "rope.dimension_sections", sections})
+	}
 
 	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(nVocab)
 	q, kvw := uint64(o.Heads*o.HeadDim), uint64(o.KVHeads*o.HeadDim)
@@ -271,6 +301,9 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 		b := fmt.Sprintf("blk.%d.", i)
 		ts = append(ts, norm(b+"attn_norm.weight", embd))
 		ts = append(ts, attention(b, typ, embd, q, kvw)...)
+		if a.qkvBias {
+			ts = append(ts, attentionBiases(b, q, kvw)...)
+		}
 		if a.headNorms {
 			ts = append(ts,
 				norm(b+"attn_q_norm.weight", uint64(o.HeadDim)),
@@ -353,6 +386,32 @@ func attention(b string, typ tensorType, embd, q, kv uint64) []tensorSpec {
 		matrix(b+"attn_v.weight", typ, embd, kv),
 		matrix(b+"attn_output.weight", typ, q, embd),
 	}
+}
+
+// attentionBiases returns the biases, random and in F32, of the query, key
+// and value projections that attention returns.
+func attentionBiases(b string, q, kv uint64) []tensorSpec {
+	return []tensorSpec{
+		{name: b + "attn_q.bias", shape: []uint64{q}, typ: typeF32},
+		{name: b + "attn_k.bias", shape: []uint64{kv}, typ: typeF32},
+		{name: b + "attn_v.bias", shape: []uint64{kv}, typ: typeF32},
+	}
+}
+
+// mropeSections returns <arch>.rope.dimension_sections for heads of
+// headDim: the numbers of rotated pairs that turn with the token's
+// position, its row and its column (and a fourth, unused section, 0),
+// split 1:1.5:1.5 as Qwen2-VL's [16, 24, 24] for heads of 128. llama.cpp
+// takes pair i of a head to section (i mod the sections' sum), so that
+// with a sum of headDim/2 each pair is in one section. It returns nil if
+// the heads are too narrow for each section to have a pair.
+func mropeSections(headDim int) []int32 {
+	pairs := headDim / 2
+	hw := 3 * pairs / 8
+	if hw == 0 {
+		return nil
+	}
+	return []int32{int32(pairs - 2*hw), int32(hw), int32(hw), 0}
 }
 
 // feedForward returns the norm and the gated feed-forward layer, ff wide,

@@ -14,12 +14,12 @@ import (
 	"unsafe"
 )
 
-// evalWithHelper decodes text and its images on sequence 0 of ctx the way
+// EvalWithHelper decodes text and its images on sequence 0 of ctx the way
 // llama.cpp's own mtmd helper does (mtmd_helper_eval_chunks: positions,
 // M-RoPE grids, causal switching and all), asking for the logits of the
-// last token (Logits(-1)). Tests hold the engine's way of decoding images,
-// through Batch and Context, against it.
-func evalWithHelper(p *Projector, ctx *Context, text string, images [][]byte) error {
+// last token (Logits(-1)). It is the reference that tests hold the
+// engine's way of decoding images against; the engine does not use it.
+func EvalWithHelper(p *Projector, ctx *Context, text string, images [][]byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	bitmaps := make([]*C.mtmd_bitmap, len(images))

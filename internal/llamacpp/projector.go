@@ -52,9 +52,14 @@ func LoadProjector(path string, m *Model, threads int) (*Projector, error) {
 		return nil, fmt.Errorf("llamacpp: cannot load projector %s (see the debug log)", path)
 	}
 	p := &Projector{c: c, model: m, nonCausal: bool(C.mtmd_decode_use_non_causal(c))}
-	if !bool(C.mtmd_support_vision(c)) {
+	switch {
+	case !bool(C.mtmd_support_vision(c)):
 		p.Close()
 		return nil, fmt.Errorf("llamacpp: projector %s reads no images", path)
+	case bool(C.mtmd_decode_use_mrope(c)) != m.MRoPE():
+		// Each would place the image's tokens its own way.
+		p.Close()
+		return nil, fmt.Errorf("llamacpp: projector %s and the model disagree on M-RoPE positions", path)
 	}
 	return p, nil
 }
@@ -64,7 +69,7 @@ func (p *Projector) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.c != nil {
-		C.mtmd_free(p.c)
+		C.inferkit_free_projector(p.c)
 		p.c = nil
 	}
 }

@@ -63,6 +63,7 @@ func TestProjectorMatchesHelper(t *testing.T) {
 	}{
 		{"llava", inferencetest.Options{}, inferencetest.ProjectorOptions{}},
 		{"gemma3", inferencetest.Options{Arch: "gemma3"}, inferencetest.ProjectorOptions{Type: "gemma3"}},
+		{"qwen2vl", inferencetest.Options{Arch: "qwen2vl"}, inferencetest.ProjectorOptions{Type: "qwen2vl"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := LoadModel(inferencetest.Model(t, tc.model), ModelParams{})
@@ -86,7 +87,7 @@ func TestProjectorMatchesHelper(t *testing.T) {
 			}
 			want := newContext()
 			defer want.Close()
-			if err := evalWithHelper(p, want, text, images); err != nil {
+			if err := EvalWithHelper(p, want, text, images); err != nil {
 				t.Fatal(err)
 			}
 			ctx := newContext()
@@ -107,5 +108,27 @@ func TestProjectorMatchesHelper(t *testing.T) {
 				t.Errorf("last position %d, the helper's %d", ctx.MaxPos(0), want.MaxPos(0))
 			}
 		})
+	}
+}
+
+// A projector that places images with M-RoPE positions needs a text model
+// that reads them, and the other way round.
+func TestProjectorMRoPEMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		model     inferencetest.Options
+		projector inferencetest.ProjectorOptions
+	}{
+		{inferencetest.Options{}, inferencetest.ProjectorOptions{Type: "qwen2vl"}},
+		{inferencetest.Options{Arch: "qwen2vl"}, inferencetest.ProjectorOptions{}},
+	} {
+		m, err := LoadModel(inferencetest.Model(t, tc.model), ModelParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := LoadProjector(inferencetest.Projector(t, tc.projector), m, 1); err == nil {
+			p.Close()
+			t.Errorf("%s projector on a %s model: loaded", tc.projector.Type, tc.model.Arch)
+		}
+		m.Close()
 	}
 }
