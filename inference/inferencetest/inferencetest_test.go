@@ -50,6 +50,30 @@ func tensorData(t *testing.T, g *ggml.GGML, f *os.File, name string) (*ggml.Tens
 	return nil, nil
 }
 
+// floats reads an F32 tensor's values.
+func floats(t *testing.T, g *ggml.GGML, f *os.File, name string) []float32 {
+	t.Helper()
+	_, b := tensorData(t, g, f, name)
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// readBack writes the file at path with write and returns its bytes.
+func readBack(t *testing.T, p string, write func(path string) error) []byte {
+	t.Helper()
+	if err := write(p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestWriteModelRoundTrip(t *testing.T) {
 	for _, arch := range []string{"llama", "qwen3", "gemma3"} {
 		layers := uint32(2)
@@ -216,15 +240,7 @@ func TestDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, o Options) []byte {
 		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := WriteModel(p, o); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return readBack(t, filepath.Join(dir, name), func(p string) error { return WriteModel(p, o) })
 	}
 	// Bigger than one chunk, so that chunks are encoded in parallel.
 	o := Options{Embd: 256, FF: 512, Heads: 8, KVHeads: 4, Seed: 42}

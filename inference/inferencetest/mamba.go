@@ -87,12 +87,7 @@ func layoutMamba(o Options) ([]kv, []tensorSpec, error) {
 	attends := func(layer int) bool { return jamba && layer%2 == 1 }
 
 	p := o.Arch + "."
-	kvs := append(generalKVs(o, fileType),
-		kv{p + "vocab_size", uint32(nVocab)},
-		kv{p + "context_length", uint32(o.ContextLength)},
-		kv{p + "embedding_length", uint32(o.Embd)},
-		kv{p + "block_count", uint32(o.Layers)},
-	)
+	kvs := shapeKVs(o, fileType, nVocab)
 	if jamba {
 		// A layer with no key-value heads is a Mamba block.
 		kvHeads := make([]int32, o.Layers)

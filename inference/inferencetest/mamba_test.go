@@ -1,7 +1,6 @@
 package inferencetest
 
 import (
-	"encoding/binary"
 	"math"
 	"path/filepath"
 	"slices"
@@ -162,14 +161,7 @@ func tensorKind(name string) string {
 func TestMambaWeightValues(t *testing.T) {
 	path := Model(t, Options{Arch: "jamba", Layers: 3, StateSize: 8, Seed: 9})
 	g, f := decode(t, path)
-	floats := func(name string) []float32 {
-		_, b := tensorData(t, g, f, name)
-		v := make([]float32, len(b)/4)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		return v
-	}
+	floats := func(name string) []float32 { return floats(t, g, f, name) }
 	between := func(name string, lo, hi float32) {
 		v := floats(name)
 		var vmin, vmax float32 = math.MaxFloat32, -math.MaxFloat32

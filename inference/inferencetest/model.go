@@ -272,11 +272,7 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	}
 
 	p := o.Arch + "."
-	kvs := append(generalKVs(o, fileType),
-		kv{p + "vocab_size", uint32(nVocab)},
-		kv{p + "context_length", uint32(o.ContextLength)},
-		kv{p + "embedding_length", uint32(o.Embd)},
-		kv{p + "block_count", uint32(o.Layers)},
+	kvs := append(shapeKVs(o, fileType, nVocab),
 		kv{p + "feed_forward_length", uint32(o.FF)},
 		kv{p + "attention.head_count", uint32(o.Heads)},
 		kv{p + "attention.head_count_kv", uint32(o.KVHeads)},
@@ -330,6 +326,18 @@ func generalKVs(o Options, fileType uint32) []kv {
 		{"general.file_type", fileType},
 		{"general.quantization_version", uint32(2)},
 	}
+}
+
+// shapeKVs returns generalKVs and the sizes every text architecture
+// writes: vocabulary, context, width and depth.
+func shapeKVs(o Options, fileType uint32, nVocab int) []kv {
+	p := o.Arch + "."
+	return append(generalKVs(o, fileType),
+		kv{p + "vocab_size", uint32(nVocab)},
+		kv{p + "context_length", uint32(o.ContextLength)},
+		kv{p + "embedding_length", uint32(o.Embd)},
+		kv{p + "block_count", uint32(o.Layers)},
+	)
 }
 
 // textVocab returns the size of the vocabulary of o.Tokenizer (default

@@ -2,7 +2,6 @@ package inferencetest
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
@@ -174,14 +173,7 @@ func TestProjectorRoundTrip(t *testing.T) {
 				}
 			}
 
-			floats := func(name string) []float32 {
-				_, b := tensorData(t, g, f, name)
-				v := make([]float32, len(b)/4)
-				for i := range v {
-					v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-				}
-				return v
-			}
+			floats := func(name string) []float32 { return floats(t, g, f, name) }
 			ones, zeros := []string{last + "ln2.weight"}, []string{last + "ln1.bias"}
 			random := []string{"v.patch_embd.weight", last + "attn_q.bias"}
 			switch {
@@ -281,15 +273,7 @@ func TestProjectorDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, o ProjectorOptions) []byte {
 		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := WriteProjector(p, o); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return readBack(t, filepath.Join(dir, name), func(p string) error { return WriteProjector(p, o) })
 	}
 	// A vision tower bigger than one chunk, so that chunks are encoded in
 	// parallel.
