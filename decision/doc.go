@@ -13,5 +13,9 @@
 //	{"model": ..., "answers": {"name": {"type": "choice", "choice": ...,
 //	  "probabilities": {...}, "confidence": ...}}, "usage": {...}}
 //
+// A model that reads images (Config.Images: the engine loaded a vision
+// projector for it) takes up to MaxImages pictures, which it sees before the
+// state; their tokens count as input tokens.
+//
 // There is no free text: output tokens are always 0.
 package decision
