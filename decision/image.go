@@ -21,6 +21,8 @@ type Image struct {
 	err error
 }
 
+// wireImage is the object form of an entry. Its media_type is accepted and
+// not trusted: the engine reads the format from the bytes.
 type wireImage struct {
 	URL       string `json:"url"`
 	Data      string `json:"data"`
