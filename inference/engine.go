@@ -227,18 +227,31 @@ func (e *Engine) CountTokens(req Request) (n int, err error) {
 	return n, err
 }
 
-// use runs fn on the model named name, holding the engine open (Close
-// waits) until fn returns: the model's C memory stays valid meanwhile.
-func (e *Engine) use(name string, fn func(*model) error) error {
+// acquire returns the model named name and holds the engine open (Close
+// waits) until the caller calls release: the model's C memory stays valid
+// meanwhile.
+func (e *Engine) acquire(name string) (m *model, release func(), err error) {
 	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return ErrClosed
+	switch m = e.names[name]; {
+	case e.closed:
+		err = ErrClosed
+	case m == nil:
+		err = fmt.Errorf("%w: %q", ErrModelNotFound, name)
+	default:
+		return m, e.mu.RUnlock, nil
 	}
-	m := e.names[name]
-	if m == nil {
-		return fmt.Errorf("%w: %q", ErrModelNotFound, name)
+	e.mu.RUnlock()
+	return nil, nil, err
+}
+
+// use runs fn on the model named name, holding the engine open until fn
+// returns (see acquire).
+func (e *Engine) use(name string, fn func(*model) error) error {
+	m, release, err := e.acquire(name)
+	if err != nil {
+		return err
 	}
+	defer release()
 	return fn(m)
 }
 
@@ -276,15 +289,11 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return nil, ErrClosed
+	m, release, err := e.acquire(req.Model)
+	if err != nil {
+		return nil, err
 	}
-	m := e.names[req.Model]
-	if m == nil {
-		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, req.Model)
-	}
+	defer release()
 	if m.runner == nil {
 		return nil, fmt.Errorf("%w: model %q is an encoder: it ranks (Engine.Rank) and generates nothing", ErrInvalidRequest, req.Model)
 	}

@@ -75,15 +75,11 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return nil, ErrClosed
+	m, release, err := e.acquire(req.Model)
+	if err != nil {
+		return nil, err
 	}
-	m := e.names[req.Model]
-	if m == nil {
-		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, req.Model)
-	}
+	defer release()
 	if m.runner == nil {
 		return nil, fmt.Errorf("%w: model %q is an encoder: use Engine.Rank", ErrInvalidRequest, req.Model)
 	}
