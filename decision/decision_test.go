@@ -335,3 +335,30 @@ func TestQuestionJSON(t *testing.T) {
 		t.Errorf("round trip %s, want %s", out, in)
 	}
 }
+
+// sameAlone checks that each question of req, asked alone, gets the
+// answer it got in res, asked with the others: batching changes nothing
+// beyond float rounding.
+func sameAlone(t *testing.T, ev *decision.Evaluator, req decision.Request, res decision.Response) {
+	t.Helper()
+	for name, q := range req.Questions {
+		one := req
+		one.Questions = map[string]decision.Question{name: q}
+		alone, err := ev.Evaluate(context.Background(), one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := alone.Answers[name], res.Answers[name]
+		if a.OptionMass != nil && math.Abs(*a.OptionMass-*b.OptionMass) > 1e-6 {
+			t.Errorf("%s: option mass %v alone, %v together", name, *a.OptionMass, *b.OptionMass)
+		}
+		if a.Noul != nil && math.Abs(*a.Noul-*b.Noul) > 1e-6 {
+			t.Errorf("%s: noul %v alone, %v together", name, *a.Noul, *b.Noul)
+		}
+		for k, p := range b.Probabilities {
+			if math.Abs(a.Probabilities[k]-p) > 1e-6 {
+				t.Errorf("%s: %s has %v alone, %v together", name, k, a.Probabilities[k], p)
+			}
+		}
+	}
+}

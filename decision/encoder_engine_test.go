@@ -108,23 +108,7 @@ func TestEncoderAnswers(t *testing.T) {
 	}
 
 	// Together or one by one: the same numbers.
-	for name, q := range req.Questions {
-		one := req
-		one.Questions = map[string]decision.Question{name: q}
-		alone, err := ev.Evaluate(context.Background(), one)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := alone.Answers[name], res.Answers[name]
-		if a.Noul != nil && math.Abs(*a.Noul-*b.Noul) > 1e-6 {
-			t.Errorf("%s: noul %v alone, %v together", name, *a.Noul, *b.Noul)
-		}
-		for k, p := range b.Probabilities {
-			if math.Abs(a.Probabilities[k]-p) > 1e-6 {
-				t.Errorf("%s: %s has %v alone, %v together", name, k, a.Probabilities[k], p)
-			}
-		}
-	}
+	sameAlone(t, ev, req, res)
 }
 
 // More options than one Rank call takes: 100 choices of 52 options.

@@ -42,28 +42,8 @@ func TestEngineAnswers(t *testing.T) {
 	}
 	checkAnswers(t, req, res)
 
-	// Together or one by one: the same numbers, up to float rounding of
-	// differently shaped batches.
-	for name, q := range req.Questions {
-		one := req
-		one.Questions = map[string]decision.Question{name: q}
-		alone, err := ev.Evaluate(context.Background(), one)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := alone.Answers[name], res.Answers[name]
-		if math.Abs(*a.OptionMass-*b.OptionMass) > 1e-6 {
-			t.Errorf("%s: option mass %v alone, %v together", name, *a.OptionMass, *b.OptionMass)
-		}
-		if a.Noul != nil && math.Abs(*a.Noul-*b.Noul) > 1e-6 {
-			t.Errorf("%s: noul %v alone, %v together", name, *a.Noul, *b.Noul)
-		}
-		for k, p := range b.Probabilities {
-			if math.Abs(a.Probabilities[k]-p) > 1e-6 {
-				t.Errorf("%s: %s has %v alone, %v together", name, k, a.Probabilities[k], p)
-			}
-		}
-	}
+	// Together or one by one: the same numbers.
+	sameAlone(t, ev, req, res)
 }
 
 // recorder keeps the usage of the engine's last Score.

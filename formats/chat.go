@@ -220,11 +220,7 @@ func (c *ChatToolChoice) UnmarshalJSON(data []byte) error {
 // ParseChatRequest decodes, validates and converts a chat completion
 // request body, with the spec's defaults filled in.
 func ParseChatRequest(body []byte) (Request, error) {
-	var r ChatRequest
-	if err := decodeJSON(body, &r); err != nil {
-		return Request{}, err
-	}
-	return r.Canonical()
+	return parseRequest[ChatRequest](body)
 }
 
 // Canonical validates r and returns its canonical Request with the chat

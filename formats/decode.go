@@ -9,6 +9,18 @@ import (
 	"strings"
 )
 
+// parseRequest decodes body as a T and returns its canonical Request.
+func parseRequest[T any, PT interface {
+	*T
+	Canonical() (Request, error)
+}](body []byte) (Request, error) {
+	var r T
+	if err := decodeJSON(body, &r); err != nil {
+		return Request{}, err
+	}
+	return PT(&r).Canonical()
+}
+
 // decodeJSON decodes the JSON data into v. A syntax error, an empty body or
 // a value of the wrong JSON type becomes a *RequestError; for a type error
 // its Param is the path of the value, such as "messages[0].content".

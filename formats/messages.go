@@ -214,11 +214,7 @@ type MessagesImageSource struct {
 // ParseMessagesRequest decodes, validates and converts a messages request
 // body, with the spec's defaults filled in.
 func ParseMessagesRequest(body []byte) (Request, error) {
-	var r MessagesRequest
-	if err := decodeJSON(body, &r); err != nil {
-		return Request{}, err
-	}
-	return r.Canonical()
+	return parseRequest[MessagesRequest](body)
 }
 
 // Canonical validates r and returns its canonical Request with the

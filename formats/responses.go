@@ -220,11 +220,7 @@ type ResponsesPart struct {
 // request body, with the spec's defaults filled in. The conversation of
 // previous_response_id is not included: see Continue.
 func ParseResponsesRequest(body []byte) (Request, error) {
-	var r ResponsesRequest
-	if err := decodeJSON(body, &r); err != nil {
-		return Request{}, err
-	}
-	return r.Canonical()
+	return parseRequest[ResponsesRequest](body)
 }
 
 // Canonical validates r and returns its canonical Request with the

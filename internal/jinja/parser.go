@@ -602,34 +602,24 @@ func (p *parser) parseCondExpr() (expr, error) {
 	return e, nil
 }
 
-func (p *parser) parseOr() (expr, error) {
-	line := p.cur().line
-	left, err := p.parseAnd()
-	if err != nil {
-		return nil, err
-	}
-	for p.skipName("or") {
-		right, err := p.parseAnd()
-		if err != nil {
-			return nil, err
-		}
-		left = &binaryExpr{pos: pos{line}, op: "or", left: left, right: right}
-	}
-	return left, nil
-}
+func (p *parser) parseOr() (expr, error) { return p.parseKeyword("or", p.parseAnd) }
 
-func (p *parser) parseAnd() (expr, error) {
+func (p *parser) parseAnd() (expr, error) { return p.parseKeyword("and", p.parseNot) }
+
+// parseKeyword parses next (op next)* for the keyword operators "or" and
+// "and", left-associative.
+func (p *parser) parseKeyword(op string, next func() (expr, error)) (expr, error) {
 	line := p.cur().line
-	left, err := p.parseNot()
+	left, err := next()
 	if err != nil {
 		return nil, err
 	}
-	for p.skipName("and") {
-		right, err := p.parseNot()
+	for p.skipName(op) {
+		right, err := next()
 		if err != nil {
 			return nil, err
 		}
-		left = &binaryExpr{pos: pos{line}, op: "and", left: left, right: right}
+		left = &binaryExpr{pos: pos{line}, op: op, left: left, right: right}
 	}
 	return left, nil
 }
