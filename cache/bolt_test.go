@@ -22,7 +22,8 @@ import (
 func TestBoltConformance(t *testing.T) {
 	cachetest.Run(t, func(t *testing.T, cfg cachetest.Config) cache.Store {
 		return openBolt(t, filepath.Join(t.TempDir(), "responses.db"),
-			cache.BoltConfig{TTL: cfg.TTL, Now: cfg.Now, MaxEntries: cfg.MaxEntries, MaxBytes: cfg.MaxBytes})
+			cache.BoltConfig{TTL: cfg.TTL, Now: cfg.Now, MaxEntries: cfg.MaxEntries, MaxBytes: cfg.MaxBytes,
+				MaxOwnerEntries: cfg.MaxOwnerEntries, MaxOwnerBytes: cfg.MaxOwnerBytes})
 	})
 }
 
@@ -116,8 +117,21 @@ func TestBoltReopenSmaller(t *testing.T) {
 	}
 	s.Close()
 	// Smaller bounds evict the oldest on opening.
-	s = openBolt(t, path, cache.BoltConfig{Now: c.Now, MaxEntries: 2})
+	s = openBolt(t, path, cache.BoltConfig{Now: c.Now, MaxEntries: 2, MaxOwnerEntries: 2})
 	check(t, s, map[string]bool{"r0": false, "r1": false, "r2": false, "r3": true, "r4": true}, 2)
+	s.Close()
+	s = openBolt(t, path, cache.BoltConfig{Now: c.Now})
+	if err := s.Put(ctx, rec("b", "r0")); err != nil {
+		t.Fatal(err)
+	}
+	check(t, s, map[string]bool{"r3": true, "r4": true}, 3)
+	s.Close()
+	// So do smaller bounds of owners: a keeps its newest, b its one.
+	s = openBolt(t, path, cache.BoltConfig{Now: c.Now, MaxOwnerEntries: 1})
+	check(t, s, map[string]bool{"r3": false, "r4": true}, 2)
+	if _, err := s.Get(ctx, "b", "r0"); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestBoltUnclosed copies the file of a store that is still open, as if
@@ -317,7 +331,8 @@ func TestBoltOpenErrors(t *testing.T) {
 	if _, err := cache.OpenBolt(path, cache.BoltConfig{LockTimeout: 10 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "another BoltStore") {
 		t.Errorf("a second store on an open file: %v", err)
 	}
-	for _, cfg := range []cache.BoltConfig{{TTL: -1}, {MaxEntries: -1}, {MaxBytes: -1}, {LockTimeout: -1}} {
+	for _, cfg := range []cache.BoltConfig{{TTL: -1}, {MaxEntries: -1}, {MaxBytes: -1}, {MaxOwnerEntries: -1}, {MaxOwnerBytes: -1}, {LockTimeout: -1},
+		{MaxOwnerEntries: cache.DefaultBoltMaxEntries + 1}, {MaxEntries: 10, MaxOwnerEntries: 11}, {MaxBytes: 10, MaxOwnerBytes: 11}} {
 		if _, err := cache.OpenBolt(filepath.Join(dir, "neg.db"), cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}

@@ -16,9 +16,17 @@
 //     same bounds, so that they survive a restart. Every Put is synced to
 //     disk before it returns: a crash loses at most the write in flight.
 //
-// Other implementations (Redis, SQL) satisfy the same interface and can
-// check themselves with the conformance suite of package
-// [github.com/inferkit/inferkit/cache/cachetest].
+// The bounds hold per owner as well as in all, so that one key cannot
+// evict the others' records: past its own bounds (an eighth of the
+// store's by default, [DefaultOwnerShare]) a key's Put evicts that key's
+// oldest records, and past the store's it evicts those of the key
+// holding the most; see [Store].
+//
+// Other implementations satisfy the same interface and check themselves
+// with the conformance suite of package
+// [github.com/inferkit/inferkit/cache/cachetest]; package
+// [github.com/inferkit/inferkit/cache/rediscache] is one, shared by the
+// replicas of a server.
 //
 // The package is pure Go: it builds and tests with CGO_ENABLED=0.
 package cache

@@ -30,6 +30,23 @@ func Example() {
 	// true
 }
 
+// One key writing on and on evicts its own oldest records, never another
+// key's.
+func ExampleNewMemoryStore_owners() {
+	ctx := context.Background()
+	s, err := cache.NewMemoryStore(cache.MemoryConfig{MaxEntries: 100, MaxOwnerEntries: 10})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = s.Put(ctx, cache.Record{Owner: "key-2", ID: "resp_kept"})
+	for i := range 1000 {
+		_ = s.Put(ctx, cache.Record{Owner: "key-1", ID: fmt.Sprint("resp_", i)})
+	}
+	_, err = s.Get(ctx, "key-2", "resp_kept")
+	fmt.Println(s.Len(), err)
+	// Output: 11 <nil>
+}
+
 func ExampleOpenBolt() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "cache-example")

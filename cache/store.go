@@ -10,6 +10,16 @@ import (
 // is 0: one day.
 const DefaultTTL = 24 * time.Hour
 
+// DefaultOwnerShare sets the per-owner bounds of a store whose config
+// leaves them 0: each owner may hold 1/DefaultOwnerShare of the store's
+// entries and of its bytes. With an eighth, eight keys writing at full
+// speed fill the store without evicting one another's records, and one
+// owner's byte bound (8 MiB for the default MemoryStore) still holds a
+// record of a request at httpapi's default 4 MiB body cap. A server with
+// a single key (or none: every record is then the empty owner's) should
+// set the per-owner bounds equal to the global ones.
+const DefaultOwnerShare = 8
+
 // ErrNotFound is returned, possibly wrapped, for a record a store does not
 // hold: never stored, expired, evicted, deleted, or stored by another
 // owner. Test for it with errors.Is.
@@ -61,7 +71,15 @@ type Store interface {
 	Get(ctx context.Context, owner, id string) (Record, error)
 	// Put stores r under r.Owner and r.ID, replacing any record of that
 	// key, to expire after the store's TTL. Older records may be evicted
-	// to make room.
+	// to make room, per owner: past the store's per-owner bounds (of
+	// entries, of bytes), Put evicts r.Owner's own oldest records and no
+	// one else's; past its global bounds, it evicts the oldest record of
+	// the owner holding the most (entries or bytes, whichever bound is
+	// reached), and r.Owner's own when r.Owner would hold as much. So no
+	// owner ever holds more than its bounds; while the owners' bounds
+	// add up to no more than the global ones, an owner's writes never
+	// evict another's records; and past that, a Put evicts another
+	// owner's record only when that owner holds more than r.Owner would.
 	Put(ctx context.Context, r Record) error
 	// Delete removes the record id of owner, or returns an error
 	// wrapping ErrNotFound.

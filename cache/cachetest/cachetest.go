@@ -4,7 +4,9 @@
 //
 //	func TestConformance(t *testing.T) {
 //		cachetest.Run(t, func(t *testing.T, cfg cachetest.Config) cache.Store {
-//			s, err := mystore.Open(mystore.Config{TTL: cfg.TTL, Now: cfg.Now, MaxEntries: cfg.MaxEntries})
+//			s, err := mystore.Open(mystore.Config{TTL: cfg.TTL, Now: cfg.Now,
+//				MaxEntries: cfg.MaxEntries, MaxBytes: cfg.MaxBytes,
+//				MaxOwnerEntries: cfg.MaxOwnerEntries, MaxOwnerBytes: cfg.MaxOwnerBytes})
 //			if err != nil {
 //				t.Fatal(err)
 //			}
@@ -37,11 +39,18 @@ type Config struct {
 	// sleeping.
 	Now func() time.Time
 	// MaxEntries and MaxBytes bound the store when not 0, as the bounds
-	// of cache.MemoryConfig do: past them the oldest records are evicted
-	// first. 0 means the store's own, larger bound. A store that cannot
-	// honour a bound the suite sets calls t.Skip.
+	// of cache.MemoryConfig do: past them the oldest record of the owner
+	// holding the most is evicted first (see cache.Store.Put). 0 means
+	// the store's own, larger bound. A store that cannot honour a bound
+	// the suite sets calls t.Skip.
 	MaxEntries int
 	MaxBytes   int64
+	// MaxOwnerEntries and MaxOwnerBytes bound the records of each owner
+	// the same way when not 0: past them the owner's own oldest go
+	// first. 0 means the store's default. The suite sets them wherever
+	// it sets MaxEntries or MaxBytes, never above those.
+	MaxOwnerEntries int
+	MaxOwnerBytes   int64
 }
 
 // Run checks a Store's contract in subtests. newStore returns an empty
@@ -64,7 +73,13 @@ func Run(t *testing.T, newStore func(t *testing.T, cfg Config) cache.Store) {
 		{"TTL", testTTL},
 		{"MaxEntries", testMaxEntries},
 		{"MaxBytes", testMaxBytes},
+		{"OwnerBound", testOwnerBound},
+		{"OwnerBytes", testOwnerBytes},
+		{"OwnerCounts", testOwnerCounts},
+		{"GlobalBound", testGlobalBound},
+		{"Model", testModel},
 		{"Concurrent", testConcurrent},
+		{"ConcurrentOwners", testConcurrentOwners},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, &suite{newStore: newStore, clock: &clock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}})
@@ -285,7 +300,7 @@ func testTTL(t *testing.T, s *suite) {
 }
 
 func testMaxEntries(t *testing.T, s *suite) {
-	st := s.store(t, Config{MaxEntries: 3})
+	st := s.store(t, Config{MaxEntries: 3, MaxOwnerEntries: 3})
 	for i := 1; i <= 5; i++ {
 		put(t, st, record("a", fmt.Sprint("r", i)))
 		s.clock.Advance(time.Second)
@@ -320,7 +335,7 @@ func testMaxBytes(t *testing.T, s *suite) {
 		return r
 	}
 	size := big("r1").Size()
-	st := s.store(t, Config{MaxBytes: 3*size + size/2})
+	st := s.store(t, Config{MaxBytes: 3*size + size/2, MaxOwnerBytes: 3*size + size/2})
 	for _, id := range []string{"r1", "r2", "r3", "r4"} {
 		put(t, st, big(id))
 		s.clock.Advance(time.Second)

@@ -3,12 +3,19 @@
 // DELETE /v1/responses/{id}). It passes package cachetest's suite.
 //
 // Each record is a Redis hash; a sorted set orders the records by when
-// they were put, for eviction past the bounds, and a counter sums their
-// sizes. Put and Delete are Lua scripts, atomic on the server, so that
-// the bounds hold however many replicas write. Expiry is decided with
-// the store's clock (Config.Now); Redis also expires each record by
-// itself a little after its TTL. All keys share the hash tag of the
-// prefix, so that a Redis Cluster keeps them on one slot.
+// they were put, for expiry, and a counter sums their sizes. Each owner
+// has a sorted set of its own records, and two sorted sets rank the
+// owners by the records and bytes they hold, so that eviction follows
+// cache.Store.Put's rules per owner. Put and Delete are Lua scripts,
+// atomic on the server, so that the bounds hold however many replicas
+// write. Expiry is decided with the store's clock (Config.Now); Redis
+// also expires each record by itself a little after its TTL. All keys
+// share the hash tag of the prefix, so that a Redis Cluster keeps them on
+// one slot.
+//
+// Records put by a version of this package before the per-owner bounds
+// count against the store's bounds but no owner's; they leave as they
+// expire, and first of all when the store's bounds are reached.
 package rediscache
 
 import (
@@ -27,6 +34,14 @@ import (
 // DefaultPrefix begins every key when Config.Prefix is empty.
 const DefaultPrefix = "{inferkit:responses}:"
 
+// Defaults of Config's per-owner bounds when the store has no bound of
+// its own to take a share of: those of a cache.BoltStore with its
+// defaults, 125,000 records and 128 MiB.
+const (
+	DefaultMaxOwnerEntries = cache.DefaultBoltMaxEntries / cache.DefaultOwnerShare
+	DefaultMaxOwnerBytes   = cache.DefaultBoltMaxBytes / cache.DefaultOwnerShare
+)
+
 // Config configures a Store.
 type Config struct {
 	// Client is the Redis connection. Required; the caller closes it.
@@ -38,10 +53,20 @@ type Config struct {
 	// cache.DefaultTTL.
 	TTL time.Duration
 	// MaxEntries and MaxBytes bound the records kept and the sum of
-	// their sizes; past them the oldest go first. 0 means no bound of
-	// the store's own (Redis's maxmemory policy still applies).
+	// their sizes; past them the oldest record of the owner holding the
+	// most goes first (see cache.Store.Put). 0 means no bound of the
+	// store's own (Redis's maxmemory policy still applies).
 	MaxEntries int
 	MaxBytes   int64
+	// MaxOwnerEntries and MaxOwnerBytes bound the records of one owner
+	// and the sum of their sizes; past them the owner's own oldest go
+	// first. 0 means MaxEntries/cache.DefaultOwnerShare (and
+	// MaxBytes/cache.DefaultOwnerShare), at least 1, or, where that
+	// global bound is 0, DefaultMaxOwnerEntries (DefaultMaxOwnerBytes).
+	// They may not exceed a global bound that is set; set them equal to
+	// it for no bound of their own.
+	MaxOwnerEntries int
+	MaxOwnerBytes   int64
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
@@ -54,20 +79,31 @@ type Store struct {
 	ttl    time.Duration
 	maxN   int
 	maxB   int64
+	ownerN int
+	ownerB int64
 	now    func() time.Time
 }
 
 var _ cache.Store = (*Store)(nil)
 
-// New returns a Store on cfg.Client.
+// New returns a Store on cfg.Client. It fails without a client, on a
+// negative TTL or bound, or on a per-owner bound over the global one.
 func New(cfg Config) (*Store, error) {
 	switch {
 	case cfg.Client == nil:
 		return nil, errors.New("rediscache: Config.Client is nil")
-	case cfg.TTL < 0 || cfg.MaxEntries < 0 || cfg.MaxBytes < 0:
+	case cfg.TTL < 0 || cfg.MaxEntries < 0 || cfg.MaxBytes < 0 || cfg.MaxOwnerEntries < 0 || cfg.MaxOwnerBytes < 0:
 		return nil, errors.New("rediscache: negative TTL or bound")
 	}
-	s := &Store{rdb: cfg.Client, prefix: cfg.Prefix, ttl: cfg.TTL, maxN: cfg.MaxEntries, maxB: cfg.MaxBytes, now: cfg.Now}
+	s := &Store{rdb: cfg.Client, prefix: cfg.Prefix, ttl: cfg.TTL, maxN: cfg.MaxEntries, maxB: cfg.MaxBytes,
+		ownerN: ownerBound(cfg.MaxEntries, cfg.MaxOwnerEntries, DefaultMaxOwnerEntries),
+		ownerB: ownerBound(cfg.MaxBytes, cfg.MaxOwnerBytes, DefaultMaxOwnerBytes), now: cfg.Now}
+	switch {
+	case s.maxN > 0 && s.ownerN > s.maxN:
+		return nil, fmt.Errorf("rediscache: MaxOwnerEntries %d over MaxEntries %d", s.ownerN, s.maxN)
+	case s.maxB > 0 && s.ownerB > s.maxB:
+		return nil, fmt.Errorf("rediscache: MaxOwnerBytes %d over MaxBytes %d", s.ownerB, s.maxB)
+	}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -80,20 +116,46 @@ func New(cfg Config) (*Store, error) {
 	return s, nil
 }
 
+// ownerBound applies the default to a per-owner bound.
+func ownerBound[N int | int64](global, owner, def N) N {
+	switch {
+	case owner > 0:
+		return owner
+	case global > 0:
+		return max(global/cache.DefaultOwnerShare, 1)
+	default:
+		return def
+	}
+}
+
 var (
+	//go:embed drop.lua
+	dropSrc string
 	//go:embed put.lua
 	putSrc string
 	//go:embed delete.lua
 	deleteSrc string
 
-	putScript    = redis.NewScript(putSrc)
-	deleteScript = redis.NewScript(deleteSrc)
+	putScript    = redis.NewScript(dropSrc + putSrc)
+	deleteScript = redis.NewScript(dropSrc + deleteSrc)
 )
+
+// shared returns the keys that every script takes first (see drop.lua),
+// followed by more.
+func (s *Store) shared(more ...string) []string {
+	return append([]string{s.prefix + "order", s.prefix + "sizes", s.prefix + "bytes",
+		s.prefix + "owners", s.prefix + "ocount", s.prefix + "obytes"}, more...)
+}
 
 // key returns the Redis key of a record; the owner's length keeps
 // ("a:b", "c") apart from ("a", "b:c").
 func (s *Store) key(owner, id string) string {
 	return s.prefix + "r:" + strconv.Itoa(len(owner)) + ":" + owner + ":" + id
+}
+
+// ownerKey returns the Redis key of an owner's set of records.
+func (s *Store) ownerKey(owner string) string {
+	return s.prefix + "o:" + strconv.Itoa(len(owner)) + ":" + owner
 }
 
 // stamp writes a time as a fixed-width decimal of Unix nanoseconds, which
@@ -119,21 +181,23 @@ func (s *Store) Get(ctx context.Context, owner, id string) (cache.Record, error)
 	return cache.Record{Owner: owner, ID: id, Response: []byte(resp), Transcript: []byte(tr), Expires: time.Unix(0, ns).UTC()}, nil
 }
 
-// Put implements cache.Store.
+// Put implements cache.Store. A record whose Size exceeds the owner's
+// byte bound on its own is refused with an error wrapping
+// cache.ErrTooLarge.
 func (s *Store) Put(ctx context.Context, r cache.Record) error {
 	if r.ID == "" {
 		return errors.New("rediscache: Record.ID is empty")
 	}
 	size := r.Size()
-	if s.maxB > 0 && size > s.maxB {
-		return fmt.Errorf("rediscache: record %q of %d bytes over the bound of %d: %w", r.ID, size, s.maxB, cache.ErrTooLarge)
+	if size > s.ownerB {
+		return fmt.Errorf("rediscache: record %q of %d bytes over the bound of %d per owner: %w", r.ID, size, s.ownerB, cache.ErrTooLarge)
 	}
 	now := s.now()
 	// Redis drops the record by itself a minute after the TTL, in its
 	// own time.
 	expireMs := (s.ttl + time.Minute).Milliseconds()
-	err := putScript.Run(ctx, s.rdb, []string{s.key(r.Owner, r.ID), s.prefix + "order", s.prefix + "sizes", s.prefix + "bytes", s.prefix + "seq"},
-		r.Response, r.Transcript, stamp(now.Add(s.ttl)), size, stamp(now), s.maxN, s.maxB, expireMs).Err()
+	err := putScript.Run(ctx, s.rdb, s.shared(s.key(r.Owner, r.ID), s.ownerKey(r.Owner), s.prefix+"seq"),
+		r.Response, r.Transcript, stamp(now.Add(s.ttl)), size, stamp(now), s.maxN, s.maxB, expireMs, s.ownerN, s.ownerB).Err()
 	if err != nil {
 		return fmt.Errorf("rediscache: put: %w", err)
 	}
@@ -142,8 +206,7 @@ func (s *Store) Put(ctx context.Context, r cache.Record) error {
 
 // Delete implements cache.Store.
 func (s *Store) Delete(ctx context.Context, owner, id string) error {
-	n, err := deleteScript.Run(ctx, s.rdb, []string{s.key(owner, id), s.prefix + "order", s.prefix + "sizes", s.prefix + "bytes"},
-		stamp(s.now())).Int()
+	n, err := deleteScript.Run(ctx, s.rdb, s.shared(s.key(owner, id)), stamp(s.now())).Int()
 	if err != nil {
 		return fmt.Errorf("rediscache: delete: %w", err)
 	}
