@@ -57,12 +57,15 @@ func IdentityFrom(ctx context.Context) (Identity, bool) {
 // authenticate refuses requests without a valid key and puts the key's
 // Identity into the context of the others. The key comes from
 // "Authorization: Bearer <key>", or from the "x-api-key" header that the
-// Anthropic SDKs send by default.
+// Anthropic SDKs send by default. A refusal does not read the body: the
+// 401 goes out at once, and the connection closes after it (see
+// skipBody).
 func (h *Handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := bearer(r)
 		if key == "" {
 			h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: missing API key", slog.String("path", r.URL.Path))
+			skipBody(w, r)
 			WriteError(w, r, formats.Unauthorized())
 			return
 		}
@@ -70,6 +73,7 @@ func (h *Handler) authenticate(next http.Handler) http.Handler {
 		switch {
 		case errors.Is(err, ErrInvalidKey):
 			h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: invalid API key", slog.String("path", r.URL.Path))
+			skipBody(w, r)
 			WriteError(w, r, formats.Unauthorized())
 			return
 		case err != nil:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -38,23 +39,38 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // fail is the one place where a handler's error becomes a response: it
-// logs server errors with their cause and writes the family's body.
+// logs server errors with their cause and writes the family's body. A
+// request whose body did not arrive in time (Config.BodyReadTimeout) is
+// answered 408, whatever its handler made of the failed read, and its
+// connection is closed.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if bodyTimedOut(r) {
+		err = &formats.Error{Status: http.StatusRequestTimeout, Code: "request_timeout",
+			Message: fmt.Sprintf("the request body did not arrive within %v", h.bodyTO), Err: err}
+		w.Header().Set("Connection", "close")
+	}
 	err = h.countFailure(w, r, err)
 	h.logError(r, err)
 	WriteError(w, r, err)
 }
 
 // logError logs err at a level fitting its status: server errors at
-// error level, unless the client has gone, the rest at debug level.
+// error level, the rest at debug level. A server error of a request
+// whose client has gone (its context cancelled: a request cancelled
+// while it waited in the engine's queue, or mid-generation) is the
+// cancellation's doing, not the server's: it is logged at debug level as
+// a cancellation, with status 499 (see accessLog).
 func (h *Handler) logError(r *http.Request, err error) {
 	e := formats.ErrorOf(err)
-	level := slog.LevelDebug
-	if e.Status >= 500 && r.Context().Err() == nil {
+	msg, status, code, level := "httpapi: request failed", e.Status, e.Code, slog.LevelDebug
+	switch {
+	case e.Status >= 500 && clientGone(r):
+		msg, status, code = "httpapi: request cancelled by the client", statusClientClosedRequest, "client_closed_request"
+	case e.Status >= 500 && r.Context().Err() == nil:
 		level = slog.LevelError
 	}
-	h.log.LogAttrs(r.Context(), level, "httpapi: request failed",
-		slog.String("path", r.URL.Path), slog.Int("status", e.Status), slog.String("code", e.Code), slog.Any("err", err))
+	h.log.LogAttrs(r.Context(), level, msg,
+		slog.String("path", r.URL.Path), slog.Int("status", status), slog.String("code", code), slog.Any("err", err))
 }
 
 // writeJSON writes v as a 200 JSON body, without HTML escaping.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"log/slog"
 	"net/http"
+	"os"
+	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/inferkit/inferkit/cache"
@@ -20,6 +24,10 @@ import (
 // DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes
 // is 0: 4 MiB.
 const DefaultMaxBodyBytes = 4 << 20
+
+// DefaultBodyReadTimeout is the time a request body has to arrive when
+// Config.BodyReadTimeout is 0: 30 seconds.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // Engine is what a Handler needs of an inference engine.
 // [*inference.Engine] implements it; tests use a fake. Its methods are
@@ -55,6 +63,18 @@ type Config struct {
 	// MaxBodyBytes caps a request body; a larger one is refused with 413.
 	// 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the time a request body takes to arrive,
+	// from the moment a route starts serving the request: a body still
+	// incomplete then is answered 408 (code request_timeout) and its
+	// connection closed. It is a read deadline on the connection, set
+	// through http.ResponseController and lifted once the body has been
+	// read, so that it never cuts a long stream; it runs on the wall
+	// clock, not on Now. The http.Server's ReadHeaderTimeout and
+	// IdleTimeout bound the rest of a connection's reads; its ReadTimeout
+	// and WriteTimeout, which would cut long bodies and long streams, are
+	// best left unset. 0 means DefaultBodyReadTimeout; a negative value
+	// means no bound.
+	BodyReadTimeout time.Duration
 	// Logger receives one line per request (method, path, status,
 	// duration, key id, never the key) and server errors. Nil means
 	// slog.Default().
@@ -91,13 +111,16 @@ type Handler struct {
 	models []catalog.Model
 	keys   KeyStore
 	limit  int64
+	bodyTO time.Duration
 	log    *slog.Logger
 	store  cache.Store
 	now    func() time.Time
 	mw     []func(http.Handler) http.Handler
 	limits ratelimit.Limiter
 	opts   formats.Options
-	mux    *http.ServeMux
+	mux    *http.ServeMux // the routes, then unrouted for every other path
+	allow  *http.ServeMux // the routes' paths, for unrouted's 405s
+	other  http.Handler   // unrouted, logged
 }
 
 // route is one method+path pattern, the error family of its responses
@@ -125,12 +148,15 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	h := &Handler{
-		engine: cfg.Engine, keys: cfg.Keys, limit: cfg.MaxBodyBytes, log: cfg.Logger,
+		engine: cfg.Engine, keys: cfg.Keys, limit: cfg.MaxBodyBytes, bodyTO: cfg.BodyReadTimeout, log: cfg.Logger,
 		store: cfg.Store, now: cfg.Now, mw: slices.Clone(cfg.Middleware),
 		limits: cfg.Limiter,
 	}
 	if h.limit == 0 {
 		h.limit = DefaultMaxBodyBytes
+	}
+	if h.bodyTO == 0 {
+		h.bodyTO = DefaultBodyReadTimeout
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -168,6 +194,10 @@ func New(cfg Config) (*Handler, error) {
 	h.opts = formats.Options{Now: h.now}
 	h.mux = http.NewServeMux()
 	h.Register(h.mux)
+	h.allow = http.NewServeMux()
+	h.registerPaths()
+	h.other = h.accessLog(h.guardBody(http.HandlerFunc(h.unrouted)))
+	h.mux.Handle("/", h.other)
 	return h, nil
 }
 
@@ -194,6 +224,14 @@ func (h *Handler) modelRoutes() []route {
 // Register registers every route on mux: RegisterGeneration,
 // RegisterModels and RegisterDecisions. Like mux.Handle, it panics if a
 // pattern conflicts with one already registered.
+//
+// Requests that match none of the routes are mux's to answer: a
+// ServeMux answers an unknown path with a plain-text 404, a known path
+// with another method with a plain-text 405, and redirects an unclean
+// path (such as //v1/models) to its clean form. The Handler itself
+// answers all of them with JSON errors (see ServeHTTP): mount it, as in
+// mux.Handle("/", h) or mux.Handle("/v1/", h), instead of or besides
+// Register, for JSON errors on every path mux hands it.
 func (h *Handler) Register(mux *http.ServeMux) {
 	h.RegisterGeneration(mux)
 	h.RegisterModels(mux)
@@ -217,11 +255,93 @@ func (h *Handler) register(mux *http.ServeMux, routes []route) {
 }
 
 // ServeHTTP serves every route, with paths starting at /v1: mount it
-// under a prefix with http.StripPrefix.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// under a prefix with http.StripPrefix. It answers every other request
+// with a JSON error in the shape of the path's family (messages for
+// paths under /v1/messages, chat for the rest), without authenticating
+// it or reading its body: 405, with an Allow header, for a method that
+// a route's path does not take, and 404 for any other path, unclean
+// ones included (such as //v1/models, /v1/./models or /v1/models/),
+// which are neither redirected nor served.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodConnect && !isClean(r.URL.EscapedPath()) {
+		h.other.ServeHTTP(w, r) // where a ServeMux would redirect
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
-// wrap puts a route's handler behind the access log, authentication, the
-// body limit and the configured middleware.
+// isClean reports whether p is a path that a ServeMux serves without
+// redirecting: rooted, without empty, "." or ".." segments, a trailing
+// slash aside.
+func isClean(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	return c == p || c+"/" == p
+}
+
+// registerPaths registers on h.allow the path of every route, without
+// its method, as the key of the methods that the path takes.
+func (h *Handler) registerPaths() {
+	methods := map[string][]string{}
+	var paths []string
+	for _, rt := range slices.Concat(h.generationRoutes(), h.modelRoutes(), h.decisionRoutes()) {
+		method, p, _ := strings.Cut(rt.pattern, " ")
+		if methods[p] == nil {
+			paths = append(paths, p)
+		}
+		methods[p] = append(methods[p], method)
+		if method == http.MethodGet {
+			methods[p] = append(methods[p], http.MethodHead) // as a ServeMux serves it
+		}
+	}
+	for _, p := range paths {
+		slices.Sort(methods[p])
+		allowed := strings.Join(methods[p], ", ")
+		h.allow.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allowed)
+			formats.WriteError(w, pathFamily(r.URL.Path), &formats.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+				Message: fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, clip(r.URL.Path), allowed)})
+		}))
+	}
+}
+
+// unrouted answers a request that no route serves: 405 when its path is
+// a route's, else 404; it neither authenticates nor reads the body.
+func (h *Handler) unrouted(w http.ResponseWriter, r *http.Request) {
+	skipBody(w, r)
+	if isClean(r.URL.EscapedPath()) {
+		if hd, pattern := h.allow.Handler(r); pattern != "" {
+			hd.ServeHTTP(w, r)
+			return
+		}
+	}
+	formats.WriteError(w, pathFamily(r.URL.Path), &formats.Error{Status: http.StatusNotFound, Code: "not_found",
+		Message: fmt.Sprintf("no route for %s %s", r.Method, clip(r.URL.Path))})
+}
+
+// pathFamily is the error family of requests to path that no route
+// serves: messages under /v1/messages, chat elsewhere.
+func pathFamily(path string) formats.Family {
+	if path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/") {
+		return formats.FamilyMessages
+	}
+	return formats.FamilyChat
+}
+
+// clip shortens a path quoted in an error message.
+func clip(p string) string {
+	const most = 200
+	if len(p) > most {
+		return p[:most] + "..."
+	}
+	return p
+}
+
+// wrap puts a route's handler behind the access log, the body read
+// deadline, authentication, the body limit and the configured
+// middleware.
 func (h *Handler) wrap(rt route) http.Handler {
 	var next http.Handler = rt.serve
 	for i := len(h.mw) - 1; i >= 0; i-- {
@@ -230,6 +350,7 @@ func (h *Handler) wrap(rt route) http.Handler {
 	next = h.rateLimit(rt.pattern, next)
 	next = h.limitBody(next)
 	next = h.authenticate(next)
+	next = h.guardBody(next)
 	next = h.accessLog(next)
 	return withFamily(rt.family, next)
 }
@@ -244,7 +365,94 @@ func (h *Handler) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// accessLog logs one line per request once it is answered.
+// guardBody puts a read deadline of the configured timeout on the
+// request's body, lifted once the body has been read to its end. A
+// request without a body gets none: the server is already waiting, in
+// the background, for its client to go away, and a deadline would end
+// that wait and cancel the request.
+func (h *Handler) guardBody(next http.Handler) http.Handler {
+	if h.bodyTO < 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(h.bodyTO)); err != nil {
+			next.ServeHTTP(w, r) // a writer without deadlines, such as a test's recorder
+			return
+		}
+		b := &deadlineBody{ReadCloser: r.Body, rc: rc, timeout: h.bodyTO}
+		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
+		r.Body = b
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyKey is the context key of a request's *deadlineBody.
+type bodyKey struct{}
+
+// deadlineBody is a request body under a read deadline, which it lifts
+// at the body's end. It is read by its handler's goroutine only.
+type deadlineBody struct {
+	io.ReadCloser
+	rc       *http.ResponseController
+	timeout  time.Duration
+	done     bool // the end was read and the deadline lifted
+	timedOut bool // a read hit the deadline
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF && !b.done:
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+		b.timedOut = true
+		err = fmt.Errorf("httpapi: the request body did not arrive within %v: %w", b.timeout, err)
+	}
+	return n, err
+}
+
+// bodyTimedOut reports whether reading r's body hit its deadline.
+func bodyTimedOut(r *http.Request) bool {
+	b, _ := r.Context().Value(bodyKey{}).(*deadlineBody)
+	return b != nil && b.timedOut
+}
+
+// skipBody prepares a response that does not read the request's body,
+// such as a 401 or a 404: over HTTP/1, a connection whose body has not
+// been read closes after the response instead of waiting for the rest
+// of the body, which a stalled client may never send.
+func skipBody(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor != 1 || r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	if b, _ := r.Context().Value(bodyKey{}).(*deadlineBody); b != nil && b.done {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	// The server still reads what is left of the body once the handler
+	// returns; a deadline already passed ends that read at once.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// statusClientClosedRequest is the status that the access log records
+// for a request whose client went away before it was answered: nginx's
+// 499, "client closed request". It is never sent.
+const statusClientClosedRequest = 499
+
+// clientGone reports whether r's client went away: its context was
+// cancelled while the handler ran.
+func clientGone(r *http.Request) bool { return errors.Is(r.Context().Err(), context.Canceled) }
+
+// accessLog logs one line per request once it is answered. A request
+// whose client went away before it was answered (the handler wrote
+// nothing, or the server error that the cancellation caused) is logged
+// with status 499.
 func (h *Handler) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := h.now()
@@ -252,7 +460,10 @@ func (h *Handler) accessLog(next http.Handler) http.Handler {
 		ident := &Identity{}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), identitySlotKey{}, ident)))
 		status := rec.status
-		if status == 0 {
+		switch {
+		case (status == 0 || status >= 500) && clientGone(r):
+			status = statusClientClosedRequest
+		case status == 0:
 			status = http.StatusOK
 		}
 		h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: request",

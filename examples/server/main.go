@@ -267,10 +267,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	api.Register(mux)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv := newServer(api, logger)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -289,6 +286,42 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		srv.Close()
 	}
 	return nil // the deferred eng.Close frees the models
+}
+
+// newServer returns the HTTP server of api, which also answers GET
+// /healthz.
+//
+// Its timeouts bound what a client holds without sending: the request's
+// head (ReadHeaderTimeout) and a kept-alive connection between requests
+// (IdleTimeout); api bounds the body itself, with a read deadline that
+// ends with the body (httpapi.Config.BodyReadTimeout, by default
+// httpapi.DefaultBodyReadTimeout). ReadTimeout is not set: it would
+// bound head and body together, and refuse a large body on a slow link
+// that the body's own deadline allows. WriteTimeout is not set: it would
+// cut every stream that runs longer, and a generation may stream for
+// minutes; a client that stops reading one is cut by the failed writes,
+// and one that goes away cancels its generation.
+func newServer(api http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           withHealth(api),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// withHealth serves GET (and HEAD) /healthz and hands every other request
+// to api, which answers those that no route serves with a JSON error. No
+// ServeMux stands in front of api: one would answer an unclean path, such
+// as //v1/models, with a redirect of its own.
+func withHealth(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			io.WriteString(w, "ok\n")
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // demoModels writes the demo models into the user's cache directory, once,
