@@ -76,7 +76,7 @@ func qwen3Model(b *testing.B) string {
 const benchText = "The quick brown fox jumps over the lazy dog while the river runs past the old mill and the children sing in the square. "
 
 func promptTokens(b *testing.B, m *llamacpp.Model, n int) []llamacpp.Token {
-	toks, err := m.Tokenize(strings.Repeat(benchText, n/8+1), false, false)
+	toks, err := m.Tokenize(strings.Repeat(benchText, n/8+1), false)
 	if err != nil || len(toks) < n {
 		b.Fatalf("tokenize: %d tokens, %v", len(toks), err)
 	}

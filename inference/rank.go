@@ -4,6 +4,7 @@ package inference
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -99,14 +100,21 @@ func (m *model) rankPairs(req RankRequest) ([][]llamacpp.Token, error) {
 	if sep := llm.SEP(); llm.AddsSEP() && sep >= 0 {
 		closing = append(closing, sep)
 	}
-	q, err := llm.Tokenize(req.Query, false, false)
+	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
+	text := func(s string) ([]llamacpp.Token, error) {
+		toks, err := llm.TokenizeSegments([]llamacpp.Segment{{Text: s, Data: true}}, false, limit)
+		if errors.Is(err, llamacpp.ErrTooManyTokens) {
+			return nil, fmt.Errorf("%w: a text of more than %d tokens", ErrContextLength, limit)
+		}
+		return toks, err
+	}
+	q, err := text(req.Query)
 	if err != nil {
 		return nil, err
 	}
-	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
 	pairs := make([][]llamacpp.Token, len(req.Documents))
 	for i, doc := range req.Documents {
-		d, err := llm.Tokenize(doc, false, false)
+		d, err := text(doc)
 		if err != nil {
 			return nil, err
 		}

@@ -23,12 +23,13 @@ type scoreWork struct {
 	result     ScoreResult
 }
 
-// Tokenize returns the tokens of text in the model's vocabulary, as it
-// would be tokenized inside a prompt: special-token text becomes those
-// tokens, and no BOS is added. It decodes nothing.
+// Tokenize returns the tokens of a prompt text (see Literal) in the
+// model's vocabulary, as it would be tokenized inside a prompt:
+// special-token text outside Literal's marks becomes those tokens, and no
+// BOS is added. It decodes nothing.
 func (e *Engine) Tokenize(modelID, text string) (out []int, err error) {
 	err = e.use(modelID, func(m *model) error {
-		toks, err := m.llm.Tokenize(text, false, true)
+		toks, err := m.tokenize(text, false, 0)
 		for _, t := range toks {
 			out = append(out, int(t))
 		}
@@ -37,17 +38,18 @@ func (e *Engine) Tokenize(modelID, text string) (out []int, err error) {
 	return out, err
 }
 
-// RenderPrompt returns the text that req's messages become through the
-// model's chat template (with the generation prompt, and the thinking
-// switch of req.NoThinking), or req.Prompt when it has no messages: what
-// Generate tokenizes. It decodes nothing.
+// RenderPrompt returns the prompt text (see Literal) that req's messages
+// become through the model's chat template (with the generation prompt,
+// and the thinking switch of req.NoThinking), or req.Prompt when it has no
+// messages: what Generate tokenizes. The control-token text of the
+// messages stays marked as data in it. It decodes nothing.
 func (e *Engine) RenderPrompt(req Request) (text string, err error) {
 	err = e.use(req.Model, func(m *model) error {
 		if len(req.Messages) == 0 {
 			text = req.Prompt
 			return nil
 		}
-		text, err = m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking)
+		text, err = m.render(req)
 		return err
 	})
 	return text, err
@@ -103,7 +105,10 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 	limit, room := m.info.ContextLength, m.runner.branchCells
 	vocab := m.llm.VocabSize()
 	for i, b := range req.Branches {
-		toks, err := m.llm.Tokenize(b.Text, false, true)
+		toks, err := m.tokenize(b.Text, false, room)
+		if errors.Is(err, ErrContextLength) {
+			return nil, fmt.Errorf("%w: branch %d has more tokens than Config.BranchContext (%d)", ErrContextLength, i, room)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -137,31 +142,41 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 // scorePrefix tokenizes a Score request's prefix, with BOS where the model
 // wants it, and encodes its images in place: each image's tokens stand in
 // the prompt as imageTokens, and its embeddings in the returned spans.
-// batch is the most tokens one decode takes.
+// batch is the most tokens one decode takes. The text is tokenized here,
+// safely, and only each image, alone, goes through the projector (which
+// adds the model's own markers around it).
 func (m *model) scorePrefix(req ScoreRequest, batch int) ([]llamacpp.Token, []imageSpan, error) {
+	limit := m.info.ContextLength
+	if len(req.Images) == 0 {
+		prefix, err := m.tokenize(req.Prefix, true, limit)
+		return prefix, nil, err
+	}
+	if m.projector == nil {
+		return nil, nil, fieldError("Images", "the model reads no images (it has no projector)")
+	}
+	texts := strings.Split(req.Prefix, ImageMarker)
+	if len(texts)-1 != len(req.Images) {
+		return nil, nil, fieldError("Images", "%d images for %d image markers in Prefix", len(req.Images), len(texts)-1)
+	}
+	for i, img := range req.Images {
+		if err := checkImage(img); err != nil {
+			return nil, nil, &ImageError{Index: i, Reason: err.Error()}
+		}
+	}
 	var prefix []llamacpp.Token
 	var spans []imageSpan
-	if len(req.Images) == 0 {
-		toks, err := m.llm.Tokenize(req.Prefix, false, true)
+	for i, text := range texts {
+		toks, err := m.tokenize(text, i == 0, limit-len(prefix))
 		if err != nil {
 			return nil, nil, err
 		}
-		prefix = toks
-	} else {
-		if m.projector == nil {
-			return nil, nil, fmt.Errorf("%w: the model reads no images (it has no projector)", ErrInvalidRequest)
+		prefix = append(prefix, toks...)
+		if i == len(req.Images) {
+			break
 		}
-		if n := strings.Count(req.Prefix, ImageMarker); n != len(req.Images) {
-			return nil, nil, fmt.Errorf("%w: %d images for %d image markers in Prefix", ErrInvalidRequest, len(req.Images), n)
-		}
-		for i, img := range req.Images {
-			if err := checkImage(img); err != nil {
-				return nil, nil, &ImageError{Index: i, Reason: err.Error()}
-			}
-		}
-		chunks, err := m.projector.Tokenize(req.Prefix, req.Images)
+		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, req.Images[i:i+1])
 		if ie, ok := errors.AsType[*llamacpp.ImageError](err); ok {
-			return nil, nil, &ImageError{Index: ie.Index, Reason: ie.Err.Error()}
+			return nil, nil, &ImageError{Index: i, Reason: ie.Err.Error()}
 		}
 		if err != nil {
 			return nil, nil, err
@@ -171,18 +186,15 @@ func (m *model) scorePrefix(req ScoreRequest, batch int) ([]llamacpp.Token, []im
 				prefix = append(prefix, c.Tokens...)
 				continue
 			}
-			i, n := len(spans), c.Image.Tokens()
+			n := c.Image.Tokens()
 			if m.projector.NonCausal() && n > batch {
 				return nil, nil, &ImageError{Index: i, Reason: fmt.Sprintf("takes %d tokens, and this model reads an image in one batch of at most Config.Batch (%d)", n, batch)}
 			}
 			spans = append(spans, imageSpan{start: len(prefix), rows: c.Image, whole: m.projector.NonCausal()})
 			prefix = append(prefix, imageTokens(req.Images[i], n)...)
 		}
-	}
-	if bos := m.llm.BOS(); m.llm.AddsBOS() && bos >= 0 && (len(prefix) == 0 || prefix[0] != bos) {
-		prefix = append([]llamacpp.Token{bos}, prefix...)
-		for i := range spans {
-			spans[i].start++
+		if len(prefix) > limit {
+			return nil, nil, fmt.Errorf("%w: the prefix has more than %d tokens", ErrContextLength, limit)
 		}
 	}
 	return prefix, spans, nil

@@ -58,8 +58,13 @@ func newChatTemplate(source, bos, eos string) (*chatTemplate, error) {
 
 // render writes the prompt for msgs, ending with the opening of the
 // assistant's turn. noThinking sets the templates' enable_thinking switch
-// off.
-func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool) (string, error) {
+// off. Every string of msgs and tools passes through data on its way in
+// (nil: as it is), so that the caller can tell request text from the
+// template's markup.
+func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, data func(string) string) (string, error) {
+	if data == nil {
+		data = func(s string) string { return s }
+	}
 	vars := map[string]any{
 		"add_generation_prompt": true,
 		"bos_token":             t.bos,
@@ -70,7 +75,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool) (st
 	}
 	list := make([]any, 0, len(msgs))
 	for i, m := range msgs {
-		v, err := messageVar(m)
+		v, err := messageVar(m, data)
 		if err != nil {
 			return "", fmt.Errorf("%w: messages[%d]: %v", ErrInvalidRequest, i, err)
 		}
@@ -80,7 +85,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool) (st
 	if len(tools) > 0 {
 		defs := make([]any, 0, len(tools))
 		for i, tool := range tools {
-			v, err := toolVar(tool)
+			v, err := toolVar(tool, data)
 			if err != nil {
 				return "", fmt.Errorf("%w: tools[%d]: %v", ErrInvalidRequest, i, err)
 			}
@@ -99,8 +104,8 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool) (st
 
 // messageVar is a message as Hugging Face templates read it: role,
 // content, and where present reasoning_content, tool_calls, tool_call_id
-// and name.
-func messageVar(m Message) (*jinja.Map, error) {
+// and name. Its strings pass through data.
+func messageVar(m Message, data func(string) string) (*jinja.Map, error) {
 	switch m.Role {
 	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
 	default:
@@ -115,26 +120,26 @@ func messageVar(m Message) (*jinja.Map, error) {
 	}
 	v := jinja.NewMap()
 	v.Set("role", string(m.Role))
-	v.Set("content", text.String())
+	v.Set("content", data(text.String()))
 	if m.Reasoning != "" {
-		v.Set("reasoning_content", m.Reasoning)
+		v.Set("reasoning_content", data(m.Reasoning))
 	}
 	if len(m.ToolCalls) > 0 {
 		calls := make([]any, 0, len(m.ToolCalls))
 		for _, c := range m.ToolCalls {
 			fn := jinja.NewMap()
-			fn.Set("name", c.Name)
+			fn.Set("name", data(c.Name))
 			// Templates expect the arguments as an object (Qwen, Llama
 			// write them with tojson); keep the text when it is not one.
-			var args any = c.Arguments
+			var args any = data(c.Arguments)
 			if parsed, err := jinja.ParseJSON([]byte(c.Arguments)); err == nil {
 				if _, ok := parsed.(*jinja.Map); ok {
-					args = parsed
+					args = dataJSON(parsed, data)
 				}
 			}
 			fn.Set("arguments", args)
 			call := jinja.NewMap()
-			call.Set("id", c.ID)
+			call.Set("id", data(c.ID))
 			call.Set("type", "function")
 			call.Set("function", fn)
 			calls = append(calls, call)
@@ -142,21 +147,22 @@ func messageVar(m Message) (*jinja.Map, error) {
 		v.Set("tool_calls", calls)
 	}
 	if m.ToolCallID != "" {
-		v.Set("tool_call_id", m.ToolCallID)
+		v.Set("tool_call_id", data(m.ToolCallID))
 	}
 	if m.Name != "" {
-		v.Set("name", m.Name)
+		v.Set("name", data(m.Name))
 	}
 	return v, nil
 }
 
 // toolVar is a tool in the OpenAI shape that templates read:
-// {type: function, function: {name, description, parameters}}.
-func toolVar(t Tool) (*jinja.Map, error) {
+// {type: function, function: {name, description, parameters}}. Its
+// strings pass through data.
+func toolVar(t Tool, data func(string) string) (*jinja.Map, error) {
 	fn := jinja.NewMap()
-	fn.Set("name", t.Name)
+	fn.Set("name", data(t.Name))
 	if t.Description != "" {
-		fn.Set("description", t.Description)
+		fn.Set("description", data(t.Description))
 	}
 	if len(t.Parameters) > 0 {
 		if !json.Valid(t.Parameters) {
@@ -166,10 +172,32 @@ func toolVar(t Tool) (*jinja.Map, error) {
 		if err != nil {
 			return nil, err
 		}
-		fn.Set("parameters", params)
+		fn.Set("parameters", dataJSON(params, data))
 	}
 	v := jinja.NewMap()
 	v.Set("type", "function")
 	v.Set("function", fn)
 	return v, nil
+}
+
+// dataJSON returns a copy of the parsed JSON value v whose strings, keys
+// included, have passed through data.
+func dataJSON(v any, data func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return data(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = dataJSON(x, data)
+		}
+		return out
+	case *jinja.Map:
+		out := jinja.NewMap()
+		for k, x := range v.All() {
+			out.Set(data(k), dataJSON(x, data))
+		}
+		return out
+	}
+	return v
 }

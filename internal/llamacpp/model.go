@@ -7,7 +7,6 @@ package llamacpp
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"runtime/cgo"
@@ -37,6 +36,8 @@ type Model struct {
 
 	eogOnce sync.Once
 	eog     []Token
+
+	tok vocabState
 }
 
 // LoadModel loads the GGUF file at path.
@@ -185,30 +186,6 @@ func (m *Model) TokenText(t Token) string {
 }
 
 func (m *Model) valid(t Token) bool { return t >= 0 && int(t) < m.nVocab }
-
-// ErrTokenize is returned for text llama.cpp cannot tokenize.
-var ErrTokenize = errors.New("llamacpp: tokenize failed")
-
-// Tokenize converts text to tokens. addSpecial adds BOS/EOS as the model
-// asks; parseSpecial turns the text of special tokens (such as
-// <|im_start|>) into those tokens instead of plain text.
-func (m *Model) Tokenize(text string, addSpecial, parseSpecial bool) ([]Token, error) {
-	if len(text) > 1<<30 {
-		return nil, fmt.Errorf("%w: text of %d bytes", ErrTokenize, len(text))
-	}
-	ctext := C.CString(text)
-	defer C.free(unsafe.Pointer(ctext))
-	n := len(text) + 2
-	for range 2 {
-		toks := make([]Token, n)
-		got := C.llama_tokenize(m.vocab, ctext, C.int32_t(len(text)), (*C.llama_token)(unsafe.Pointer(&toks[0])), C.int32_t(n), C.bool(addSpecial), C.bool(parseSpecial))
-		if got >= 0 {
-			return toks[:got], nil
-		}
-		n = int(-got)
-	}
-	return nil, ErrTokenize
-}
 
 // Piece returns the bytes that token t stands for. A piece may hold part of
 // a UTF-8 character. Control tokens give their text only when special is

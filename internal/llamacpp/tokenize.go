@@ -1,0 +1,415 @@
+package llamacpp
+
+/*
+#include "llama.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Tokenizing safely.
+//
+// llama.cpp's llama_tokenize is not safe for text from a request:
+//
+//   - Most BPE pre-tokenizers (Qwen2, DeepSeek, GPT-4o, ...) run
+//     libstdc++'s std::regex, which recurses once per character of a
+//     match: a run of about 27,000 characters of one class (spaces,
+//     letters, CJK) overflows the thread's stack.
+//   - Its special-token partition walks a linked list from its head for
+//     every match: m occurrences of a special token's text cost O(m²).
+//   - With parse_special it turns control-token text such as <|im_end|>
+//     into those tokens, wherever the text came from.
+//
+// So the special tokens are matched here, in one pass over the text, and
+// llama.cpp only ever sees plain text without them, in chunks of bounded
+// size cut where the pre-tokenizer splits words anyway: the tokens are
+// those of one call on the whole text, but for runs longer than a chunk
+// with nowhere to cut, which no real text has. Tokenizing stops as soon
+// as the tokens pass the caller's limit, so the cost of a text is bounded
+// by the limit rather than by its length.
+
+// Segment is a piece of prompt text.
+type Segment struct {
+	Text string
+	// Data marks text that came from a request: the text of control
+	// tokens in it stays text. In other segments (a chat template's
+	// markup) it becomes those tokens. The text of user-defined tokens
+	// becomes those tokens in both, as Hugging Face tokenizers do.
+	Data bool
+}
+
+// ErrTooManyTokens is returned, wrapped, when a text gives more tokens
+// than the limit given to Model.TokenizeSegments.
+var ErrTooManyTokens = errors.New("llamacpp: more tokens than the limit")
+
+// Chunk sizes, in bytes, of the text given to llama_tokenize at once. A BPE
+// chunk bounds the depth of std::regex's recursion (a few hundred bytes of
+// stack a character); SPM runs no regex, and its chunks only bound the
+// work done past the limit.
+const (
+	bpeChunk = 2048
+	spmChunk = 64 << 10
+)
+
+// specialToken is a token whose text is matched in prompts.
+type specialToken struct {
+	id      Token
+	control bool // control or unknown: matched outside data only
+	lstrip  bool // swallows the whitespace before it
+	rstrip  bool // swallows the whitespace after it
+}
+
+// vocabulary is what tokenizing needs of a model's vocabulary, read once.
+type vocabulary struct {
+	specials trie
+	kind     C.enum_llama_vocab_type
+	// spacePrefix: the tokenizer puts a space before the text of every
+	// call (SPM's add_space_prefix).
+	spacePrefix bool
+	chunk       int // 0: no chunks
+}
+
+func (m *Model) vocabulary() *vocabulary {
+	m.tok.once.Do(func() {
+		v := &vocabulary{kind: C.llama_vocab_type(m.vocab)}
+		for t := range Token(m.nVocab) {
+			attr := C.llama_vocab_get_attr(m.vocab, C.llama_token(t))
+			if attr&(C.LLAMA_TOKEN_ATTR_CONTROL|C.LLAMA_TOKEN_ATTR_USER_DEFINED|C.LLAMA_TOKEN_ATTR_UNKNOWN) == 0 {
+				continue
+			}
+			text := m.TokenText(t)
+			if text == "" {
+				continue
+			}
+			v.specials.add(text, specialToken{
+				id:      t,
+				control: attr&(C.LLAMA_TOKEN_ATTR_CONTROL|C.LLAMA_TOKEN_ATTR_UNKNOWN) != 0,
+				lstrip:  attr&C.LLAMA_TOKEN_ATTR_LSTRIP != 0,
+				rstrip:  attr&C.LLAMA_TOKEN_ATTR_RSTRIP != 0,
+			})
+		}
+		switch v.kind {
+		case C.LLAMA_VOCAB_TYPE_BPE:
+			v.chunk = bpeChunk
+		case C.LLAMA_VOCAB_TYPE_SPM:
+			v.chunk = spmChunk
+			if toks, err := m.tokenizeChunk("a", nil, false); err == nil && len(toks) > 0 {
+				v.spacePrefix = len(m.Piece(toks[0], false)) > 0 && m.Piece(toks[0], false)[0] == ' '
+			}
+		}
+		m.tok.vocab = v
+	})
+	return m.tok.vocab
+}
+
+// TokenizeSegments tokenizes the text of segs, in order, as one text:
+// special tokens are matched as Segment says, and the text between them
+// is tokenized plainly. addBOS puts BOS first when the model wants one
+// and the text does not start with it. With limit > 0, a text that gives
+// more than limit tokens fails with an error wrapping ErrTooManyTokens as
+// soon as that is known.
+func (m *Model) TokenizeSegments(segs []Segment, addBOS bool, limit int) ([]Token, error) {
+	t := tokenizing{m: m, v: m.vocabulary(), limit: limit}
+	return t.run(segs, addBOS)
+}
+
+func (t *tokenizing) run(segs []Segment, addBOS bool) ([]Token, error) {
+	m, limit := t.m, t.limit
+	t.atStart = true
+	if bos := m.BOS(); addBOS && m.AddsBOS() && bos >= 0 {
+		t.bos = bos
+	} else {
+		t.bos = -1
+	}
+	for _, s := range segs {
+		if err := t.segment(s); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	if t.bos >= 0 && (len(t.out) == 0 || t.out[0] != t.bos) {
+		t.out = append([]Token{t.bos}, t.out...)
+		if limit > 0 && len(t.out) > limit {
+			return nil, t.tooMany()
+		}
+	}
+	return t.out, nil
+}
+
+// Tokenize tokenizes text: its special-token text becomes those tokens
+// when special is set, and stays text (but for user-defined tokens)
+// otherwise. No BOS is added.
+func (m *Model) Tokenize(text string, special bool) ([]Token, error) {
+	return m.TokenizeSegments([]Segment{{Text: text, Data: !special}}, false, 0)
+}
+
+// tokenizing is one call of TokenizeSegments.
+type tokenizing struct {
+	m     *Model
+	v     *vocabulary
+	limit int
+	bos   Token
+	out   []Token
+	// plain is text waiting to be tokenized: what follows the last special
+	// token (and may continue in the next segment).
+	plain []byte
+	// rstrip: the last special token swallows the whitespace after it.
+	rstrip bool
+	// atStart: nothing has been tokenized yet, or the last thing was a
+	// special token (SPM then puts a space before the next text).
+	atStart bool
+	// For tests: the bytes given to llama_tokenize, and the chunks cut
+	// where no word ends.
+	sent, forced int
+}
+
+func (t *tokenizing) tooMany() error {
+	return fmt.Errorf("%w: more than %d", ErrTooManyTokens, t.limit)
+}
+
+// segment matches the special tokens of s and queues the text between.
+func (t *tokenizing) segment(s Segment) error {
+	text := s.Text
+	from := 0 // start of the text not yet queued
+	for i := 0; i < len(text); {
+		if t.rstrip {
+			if isSpaceByte(text[i]) {
+				i++
+				from = i
+				continue
+			}
+			t.rstrip = false
+		}
+		if !t.v.specials.first[text[i]] {
+			i++
+			continue
+		}
+		sp, n, ok := t.v.specials.longest(text[i:], s.Data)
+		if !ok {
+			i++
+			continue
+		}
+		t.plain = append(t.plain, text[from:i]...)
+		if sp.lstrip {
+			for len(t.plain) > 0 && isSpaceByte(t.plain[len(t.plain)-1]) {
+				t.plain = t.plain[:len(t.plain)-1]
+			}
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		if err := t.emit(sp.id); err != nil {
+			return err
+		}
+		t.atStart, t.rstrip = true, sp.rstrip
+		i += n
+		from = i
+	}
+	t.plain = append(t.plain, text[from:]...)
+	return nil
+}
+
+func (t *tokenizing) emit(toks ...Token) error {
+	t.out = append(t.out, toks...)
+	if t.limit > 0 && len(t.out) > t.limit+1 { // +1: room for a BOS dropped later
+		return t.tooMany()
+	}
+	return nil
+}
+
+// flush tokenizes the queued text, chunk by chunk.
+func (t *tokenizing) flush() error {
+	text := string(t.plain)
+	t.plain = t.plain[:0]
+	for len(text) > 0 {
+		n := len(text)
+		if t.v.chunk > 0 && n > t.v.chunk {
+			var forced bool
+			n, forced = cut(text, t.v.chunk, t.v.kind == C.LLAMA_VOCAB_TYPE_SPM)
+			if forced {
+				t.forced++
+			}
+		}
+		chunk := text[:n]
+		text = text[n:]
+		if !t.atStart && t.v.spacePrefix && chunk[0] == ' ' {
+			// The tokenizer puts back the space it takes from the start of
+			// every call.
+			chunk = chunk[1:]
+		}
+		if chunk == "" {
+			continue
+		}
+		toks, err := t.m.tokenizeChunk(chunk, t.out, false)
+		if err != nil {
+			return err
+		}
+		t.sent += len(chunk)
+		t.out = toks
+		t.atStart = false
+		if t.limit > 0 && len(t.out) > t.limit+1 {
+			return t.tooMany()
+		}
+	}
+	return nil
+}
+
+// tokenizeChunk appends the tokens of text to out as llama_tokenize gives
+// them: none added, and special tokens parsed only with parseSpecial,
+// which tests use to compare with llama.cpp's own parsing.
+func (m *Model) tokenizeChunk(text string, out []Token, parseSpecial bool) ([]Token, error) {
+	if len(text) > 1<<30 {
+		return nil, fmt.Errorf("llamacpp: tokenize: text of %d bytes", len(text))
+	}
+	n := len(text) + 2
+	for range 2 {
+		out = append(out, make([]Token, n)...)
+		buf := out[len(out)-n:]
+		got := C.llama_tokenize(m.vocab, (*C.char)(unsafe.Pointer(unsafe.StringData(text))), C.int32_t(len(text)),
+			(*C.llama_token)(unsafe.Pointer(&buf[0])), C.int32_t(n), false, C.bool(parseSpecial))
+		out = out[:len(out)-n]
+		if got >= 0 {
+			return append(out, buf[:got]...), nil
+		}
+		n = int(-got)
+	}
+	return nil, errors.New("llamacpp: tokenize failed")
+}
+
+// cut returns where to end the first chunk of text, at most max bytes,
+// at a place where the pre-tokenizer splits words anyway, so that the
+// chunks give the tokens of the whole. It prefers the last space after a
+// word (every pre-tokenizer starts a word there), then, in BPE, the end
+// of a run of letters; failing both, the last character boundary, and
+// reports that the cut is forced. spm restricts the first to a space after
+// a letter or digit (SPM vocabularies have a few pieces such as ">▁</").
+func cut(text string, max int, spm bool) (n int, forced bool) {
+	var second, last int
+	for i := max; i > 0; {
+		r, size := utf8.DecodeLastRuneInString(text[:i])
+		j := i - size
+		if last == 0 && utf8.RuneStart(text[i]) {
+			last = i
+		}
+		next, _ := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case next == ' ' && !unicode.IsSpace(r) && (!spm || unicode.IsLetter(r) || unicode.IsDigit(r)):
+			return i, false
+		case !spm && second == 0 && unicode.IsLetter(r) && !unicode.IsLetter(next) && !unicode.Is(unicode.M, next) &&
+			next != '\'' && next != '’' && !unicode.IsSpace(next):
+			second = i
+		}
+		i = j
+	}
+	switch {
+	case second > 0:
+		return second, false
+	case last > 0:
+		return last, true
+	}
+	return max, true // no character boundary in max bytes: not UTF-8
+}
+
+func isSpaceByte(b byte) bool {
+	switch b {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return true
+	}
+	return false
+}
+
+// trie finds the special tokens at the start of a text.
+type trie struct {
+	nodes []trieNode
+	first [256]bool // the first bytes of the texts
+}
+
+type trieNode struct {
+	next  map[byte]int32
+	token *specialToken
+}
+
+func (t *trie) add(text string, sp specialToken) {
+	if len(t.nodes) == 0 {
+		t.nodes = append(t.nodes, trieNode{})
+	}
+	t.first[text[0]] = true
+	n := 0
+	for i := 0; i < len(text); i++ {
+		c, ok := t.nodes[n].next[text[i]]
+		if !ok {
+			if t.nodes[n].next == nil {
+				t.nodes[n].next = map[byte]int32{}
+			}
+			c = int32(len(t.nodes))
+			t.nodes[n].next[text[i]] = c
+			t.nodes = append(t.nodes, trieNode{})
+		}
+		n = int(c)
+	}
+	if t.nodes[n].token == nil {
+		t.nodes[n].token = &sp
+	}
+}
+
+// longest returns the longest special token that text starts with, and
+// its length; in data, control tokens are not matched.
+func (t *trie) longest(text string, data bool) (sp specialToken, n int, ok bool) {
+	if len(t.nodes) == 0 {
+		return sp, 0, false
+	}
+	node := 0
+	for i := 0; i < len(text); i++ {
+		c, found := t.nodes[node].next[text[i]]
+		if !found {
+			break
+		}
+		node = int(c)
+		if tok := t.nodes[node].token; tok != nil && !(data && tok.control) {
+			sp, n, ok = *tok, i+1, true
+		}
+	}
+	return sp, n, ok
+}
+
+// vocabState is the part of Model that tokenizing reads once.
+type vocabState struct {
+	once  sync.Once
+	vocab *vocabulary
+}
+
+// ReplaceControlText returns text with the text of every control token in
+// it replaced by repl(token).
+func (m *Model) ReplaceControlText(text string, repl func(Token) string) string {
+	v := m.vocabulary()
+	var b []byte
+	from := 0
+	for i := 0; i < len(text); {
+		if !v.specials.first[text[i]] {
+			i++
+			continue
+		}
+		sp, n, ok := v.specials.longest(text[i:], false)
+		if !ok || !sp.control {
+			i++
+			continue
+		}
+		b = append(b, text[from:i]...)
+		b = append(b, repl(sp.id)...)
+		i += n
+		from = i
+	}
+	if b == nil {
+		return text
+	}
+	return string(append(b, text[from:]...))
+}
