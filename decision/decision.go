@@ -168,7 +168,8 @@ func (e *Evaluator) frame(state string, images int) (prefix, suffix string, err 
 }
 
 // questionText is a question as the prompt shows it, its options under
-// their labels.
+// their labels. The request's text in it is data (inference.Literal): its
+// control-token text stays text.
 func questionText(q Question, labels []string) string {
 	var b strings.Builder
 	b.WriteString("Question: ")
@@ -180,9 +181,9 @@ func questionText(q Question, labels []string) string {
 		b.WriteString(orDefault(q.Instructions, "Which option fits the state best?"))
 		b.WriteString("\nOptions:\n")
 		for i, o := range q.Options {
-			fmt.Fprintf(&b, "%s. %s", labels[i], o.Name)
+			fmt.Fprintf(&b, "%s. %s", labels[i], inference.Literal(o.Name))
 			if o.Description != "" {
-				b.WriteString(": " + o.Description)
+				b.WriteString(": " + inference.Literal(o.Description))
 			}
 			b.WriteByte('\n')
 		}
@@ -191,18 +192,19 @@ func questionText(q Question, labels []string) string {
 		b.WriteString(orDefault(q.Instructions, "Rate the state on this scale."))
 		b.WriteString("\nScale, from lowest to highest:\n")
 		for i, l := range q.Labels {
-			fmt.Fprintf(&b, "%s. %s\n", labels[i], l)
+			fmt.Fprintf(&b, "%s. %s\n", labels[i], inference.Literal(l))
 		}
 		b.WriteString("Answer with the label of one level.")
 	}
 	return b.String()
 }
 
+// orDefault returns the request's text s as data, or def when s is blank.
 func orDefault(s, def string) string {
 	if strings.TrimSpace(s) == "" {
 		return def
 	}
-	return s
+	return inference.Literal(s)
 }
 
 // labelPools are the labels usable as answers, each a single token of the
