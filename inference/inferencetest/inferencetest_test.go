@@ -613,7 +613,7 @@ func TestParseTokenizerVariants(t *testing.T) {
 		{name: "unknown regex", tokenizer: strings.Replace(string(base), `\\s+(?!\\S)|`, ``, 1),
 			check: func(tok *Tokenizer) string { return cmpStr(tok.Pre, "default") }},
 		{name: "wordpiece", tokenizer: `{"model":{"type":"WordPiece","vocab":{"a":0}}}`, err: `model type "WordPiece", want BPE`},
-		{name: "not byte-level", tokenizer: `{"model":{"type":"BPE","vocab":{"a":0}},"decoder":{"type":"Metaspace"}}`, err: "not a byte-level BPE"},
+		{name: "not byte-level", tokenizer: `{"model":{"type":"BPE","vocab":{"a":0}},"decoder":{"type":"Metaspace"}}`, err: "neither a byte-level BPE nor a SentencePiece"},
 		{name: "unknown eos", tokenizer: gpt2, config: `{"eos_token":"</s>"}`, err: `eos_token "</s>" is not in the vocabulary`},
 		{name: "bad json", tokenizer: `{`, err: "tokenizer.json"},
 		{name: "bad config", tokenizer: gpt2, config: `[`, err: "tokenizer_config.json"},

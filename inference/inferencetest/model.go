@@ -348,31 +348,14 @@ func textVocab(o Options) (int, []kv, error) {
 	if tok == nil {
 		tok = ByteLevel()
 	}
-	tokens, types, err := tok.vocabulary(o.VocabSize)
+	n, kvs, err := tok.metadata(o.VocabSize)
 	if err != nil {
 		return 0, nil, err
-	}
-	kvs := []kv{
-		{"tokenizer.ggml.model", "gpt2"},
-		{"tokenizer.ggml.pre", cmp.Or(tok.Pre, "default")},
-		{"tokenizer.ggml.tokens", tokens},
-		{"tokenizer.ggml.token_type", types},
-		{"tokenizer.ggml.merges", tok.Merges},
-		{"tokenizer.ggml.add_bos_token", tok.AddBOS},
-		{"tokenizer.ggml.add_eos_token", false},
-	}
-	for _, id := range []struct {
-		key string
-		id  int
-	}{{"tokenizer.ggml.bos_token_id", tok.BOS}, {"tokenizer.ggml.eos_token_id", tok.EOS}, {"tokenizer.ggml.padding_token_id", tok.PAD}} {
-		if id.id >= 0 {
-			kvs = append(kvs, kv{id.key, uint32(id.id)})
-		}
 	}
 	if template := cmp.Or(o.ChatTemplate, tok.ChatTemplate); template != "" {
 		kvs = append(kvs, kv{"tokenizer.chat_template", template})
 	}
-	return len(tokens), kvs, nil
+	return n, kvs, nil
 }
 
 // matrix is a weight matrix of type typ with rows of cols values.
