@@ -25,7 +25,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // fakeEngine is a deterministic stand-in for the engine: every rune is a
 // token (its code point), the chat template is ChatML, and a candidate's
-// log-probability is a hash of the branch's text and the candidate.
+// log-probability is a hash of the branch's text and the candidate. Like
+// the engine, it reads inference.Literal's marks as no text.
 type fakeEngine struct {
 	mu    sync.Mutex
 	calls []inference.ScoreRequest
@@ -52,13 +53,16 @@ func (f *fakeEngine) Score(_ context.Context, req inference.ScoreRequest) (infer
 	f.mu.Lock()
 	f.calls = append(f.calls, req)
 	f.mu.Unlock()
-	res := inference.ScoreResult{Usage: inference.Usage{PromptTokens: utf8.RuneCountInString(req.Prefix)}}
+	unmark := strings.NewReplacer("\uE001", "", "\uE002", "")
+	prefix := unmark.Replace(req.Prefix)
+	res := inference.ScoreResult{Usage: inference.Usage{PromptTokens: utf8.RuneCountInString(prefix)}}
 	for _, b := range req.Branches {
-		res.Usage.PromptTokens += utf8.RuneCountInString(b.Text)
+		text := unmark.Replace(b.Text)
+		res.Usage.PromptTokens += utf8.RuneCountInString(text)
 		var bs inference.BranchScore
 		for _, c := range b.Candidates {
 			h := fnv.New64a()
-			h.Write([]byte(req.Prefix + b.Text))
+			h.Write([]byte(prefix + text))
 			h.Write([]byte{byte(c), byte(c >> 8)})
 			lp := -0.1 - float64(h.Sum64()%4000)/1000 // in (-4.1, -0.1]
 			bs.LogProbs = append(bs.LogProbs, lp)

@@ -78,9 +78,9 @@ type Error struct {
 	// Err is the cause, if any; it is not shown to the client.
 	Err error
 
-	// reason is what the engine said was wrong with the request, for an
-	// inference.ErrInvalidRequest; see in.
-	reason string
+	// field is the engine's name of the field at fault, for an
+	// *inference.FieldError: each family names its own parameter (see in).
+	field string
 }
 
 // Error returns the message, prefixed with the package name.
@@ -215,6 +215,7 @@ func (e *Error) object(f Family) ErrorBody {
 func ErrorOf(err error) *Error {
 	var e *Error
 	var re *RequestError
+	var fe *inference.FieldError
 	var mb *http.MaxBytesError
 	switch {
 	case err == nil:
@@ -230,18 +231,23 @@ func ErrorOf(err error) *Error {
 	case errors.As(err, &mb):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large",
 			Message: "request body exceeds " + strconv.FormatInt(mb.Limit, 10) + " bytes", Err: err}
+	case errors.As(err, &fe) && errors.Is(err, inference.ErrContextLength):
+		return &Error{Status: http.StatusBadRequest, Code: "context_length_exceeded", field: fe.Field,
+			Message: fe.Reason, Err: err}
 	case errors.Is(err, inference.ErrContextLength):
 		return &Error{Status: http.StatusBadRequest, Code: "context_length_exceeded", Param: "messages",
 			Message: "the prompt and the requested output tokens exceed the model's context length", Err: err}
 	case errors.Is(err, inference.ErrModelNotFound):
 		return &Error{Status: http.StatusBadRequest, Code: "model_not_found", Param: "model",
 			Message: "the model does not exist", Err: err}
+	case errors.As(err, &fe):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: fe.Reason, Err: err, field: fe.Field}
 	case errors.Is(err, inference.ErrInvalidRequest):
 		reason := err.Error()
 		if _, r, ok := strings.Cut(reason, inference.ErrInvalidRequest.Error()+": "); ok {
 			reason = r
 		}
-		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: "invalid request: " + reason, Err: err, reason: reason}
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: "invalid request: " + reason, Err: err}
 	case errors.Is(err, inference.ErrOverloaded):
 		return &Error{Status: http.StatusTooManyRequests, Code: "overloaded", RetryAfter: time.Second,
 			Message: "the model is overloaded; retry shortly", Err: err}
@@ -252,62 +258,69 @@ func ErrorOf(err error) *Error {
 		Message: "the server had an error while processing the request", Err: err}
 }
 
-// engineFields maps the field an engine's ErrInvalidRequest reason
-// begins with to the parameter of each family.
-var engineFields = []struct {
-	field                     string
-	chat, messages, responses string
-}{
-	{"Format.Schema", "response_format.json_schema.schema", "output_config.format.schema", "text.format.schema"},
-	{"ToolChoice", "tool_choice", "tool_choice", "tool_choice"},
-	{"tool parameters", "tools", "tools", "tools"},
-	{"ThinkingBudget", "reasoning.effort", "thinking.budget_tokens", "reasoning.effort"},
-	{"the model's chat template", "messages", "messages", "input"},
-	{"messages", "messages", "messages", "input"},
+// engineParams maps the fields of inference.Request to the parameter of
+// each family: chat, messages, responses.
+var engineParams = map[string][3]string{
+	"Messages":          {"messages", "messages", "input"},
+	"Prompt":            {"prompt", "prompt", "input"},
+	"MaxTokens":         {"max_tokens", "max_tokens", "max_output_tokens"},
+	"Format":            {"response_format", "output_config.format", "text.format"},
+	"Format.Schema":     {"response_format.json_schema.schema", "output_config.format.schema", "text.format.schema"},
+	"Format.Grammar":    {"response_format", "output_config.format", "text.format"},
+	"Tools":             {"tools", "tools", "tools"},
+	"ToolChoice":        {"tool_choice", "tool_choice", "tool_choice"},
+	"ThinkingBudget":    {"reasoning.effort", "thinking.budget_tokens", "reasoning.effort"},
+	"Temperature":       {"temperature", "temperature", "temperature"},
+	"TopP":              {"top_p", "top_p", "top_p"},
+	"TopK":              {"top_k", "top_k", "top_k"},
+	"MinP":              {"min_p", "min_p", "min_p"},
+	"Seed":              {"seed", "seed", "seed"},
+	"Stop":              {"stop", "stop_sequences", "stop"},
+	"RepetitionPenalty": {"repetition_penalty", "repetition_penalty", "repetition_penalty"},
+	"FrequencyPenalty":  {"frequency_penalty", "frequency_penalty", "frequency_penalty"},
+	"PresencePenalty":   {"presence_penalty", "presence_penalty", "presence_penalty"},
+	"IgnoreEOS":         {"ignore_eos", "ignore_eos", "ignore_eos"},
 }
 
-// toolIndex matches the engine's "tools[i]" field.
-var toolIndex = regexp.MustCompile(`^tools\[(\d+)\]: `)
+// toolField matches the engine's field of a tool's parameters.
+var toolField = regexp.MustCompile(`^Tools\[(\d+)\]\.Parameters$`)
 
-// in returns e as family f reports it: an engine's invalid request names
-// the family's parameter in Param and in its message.
+// in returns e as family f reports it: an engine's error about one field
+// names the family's parameter in Param and in its message.
 func (e *Error) in(f Family) *Error {
-	if e.reason == "" || e.Param != "" {
+	if e.field == "" || e.Param != "" {
 		return e
 	}
-	pick := func(chat, messages, responses string) string {
+	pick := func(names [3]string) string {
 		switch f {
 		case FamilyMessages:
-			return messages
+			return names[1]
 		case FamilyResponses:
-			return responses
+			return names[2]
 		}
-		return chat
+		return names[0]
 	}
-	param, detail := "", e.reason
-	if m := toolIndex.FindStringSubmatch(e.reason); m != nil {
-		param = pick("tools["+m[1]+"].function.parameters", "tools["+m[1]+"].input_schema", "tools["+m[1]+"].parameters")
-		detail = e.reason[len(m[0]):]
+	field, detail := e.field, e.Message
+	if m := toolField.FindStringSubmatch(field); m != nil {
+		field = pick([3]string{"tools[" + m[1] + "].function.parameters", "tools[" + m[1] + "].input_schema", "tools[" + m[1] + "].parameters"})
 	} else {
-		for _, ef := range engineFields {
-			if rest, ok := strings.CutPrefix(e.reason, ef.field); ok && (rest == "" || rest[0] == ':' || rest[0] == '[' || rest[0] == ' ') {
-				param = pick(ef.chat, ef.messages, ef.responses)
-				detail = strings.TrimLeft(rest, ": ")
-				if ef.field == "messages" {
-					detail = e.reason // its index counts the system prompt
-				}
-				break
-			}
+		base, index, _ := strings.Cut(field, "[")
+		names, ok := engineParams[base]
+		if !ok {
+			names = [3]string{base, base, base}
+		}
+		field = pick(names)
+		if index != "" {
+			// The engine counts the system prompt among the messages:
+			// say which message it means in its own words.
+			detail = e.field + " (counting the system prompt): " + detail
 		}
 	}
-	if param == "" {
-		return e
-	}
-	// The schema converter's errors begin with its package's name.
-	detail = strings.TrimPrefix(detail, "llamacpp: invalid grammar: ")
+	// The schema converter's errors carry its package's name.
+	detail = strings.ReplaceAll(detail, "llamacpp: invalid grammar: ", "")
 	out := *e
-	out.Param = param
-	out.Message = param + ": " + detail
+	out.Param = field
+	out.Message = field + ": " + detail
 	return &out
 }
 

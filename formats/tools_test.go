@@ -112,7 +112,7 @@ func TestGoldenToolCalls(t *testing.T) {
 // TestGoldenEngineErrors writes the engine's invalid requests as each
 // family reports them: a 400 naming the family's parameter.
 func TestGoldenEngineErrors(t *testing.T) {
-	schemaErr := fmt.Errorf("%w: Format.Schema: llamacpp: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema", inference.ErrInvalidRequest)
+	schemaErr := &inference.FieldError{Field: "Format.Schema", Reason: "llamacpp: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema"}
 	for _, f := range []struct {
 		name  string
 		f     Family
@@ -131,21 +131,23 @@ func TestGoldenEngineErrors(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		err                       string
+		err                       error
 		chat, messages, responses string
 	}{
-		{"ToolChoice names \"g\", which is not among the tools", "tool_choice", "tool_choice", "tool_choice"},
-		{"tools[1]: invalid character 'x'", "tools[1].function.parameters", "tools[1].input_schema", "tools[1].parameters"},
-		{"tool parameters: llamacpp: invalid grammar: bad", "tools", "tools", "tools"},
-		{"messages[2]: this model does not read images", "messages", "messages", "input"},
-		{"the model's chat template: roles must alternate", "messages", "messages", "input"},
-		{"Temperature 9 out of range", "", "", ""},
+		{&inference.FieldError{Field: "ToolChoice", Reason: "names \"g\", which is not among the tools"}, "tool_choice", "tool_choice", "tool_choice"},
+		{&inference.FieldError{Field: "Tools[1].Parameters", Reason: "invalid character 'x'"}, "tools[1].function.parameters", "tools[1].input_schema", "tools[1].parameters"},
+		{&inference.FieldError{Field: "Tools", Reason: "parameters: llamacpp: invalid grammar: bad"}, "tools", "tools", "tools"},
+		{&inference.FieldError{Field: "Messages[2]", Reason: "this model does not read images"}, "messages", "messages", "input"},
+		{&inference.FieldError{Field: "Messages", Reason: "the model's chat template: roles must alternate"}, "messages", "messages", "input"},
+		{&inference.FieldError{Field: "Temperature", Reason: "9 out of range"}, "temperature", "temperature", "temperature"},
+		{&inference.FieldError{Field: "MaxTokens", Reason: "too many", Err: inference.ErrContextLength}, "max_tokens", "max_tokens", "max_output_tokens"},
+		{fmt.Errorf("%w: no field", inference.ErrInvalidRequest), "", "", ""},
 	} {
-		err := fmt.Errorf("%w: %s", inference.ErrInvalidRequest, tc.err)
+		err := tc.err
 		for f, want := range map[Family]string{FamilyChat: tc.chat, FamilyMessages: tc.messages, FamilyResponses: tc.responses} {
 			e := ErrorOf(err).in(f)
 			if e.Status != 400 || e.Param != want || want != "" && !strings.HasPrefix(e.Message, want+": ") || strings.Contains(e.Message, "llamacpp") {
-				t.Errorf("%q in family %d: %d %q %q, want param %q", tc.err, f, e.Status, e.Param, e.Message, want)
+				t.Errorf("%v in family %d: %d %q %q, want param %q", tc.err, f, e.Status, e.Param, e.Message, want)
 			}
 		}
 	}

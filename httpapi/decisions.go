@@ -84,6 +84,12 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	// An invalid request is refused before any reservation, whatever the
+	// key's tier.
+	if err := req.Validate(info.Images); err != nil {
+		h.fail(w, r, decisionError(err))
+		return
+	}
 	a, err := h.admitDecision(w, r, eng, m, req)
 	if err != nil {
 		h.fail(w, r, err)

@@ -35,11 +35,11 @@ func (s *scoringEngine) Models() []inference.ModelInfo {
 	}
 }
 
-func (s *scoringEngine) Generate(context.Context, inference.Request) (inference.Result, error) {
-	return inference.Result{}, errors.New("not a chat engine")
+func (s *scoringEngine) Prepare(inference.Request) (*inference.Prepared, error) {
+	return nil, errors.New("not a chat engine")
 }
 
-func (s *scoringEngine) Stream(context.Context, inference.Request) iter.Seq2[inference.Event, error] {
+func (s *scoringEngine) Run(context.Context, *inference.Prepared) iter.Seq2[inference.Event, error] {
 	return func(yield func(inference.Event, error) bool) {
 		yield(inference.Event{}, errors.New("not a chat engine"))
 	}

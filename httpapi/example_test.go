@@ -33,20 +33,19 @@ func (echo) CountTokens(req inference.Request) (int, error) {
 	return n, nil
 }
 
-func (e echo) Generate(ctx context.Context, req inference.Request) (inference.Result, error) {
-	last := req.Messages[len(req.Messages)-1].Content[0].Text
-	return inference.Result{Text: last, FinishReason: inference.FinishStop,
-		Usage: inference.Usage{PromptTokens: 10, CompletionTokens: 1}}, nil
+// Prepare counts the prompt and leaves the output its limit.
+func (e echo) Prepare(req inference.Request) (*inference.Prepared, error) {
+	n, err := e.CountTokens(req)
+	return &inference.Prepared{Request: req, InputTokens: n, MaxOutputTokens: req.MaxTokens}, err
 }
 
-func (e echo) Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error] {
+// Run answers with the last message.
+func (e echo) Run(ctx context.Context, p *inference.Prepared) iter.Seq2[inference.Event, error] {
 	return func(yield func(inference.Event, error) bool) {
-		res, err := e.Generate(ctx, req)
-		if err != nil {
-			yield(inference.Event{}, err)
-			return
-		}
-		yield(inference.Event{Final: &res}, nil)
+		req := p.Request
+		last := req.Messages[len(req.Messages)-1].Content[0].Text
+		yield(inference.Event{Final: &inference.Result{Text: last, FinishReason: inference.FinishStop,
+			Usage: inference.Usage{PromptTokens: p.InputTokens, CompletionTokens: 1}}}, nil)
 	}
 }
 

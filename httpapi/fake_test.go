@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +68,32 @@ func (f *fakeEngine) CountTokens(req inference.Request) (int, error) {
 	return n, nil
 }
 
-func (f *fakeEngine) Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error] {
+// Prepare counts the prompt as CountTokens does and checks that it and
+// the output fit in the model's context, as the engine does.
+func (f *fakeEngine) Prepare(req inference.Request) (*inference.Prepared, error) {
+	n, _ := f.CountTokens(req)
+	limit := 0
+	for _, m := range f.models {
+		if m.ID == req.Model || slices.Contains(m.Aliases, req.Model) {
+			limit = m.ContextLength
+		}
+	}
+	maxOut := req.MaxTokens
+	if room := limit - n; maxOut == 0 || req.ClampMaxTokens && maxOut > room {
+		maxOut = room
+	}
+	switch {
+	case n >= limit:
+		return nil, &inference.FieldError{Field: "Messages", Err: inference.ErrContextLength, Reason: "too long"}
+	case n+maxOut > limit:
+		return nil, &inference.FieldError{Field: "MaxTokens", Err: inference.ErrContextLength, Reason: "does not fit"}
+	}
+	return &inference.Prepared{Request: req, InputTokens: n, MaxOutputTokens: maxOut}, nil
+}
+
+// Run plays the script for p's request.
+func (f *fakeEngine) Run(ctx context.Context, p *inference.Prepared) iter.Seq2[inference.Event, error] {
+	req := p.Request
 	return func(yield func(inference.Event, error) bool) {
 		f.mu.Lock()
 		f.reqs = append(f.reqs, req)
@@ -97,18 +123,6 @@ func (f *fakeEngine) Stream(ctx context.Context, req inference.Request) iter.Seq
 		res := f.result
 		yield(inference.Event{Final: &res}, nil)
 	}
-}
-
-func (f *fakeEngine) Generate(ctx context.Context, req inference.Request) (inference.Result, error) {
-	for ev, err := range f.Stream(ctx, req) {
-		if err != nil {
-			return inference.Result{}, err
-		}
-		if ev.Final != nil {
-			return *ev.Final, nil
-		}
-	}
-	panic("fake stream without a result")
 }
 
 // lastRequest returns the last request the engine got.

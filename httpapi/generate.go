@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -62,44 +63,43 @@ func (h *Handler) parse(r *http.Request, parse func([]byte) (formats.Request, er
 	return parse(body)
 }
 
-// admit checks the request's model and returns the engine's request. It
-// counts the prompt's tokens when rate limits or count ask for it, and
-// under rate limits reserves the request, its prompt and its maximum
-// output (see ratelimit.go); the admission is nil without limits. The
-// engine's request carries the style's reasoning, output format and tool
-// choice (formats.Request.Inference).
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Request, count bool) (inference.Request, *admission, int, error) {
-	m, info, ok := h.chatModel(req.Model)
+// admit checks the request, prepares it with the engine (every field
+// checked, the prompt rendered and tokenized once) and, under rate
+// limits, reserves the request, its prompt tokens and the most output
+// tokens it can generate (see ratelimit.go); the admission is nil without
+// limits. An invalid request is refused before any reservation, whatever
+// the key's tier. The engine's request carries the style's reasoning,
+// output format and tool choice (formats.Request.Inference).
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Request) (*inference.Prepared, *admission, error) {
+	m, _, ok := h.chatModel(req.Model)
 	if !ok {
-		return inference.Request{}, nil, 0, formats.UnknownModel(req.Model)
+		return nil, nil, formats.UnknownModel(req.Model)
 	}
 	ir := req.Inference()
+	if m.MaxOutput > 0 && ir.MaxTokens > m.MaxOutput {
+		if !ir.ClampMaxTokens {
+			return nil, nil, &inference.FieldError{Field: "MaxTokens",
+				Reason: fmt.Sprintf("%d is more than this model's output limit of %d tokens", ir.MaxTokens, m.MaxOutput)}
+		}
+		ir.MaxTokens = m.MaxOutput
+	}
+	p, err := h.engine.Prepare(ir)
+	if err != nil {
+		return nil, nil, err
+	}
 	a := admissionFrom(r)
-	if a == nil && !count {
-		return ir, nil, 0, nil
-	}
-	n, err := h.engine.CountTokens(ir)
-	if err != nil {
-		return inference.Request{}, nil, 0, err
-	}
 	if a == nil {
-		return ir, nil, n, nil
+		return p, nil, nil
 	}
-	p, err := prices(m.Pricing)
+	prices, err := prices(m.Pricing)
 	if err != nil {
-		return inference.Request{}, nil, 0, err
+		return nil, nil, err
 	}
-	// The most the engine may generate: MaxTokens, lowered to the room
-	// left in the context when it is a default cap or 0 (no limit).
-	maxOut := ir.MaxTokens
-	if room := max(info.ContextLength-n, 0); info.ContextLength > 0 && (maxOut == 0 || (ir.ClampMaxTokens && room < maxOut)) {
-		maxOut = room
-	}
-	want := ratelimit.Request{InputTokens: int64(n), MaxOutputTokens: int64(maxOut), Images: images(ir), Prices: p}
+	want := ratelimit.Request{InputTokens: int64(p.InputTokens), MaxOutputTokens: int64(p.MaxOutputTokens), Images: images(ir), Prices: prices}
 	if err := a.reserve(w, r, want); err != nil {
-		return inference.Request{}, nil, 0, err
+		return nil, nil, err
 	}
-	return ir, a, n, nil
+	return p, a, nil
 }
 
 // generated accumulates what a generation produced, for the usage of one
@@ -115,12 +115,12 @@ func (g *generated) add(ev inference.Event) {
 	g.steps++
 }
 
-// settle settles a's reservation at the end of a generation of ir with n
-// prompt tokens: with the result's usage, or, without one, with what was
-// generated. A generation whose client went away before its first token
+// settle settles a's reservation at the end of a generation of p: with
+// the result's usage, or, without one, with what was generated. A generation whose client went away before its first token
 // is charged its prompt (the engine may have processed it all); one the
 // engine refused counts as a request without tokens or cost.
-func (h *Handler) settle(r *http.Request, a *admission, ir inference.Request, n int, res *inference.Result, g *generated) {
+func (h *Handler) settle(r *http.Request, a *admission, p *inference.Prepared, res *inference.Result, g *generated) {
+	ir, n := p.Request, p.InputTokens
 	switch {
 	case a == nil:
 	case res != nil:
@@ -143,7 +143,7 @@ func (h *Handler) settle(r *http.Request, a *admission, ir inference.Request, n 
 // complete runs a blocking request. On failure it writes the error and
 // reports false.
 func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.Request) (inference.Result, bool) {
-	ir, a, n, err := h.admit(w, r, req, false)
+	p, a, err := h.admit(w, r, req)
 	if err != nil {
 		h.fail(w, r, err)
 		return inference.Result{}, false
@@ -152,7 +152,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.R
 		g   generated
 		res *inference.Result
 	)
-	for ev, serr := range h.engine.Stream(r.Context(), ir) {
+	for ev, serr := range h.engine.Run(r.Context(), p) {
 		if serr != nil {
 			err = serr
 			break
@@ -166,7 +166,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.R
 	if res == nil && err == nil {
 		err = errors.New("httpapi: the engine's stream ended without a result")
 	}
-	h.settle(r, a, ir, n, res, &g)
+	h.settle(r, a, p, res, &g)
 	if err != nil {
 		h.fail(w, r, err)
 		return inference.Result{}, false
@@ -184,13 +184,13 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.R
 // ended with a result.
 func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, enc encoder, final func(inference.Result)) bool {
 	ms, messages := enc.(*formats.MessagesStream)
-	ir, a, n, err := h.admit(sw.w, r, req, messages)
+	p, a, err := h.admit(sw.w, r, req)
 	if err != nil {
 		h.fail(sw.w, r, err)
 		return false
 	}
 	if messages {
-		ms.InputTokens = n // message_start's usage.input_tokens
+		ms.InputTokens = p.InputTokens // message_start's usage.input_tokens
 	}
 	var (
 		done     bool
@@ -199,14 +199,14 @@ func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, en
 		g        generated
 		result   *inference.Result
 	)
-	for ev, err := range h.engine.Stream(r.Context(), ir) {
+	for ev, err := range h.engine.Run(r.Context(), p) {
 		if err != nil {
 			streamed = err
 			break
 		}
 		if ev.Final != nil {
 			result = ev.Final
-			h.settle(r, a, ir, n, result, &g) // before the client reads the end
+			h.settle(r, a, p, result, &g) // before the client reads the end
 		} else {
 			g.add(ev)
 		}
@@ -229,7 +229,7 @@ func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, en
 		}
 	}
 	if result == nil {
-		h.settle(r, a, ir, n, nil, &g)
+		h.settle(r, a, p, nil, &g)
 	}
 	switch {
 	case done && written == nil:

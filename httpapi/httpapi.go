@@ -32,18 +32,25 @@ const DefaultBodyReadTimeout = 30 * time.Second
 // Engine is what a Handler needs of an inference engine.
 // [*inference.Engine] implements it; tests use a fake. Its methods are
 // called concurrently.
+//
+// Every generation request follows one path: the wire format is parsed
+// and checked (package formats), the engine prepares the request once
+// (Prepare: every field checked, the prompt rendered and tokenized), the
+// rate limits admit it on the prepared counts, and Run decodes the
+// prepared tokens.
 type Engine interface {
-	// Generate runs req to the end.
-	Generate(ctx context.Context, req inference.Request) (inference.Result, error)
-	// Stream runs req and yields its output: pieces, then one event with
-	// Final set; an error, if any, is the last pair. Stopping the iteration
-	// early or cancelling ctx ends the generation.
-	Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error]
+	// Prepare checks req and renders and tokenizes its prompt, decoding
+	// nothing: its counts are what rate limits reserve and what the
+	// messages stream's message_start reports.
+	Prepare(req inference.Request) (*inference.Prepared, error)
+	// Run runs a prepared request and yields its output: pieces, then
+	// one event with Final set; an error, if any, is the last pair.
+	// Stopping the iteration early or cancelling ctx ends the generation.
+	Run(ctx context.Context, p *inference.Prepared) iter.Seq2[inference.Event, error]
 	// Models describes the models the engine serves.
 	Models() []inference.ModelInfo
-	// CountTokens returns the number of prompt tokens req would use,
-	// rendered and tokenized exactly as generation would: what rate
-	// limits reserve and the messages stream's message_start reports.
+	// CountTokens returns the number of tokens of req's prompt: how
+	// rate limits count what a generation cut short had written.
 	CountTokens(req inference.Request) (int, error)
 }
 

@@ -24,9 +24,9 @@ type slowEngine struct {
 	delay time.Duration
 }
 
-func (s slowEngine) Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error] {
+func (s slowEngine) Run(ctx context.Context, p *inference.Prepared) iter.Seq2[inference.Event, error] {
 	return func(yield func(inference.Event, error) bool) {
-		for ev, err := range s.fakeEngine.Stream(ctx, req) {
+		for ev, err := range s.fakeEngine.Run(ctx, p) {
 			select {
 			case <-time.After(s.delay):
 			case <-ctx.Done():

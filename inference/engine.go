@@ -377,15 +377,20 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 		return nil, err
 	}
 	if len(tokens) == 0 {
-		return nil, fmt.Errorf("%w: the prompt is empty", ErrInvalidRequest)
+		return nil, fieldError("Messages", "the prompt is empty")
 	}
 	limit := m.info.ContextLength
 	maxTokens := req.MaxTokens
 	if room := limit - len(tokens); maxTokens == 0 || req.ClampMaxTokens && maxTokens > room {
 		maxTokens = room
 	}
-	if len(tokens)+maxTokens > limit || maxTokens <= 0 {
-		return nil, fmt.Errorf("%w: %d prompt tokens and %d to generate, context holds %d", ErrContextLength, len(tokens), maxTokens, limit)
+	switch {
+	case len(tokens) >= limit:
+		return nil, &FieldError{Field: "Messages", Err: ErrContextLength,
+			Reason: fmt.Sprintf("%d prompt tokens leave no room in the context of %d", len(tokens), limit)}
+	case len(tokens)+maxTokens > limit:
+		return nil, &FieldError{Field: "MaxTokens", Err: ErrContextLength,
+			Reason: fmt.Sprintf("%d prompt tokens and %d to generate, more than the context of %d", len(tokens), maxTokens, limit)}
 	}
 	budget := -1
 	switch {

@@ -29,6 +29,14 @@ func (*Engine) Stream(context.Context, Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) { yield(Event{}, errNoCgo) }
 }
 
+// Prepare fails: the engine needs cgo.
+func (*Engine) Prepare(Request) (*Prepared, error) { return nil, errNoCgo }
+
+// Run fails: the engine needs cgo.
+func (*Engine) Run(context.Context, *Prepared) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) { yield(Event{}, errNoCgo) }
+}
+
 // Models returns nothing.
 func (*Engine) Models() []ModelInfo { return nil }
 

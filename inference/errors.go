@@ -21,9 +21,8 @@ var (
 	ErrClosed = errors.New("inference: engine closed")
 )
 
-// FieldError is an invalid request whose fault lies in one field. It
-// wraps ErrInvalidRequest; callers that speak a wire format map Field to
-// their own parameter name.
+// FieldError is a request refused for one of its fields. Callers that
+// speak a wire format map Field to their own parameter name.
 type FieldError struct {
 	// Field is the field's path in the Request or ScoreRequest, such as
 	// "Temperature", "Format.Schema", "Tools[2].Parameters", "Messages[1]"
@@ -31,15 +30,24 @@ type FieldError struct {
 	Field string
 	// Reason says what is wrong with it, for the client.
 	Reason string
+	// Err is the sentinel it wraps: ErrContextLength for a prompt
+	// (Field "Messages" or "Prompt") or an output limit ("MaxTokens")
+	// that does not fit in the context; nil means ErrInvalidRequest.
+	Err error
 }
 
-// Error returns "inference: invalid request: Field: Reason".
+// Error returns the sentinel's message, then "Field: Reason".
 func (e *FieldError) Error() string {
-	return ErrInvalidRequest.Error() + ": " + e.Field + ": " + e.Reason
+	return e.Unwrap().Error() + ": " + e.Field + ": " + e.Reason
 }
 
-// Unwrap returns ErrInvalidRequest.
-func (e *FieldError) Unwrap() error { return ErrInvalidRequest }
+// Unwrap returns Err, or ErrInvalidRequest.
+func (e *FieldError) Unwrap() error {
+	if e.Err != nil {
+		return e.Err
+	}
+	return ErrInvalidRequest
+}
 
 // fieldError returns a *FieldError.
 func fieldError(field, format string, args ...any) error {

@@ -77,7 +77,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, dat
 	for i, m := range msgs {
 		v, err := messageVar(m, data)
 		if err != nil {
-			return "", fmt.Errorf("%w: messages[%d]: %v", ErrInvalidRequest, i, err)
+			return "", fieldError(fmt.Sprintf("Messages[%d]", i), "%v", err)
 		}
 		list = append(list, v)
 	}
@@ -87,7 +87,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, dat
 		for i, tool := range tools {
 			v, err := toolVar(tool, data)
 			if err != nil {
-				return "", fmt.Errorf("%w: tools[%d]: %v", ErrInvalidRequest, i, err)
+				return "", fieldError(fmt.Sprintf("Tools[%d].Parameters", i), "%v", err)
 			}
 			defs = append(defs, v)
 		}
@@ -97,7 +97,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, dat
 	if err != nil {
 		// A template's raise_exception rejects conversations it cannot
 		// render, such as roles out of order: the request's fault.
-		return "", fmt.Errorf("%w: the model's chat template: %v", ErrInvalidRequest, err)
+		return "", fieldError("Messages", "the model's chat template: %v", err)
 	}
 	return out, nil
 }

@@ -23,7 +23,8 @@ func (m *model) tokenize(text string, bos bool, limit int) ([]llamacpp.Token, er
 	})
 	toks, err := m.llm.TokenizeSegments(segs, bos, limit)
 	if errors.Is(err, llamacpp.ErrTooManyTokens) {
-		return nil, fmt.Errorf("%w: the prompt has more than %d tokens, the context holds %d", ErrContextLength, limit, m.info.ContextLength)
+		return nil, &FieldError{Field: "Messages", Err: ErrContextLength,
+			Reason: fmt.Sprintf("the prompt has more than %d tokens, and the context holds %d", limit, m.info.ContextLength)}
 	}
 	return toks, err
 }

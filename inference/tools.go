@@ -96,12 +96,12 @@ func toolGrammar(f toolFamily, tools []Tool, choice ToolChoice, schemaGrammar fu
 			name, f.argsKey(), params, f.argsKey())))
 	}
 	if len(alts) == 0 {
-		return "", fmt.Errorf("%w: ToolChoice names %q, which is not among the tools", ErrInvalidRequest, choice.Name)
+		return "", fieldError("ToolChoice", "names %q, which is not among the tools", choice.Name)
 	}
 	schema, _ := json.Marshal(map[string]any{"oneOf": alts})
 	g, err := schemaGrammar(schema)
 	if err != nil {
-		return "", fmt.Errorf("%w: tool parameters: %v", ErrInvalidRequest, err)
+		return "", fieldError("Tools", "parameters: %v", err)
 	}
 	// The converter names its start rule root; the call becomes one rule
 	// of a grammar that wraps it in the family's markers.

@@ -21,11 +21,11 @@ import (
 // noEngine serves no model.
 type noEngine struct{}
 
-func (noEngine) Generate(context.Context, inference.Request) (inference.Result, error) {
-	return inference.Result{}, errors.New("no engine")
+func (noEngine) Prepare(inference.Request) (*inference.Prepared, error) {
+	return nil, errors.New("no engine")
 }
 
-func (noEngine) Stream(context.Context, inference.Request) iter.Seq2[inference.Event, error] {
+func (noEngine) Run(context.Context, *inference.Prepared) iter.Seq2[inference.Event, error] {
 	return func(yield func(inference.Event, error) bool) { yield(inference.Event{}, errors.New("no engine")) }
 }
 
