@@ -149,8 +149,14 @@ func TestTokenizeChunksMatchWhole(t *testing.T) {
 	for _, pre := range preTokenizers {
 		vocabs = append(vocabs, vocab{"qwen3-" + pre, func(t testing.TB) *Model { return vocabModel(t, "qwen3-"+pre, qwen, pre) }, 160})
 	}
+	// The real vocabularies of other families, with their own
+	// pre-tokenizers.
+	for _, pkg := range []string{"tokenizer-llama3", "tokenizer-deepseek_v3", "tokenizer-gptoss"} {
+		vocabs = append(vocabs, vocab{pkg, func(t testing.TB) *Model { return vocabModel(t, pkg, npmTokenizer(t, pkg), "") }, 160})
+	}
 	// SPM cuts only before a space after a letter or digit: longer chunks.
-	vocabs = append(vocabs, vocab{"stories-spm", stories, 600})
+	vocabs = append(vocabs, vocab{"stories-spm", stories, 600},
+		vocab{"gemma3-spm", func(t testing.TB) *Model { return vocabModel(t, "tokenizer-gemma3", npmTokenizer(t, "tokenizer-gemma3"), "") }, 600})
 	for _, vc := range vocabs {
 		t.Run(vc.name, func(t *testing.T) {
 			m := vc.m(t)
@@ -200,8 +206,10 @@ func TestTokenizeLongRuns(t *testing.T) {
 	models := map[string]func(testing.TB) *Model{
 		"bytelevel": func(t testing.TB) *Model { return vocabModel(t, "bytelevel", inferencetest.ByteLevel(), "") },
 		"qwen3":     func(t testing.TB) *Model { return vocabModel(t, "qwen3-qwen2", npmTokenizer(t, "tokenizer-qwen3"), "qwen2") },
-		"llama3":    func(t testing.TB) *Model { return vocabModel(t, "llama3", npmTokenizer(t, "tokenizer-llama3"), "") },
 		"stories":   stories,
+	}
+	for _, pkg := range []string{"tokenizer-llama3", "tokenizer-deepseek_v3", "tokenizer-gptoss", "tokenizer-gemma3"} {
+		models[pkg] = func(t testing.TB) *Model { return vocabModel(t, pkg, npmTokenizer(t, pkg), "") }
 	}
 	for name, load := range models {
 		t.Run(name, func(t *testing.T) {
