@@ -105,14 +105,19 @@ func (h *Handler) rateLimit(pattern string, next http.Handler) http.Handler {
 }
 
 // countFailure is called by fail: a token route that fails before it
-// reserved counts as one request without tokens, and gets the headers;
-// over the limit, its error becomes the 429.
+// reserved counts as one request without tokens, and gets the headers.
+// Over the limit it is not counted, and keeps its own error: a request
+// that is invalid stays a 400 whatever the key's tier, since waiting
+// would not make it valid.
 func (h *Handler) countFailure(w http.ResponseWriter, r *http.Request, err error) error {
 	a := admissionFrom(r)
 	if a == nil || a.tried {
 		return err
 	}
-	if lerr := a.reserve(w, r, ratelimit.Request{}); lerr != nil {
+	var refused *formats.Error
+	if lerr := a.reserve(w, r, ratelimit.Request{}); errors.As(lerr, &refused) && refused.Status == http.StatusTooManyRequests {
+		return err
+	} else if lerr != nil {
 		return lerr
 	}
 	a.settle(r, ratelimit.Usage{})

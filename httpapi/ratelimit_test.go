@@ -264,15 +264,19 @@ func TestMessagesStreamInputTokens(t *testing.T) {
 }
 
 // TestRateLimitBadRequestCounts: a request refused before its model is
-// known counts as one request, with headers.
+// known counts as one request, with headers; over the limit, an invalid
+// request is still a 400 (waiting would not help), and a valid one a 429.
 func TestRateLimitBadRequestCounts(t *testing.T) {
 	e := limitedEnv(t, ratelimit.Tier{Name: "one", Requests: 1}, nil)
 	w := do(e.h, "POST", "/v1/chat/completions", key, `{"model":`)
 	if w.Code != http.StatusBadRequest || header(t, w, "X-Ratelimit-Remaining-Requests") != 0 {
 		t.Fatalf("bad JSON: %d, headers %v", w.Code, w.Header())
 	}
-	if w := do(e.h, "POST", "/v1/chat/completions", key, withModel(chatBody, "nope")); w.Code != http.StatusTooManyRequests {
-		t.Fatalf("over the limit: %d %s, want 429", w.Code, w.Body)
+	if w := do(e.h, "POST", "/v1/chat/completions", key, withModel(chatBody, "nope")); w.Code != http.StatusBadRequest {
+		t.Fatalf("an unknown model over the limit: %d %s, want 400", w.Code, w.Body)
+	}
+	if w := do(e.h, "POST", "/v1/chat/completions", key, chatBody); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("a valid request over the limit: %d %s, want 429", w.Code, w.Body)
 	}
 }
 
