@@ -2,6 +2,7 @@ package llamacpp
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -327,4 +328,41 @@ func FuzzTokenize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkTokenize tokenizes English-like text and runs of one class at
+// growing lengths on the real Qwen3 vocabulary: the time per byte stays
+// about the same (linear in the length).
+func BenchmarkTokenize(b *testing.B) {
+	m := vocabModel(b, "qwen3-qwen2", testmodels.Tokenizer(b, testmodels.Qwen3), "qwen2")
+	r := rand.New(rand.NewPCG(3, 4))
+	texts := map[string]string{"mixed": randomText(r, 4<<20), "spaces": strings.Repeat(" ", 4<<20), "cjk": strings.Repeat("中", (4<<20)/3)}
+	for _, name := range []string{"mixed", "spaces", "cjk"} {
+		for _, n := range []int{256 << 10, 1 << 20, 4 << 20} {
+			text := texts[name][:min(n, len(texts[name]))]
+			for !utf8.ValidString(text) {
+				text = text[:len(text)-1]
+			}
+			b.Run(fmt.Sprintf("%s/%dKiB", name, n>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					if _, err := m.TokenizeSegments([]Segment{{Text: text, Data: true}}, false, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			if name == "mixed" && n <= 1<<20 {
+				// One llama_tokenize call on the whole text, for
+				// comparison (it has no long runs).
+				b.Run(fmt.Sprintf("%s/%dKiB/whole", name, n>>10), func(b *testing.B) {
+					b.SetBytes(int64(len(text)))
+					for b.Loop() {
+						if _, err := m.tokenizeChunk(text, nil, false); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
 }
