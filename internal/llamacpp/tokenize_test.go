@@ -129,7 +129,9 @@ func TestTokenizeChunksMatchWhole(t *testing.T) {
 	}
 	// SPM cuts only before a space after a letter or digit: longer chunks.
 	vocabs = append(vocabs, vocab{"stories-spm", stories, 600},
-		vocab{"gemma3-spm", func(t testing.TB) *Model { return vocabModel(t, "tokenizer-gemma3", testmodels.Tokenizer(t, testmodels.Gemma3), "") }, 600})
+		vocab{"gemma3-spm", func(t testing.TB) *Model {
+			return vocabModel(t, "tokenizer-gemma3", testmodels.Tokenizer(t, testmodels.Gemma3), "")
+		}, 600})
 	for _, vc := range vocabs {
 		t.Run(vc.name, func(t *testing.T) {
 			m := vc.m(t)
@@ -178,8 +180,10 @@ var runs = map[string]string{
 func TestTokenizeLongRuns(t *testing.T) {
 	models := map[string]func(testing.TB) *Model{
 		"bytelevel": func(t testing.TB) *Model { return vocabModel(t, "bytelevel", inferencetest.ByteLevel(), "") },
-		"qwen3":     func(t testing.TB) *Model { return vocabModel(t, "qwen3-qwen2", testmodels.Tokenizer(t, testmodels.Qwen3), "qwen2") },
-		"stories":   stories,
+		"qwen3": func(t testing.TB) *Model {
+			return vocabModel(t, "qwen3-qwen2", testmodels.Tokenizer(t, testmodels.Qwen3), "qwen2")
+		},
+		"stories": stories,
 	}
 	for _, pkg := range []string{testmodels.Llama3, testmodels.DeepSeekV3, testmodels.GPTOSS, testmodels.Gemma3} {
 		models[pkg] = func(t testing.TB) *Model { return vocabModel(t, pkg, testmodels.Tokenizer(t, pkg), "") }
