@@ -16,6 +16,18 @@
 // earlier turn) is not decoded again; Usage.CachedTokens counts what was
 // reused.
 //
+// Prepare checks a request, renders and tokenizes its prompt once, and
+// reports what it will cost (prompt tokens, the most output tokens) before
+// any decoding, for admission control; Run decodes a Prepared request.
+// Stream is the two together.
+//
+// Text from a request is data. Messages and tools are rendered so that only
+// the template's own markup becomes special tokens: a user writing
+// <|im_end|> gets text, not the end of its turn (see Literal). Tokenizing
+// is safe for any text (llama.cpp's own tokenizer overflows its stack on
+// long runs of one character class and is quadratic in special-token
+// matches), and stops once a prompt passes the context.
+//
 // The engine needs cgo. The request, result and event types build without
 // it, for packages that only convert them; New then fails.
 package inference
