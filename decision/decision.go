@@ -15,9 +15,13 @@ import (
 // Engine is what an Evaluator needs of an inference engine;
 // [*inference.Engine] implements it. Its methods are called concurrently.
 type Engine interface {
-	// Score decodes a prefix once and every branch after it, and returns
-	// the probabilities of each branch's candidate next tokens.
-	Score(ctx context.Context, req inference.ScoreRequest) (inference.ScoreResult, error)
+	// PrepareScore checks and tokenizes a prefix and its branches,
+	// decoding nothing.
+	PrepareScore(req inference.ScoreRequest) (*inference.PreparedScore, error)
+	// RunScore decodes a prepared prefix once and every branch after it,
+	// and returns the probabilities of each branch's candidate next
+	// tokens.
+	RunScore(ctx context.Context, p *inference.PreparedScore) (inference.ScoreResult, error)
 	// Tokenize returns the tokens of text inside a prompt.
 	Tokenize(model, text string) ([]int, error)
 	// RenderPrompt renders a request's messages with the chat template.
@@ -79,46 +83,95 @@ func New(cfg Config) (*Evaluator, error) {
 
 // Evaluate answers every question of req over its state in one Score call
 // of the engine (with an encoder model: Rank calls, each (state, option)
-// pair one sequence, see Ranker). An invalid request fails with an *Error before any work;
-// engine errors (inference.ErrContextLength, ErrOverloaded, ...) are
-// wrapped.
+// pair one sequence, see Ranker): Prepare, then Run. An invalid request
+// fails with an *Error before any work; engine errors
+// (inference.ErrContextLength, ErrOverloaded, ...) are wrapped.
 func (e *Evaluator) Evaluate(ctx context.Context, req Request) (Response, error) {
-	if err := req.Validate(e.cfg.Images); err != nil {
-		return Response{}, err
-	}
-	if e.ranker != nil {
-		return e.rank(ctx, e.ranker, req)
-	}
-	e.once.Do(func() { e.pools, e.poolErr = e.findLabels() })
-	if e.poolErr != nil {
-		return Response{}, e.poolErr
-	}
-	prefix, suffix, err := e.frame(req.State, len(req.Images))
+	p, err := e.Prepare(req)
 	if err != nil {
 		return Response{}, err
 	}
-	names := sortedNames(req.Questions)
+	return e.Run(ctx, p)
+}
+
+// Prepared is a decision request that Evaluator.Prepare has checked,
+// framed and tokenized: admission control reads its count before any
+// decoding, and Run decodes what was counted. It holds no resources; run
+// it at most once, with the Evaluator that prepared it.
+type Prepared struct {
+	// Request is the request, as given to Prepare.
+	Request Request
+	// InputTokens is the number of tokens the model reads: the state and
+	// every question as the prompt frames them. Images add their tokens
+	// when they are encoded, at Run. For an encoder model it is the
+	// state's tokens and 64 per question, an estimate.
+	InputTokens int
+
+	names []string
+	score *inference.PreparedScore // nil for an encoder model
+}
+
+// encoderQuestionTokens is the estimate per question of an encoder's
+// Prepared, where the state is read once per option.
+const encoderQuestionTokens = 64
+
+// Prepare checks req, frames its prompt and tokenizes it, decoding
+// nothing. An invalid request fails with an *Error.
+func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
+	if err := req.Validate(e.cfg.Images); err != nil {
+		return nil, err
+	}
+	p := &Prepared{Request: req, names: sortedNames(req.Questions)}
+	if e.ranker != nil {
+		state, err := e.cfg.Engine.Tokenize(e.cfg.Model, inference.Literal(req.State))
+		if err != nil {
+			return nil, fmt.Errorf("decision: %w", err)
+		}
+		p.InputTokens = len(state) + encoderQuestionTokens*len(req.Questions)
+		return p, nil
+	}
+	e.once.Do(func() { e.pools, e.poolErr = e.findLabels() })
+	if e.poolErr != nil {
+		return nil, e.poolErr
+	}
+	prefix, suffix, err := e.frame(req.State, len(req.Images))
+	if err != nil {
+		return nil, err
+	}
 	sreq := inference.ScoreRequest{Model: e.cfg.Model, Prefix: prefix}
 	for _, im := range req.Images {
 		sreq.Images = append(sreq.Images, im.Data)
 	}
-	for _, name := range names {
+	for _, name := range p.names {
 		q := req.Questions[name]
 		labels, tokens, err := e.pools.labelsFor(q)
 		if err != nil {
-			return Response{}, &Error{Param: "questions." + name + ".criteria", Message: err.Error()}
+			return nil, &Error{Param: "questions." + name + ".criteria", Message: err.Error()}
 		}
 		sreq.Branches = append(sreq.Branches, inference.Branch{Text: questionText(q, labels) + suffix, Candidates: tokens})
 	}
-	res, err := e.cfg.Engine.Score(ctx, sreq)
-	if ie, ok := errors.AsType[*inference.ImageError](err); ok {
-		return Response{}, &Error{Param: fmt.Sprintf("images[%d]", ie.Index), Message: ie.Reason}
+	if p.score, err = e.cfg.Engine.PrepareScore(sreq); err != nil {
+		return nil, engineError(err)
 	}
+	p.InputTokens = p.score.InputTokens
+	return p, nil
+}
+
+// Run answers a prepared request.
+func (e *Evaluator) Run(ctx context.Context, p *Prepared) (Response, error) {
+	req := p.Request
+	if e.ranker != nil {
+		return e.rank(ctx, e.ranker, req)
+	}
+	if p.score == nil {
+		return Response{}, errors.New("decision: a Prepared not made by this Evaluator's Prepare")
+	}
+	res, err := e.cfg.Engine.RunScore(ctx, p.score)
 	if err != nil {
-		return Response{}, fmt.Errorf("decision: %w", err)
+		return Response{}, engineError(err)
 	}
 	out := Response{Model: req.Model, Answers: map[string]Answer{}, Usage: Usage{InputTokens: res.Usage.PromptTokens}}
-	for i, name := range names {
+	for i, name := range p.names {
 		b := res.Branches[i]
 		var mass float64
 		for _, p := range b.Probabilities {
@@ -127,6 +180,15 @@ func (e *Evaluator) Evaluate(ctx context.Context, req Request) (Response, error)
 		out.Answers[name] = answer(req.Questions[name], distribution(b.LogProbs, e.cfg.Temperature), mass)
 	}
 	return out, nil
+}
+
+// engineError is err as a decision error: an image the model cannot read
+// names it, the rest is wrapped.
+func engineError(err error) error {
+	if ie, ok := errors.AsType[*inference.ImageError](err); ok {
+		return &Error{Param: fmt.Sprintf("images[%d]", ie.Index), Message: ie.Reason}
+	}
+	return fmt.Errorf("decision: %w", err)
 }
 
 // sentinel marks where the questions go in the rendered chat: the text

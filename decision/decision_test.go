@@ -49,7 +49,12 @@ func (f *fakeEngine) RenderPrompt(req inference.Request) (string, error) {
 	return b.String(), nil
 }
 
-func (f *fakeEngine) Score(_ context.Context, req inference.ScoreRequest) (inference.ScoreResult, error) {
+func (f *fakeEngine) PrepareScore(req inference.ScoreRequest) (*inference.PreparedScore, error) {
+	return &inference.PreparedScore{Request: req}, nil
+}
+
+func (f *fakeEngine) RunScore(_ context.Context, p *inference.PreparedScore) (inference.ScoreResult, error) {
+	req := p.Request
 	f.mu.Lock()
 	f.calls = append(f.calls, req)
 	f.mu.Unlock()

@@ -52,8 +52,8 @@ type recorder struct {
 	usage inference.Usage
 }
 
-func (r *recorder) Score(ctx context.Context, req inference.ScoreRequest) (inference.ScoreResult, error) {
-	res, err := r.Engine.Score(ctx, req)
+func (r *recorder) RunScore(ctx context.Context, p *inference.PreparedScore) (inference.ScoreResult, error) {
+	res, err := r.Engine.RunScore(ctx, p)
 	r.usage = res.Usage
 	return res, err
 }

@@ -11,15 +11,15 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// prompts records the texts of the engine's last Score.
+// prompts records the texts of the engine's last PrepareScore.
 type prompts struct {
 	*inference.Engine
 	req inference.ScoreRequest
 }
 
-func (p *prompts) Score(ctx context.Context, req inference.ScoreRequest) (inference.ScoreResult, error) {
+func (p *prompts) PrepareScore(req inference.ScoreRequest) (*inference.PreparedScore, error) {
 	p.req = req
-	return p.Engine.Score(ctx, req)
+	return p.Engine.PrepareScore(req)
 }
 
 // A state, instructions, option names and descriptions, and score labels

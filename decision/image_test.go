@@ -110,6 +110,6 @@ func TestImageEngineError(t *testing.T) {
 
 type imageRefuser struct{ *fakeEngine }
 
-func (imageRefuser) Score(context.Context, inference.ScoreRequest) (inference.ScoreResult, error) {
+func (imageRefuser) RunScore(context.Context, *inference.PreparedScore) (inference.ScoreResult, error) {
 	return inference.ScoreResult{}, &inference.ImageError{Index: 1, Reason: "is not a PNG, JPEG or GIF picture"}
 }

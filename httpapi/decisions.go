@@ -84,18 +84,20 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	// An invalid request is refused before any reservation, whatever the
-	// key's tier.
-	if err := req.Validate(info.Images); err != nil {
+	// Checked, framed and tokenized once: an invalid request is refused
+	// before any reservation, whatever the key's tier, and admission
+	// counts what the model will read.
+	p, err := ev.Prepare(req)
+	if err != nil {
 		h.fail(w, r, decisionError(err))
 		return
 	}
-	a, err := h.admitDecision(w, r, eng, m, req)
+	a, err := h.admitDecision(w, r, m, p)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := ev.Evaluate(r.Context(), req)
+	res, err := ev.Run(r.Context(), p)
 	if a != nil {
 		switch {
 		case err == nil:
@@ -115,32 +117,24 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, r, res)
 }
 
-// questionTokens and imageTokens are the margins per question and per
-// image of a decision's reservation (a question's instructions, options and
-// labels; an image's tokens, which only its model's projector knows),
-// settled to the real count after.
-const (
-	questionTokens = 64
-	imageTokens    = 256
-)
+// imageTokens is the margin per image of a decision's reservation: an
+// image's tokens, which only its model's projector knows once it has
+// encoded it, settled to the real count after.
+const imageTokens = 256
 
-// admitDecision reserves a decision request under the key's rate limits:
-// the state's tokens and questionTokens per question as input, nothing as
-// output, at the model's prices. It returns nil without a limiter.
-func (h *Handler) admitDecision(w http.ResponseWriter, r *http.Request, eng decision.Engine, m catalog.Model, req decision.Request) (*admission, error) {
+// admitDecision reserves a prepared decision under the key's rate limits:
+// its input tokens and imageTokens per image, nothing as output, at the
+// model's prices. It returns nil without a limiter.
+func (h *Handler) admitDecision(w http.ResponseWriter, r *http.Request, m catalog.Model, p *decision.Prepared) (*admission, error) {
 	a := admissionFrom(r)
 	if a == nil {
 		return nil, nil
 	}
-	state, err := eng.Tokenize(m.ID, req.State)
+	prices, err := prices(m.Pricing)
 	if err != nil {
 		return nil, err
 	}
-	p, err := prices(m.Pricing)
-	if err != nil {
-		return nil, err
-	}
-	want := ratelimit.Request{InputTokens: int64(len(state) + questionTokens*len(req.Questions) + imageTokens*len(req.Images)), Prices: p}
+	want := ratelimit.Request{InputTokens: int64(p.InputTokens + imageTokens*len(p.Request.Images)), Prices: prices}
 	if err := a.reserve(w, r, want); err != nil {
 		return nil, err
 	}

@@ -63,7 +63,16 @@ func (s *scoringEngine) RenderPrompt(req inference.Request) (string, error) {
 	return b.String() + "<|im_start|>assistant\n", nil
 }
 
-func (s *scoringEngine) Score(_ context.Context, req inference.ScoreRequest) (inference.ScoreResult, error) {
+func (s *scoringEngine) PrepareScore(req inference.ScoreRequest) (*inference.PreparedScore, error) {
+	n := 0
+	for _, b := range req.Branches {
+		n += len(b.Text)
+	}
+	return &inference.PreparedScore{Request: req, InputTokens: len(req.Prefix) + n}, nil
+}
+
+func (s *scoringEngine) RunScore(_ context.Context, p *inference.PreparedScore) (inference.ScoreResult, error) {
+	req := p.Request
 	s.calls++
 	s.images = req.Images
 	if s.err != nil {

@@ -48,6 +48,17 @@ func (*Engine) Score(context.Context, ScoreRequest) (ScoreResult, error) {
 	return ScoreResult{}, errNoCgo
 }
 
+// scorePlan is empty without cgo.
+type scorePlan struct{}
+
+// PrepareScore fails: the engine needs cgo.
+func (*Engine) PrepareScore(ScoreRequest) (*PreparedScore, error) { return nil, errNoCgo }
+
+// RunScore fails: the engine needs cgo.
+func (*Engine) RunScore(context.Context, *PreparedScore) (ScoreResult, error) {
+	return ScoreResult{}, errNoCgo
+}
+
 // Tokenize fails: the engine needs cgo.
 func (*Engine) Tokenize(string, string) ([]int, error) { return nil, errNoCgo }
 

@@ -102,7 +102,7 @@ func (m *model) rankPairs(req RankRequest) ([][]llamacpp.Token, error) {
 	}
 	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
 	text := func(s string) ([]llamacpp.Token, error) {
-		toks, err := llm.TokenizeSegments([]llamacpp.Segment{{Text: s, Data: true}}, false, limit)
+		toks, err := llm.TokenizeSegments([]llamacpp.Segment{{Text: stripMarks(s), Data: true}}, false, limit)
 		if errors.Is(err, llamacpp.ErrTooManyTokens) {
 			return nil, fmt.Errorf("%w: a text of more than %d tokens", ErrContextLength, limit)
 		}

@@ -57,26 +57,33 @@ func (e *Engine) RenderPrompt(req Request) (text string, err error) {
 
 // Score decodes req's prefix once and each of its branches on a sequence
 // of its own, all in one batch, and returns the probabilities of each
-// branch's candidate tokens. The prefix takes a sequence like a generation
-// request, waiting in the same queue, and stays in the prompt cache
-// afterwards. A prefix and branch that do not fit in a sequence's context,
-// or a branch longer than Config.BranchContext, fail with
-// ErrContextLength before any work.
+// branch's candidate tokens: PrepareScore, then RunScore. The prefix takes
+// a sequence like a generation request, waiting in the same queue, and
+// stays in the prompt cache afterwards.
 func (e *Engine) Score(ctx context.Context, req ScoreRequest) (ScoreResult, error) {
-	w, err := e.submitScore(ctx, req)
+	p, err := e.PrepareScore(req)
 	if err != nil {
 		return ScoreResult{}, err
 	}
-	if err := w.job.wait(); err != nil {
-		return ScoreResult{}, err
-	}
-	return w.score.result, nil
+	return e.RunScore(ctx, p)
 }
 
-func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// scorePlan is what RunScore needs of a PreparedScore beyond its request.
+type scorePlan struct {
+	engine *Engine
+	// texts are the tokens of the prefix's text around its images: one
+	// more than the images; BOS, where the model wants one, leads.
+	texts      [][]llamacpp.Token
+	branches   [][]llamacpp.Token
+	candidates [][]llamacpp.Token
+}
+
+// PrepareScore checks req and tokenizes its text, decoding nothing and
+// encoding no image. A prefix and branch that do not fit in a sequence's
+// context, or a branch longer than Config.BranchContext, fail with
+// ErrContextLength; an invalid request with ErrInvalidRequest (an
+// *ImageError for an image that is no picture the model reads).
+func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 	m, release, err := e.acquire(req.Model)
 	if err != nil {
 		return nil, err
@@ -89,9 +96,103 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 		return nil, fmt.Errorf("%w: Config.Branches leaves no sequence for scoring", ErrInvalidRequest)
 	}
 	if len(req.Branches) == 0 || len(req.Branches) > maxBranches {
-		return nil, fmt.Errorf("%w: %d branches, want 1 to %d", ErrInvalidRequest, len(req.Branches), maxBranches)
+		return nil, fieldError("Branches", "%d branches, want 1 to %d", len(req.Branches), maxBranches)
 	}
-	prefix, images, err := m.scorePrefix(req, e.cfg.Batch)
+	plan := &scorePlan{engine: e}
+	limit, room := m.info.ContextLength, m.runner.branchCells
+	prefixLen := 0
+	if len(req.Images) == 0 {
+		toks, err := m.tokenize(req.Prefix, true, limit)
+		if err != nil {
+			return nil, err
+		}
+		plan.texts, prefixLen = [][]llamacpp.Token{toks}, len(toks)
+	} else {
+		if m.projector == nil {
+			return nil, fieldError("Images", "the model reads no images (it has no projector)")
+		}
+		texts := strings.Split(req.Prefix, ImageMarker)
+		if len(texts)-1 != len(req.Images) {
+			return nil, fieldError("Images", "%d images for %d image markers in Prefix", len(req.Images), len(texts)-1)
+		}
+		for i, img := range req.Images {
+			if err := checkImage(img); err != nil {
+				return nil, &ImageError{Index: i, Reason: err.Error()}
+			}
+		}
+		for i, text := range texts {
+			toks, err := m.tokenize(text, i == 0, limit-prefixLen)
+			if err != nil {
+				return nil, err
+			}
+			plan.texts = append(plan.texts, toks)
+			prefixLen += len(toks)
+		}
+	}
+	if prefixLen == 0 && len(req.Images) == 0 {
+		return nil, fieldError("Prefix", "gives no tokens")
+	}
+	inputs := prefixLen
+	vocab := m.llm.VocabSize()
+	for i, b := range req.Branches {
+		toks, err := m.tokenize(b.Text, false, room)
+		if errors.Is(err, ErrContextLength) {
+			return nil, &FieldError{Field: fmt.Sprintf("Branches[%d].Text", i), Err: ErrContextLength,
+				Reason: fmt.Sprintf("more tokens than Config.BranchContext (%d)", room)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case len(toks) == 0:
+			return nil, fieldError(fmt.Sprintf("Branches[%d].Text", i), "gives no tokens")
+		case prefixLen+len(toks) > limit:
+			return nil, &FieldError{Field: "Prefix", Err: ErrContextLength,
+				Reason: fmt.Sprintf("%d prefix and %d branch tokens, context holds %d", prefixLen, len(toks), limit)}
+		case len(b.Candidates) == 0:
+			return nil, fieldError(fmt.Sprintf("Branches[%d].Candidates", i), "none")
+		}
+		cands := make([]llamacpp.Token, len(b.Candidates))
+		for j, c := range b.Candidates {
+			if c < 0 || c >= vocab {
+				return nil, fieldError(fmt.Sprintf("Branches[%d].Candidates[%d]", i, j), "token %d, outside the vocabulary of %d", c, vocab)
+			}
+			cands[j] = llamacpp.Token(c)
+		}
+		plan.branches = append(plan.branches, toks)
+		plan.candidates = append(plan.candidates, cands)
+		inputs += len(toks)
+	}
+	return &PreparedScore{Request: req, InputTokens: inputs, plan: plan}, nil
+}
+
+// RunScore encodes a prepared request's images, decodes its prefix and
+// branches and returns the branches' scores. A prefix whose images take
+// it past the context fails with ErrContextLength.
+func (e *Engine) RunScore(ctx context.Context, p *PreparedScore) (ScoreResult, error) {
+	w, err := e.submitScore(ctx, p)
+	if err != nil {
+		return ScoreResult{}, err
+	}
+	if err := w.job.wait(); err != nil {
+		return ScoreResult{}, err
+	}
+	return w.score.result, nil
+}
+
+func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p == nil || p.plan == nil || p.plan.engine != e {
+		return nil, fmt.Errorf("%w: a PreparedScore not made by this engine's PrepareScore", ErrInvalidRequest)
+	}
+	m, release, err := e.acquire(p.Request.Model)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	prefix, images, err := m.scorePrefix(p, e.cfg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -99,82 +200,36 @@ func (e *Engine) submitScore(ctx context.Context, req ScoreRequest) (*work, erro
 		return nil, err // encoding the images took a while
 	}
 	if len(prefix) == 0 {
-		return nil, fmt.Errorf("%w: Prefix gives no tokens", ErrInvalidRequest)
+		return nil, fieldError("Prefix", "gives no tokens")
 	}
-	sw := &scoreWork{}
-	limit, room := m.info.ContextLength, m.runner.branchCells
-	vocab := m.llm.VocabSize()
-	for i, b := range req.Branches {
-		toks, err := m.tokenize(b.Text, false, room)
-		if errors.Is(err, ErrContextLength) {
-			return nil, fmt.Errorf("%w: branch %d has more tokens than Config.BranchContext (%d)", ErrContextLength, i, room)
+	for _, b := range p.plan.branches {
+		if limit := m.info.ContextLength; len(prefix)+len(b) > limit {
+			return nil, &FieldError{Field: "Images", Err: ErrContextLength,
+				Reason: fmt.Sprintf("%d prefix tokens with the images and %d branch tokens, context holds %d", len(prefix), len(b), limit)}
 		}
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case len(toks) == 0:
-			return nil, fmt.Errorf("%w: Branches[%d].Text gives no tokens", ErrInvalidRequest, i)
-		case len(prefix)+len(toks) > limit:
-			return nil, fmt.Errorf("%w: %d prefix and %d branch tokens, context holds %d", ErrContextLength, len(prefix), len(toks), limit)
-		case len(toks) > room:
-			return nil, fmt.Errorf("%w: branch %d has %d tokens, Config.BranchContext is %d", ErrContextLength, i, len(toks), room)
-		case len(b.Candidates) == 0:
-			return nil, fmt.Errorf("%w: Branches[%d] has no candidates", ErrInvalidRequest, i)
-		}
-		cands := make([]llamacpp.Token, len(b.Candidates))
-		for j, c := range b.Candidates {
-			if c < 0 || c >= vocab {
-				return nil, fmt.Errorf("%w: Branches[%d].Candidates[%d] is token %d, outside the vocabulary of %d", ErrInvalidRequest, i, j, c, vocab)
-			}
-			cands[j] = llamacpp.Token(c)
-		}
-		sw.branches = append(sw.branches, toks)
-		sw.candidates = append(sw.candidates, cands)
 	}
+	sw := &scoreWork{branches: p.plan.branches, candidates: p.plan.candidates}
 	w := &work{prompt: prefix, images: images, score: sw, job: newJob(ctx)}
 	if !m.runner.enqueue(w) {
-		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
+		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, p.Request.Model, cap(m.runner.queue))
 	}
 	return w, nil
 }
 
-// scorePrefix tokenizes a Score request's prefix, with BOS where the model
-// wants it, and encodes its images in place: each image's tokens stand in
-// the prompt as imageTokens, and its embeddings in the returned spans.
-// batch is the most tokens one decode takes. The text is tokenized here,
-// safely, and only each image, alone, goes through the projector (which
-// adds the model's own markers around it).
-func (m *model) scorePrefix(req ScoreRequest, batch int) ([]llamacpp.Token, []imageSpan, error) {
-	limit := m.info.ContextLength
-	if len(req.Images) == 0 {
-		prefix, err := m.tokenize(req.Prefix, true, limit)
-		return prefix, nil, err
-	}
-	if m.projector == nil {
-		return nil, nil, fieldError("Images", "the model reads no images (it has no projector)")
-	}
-	texts := strings.Split(req.Prefix, ImageMarker)
-	if len(texts)-1 != len(req.Images) {
-		return nil, nil, fieldError("Images", "%d images for %d image markers in Prefix", len(req.Images), len(texts)-1)
-	}
-	for i, img := range req.Images {
-		if err := checkImage(img); err != nil {
-			return nil, nil, &ImageError{Index: i, Reason: err.Error()}
-		}
-	}
+// scorePrefix puts a prepared prefix together: its text's tokens, and
+// each image encoded in place, its tokens standing in the prompt as
+// imageTokens and its embeddings in the returned spans. batch is the most
+// tokens one decode takes. Only each image, alone, goes through the
+// projector (which adds the model's own markers around it).
+func (m *model) scorePrefix(p *PreparedScore, batch int) ([]llamacpp.Token, []imageSpan, error) {
 	var prefix []llamacpp.Token
 	var spans []imageSpan
-	for i, text := range texts {
-		toks, err := m.tokenize(text, i == 0, limit-len(prefix))
-		if err != nil {
-			return nil, nil, err
-		}
+	for i, toks := range p.plan.texts {
 		prefix = append(prefix, toks...)
-		if i == len(req.Images) {
+		if i == len(p.Request.Images) {
 			break
 		}
-		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, req.Images[i:i+1])
+		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, p.Request.Images[i:i+1])
 		if ie, ok := errors.AsType[*llamacpp.ImageError](err); ok {
 			return nil, nil, &ImageError{Index: i, Reason: ie.Err.Error()}
 		}
@@ -191,10 +246,11 @@ func (m *model) scorePrefix(req ScoreRequest, batch int) ([]llamacpp.Token, []im
 				return nil, nil, &ImageError{Index: i, Reason: fmt.Sprintf("takes %d tokens, and this model reads an image in one batch of at most Config.Batch (%d)", n, batch)}
 			}
 			spans = append(spans, imageSpan{start: len(prefix), rows: c.Image, whole: m.projector.NonCausal()})
-			prefix = append(prefix, imageTokens(req.Images[i], n)...)
+			prefix = append(prefix, imageTokens(p.Request.Images[i], n)...)
 		}
-		if len(prefix) > limit {
-			return nil, nil, fmt.Errorf("%w: the prefix has more than %d tokens", ErrContextLength, limit)
+		if len(prefix) > m.info.ContextLength {
+			return nil, nil, &FieldError{Field: "Images", Err: ErrContextLength,
+				Reason: fmt.Sprintf("the prefix has more than %d tokens with its images", m.info.ContextLength)}
 		}
 	}
 	return prefix, spans, nil

@@ -28,6 +28,19 @@ type ScoreRequest struct {
 	Branches []Branch
 }
 
+// PreparedScore is a ScoreRequest that Engine.PrepareScore has checked and
+// tokenized, for Engine.RunScore: admission control reads its count
+// before any decoding. It holds no resources; run it at most once.
+type PreparedScore struct {
+	// Request is the request, as given to PrepareScore.
+	Request ScoreRequest
+	// InputTokens is the number of tokens of the prefix's text and of
+	// every branch. Each image adds its tokens when RunScore encodes it.
+	InputTokens int
+
+	plan *scorePlan
+}
+
 // ImageMarker stands for an image in ScoreRequest.Prefix.
 const ImageMarker = "<__media__>"
 
