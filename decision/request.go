@@ -119,13 +119,15 @@ func (q Question) MarshalJSON() ([]byte, error) {
 }
 
 // parseOptions reads a JSON object of option names to descriptions in
-// order, refusing a name given twice.
+// order, refusing a name given twice. It takes time linear in the options,
+// however many: Validate refuses more than MaxOptions only after decoding.
 func parseOptions(b []byte) ([]Option, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, errors.New("must be an object of option names to descriptions")
 	}
 	var opts []Option
+	seen := map[string]bool{}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -136,9 +138,10 @@ func parseOptions(b []byte) ([]Option, error) {
 		if err := dec.Decode(&desc); err != nil {
 			return nil, fmt.Errorf("option %q: the description must be a string", name)
 		}
-		if slices.ContainsFunc(opts, func(o Option) bool { return o.Name == name }) {
+		if seen[name] {
 			return nil, fmt.Errorf("option %q is given twice", name)
 		}
+		seen[name] = true
 		opts = append(opts, Option{Name: name, Description: desc})
 	}
 	return opts, nil
@@ -166,6 +169,10 @@ func (r Request) Validate(images bool) error {
 		return invalid("state", "must not be empty")
 	case n > MaxStateChars:
 		return invalid("state", "has %d characters, at most %d", n, MaxStateChars)
+	case strings.Contains(r.State, sentinel):
+		// The prompt is split where the sentinel is: one in the state
+		// would cut the state in two.
+		return invalid("state", "contains %q, which the prompt reserves", sentinel)
 	}
 	switch n := len(r.Questions); {
 	case n == 0:

@@ -208,8 +208,10 @@ func (c *ChatToolChoice) UnmarshalJSON(data []byte) error {
 				Name string `json:"name"`
 			} `json:"function"`
 		}
-		if err := json.Unmarshal(data, &o); err != nil {
-			return err
+		// decodeJSON, not json.Unmarshal: a type error's offset in data
+		// would name a parameter elsewhere in the body.
+		if err := decodeJSON(data, &o); err != nil {
+			return prefixed("tool_choice", err)
 		}
 		*c = ChatToolChoice{Mode: o.Type, Name: o.Function.Name}
 		return nil

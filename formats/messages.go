@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -141,10 +142,49 @@ func (c MessagesContent) MarshalJSON() ([]byte, error) {
 	return marshal(c.Text)
 }
 
-// UnmarshalJSON accepts a string, an array of blocks or null.
+// UnmarshalJSON accepts a string, an array of blocks or null. Of the
+// blocks' own content, only a tool_result's is read, and the blocks in it
+// have none: see decode.
 func (c *MessagesContent) UnmarshalJSON(data []byte) error {
+	return c.decode(data, true)
+}
+
+// messagesWireBlock is a block as a content array holds it, its content
+// kept raw: MessagesContent.decode reads it only where it means something.
+type messagesWireBlock struct {
+	messagesPlainBlock
+	Content json.RawMessage `json:"content"`
+}
+
+// messagesPlainBlock is MessagesBlock's fields without its methods.
+type messagesPlainBlock MessagesBlock
+
+// decode reads content; with toolResults, a tool_result block's content
+// too, itself without toolResults. The content of other blocks, and of the
+// blocks in a tool result, is left out: the canonical request reads
+// neither, and reading content inside content level after level would take
+// time quadratic in the nesting (json.Unmarshal checks its whole input at
+// every level), minutes for a hostile body of tool results thousands deep.
+func (c *MessagesContent) decode(data []byte, toolResults bool) error {
 	*c = MessagesContent{}
-	return decodeTextOrList(data, "string or array of content blocks", &c.Text, &c.Blocks, &c.set, &c.err)
+	var wire []messagesWireBlock
+	if err := decodeTextOrList(data, "string or array of content blocks", &c.Text, &wire, &c.set, &c.err); err != nil {
+		return err
+	}
+	if wire == nil {
+		return nil
+	}
+	c.Blocks = make([]MessagesBlock, len(wire))
+	for i, w := range wire {
+		c.Blocks[i] = MessagesBlock(w.messagesPlainBlock)
+		if raw := bytes.TrimSpace(w.Content); toolResults && w.Type == "tool_result" && len(raw) > 0 && string(raw) != "null" {
+			c.Blocks[i].Content = new(MessagesContent)
+			if err := c.Blocks[i].Content.decode(raw, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // MessagesBlock is one content block: text (Text), thinking (Thinking,
@@ -362,6 +402,9 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 		return []inference.Message{msg}, nil
 	}
 	var out []inference.Message
+	// The thinking of all blocks, built up in one buffer: += would copy
+	// the text so far at every block, quadratic time for many blocks.
+	var reasoning strings.Builder
 	for j, b := range m.Content.Blocks {
 		bp := fmt.Sprintf("%s.content[%d]", path, j)
 		switch b.Type {
@@ -383,7 +426,7 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			if msg.Role != inference.RoleAssistant {
 				return nil, invalid(bp+".type", "%s: only assistant messages carry thinking", bp)
 			}
-			msg.Reasoning += b.Thinking
+			reasoning.WriteString(b.Thinking)
 		case "tool_use":
 			if msg.Role != inference.RoleAssistant {
 				return nil, invalid(bp+".type", "%s: only assistant messages carry tool_use", bp)
@@ -428,6 +471,7 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			return nil, invalid(bp+".type", "%s.type must be text, image, thinking, tool_use or tool_result, got %q", bp, b.Type)
 		}
 	}
+	msg.Reasoning = reasoning.String()
 	if len(msg.Content) > 0 || len(msg.ToolCalls) > 0 || msg.Reasoning != "" || len(out) == 0 {
 		out = append(out, msg)
 	}

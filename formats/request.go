@@ -75,7 +75,9 @@ func (r Reasoning) Budget(maxTokens int) int {
 		budget = map[string]int{"low": 1024, "medium": 4096, "high": 16384}[r.Effort]
 	}
 	if maxTokens > 0 {
-		budget = min(budget, max(1, maxTokens*3/4))
+		// Three quarters of maxTokens, rounded down, without overflowing
+		// for a limit near the largest int.
+		budget = min(budget, max(1, maxTokens/4*3+maxTokens%4*3/4))
 	}
 	return budget
 }

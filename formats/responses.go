@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -104,8 +105,10 @@ func (c *ResponsesToolChoice) UnmarshalJSON(data []byte) error {
 			Type string `json:"type"`
 			Name string `json:"name"`
 		}
-		if err := json.Unmarshal(data, &o); err != nil {
-			return err
+		// decodeJSON, not json.Unmarshal: a type error's offset in data
+		// would name a parameter elsewhere in the body.
+		if err := decodeJSON(data, &o); err != nil {
+			return prefixed("tool_choice", err)
 		}
 		*c = ResponsesToolChoice{Mode: o.Type, Name: o.Name}
 		return nil
@@ -258,7 +261,9 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		if err := checkSummary("reasoning.summary", r.Reasoning.Summary); err != nil {
 			return Request{}, err
 		}
-		out.Reasoning.Summary = r.Reasoning.Summary
+		if r.Reasoning.Summary != "none" { // none is the default, no summary
+			out.Reasoning.Summary = r.Reasoning.Summary
+		}
 	}
 	out.Format = Format{Type: "text"}
 	if r.Text != nil {
@@ -337,15 +342,18 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 		return nil, invalid("input", "input must hold at least one item")
 	}
 	var out []inference.Message
-	reasoning := ""
+	// reasoning is the text of the reasoning items since the last
+	// assistant message, built up in one buffer: += would copy the text so
+	// far at every part, quadratic time for many parts.
+	var reasoning strings.Builder
 	// assistant returns the last message if it is an assistant's, to which
 	// function calls attach.
 	lastAssistant := func() *inference.Message {
 		if n := len(out); n > 0 && out[n-1].Role == inference.RoleAssistant {
 			return &out[n-1]
 		}
-		out = append(out, inference.Message{Role: inference.RoleAssistant, Reasoning: reasoning})
-		reasoning = ""
+		out = append(out, inference.Message{Role: inference.RoleAssistant, Reasoning: reasoning.String()})
+		reasoning.Reset()
 		return &out[len(out)-1]
 	}
 	for i, it := range in.Items {
@@ -357,7 +365,8 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 				return nil, err
 			}
 			if m.Role == inference.RoleAssistant {
-				m.Reasoning, reasoning = reasoning, ""
+				m.Reasoning = reasoning.String()
+				reasoning.Reset()
 			}
 			out = append(out, m)
 		case "function_call":
@@ -380,11 +389,16 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: it.CallID, Name: it.Name, Content: parts})
 		case "reasoning":
 			for _, part := range it.Content.Parts {
-				reasoning += part.Text
+				reasoning.WriteString(part.Text)
 			}
 		default:
 			return nil, invalid(p+".type", "%s.type must be message, function_call, function_call_output or reasoning, got %q", p, it.Type)
 		}
+	}
+	if len(out) == 0 {
+		// Only reasoning items: nothing for the model to answer, and the
+		// engine needs a message.
+		return nil, invalid("input", "input must hold a message, function_call or function_call_output item, not only reasoning")
 	}
 	nameToolResults(out)
 	return out, nil
@@ -489,7 +503,11 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 // newResponsesItems converts one canonical message into items.
 func newResponsesItems(m inference.Message) []ResponsesItem {
 	if m.Role == inference.RoleTool {
-		return []ResponsesItem{{Type: "function_call_output", CallID: m.ToolCallID, Output: ResponsesContent{Text: joinText(m.Content), set: true}}}
+		out := ResponsesItem{Type: "function_call_output", CallID: m.ToolCallID, Output: ResponsesContent{Text: joinText(m.Content), set: true}}
+		if hasImage(m.Content) { // output as parts, so that the images stay
+			out.Output = ResponsesContent{Parts: responsesParts(m.Content, "input_text"), set: true}
+		}
+		return []ResponsesItem{out}
 	}
 	var out []ResponsesItem
 	if m.Reasoning != "" {
@@ -500,18 +518,24 @@ func newResponsesItems(m inference.Message) []ResponsesItem {
 		textType = "output_text"
 	}
 	if len(m.Content) > 0 || len(m.ToolCalls) == 0 {
-		item := ResponsesItem{Type: "message", Role: string(m.Role), Content: ResponsesContent{Parts: []ResponsesPart{}, set: true}}
-		for _, p := range m.Content {
-			if p.Image != nil {
-				item.Content.Parts = append(item.Content.Parts, ResponsesPart{Type: "input_image", ImageURL: dataURL(p.Image)})
-			} else {
-				item.Content.Parts = append(item.Content.Parts, ResponsesPart{Type: textType, Text: p.Text})
-			}
-		}
-		out = append(out, item)
+		out = append(out, ResponsesItem{Type: "message", Role: string(m.Role), Content: ResponsesContent{Parts: responsesParts(m.Content, textType), set: true}})
 	}
 	for _, c := range m.ToolCalls {
 		out = append(out, ResponsesItem{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return out
+}
+
+// responsesParts converts content into parts, its text as parts of
+// textType.
+func responsesParts(content []inference.Part, textType string) []ResponsesPart {
+	parts := []ResponsesPart{}
+	for _, p := range content {
+		if p.Image != nil {
+			parts = append(parts, ResponsesPart{Type: "input_image", ImageURL: dataURL(p.Image)})
+		} else {
+			parts = append(parts, ResponsesPart{Type: textType, Text: p.Text})
+		}
+	}
+	return parts
 }
