@@ -105,22 +105,26 @@ func (h *Handler) rateLimit(pattern string, next http.Handler) http.Handler {
 }
 
 // countFailure is called by fail: a token route that fails before it
-// reserved counts as one request without tokens, and gets the headers.
-// Over the limit it is not counted, and keeps its own error: a request
-// that is invalid stays a 400 whatever the key's tier, since waiting
-// would not make it valid.
+// reserved counts as one request without tokens, and gets the headers,
+// even when its client has gone. It keeps its own error: over the limit
+// it is not counted (a request that is invalid stays a 400 whatever the
+// key's tier, since waiting would not make it valid), and a limiter that
+// fails is logged.
 func (h *Handler) countFailure(w http.ResponseWriter, r *http.Request, err error) error {
 	a := admissionFrom(r)
 	if a == nil || a.tried {
 		return err
 	}
+	r = r.WithContext(context.WithoutCancel(r.Context()))
 	var refused *formats.Error
-	if lerr := a.reserve(w, r, ratelimit.Request{}); errors.As(lerr, &refused) && refused.Status == http.StatusTooManyRequests {
-		return err
-	} else if lerr != nil {
-		return lerr
+	switch lerr := a.reserve(w, r, ratelimit.Request{}); {
+	case lerr == nil:
+		a.settle(r, ratelimit.Usage{})
+	case errors.As(lerr, &refused) && refused.Status == http.StatusTooManyRequests:
+	default:
+		h.log.LogAttrs(r.Context(), slog.LevelError, "httpapi: counting a refused request failed",
+			slog.String("key_id", a.key), slog.Any("err", lerr))
 	}
-	a.settle(r, ratelimit.Usage{})
 	return err
 }
 

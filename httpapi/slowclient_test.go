@@ -16,6 +16,7 @@ import (
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/ratelimit"
 )
 
 // slowEngine is a fakeEngine whose events come every delay.
@@ -85,8 +86,20 @@ func readAnswer(t *testing.T, br *bufio.Reader, method string) (*http.Response, 
 // or no key, is answered and its connection closed within the body read
 // timeout, not held for minutes.
 func TestSlowBody(t *testing.T) {
+	// With and without rate limits: the limiter must not turn the 408 of
+	// a request whose connection read failed into a server error.
+	for _, limited := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unlimited", true: "limited"}[limited], func(t *testing.T) { slowBody(t, limited) })
+	}
+}
+
+func slowBody(t *testing.T, limited bool) {
 	const timeout = 200 * time.Millisecond
-	e := newEnv(t, func(c *httpapi.Config, _ *fakeEngine) { c.BodyReadTimeout = timeout })
+	edit := func(c *httpapi.Config, _ *fakeEngine) { c.BodyReadTimeout = timeout }
+	e := newEnv(t, edit)
+	if limited {
+		e = limitedEnv(t, ratelimit.Default, edit)
+	}
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()
 	for _, tc := range []struct {
