@@ -3,16 +3,18 @@ package llamacpp
 /*
 #include <stdlib.h>
 #include "bridge.h"
+
+// From github.com/ollama/ollama/llama's sampling_ext.h: converts with
+// llama.cpp's json_schema_to_grammar, copies at most max_len-1 bytes of the
+// grammar to grammar and returns how many, or 0 if conversion failed.
+int schema_to_grammar(const char *json_schema, char *grammar, size_t max_len);
 */
 import "C"
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unsafe"
-
-	"github.com/ollama/ollama/llama"
 )
 
 // Grammar constrains sampling to the sentences of a GBNF grammar. It keeps
@@ -23,11 +25,22 @@ type Grammar struct {
 }
 
 // ErrGrammar is returned for a grammar llama.cpp cannot parse, or a JSON
-// Schema it cannot turn into one.
+// Schema it cannot turn into one, and for those over the bounds of
+// CheckSchema, MaxGrammarBytes and NewGrammar.
 var ErrGrammar = errors.New("llamacpp: invalid grammar")
 
 // NewGrammar parses gbnf, whose start rule is root, for model m.
+//
+// The grammar is checked first, as llama.cpp's parser reads it: it must
+// parse, be at most MaxGrammarBytes, nest parentheses at most 512 deep,
+// expand its {m,n} repetitions to at most 32 MiB of rules, have no left
+// recursion (counting rules that can only match nothing), and give
+// llama.cpp's matcher bounded work wherever it stands. The error wraps
+// ErrGrammar.
 func NewGrammar(m *Model, gbnf string) (*Grammar, error) {
+	if err := checkGrammar(gbnf); err != nil {
+		return nil, err
+	}
 	cg := C.CString(gbnf)
 	defer C.free(unsafe.Pointer(cg))
 	root := C.CString("root")
@@ -39,16 +52,34 @@ func NewGrammar(m *Model, gbnf string) (*Grammar, error) {
 	return &Grammar{c: g}, nil
 }
 
-// SchemaGrammar converts a JSON Schema into GBNF.
+// SchemaGrammar converts a JSON Schema into GBNF. It refuses, before
+// calling C, a schema CheckSchema refuses, and after conversion a grammar
+// NewGrammar would refuse. It is safe for concurrent use; it takes at most
+// about half a second of one core.
 func SchemaGrammar(schema []byte) (string, error) {
-	if !json.Valid(schema) {
-		return "", fmt.Errorf("%w: the schema is not valid JSON", ErrGrammar)
+	compact, err := checkSchema(schema)
+	if err != nil {
+		return "", err
 	}
-	g := llama.SchemaToGrammar(schema)
-	if g == nil {
+	cs := C.CString(string(compact))
+	defer C.free(unsafe.Pointer(cs))
+	// One byte more than the bound tells a longer grammar, which
+	// schema_to_grammar would cut, from one of the bound's length.
+	const size = MaxGrammarBytes + 2
+	buf := C.malloc(size)
+	defer C.free(buf)
+	n := int(C.schema_to_grammar(cs, (*C.char)(buf), size))
+	if n == 0 {
 		return "", fmt.Errorf("%w: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema", ErrGrammar)
 	}
-	return string(g), nil
+	if n > MaxGrammarBytes {
+		return "", fmt.Errorf("%w: the schema converts to a grammar of more than %d bytes", ErrGrammar, MaxGrammarBytes)
+	}
+	g := C.GoStringN((*C.char)(buf), C.int(n))
+	if err := checkGrammar(g); err != nil {
+		return "", fmt.Errorf("%w (the grammar converted from the schema)", err)
+	}
+	return g, nil
 }
 
 // Close frees the grammar.
