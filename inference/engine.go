@@ -335,7 +335,7 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	tools := req.shownTools()
 	for i, t := range tools {
 		if len(t.Parameters) > 0 {
-			if err := checkSchemaTODO(t.Parameters); err != nil {
+			if err := llamacpp.CheckSchema(t.Parameters); err != nil {
 				return nil, fieldError(fmt.Sprintf("Tools[%d].Parameters", i), "%v", err)
 			}
 		}
@@ -459,10 +459,7 @@ func grammarOf(f *Format) (string, error) {
 	case f.Grammar != "":
 		return f.Grammar, nil
 	case f.Schema != nil:
-		if err := checkSchemaTODO(f.Schema); err != nil {
-			return "", fieldError("Format.Schema", "%v", err)
-		}
-		g, err := llamacpp.SchemaGrammar(f.Schema)
+		g, err := llamacpp.SchemaGrammar(f.Schema) // checks the schema's bounds first
 		if err != nil {
 			return "", fieldError("Format.Schema", "%v", err)
 		}
@@ -560,6 +557,3 @@ func samplerParams(req Request) (llamacpp.SamplerParams, error) {
 	}
 	return p, nil
 }
-
-// TODO(session): replace with llamacpp.CheckSchema once it lands.
-func checkSchemaTODO([]byte) error { return nil }
