@@ -75,6 +75,8 @@ func ExampleEngine_Prepare() {
 	if err != nil {
 		log.Fatal(err) // an invalid request, or one over the context
 	}
+	// The byte-level vocabulary gives each byte of the user's <|im_end|>
+	// a token of its own: 31 tokens, not 22.
 	fmt.Println(p.InputTokens, "prompt tokens, at most", p.MaxOutputTokens, "to generate")
 	// Admit p here (rate limits, spend caps), then run it.
 	for ev, err := range e.Run(context.Background(), p) {
@@ -85,8 +87,6 @@ func ExampleEngine_Prepare() {
 			fmt.Println(ev.Final.Usage.PromptTokens, "prompt tokens decoded")
 		}
 	}
-	// The byte-level vocabulary gives each byte of the user's
-	// <|im_end|> a token of its own: 31 tokens, not 22.
 	// Output:
 	// 31 prompt tokens, at most 8 to generate
 	// 31 prompt tokens decoded
