@@ -146,6 +146,9 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		switch {
 		case len(toks) == 0:
 			return nil, fieldError(fmt.Sprintf("Branches[%d].Text", i), "gives no tokens")
+		case len(toks) > room:
+			return nil, &FieldError{Field: fmt.Sprintf("Branches[%d].Text", i), Err: ErrContextLength,
+				Reason: fmt.Sprintf("%d tokens, more than Config.BranchContext (%d)", len(toks), room)}
 		case prefixLen+len(toks) > limit:
 			return nil, &FieldError{Field: "Prefix", Err: ErrContextLength,
 				Reason: fmt.Sprintf("%d prefix and %d branch tokens, context holds %d", prefixLen, len(toks), limit)}

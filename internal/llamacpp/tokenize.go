@@ -220,7 +220,7 @@ func (t *tokenizing) segment(s Segment) error {
 
 func (t *tokenizing) emit(toks ...Token) error {
 	t.out = append(t.out, toks...)
-	if t.limit > 0 && len(t.out) > t.limit+1 { // +1: room for a BOS dropped later
+	if t.limit > 0 && len(t.out) > t.limit {
 		return t.tooMany()
 	}
 	return nil
@@ -256,7 +256,7 @@ func (t *tokenizing) flush() error {
 		t.sent += len(chunk)
 		t.out = toks
 		t.atStart = false
-		if t.limit > 0 && len(t.out) > t.limit+1 {
+		if t.limit > 0 && len(t.out) > t.limit {
 			return t.tooMany()
 		}
 	}

@@ -370,3 +370,32 @@ func BenchmarkTokenize(b *testing.B) {
 		}
 	}
 }
+
+// The limit is exact: a text of n tokens passes a limit of n and fails one
+// of n-1, BOS included.
+func TestTokenizeLimitIsExact(t *testing.T) {
+	{
+		m, name := vocabModel(t, "bytelevel", inferencetest.ByteLevel(), ""), "bytelevel"
+		for _, bos := range []bool{false, true} {
+			segs := []Segment{{Text: strings.Repeat("y", 33), Data: true}}
+			toks, err := m.TokenizeSegments(segs, bos, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.TokenizeSegments(segs, bos, len(toks)); err != nil {
+				t.Errorf("%s, bos=%v: %d tokens under a limit of %d: %v", name, bos, len(toks), len(toks), err)
+			}
+			if _, err := m.TokenizeSegments(segs, bos, len(toks)-1); !errors.Is(err, ErrTooManyTokens) {
+				t.Errorf("%s, bos=%v: %d tokens under a limit of %d: %v, want ErrTooManyTokens", name, bos, len(toks), len(toks)-1, err)
+			}
+		}
+	}
+	{
+		m := stories(t)
+		segs := []Segment{{Text: "Once upon a time", Data: true}}
+		toks, _ := m.TokenizeSegments(segs, true, 0)
+		if _, err := m.TokenizeSegments(segs, true, len(toks)-1); !errors.Is(err, ErrTooManyTokens) {
+			t.Errorf("stories with BOS: %d tokens under a limit of %d: %v", len(toks), len(toks)-1, err)
+		}
+	}
+}
