@@ -69,7 +69,8 @@ type Request struct {
 	// ToolChoice says whether and which tools the model must call.
 	ToolChoice ToolChoice
 	// Prompt is raw text, used when Messages is empty. Special-token text in
-	// it (such as <|im_start|>) becomes those tokens.
+	// it (such as <|im_start|>) becomes those tokens, except inside the
+	// marks of Literal: wrap text from elsewhere in Literal.
 	Prompt string
 
 	// MaxTokens bounds the tokens generated; 0 means up to the end of the
