@@ -29,7 +29,7 @@ export CGO_CFLAGS   := -O3 $(ARCH)
 export CGO_CXXFLAGS := -O3 $(ARCH)
 export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
 
-.PHONY: setup build run test bench env redis
+.PHONY: setup build run test bench env redis hostile
 .DEFAULT_GOAL := build
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
@@ -89,3 +89,13 @@ run: build
 bench: setup
 	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./inference/ | tee bench.out
+
+# hostile sends the hostile requests of issue 11 (runs of one character
+# class, deep schemas, forged markup, huge max_tokens, unknown routes,
+# stalled bodies) to bin/inferkit-server, each on a fresh server, and
+# writes status, time, peak RSS and whether the server still serves to
+# hostile.md. The tiny Qwen3 model comes from the tests' own writer.
+hostile: build
+	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
+	$(GO) test -count=1 -run TestRequestTextCannotForgeMarkup ./inference/ >/dev/null
+	python3 scripts/hostile/harness.py bin/inferkit-server hostile.md
