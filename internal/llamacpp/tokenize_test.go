@@ -37,7 +37,12 @@ func vocabModel(t testing.TB, name string, tok *inferencetest.Tokenizer, pre str
 		c.Pre = pre
 		tok = &c
 	}
-	path := filepath.Join(os.TempDir(), "inferkit-tokenize-"+name+".gguf")
+	dir, err := os.MkdirTemp("", "inferkit-tokenize-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir) // the loaded model keeps its mapping
+	path := filepath.Join(dir, name+".gguf")
 	if err := inferencetest.WriteModel(path, inferencetest.Options{Tokenizer: tok, Type: "q8_0", Embd: 32, FF: 32, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +50,6 @@ func vocabModel(t testing.TB, name string, tok *inferencetest.Tokenizer, pre str
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(path)
 	got, _ := models.LoadOrStore(name, m)
 	return got.(*Model)
 }
