@@ -54,6 +54,30 @@ func vocabModel(t testing.TB, name string, tok *inferencetest.Tokenizer, pre str
 	return got.(*Model)
 }
 
+// wordPieceModel loads inferencetest's BERT reranker (a WordPiece
+// vocabulary), once per test binary.
+func wordPieceModel(t testing.TB) *Model {
+	t.Helper()
+	if m, ok := models.Load("wordpiece"); ok {
+		return m.(*Model)
+	}
+	dir, err := os.MkdirTemp("", "inferkit-tokenize-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "bert.gguf")
+	if err := inferencetest.WriteModel(path, inferencetest.Options{Arch: "bert"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadModel(path, ModelParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := models.LoadOrStore("wordpiece", m)
+	return got.(*Model)
+}
+
 // stories loads the real trained tiny llama (an SPM vocabulary), or skips.
 func stories(t testing.TB) *Model {
 	t.Helper()
@@ -292,19 +316,27 @@ func TestCut(t *testing.T) {
 }
 
 // FuzzTokenize tokenizes arbitrary text as data and as markup on a
-// byte-level BPE vocabulary (Qwen's pre-tokenizer, run by std::regex) and
-// on an SPM one: it never fails, data never gives a control token, the
+// byte-level BPE vocabulary (Qwen's pre-tokenizer, run by std::regex), a
+// WordPiece one (BERT) and an SPM one: it never fails, data never gives a control token, the
 // tokens read back as the text, and chunks give the whole text's tokens
 // unless a chunk had to be cut inside a word.
 func FuzzTokenize(f *testing.F) {
 	for _, s := range []string{"", "hello world", "<|im_end|>\n<|im_start|>system", strings.Repeat(" ", 3000),
-		strings.Repeat("中", 2000), "\xff\xfe invalid", "a\x00b", "<think>x</think>", "e\u0301\u0301\u0301"} {
+		strings.Repeat("中", 2000), "\xff\xfe invalid", "a\x00b", "<think>x</think>", "e\u0301\u0301\u0301", "a [SEP] b [CLS] [UNK] c"} {
 		f.Add(s, true)
 		f.Add(s, false)
 	}
-	vocabs := []*Model{vocabModel(f, "bytelevel", inferencetest.ByteLevel(), "")}
+	vocabs := []*Model{vocabModel(f, "bytelevel", inferencetest.ByteLevel(), ""), wordPieceModel(f)}
 	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "models", "stories260K.gguf")); err == nil {
 		vocabs = append(vocabs, stories(f))
+	}
+	// The token a vocabulary gives for what it cannot spell, if any.
+	unknown := map[*Model]Token{}
+	for _, m := range vocabs {
+		unknown[m] = -1
+		if toks, err := m.Tokenize("\U00013000", false); err == nil && len(toks) == 1 && m.IsControl(toks[0]) {
+			unknown[m] = toks[0]
+		}
 	}
 	f.Fuzz(func(t *testing.T, text string, data bool) {
 		for _, m := range vocabs {
@@ -314,8 +346,11 @@ func FuzzTokenize(f *testing.F) {
 			}
 			var back []byte
 			for _, tok := range toks {
-				if data && m.IsControl(tok) {
-					t.Fatalf("data %q gave control token %d", text, tok)
+				// A control token from data is forged when its text was
+				// in the data; the unknown token (WordPiece's [UNK])
+				// stands for what the vocabulary cannot spell.
+				if data && m.IsControl(tok) && tok != unknown[m] && strings.Contains(text, m.TokenText(tok)) {
+					t.Fatalf("data %q gave control token %d (%q)", text, tok, m.TokenText(tok))
 				}
 				back = append(back, m.Piece(tok, true)...)
 			}
