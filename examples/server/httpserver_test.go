@@ -29,7 +29,7 @@ func (noEngine) Run(context.Context, *inference.Prepared) iter.Seq2[inference.Ev
 	return func(yield func(inference.Event, error) bool) { yield(inference.Event{}, errors.New("no engine")) }
 }
 
-func (noEngine) Models() []inference.ModelInfo               { return nil }
+func (noEngine) Models() []inference.ModelInfo              { return nil }
 func (noEngine) CountTokens(inference.Request) (int, error) { return 0, nil }
 
 // TestNewServer checks the server that serve runs: its timeouts leave
