@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/internal/boundedtest"
 )
 
 // decodeBound is the longest that decoding and validating one body may
@@ -192,34 +192,7 @@ func validateBounded(t *testing.T, req decision.Request, images bool) error {
 // bounded runs fn, failing t when it panics or runs past decodeBound.
 func bounded(t *testing.T, fn func() error) error {
 	t.Helper()
-	type result struct {
-		err   error
-		panic any
-		stack []byte
-	}
-	done := make(chan result, 1)
-	go func() {
-		var res result
-		defer func() {
-			if p := recover(); p != nil {
-				res.panic, res.stack = p, debug.Stack()
-			}
-			done <- res
-		}()
-		res.err = fn()
-	}()
-	timer := time.NewTimer(decodeBound)
-	defer timer.Stop()
-	select {
-	case res := <-done:
-		if res.panic != nil {
-			t.Fatalf("panic: %v\n%s", res.panic, res.stack)
-		}
-		return res.err
-	case <-timer.C:
-		t.Fatalf("runs past %v", decodeBound)
-	}
-	panic("unreachable")
+	return boundedtest.Run(t, decodeBound, "decoding a decision request", fn)
 }
 
 // checkDecisionError checks that Validate's error is an *Error naming a

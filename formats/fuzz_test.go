@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/internal/boundedtest"
 )
 
 // The fuzz targets below feed arbitrary bodies to the three request
@@ -296,37 +296,14 @@ func linearBound(body []byte) time.Duration {
 
 // parseBounded runs parse on body and fails t when it panics or runs past
 // parseBound.
-func parseBounded(t *testing.T, parse func([]byte) (Request, error), body []byte) (Request, error) {
+func parseBounded(t *testing.T, parse func([]byte) (Request, error), body []byte) (r Request, err error) {
 	t.Helper()
-	type result struct {
-		r     Request
-		err   error
-		panic any
-		stack []byte
-	}
-	done := make(chan result, 1)
-	go func() {
-		var res result
-		defer func() {
-			if p := recover(); p != nil {
-				res.panic, res.stack = p, debug.Stack()
-			}
-			done <- res
-		}()
-		res.r, res.err = parse(body)
-	}()
-	timer := time.NewTimer(parseBound)
-	defer timer.Stop()
-	select {
-	case res := <-done:
-		if res.panic != nil {
-			t.Fatalf("parse panics on %q: %v\n%s", body, res.panic, res.stack)
-		}
-		return res.r, res.err
-	case <-timer.C:
-		t.Fatalf("parse runs past %v on a body of %d bytes", parseBound, len(body))
-	}
-	panic("unreachable")
+	err = boundedtest.Run(t, parseBound, fmt.Sprintf("parsing a body of %d bytes (%.200q)", len(body), body), func() error {
+		var err error
+		r, err = parse(body)
+		return err
+	})
+	return r, err
 }
 
 // requestCodes are the codes a RequestError may carry.
