@@ -359,19 +359,6 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	if req.IgnoreEOS && gbnf != "" {
 		return nil, fieldError("IgnoreEOS", "with a Format or a required tool call: the grammar's end is the end of the turn")
 	}
-	if gbnf != "" {
-		// Parse it now, so that a grammar llama.cpp refuses is the
-		// request's error before any admission.
-		g, err := llamacpp.NewGrammar(m.llm, gbnf)
-		if err != nil {
-			field := "Format"
-			if req.ToolChoice.Mode == ToolRequired || req.ToolChoice.Mode == ToolFunction {
-				field = "ToolChoice"
-			}
-			return nil, fieldError(field, "%v", err)
-		}
-		g.Close()
-	}
 	tokens, thinking, err := m.prompt(req, gbnf != "")
 	if err != nil {
 		return nil, err
@@ -457,6 +444,11 @@ func grammarOf(f *Format) (string, error) {
 	case f == nil:
 		return "", nil
 	case f.Grammar != "":
+		// Converted schemas are checked by SchemaGrammar; a caller's
+		// grammar is checked here, before any admission.
+		if err := llamacpp.CheckGrammar(f.Grammar); err != nil {
+			return "", fieldError("Format.Grammar", "%v", err)
+		}
 		return f.Grammar, nil
 	case f.Schema != nil:
 		g, err := llamacpp.SchemaGrammar(f.Schema) // checks the schema's bounds first

@@ -29,9 +29,15 @@ type Grammar struct {
 // CheckSchema, MaxGrammarBytes and NewGrammar.
 var ErrGrammar = errors.New("llamacpp: invalid grammar")
 
+// CheckGrammar reports whether NewGrammar would refuse gbnf for its shape
+// or its bounds (see NewGrammar), without calling C: for checking a
+// request's grammar before it is admitted. It is safe for concurrent use.
+func CheckGrammar(gbnf string) error { return checkGrammar(gbnf) }
+
 // NewGrammar parses gbnf, whose start rule is root, for model m.
 //
-// The grammar is checked first, as llama.cpp's parser reads it: it must
+// The grammar is checked first (CheckGrammar), as llama.cpp's parser
+// reads it: it must
 // parse, be at most MaxGrammarBytes, nest parentheses at most 512 deep,
 // expand its {m,n} repetitions to at most 32 MiB of rules, have no left
 // recursion (counting rules that can only match nothing), and give
