@@ -130,11 +130,11 @@ func (h *Handler) admitDecision(w http.ResponseWriter, r *http.Request, m catalo
 	if a == nil {
 		return nil, nil
 	}
-	prices, err := prices(m.Pricing)
+	cost, err := prices(m.Pricing)
 	if err != nil {
 		return nil, err
 	}
-	want := ratelimit.Request{InputTokens: int64(p.InputTokens + imageTokens*len(p.Request.Images)), Prices: prices}
+	want := ratelimit.Request{InputTokens: int64(p.InputTokens + imageTokens*len(p.Request.Images)), Prices: cost}
 	if err := a.reserve(w, r, want); err != nil {
 		return nil, err
 	}

@@ -91,11 +91,11 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Requ
 	if a == nil {
 		return p, nil, nil
 	}
-	prices, err := prices(m.Pricing)
+	cost, err := prices(m.Pricing)
 	if err != nil {
 		return nil, nil, err
 	}
-	want := ratelimit.Request{InputTokens: int64(p.InputTokens), MaxOutputTokens: int64(p.MaxOutputTokens), Images: images(ir), Prices: prices}
+	want := ratelimit.Request{InputTokens: int64(p.InputTokens), MaxOutputTokens: int64(p.MaxOutputTokens), Images: images(ir), Prices: cost}
 	if err := a.reserve(w, r, want); err != nil {
 		return nil, nil, err
 	}
