@@ -146,7 +146,7 @@ func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
 		q := req.Questions[name]
 		labels, tokens, err := e.pools.labelsFor(q)
 		if err != nil {
-			return nil, &Error{Param: "questions." + name + ".criteria", Message: err.Error()}
+			return nil, invalid(at("questions", name, "criteria"), "%v", err)
 		}
 		sreq.Branches = append(sreq.Branches, inference.Branch{Text: questionText(q, labels) + suffix, Candidates: tokens})
 	}
@@ -186,7 +186,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Prepared) (Response, error) {
 // names it, the rest is wrapped.
 func engineError(err error) error {
 	if ie, ok := errors.AsType[*inference.ImageError](err); ok {
-		return &Error{Param: fmt.Sprintf("images[%d]", ie.Index), Message: ie.Reason}
+		return invalid(at("images", ie.Index), "%s", ie.Reason)
 	}
 	return fmt.Errorf("decision: %w", err)
 }

@@ -147,9 +147,16 @@ func parseOptions(b []byte) ([]Option, error) {
 	return opts, nil
 }
 
-// Error is a request that breaks a rule; Param names the field, such as
-// "state" or "questions.tone.criteria". It is a 400.
+// Error is a request that breaks a rule. It is a client error: a 400 on
+// /v1/system, a 422 on /v1/systemone.
 type Error struct {
+	// Loc is the path to the field at fault in the request body: object
+	// keys as strings, array indexes as ints, such as ["state"],
+	// ["questions", "tone", "criteria"] or ["images", 1]. A question's id
+	// is one element, whatever characters it holds.
+	Loc []any
+	// Param is Loc as one string: keys joined by dots, indexes in
+	// brackets, such as "questions.tone.criteria" or "images[1]".
 	Param   string
 	Message string
 }
@@ -157,71 +164,86 @@ type Error struct {
 // Error says which field breaks which rule.
 func (e *Error) Error() string { return "decision: " + e.Param + ": " + e.Message }
 
-func invalid(param, format string, args ...any) error {
-	return &Error{Param: param, Message: fmt.Sprintf(format, args...)}
+// invalid is an *Error at loc.
+func invalid(loc []any, format string, args ...any) error {
+	var p strings.Builder
+	for i, l := range loc {
+		switch l := l.(type) {
+		case int:
+			fmt.Fprintf(&p, "[%d]", l)
+		default:
+			if i > 0 {
+				p.WriteByte('.')
+			}
+			fmt.Fprint(&p, l)
+		}
+	}
+	return &Error{Loc: loc, Param: p.String(), Message: fmt.Sprintf(format, args...)}
 }
+
+// at is a location in the request body, for invalid.
+func at(loc ...any) []any { return loc }
 
 // Validate checks the request against the limits; images says whether the
 // model reads images. The error is an *Error.
 func (r Request) Validate(images bool) error {
 	switch n := utf8.RuneCountInString(r.State); {
 	case n == 0:
-		return invalid("state", "must not be empty")
+		return invalid(at("state"), "must not be empty")
 	case n > MaxStateChars:
-		return invalid("state", "has %d characters, at most %d", n, MaxStateChars)
+		return invalid(at("state"), "has %d characters, at most %d", n, MaxStateChars)
 	case strings.Contains(r.State, sentinel):
 		// The prompt is split where the sentinel is: one in the state
 		// would cut the state in two.
-		return invalid("state", "contains %q, which the prompt reserves", sentinel)
+		return invalid(at("state"), "contains %q, which the prompt reserves", sentinel)
 	}
 	switch n := len(r.Questions); {
 	case n == 0:
-		return invalid("questions", "must hold at least one question")
+		return invalid(at("questions"), "must hold at least one question")
 	case n > MaxQuestions:
-		return invalid("questions", "has %d questions, at most %d", n, MaxQuestions)
+		return invalid(at("questions"), "has %d questions, at most %d", n, MaxQuestions)
 	}
 	for _, name := range sortedNames(r.Questions) {
 		q := r.Questions[name]
-		p := "questions." + name
-		switch q.Type {
+				switch q.Type {
 		case TypeChoice:
 			if q.err != nil {
-				return invalid(p+".criteria", "%v", q.err)
+				return invalid(at("questions", name, "criteria"), "%v", q.err)
 			}
 			switch n := len(q.Options); {
 			case n == 0:
-				return invalid(p+".criteria", "a choice needs options")
+				return invalid(at("questions", name, "criteria"), "a choice needs options")
 			case n > MaxOptions:
-				return invalid(p+".criteria", "has %d options, at most %d", n, MaxOptions)
+				return invalid(at("questions", name, "criteria"), "has %d options, at most %d", n, MaxOptions)
 			}
 		case TypeScore:
 			if q.err != nil {
-				return invalid(p+".criteria", "%v", q.err)
+				return invalid(at("questions", name, "criteria"), "%v", q.err)
 			}
 			switch n := len(q.Labels); {
 			case n < 2:
-				return invalid(p+".criteria", "a score needs at least 2 labels, got %d", n)
+				return invalid(at("questions", name, "criteria"), "a score needs at least 2 labels, got %d", n)
 			case n > MaxOptions:
-				return invalid(p+".criteria", "has %d labels, at most %d", n, MaxOptions)
+				return invalid(at("questions", name, "criteria"), "has %d labels, at most %d", n, MaxOptions)
 			}
 		case TypeNoul:
 		case "":
-			return invalid(p+".type", "is required: choice, score or noul")
+			return invalid(at("questions", name, "type"), "is required: choice, score or noul")
 		default:
-			return invalid(p+".type", "unknown type %q: choice, score or noul", q.Type)
+			return invalid(at("questions", name, "type"), "unknown type %q: choice, score or noul", q.Type)
 		}
 	}
 	switch {
 	case len(r.Images) > MaxImages:
-		return invalid("images", "has %d images, at most %d", len(r.Images), MaxImages)
+		return invalid(at("images"), "has %d images, at most %d", len(r.Images), MaxImages)
 	case len(r.Images) > 0 && !images:
-		return invalid("images", "model %q reads text only", r.Model)
+		return invalid(at("images"), "model %q reads text only", r.Model)
 	case len(r.Images) > 0 && strings.Contains(r.State, inference.ImageMarker):
-		return invalid("state", "contains %q, which stands for an image in a request with images", inference.ImageMarker)
+		return invalid(at("state"), "contains %q, which stands for an image in a request with images", inference.ImageMarker)
 	}
 	for i, im := range r.Images {
 		if im.err != nil {
-			return invalid(fmt.Sprintf("images[%d]", i), "%v", im.err)
+			return invalid(at("images", i), "%v", im.err)
 		}
 	}
 	return nil
