@@ -205,7 +205,7 @@ func (r Request) Validate(images bool) error {
 	}
 	for _, name := range sortedNames(r.Questions) {
 		q := r.Questions[name]
-				switch q.Type {
+		switch q.Type {
 		case TypeChoice:
 			if q.err != nil {
 				return invalid(at("questions", name, "criteria"), "%v", q.err)
