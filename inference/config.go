@@ -40,8 +40,9 @@ type Config struct {
 	Branches int
 	// BranchContext is the number of KV cells each model keeps for those
 	// branches, beyond the Parallel sequences' contexts, so that scoring
-	// never runs out of room: no branch may be longer, and the branches
-	// decoded at once never hold more. Default Batch.
+	// never runs out of room: the branches decoded at once hold at most
+	// these and the cells that their prefix leaves free of its own
+	// sequence's Context. Default Batch.
 	BranchContext int
 	// Progress, if set, is called while a model loads with the model's
 	// path and the fraction loaded, from the goroutine calling New.

@@ -42,8 +42,8 @@ var (
 )
 
 var imageBranches = []Branch{
-	{Text: "Is it a cat? ", Candidates: []int{'y', 'n'}},
-	{Text: "Pick A, B or C: ", Candidates: []int{'A', 'B', 'C'}},
+	{Text: "Is it a cat? ", Candidates: singles('y', 'n')},
+	{Text: "Pick A, B or C: ", Candidates: singles('A', 'B', 'C')},
 }
 
 func scoreImages(t *testing.T, e *Engine, prefix string, images ...[]byte) ScoreResult {
@@ -133,7 +133,7 @@ func same(a, b []float64) bool {
 func TestScoreImageErrors(t *testing.T) {
 	e, _ := imageEngine(t, Config{Parallel: 1})
 	text, _ := byteEngine(t, Config{Parallel: 1})
-	b := []Branch{{Text: "? ", Candidates: []int{'y'}}}
+	b := []Branch{{Text: "? ", Candidates: singles('y')}}
 	for _, tc := range []struct {
 		name   string
 		e      *Engine
@@ -255,7 +255,7 @@ func TestScoreImagesMatchHelper(t *testing.T) {
 			}
 			want := logSoftmax(ctx.Logits(-1), cands)
 
-			req := ScoreRequest{Model: "tiny", Prefix: prefix, Images: images, Branches: []Branch{{Text: branch, Candidates: cands}}}
+			req := ScoreRequest{Model: "tiny", Prefix: prefix, Images: images, Branches: []Branch{{Text: branch, Candidates: singles(cands...)}}}
 			for _, batch := range []int{512, tc.small} {
 				e, err := New(Config{Threads: 1, Context: 512, Parallel: 2, Batch: batch, Branches: 2, BranchContext: 64,
 					Models: []catalog.Model{{ID: "tiny", Path: modelPath, Projector: projPath}}})
@@ -294,11 +294,14 @@ func TestScoreImagesMatchHelper(t *testing.T) {
 
 // logSoftmax is the log-softmax of logits at the candidates.
 func logSoftmax(logits []float32, cands []int) []float64 {
-	toks := make([]llamacpp.Token, len(cands))
+	toks := make([][]llamacpp.Token, len(cands))
 	for i, c := range cands {
-		toks[i] = llamacpp.Token(c)
+		toks[i] = []llamacpp.Token{llamacpp.Token(c)}
 	}
-	return candidateScores(logits, toks).LogProbs
+	t := newCandidateTree(toks)
+	edge := make([]float64, len(t.nodes))
+	t.read(0, logits, edge)
+	return t.score(edge).LogProbs
 }
 
 // closeScores fails t unless got's log-probabilities are want's within

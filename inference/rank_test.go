@@ -95,7 +95,7 @@ func TestRankErrors(t *testing.T) {
 	if _, err := e.Generate(ctx, Request{Model: "bert", Prompt: "hello"}); !errors.Is(err, ErrInvalidRequest) {
 		t.Errorf("Generate on an encoder: %v", err)
 	}
-	if _, err := e.Score(ctx, ScoreRequest{Model: "bert", Prefix: "x", Branches: []Branch{{Text: "y", Candidates: []int{5}}}}); !errors.Is(err, ErrInvalidRequest) {
+	if _, err := e.Score(ctx, ScoreRequest{Model: "bert", Prefix: "x", Branches: []Branch{{Text: "y", Candidates: singles(5)}}}); !errors.Is(err, ErrInvalidRequest) {
 		t.Errorf("Score on an encoder: %v", err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)

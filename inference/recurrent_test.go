@@ -39,7 +39,7 @@ func TestRecurrentPrefixReuse(t *testing.T) {
 			e, _ := recurrentEngine(t, arch, Config{Parallel: 1})
 			cold, _ := recurrentEngine(t, arch, Config{Parallel: 1})
 			// A Score request leaves exactly its prefix in the sequence.
-			score(t, e, system, Branch{Text: "?", Candidates: []int{'y'}})
+			score(t, e, system, Branch{Text: "?", Candidates: singles('y')})
 			whole := system + "Go on."
 			got := generate(t, e, whole)
 			if got.Usage.CachedTokens != len(system) {

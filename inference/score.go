@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/inferkit/inferkit/internal/llamacpp"
@@ -16,11 +15,11 @@ import (
 const maxBranches = 256
 
 // scoreWork is what a Score request adds to its work: the branches'
-// tokens and candidates, and the result the runner fills in.
+// tokens and candidate trees, and the result the runner fills in.
 type scoreWork struct {
-	branches   [][]llamacpp.Token
-	candidates [][]llamacpp.Token
-	result     ScoreResult
+	branches [][]llamacpp.Token
+	trees    []*candidateTree
+	result   ScoreResult
 }
 
 // Tokenize returns the tokens of a prompt text (see Literal) in the
@@ -73,16 +72,19 @@ type scorePlan struct {
 	engine *Engine
 	// texts are the tokens of the prefix's text around its images: one
 	// more than the images; BOS, where the model wants one, leads.
-	texts      [][]llamacpp.Token
-	branches   [][]llamacpp.Token
-	candidates [][]llamacpp.Token
+	texts    [][]llamacpp.Token
+	branches [][]llamacpp.Token
+	trees    []*candidateTree
 }
 
 // PrepareScore checks req and tokenizes its text, decoding nothing and
-// encoding no image. A prefix and branch that do not fit in a sequence's
-// context, or a branch longer than Config.BranchContext, fail with
-// ErrContextLength; an invalid request with ErrInvalidRequest (an
-// *ImageError for an image that is no picture the model reads).
+// encoding no image. A branch and its candidates' inner tokens must fit
+// after the prefix in a sequence's context, and in the KV cells that the
+// prefix leaves of it plus Config.BranchContext; a branch's candidate
+// tree may have at most Config.Branches-1 deepest inner nodes. Past
+// those, it fails with ErrContextLength; an invalid request fails with
+// ErrInvalidRequest (an *ImageError for an image that is no picture the
+// model reads).
 func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 	m, release, err := e.acquire(req.Model)
 	if err != nil {
@@ -99,7 +101,7 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		return nil, fieldError("Branches", "%d branches, want 1 to %d", len(req.Branches), maxBranches)
 	}
 	plan := &scorePlan{engine: e}
-	limit, room := m.info.ContextLength, m.runner.branchCells
+	limit := m.info.ContextLength
 	prefixLen := 0
 	if len(req.Images) == 0 {
 		toks, err := m.tokenize(req.Prefix, true, limit)
@@ -133,37 +135,29 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		return nil, fieldError("Prefix", "gives no tokens")
 	}
 	inputs := prefixLen
-	vocab := m.llm.VocabSize()
+	room := m.runner.branchRoom(prefixLen)
 	for i, b := range req.Branches {
+		field := fmt.Sprintf("Branches[%d]", i)
 		toks, err := m.tokenize(b.Text, false, room)
 		if errors.Is(err, ErrContextLength) {
-			return nil, &FieldError{Field: fmt.Sprintf("Branches[%d].Text", i), Err: ErrContextLength,
-				Reason: fmt.Sprintf("more tokens than Config.BranchContext (%d)", room)}
+			return nil, &FieldError{Field: field + ".Text", Err: ErrContextLength,
+				Reason: fmt.Sprintf("more tokens than the %d KV cells left for branches", room)}
 		}
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case len(toks) == 0:
-			return nil, fieldError(fmt.Sprintf("Branches[%d].Text", i), "gives no tokens")
-		case len(toks) > room:
-			return nil, &FieldError{Field: fmt.Sprintf("Branches[%d].Text", i), Err: ErrContextLength,
-				Reason: fmt.Sprintf("%d tokens, more than Config.BranchContext (%d)", len(toks), room)}
-		case prefixLen+len(toks) > limit:
-			return nil, &FieldError{Field: "Prefix", Err: ErrContextLength,
-				Reason: fmt.Sprintf("%d prefix and %d branch tokens, context holds %d", prefixLen, len(toks), limit)}
-		case len(b.Candidates) == 0:
-			return nil, fieldError(fmt.Sprintf("Branches[%d].Candidates", i), "none")
+		if len(toks) == 0 {
+			return nil, fieldError(field+".Text", "gives no tokens")
 		}
-		cands := make([]llamacpp.Token, len(b.Candidates))
-		for j, c := range b.Candidates {
-			if c < 0 || c >= vocab {
-				return nil, fieldError(fmt.Sprintf("Branches[%d].Candidates[%d]", i, j), "token %d, outside the vocabulary of %d", c, vocab)
-			}
-			cands[j] = llamacpp.Token(c)
+		tree, err := m.candidateTree(b.Candidates, field)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.runner.fits(prefixLen, toks, tree, field); err != nil {
+			return nil, err
 		}
 		plan.branches = append(plan.branches, toks)
-		plan.candidates = append(plan.candidates, cands)
+		plan.trees = append(plan.trees, tree)
 		inputs += len(toks)
 	}
 	return &PreparedScore{Request: req, InputTokens: inputs, plan: plan}, nil
@@ -205,13 +199,12 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 	if len(prefix) == 0 {
 		return nil, fieldError("Prefix", "gives no tokens")
 	}
-	for _, b := range p.plan.branches {
-		if limit := m.info.ContextLength; len(prefix)+len(b) > limit {
-			return nil, &FieldError{Field: "Images", Err: ErrContextLength,
-				Reason: fmt.Sprintf("%d prefix tokens with the images and %d branch tokens, context holds %d", len(prefix), len(b), limit)}
+	for i, b := range p.plan.branches {
+		if err := m.runner.fits(len(prefix), b, p.plan.trees[i], "Images"); err != nil {
+			return nil, err
 		}
 	}
-	sw := &scoreWork{branches: p.plan.branches, candidates: p.plan.candidates}
+	sw := &scoreWork{branches: p.plan.branches, trees: p.plan.trees}
 	w := &work{prompt: prefix, images: images, score: sw, job: newJob(ctx)}
 	if !m.runner.enqueue(w) {
 		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, p.Request.Model, cap(m.runner.queue))
@@ -269,28 +262,83 @@ func (r *runner) scoreReady() {
 	}
 }
 
+// branchRoom is the number of KV cells that the branches of a prefix of n
+// tokens may take at once: those kept for branches, and those that the
+// prefix leaves of its sequence's context. While a slot's branches
+// decode, no other sequence grows.
+func (r *runner) branchRoom(n int) int { return r.branchCells + r.perSeq - n }
+
+// fits checks that a branch and its candidate tree fit after a prefix of
+// n tokens: in the context, in the branch room, and in the branch
+// sequences. field names what is at fault.
+func (r *runner) fits(n int, branch []llamacpp.Token, t *candidateTree, field string) error {
+	switch cells, room := len(branch)+t.cells(), r.branchRoom(n); {
+	case n+len(branch)+t.depth() > r.perSeq:
+		return &FieldError{Field: field, Err: ErrContextLength,
+			Reason: fmt.Sprintf("%d prefix tokens, %d branch tokens and candidates %d tokens deep; the context holds %d", n, len(branch), t.depth(), r.perSeq)}
+	case cells > room:
+		return &FieldError{Field: field, Err: ErrContextLength,
+			Reason: fmt.Sprintf("the branch and its candidates take %d KV cells; %d are left for branches", cells, room)}
+	case 1+len(t.paths) > len(r.branchSeqs):
+		return &FieldError{Field: field + ".Candidates", Err: ErrContextLength,
+			Reason: fmt.Sprintf("the candidates branch %d ways after their first token and decode on %d sequences; Config.Branches is %d", len(t.paths), 1+len(t.paths), len(r.branchSeqs))}
+	}
+	return nil
+}
+
+// candidateTree checks a branch's candidates and builds their tree.
+func (m *model) candidateTree(cands [][]int, field string) (*candidateTree, error) {
+	if len(cands) == 0 || len(cands) > MaxCandidates {
+		return nil, fieldError(field+".Candidates", "%d candidates, want 1 to %d", len(cands), MaxCandidates)
+	}
+	vocab := m.llm.VocabSize()
+	toks := make([][]llamacpp.Token, len(cands))
+	for i, c := range cands {
+		if len(c) == 0 || len(c) > MaxCandidateTokens {
+			return nil, fieldError(fmt.Sprintf("%s.Candidates[%d]", field, i), "%d tokens, want 1 to %d", len(c), MaxCandidateTokens)
+		}
+		toks[i] = make([]llamacpp.Token, len(c))
+		for j, t := range c {
+			if t < 0 || t >= vocab {
+				return nil, fieldError(fmt.Sprintf("%s.Candidates[%d][%d]", field, i, j), "token %d, outside the vocabulary of %d", t, vocab)
+			}
+			toks[i][j] = llamacpp.Token(t)
+		}
+	}
+	return newCandidateTree(toks), nil
+}
+
 // branch decodes the branches of slot s in groups that fit the branch
-// sequences and the KV cells kept for them (each group in as few batches
-// as the batch size allows), reads the candidates' probabilities and ends
-// the request. The branch sequences are empty again afterwards; the
-// prefix stays in the slot's cache.
+// sequences and the KV room (each group in as few batches as the batch
+// size allows), reads the candidates' probabilities and ends the
+// request. The branch sequences are empty again afterwards; the prefix
+// stays in the slot's cache.
 func (r *runner) branch(s *slot) {
 	sw := s.w.score
 	res := &sw.result
 	res.Branches = make([]BranchScore, len(sw.branches))
+	room := r.branchRoom(len(s.w.prompt))
 	for i := 0; i < len(sw.branches); {
 		if s.w.job.abandoned() {
 			r.release(s, nil, s.w.job.cause())
 			return
 		}
-		j, cells := i, 0
-		for j < len(sw.branches) && j-i < len(r.branchSeqs) && cells+len(sw.branches[j]) <= r.branchCells {
-			cells += len(sw.branches[j])
+		j, seqs, cells := i, 0, 0
+		for j < len(sw.branches) {
+			t := sw.trees[j]
+			n, c := 1+len(t.paths), len(sw.branches[j])+t.cells()
+			if seqs+n > len(r.branchSeqs) || cells+c > room {
+				break
+			}
+			seqs, cells = seqs+n, cells+c
 			j++
 		}
-		err := r.branchGroup(s, i, j)
-		for k := range j - i {
-			r.ctx.ClearSequence(r.branchSeqs[k])
+		err := errors.New("inference: a score branch does not fit the branch sequences and KV room")
+		if j > i {
+			err = r.branchGroup(s, i, j)
+		}
+		for _, seq := range r.branchSeqs[:max(seqs, 1)] {
+			r.ctx.ClearSequence(seq)
 		}
 		if err != nil {
 			r.log.Error("inference: decoding score branches failed", "err", err)
@@ -307,75 +355,95 @@ func (r *runner) branch(s *slot) {
 	r.release(s, nil, nil)
 }
 
-// branchGroup decodes branches [i, j) of slot s, branch i+k on sequence
-// branchSeqs[k], which first shares the prefix's cells.
+// branchGroup decodes branches [i, j) of slot s: each on a branch
+// sequence that first shares the prefix's cells, then the paths of its
+// candidate tree, each on a sequence that shares the branch's cells.
 func (r *runner) branchGroup(s *slot, i, j int) error {
 	sw := s.w.score
-	for k := range j - i {
-		seq := r.branchSeqs[k]
-		r.ctx.ClearSequence(seq)
-		if err := r.ctx.CopyTokens(s.seq, seq, 0, -1); err != nil {
-			return err
-		}
-	}
-	type out struct{ branch, idx int }
-	var outs []out
+	type read struct{ branch, node, idx int }
+	var reads []read
+	edges := make([][]float64, j-i)
 	b := r.batch
 	b.Clear()
 	flush := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
 		r.steps.Add(1)
 		if err := r.ctx.Decode(b); err != nil {
 			return err
 		}
-		for _, o := range outs {
-			sw.result.Branches[o.branch] = candidateScores(r.ctx.Logits(o.idx), sw.candidates[o.branch])
+		for _, o := range reads {
+			sw.trees[o.branch].read(o.node, r.ctx.Logits(o.idx), edges[o.branch-i])
 		}
-		outs = outs[:0]
+		reads = reads[:0]
 		b.Clear()
 		return nil
 	}
-	base := s.w.posAt(len(s.w.prompt))
-	for k := i; k < j; k++ {
-		seq := r.seqBuf[:0]
-		seq = append(seq, r.branchSeqs[k-i])
-		r.seqBuf = seq
-		toks := sw.branches[k]
-		for p, t := range toks {
-			if b.Len() == b.Cap() {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-			last := p == len(toks)-1
-			idx, err := b.Add(t, base+p, seq, last)
-			if err != nil {
+	add := func(t llamacpp.Token, pos, seq, branch, node int) error {
+		if b.Len() == b.Cap() {
+			if err := flush(); err != nil {
 				return err
 			}
-			if last {
-				outs = append(outs, out{k, idx})
+		}
+		r.seqBuf = append(r.seqBuf[:0], seq)
+		idx, err := b.Add(t, pos, r.seqBuf, node >= 0)
+		if err == nil && node >= 0 {
+			reads = append(reads, read{branch, node, idx})
+		}
+		return err
+	}
+	base := s.w.posAt(len(s.w.prompt))
+	// Branch k takes the branch sequence first[k-i], and its paths those
+	// after it.
+	first := make([]int, j-i)
+	next := 0
+	for k := i; k < j; k++ {
+		first[k-i] = next
+		next += 1 + len(sw.trees[k].paths)
+		edges[k-i] = make([]float64, len(sw.trees[k].nodes))
+		seq := r.branchSeqs[first[k-i]]
+		r.ctx.ClearSequence(seq)
+		if err := r.ctx.CopyTokens(s.seq, seq, 0, -1); err != nil {
+			return err
+		}
+		toks := sw.branches[k]
+		for p, t := range toks {
+			node := -1
+			if p == len(toks)-1 {
+				node = 0
+			}
+			if err := add(t, base+p, seq, k, node); err != nil {
+				return err
 			}
 		}
 		r.decoded.Add(int64(len(toks)))
 	}
-	return flush()
-}
-
-// candidateScores is the log-softmax of logits over the whole vocabulary,
-// in float64, at the candidates.
-func candidateScores(logits []float32, cands []llamacpp.Token) BranchScore {
-	hi := math.Inf(-1)
-	for _, l := range logits {
-		hi = max(hi, float64(l))
+	if err := flush(); err != nil {
+		return err
 	}
-	var sum float64
-	for _, l := range logits {
-		sum += math.Exp(float64(l) - hi)
+	for k := i; k < j; k++ {
+		t, from := sw.trees[k], r.branchSeqs[first[k-i]]
+		start := base + len(sw.branches[k])
+		for n, path := range t.paths {
+			seq := r.branchSeqs[first[k-i]+1+n]
+			r.ctx.ClearSequence(seq)
+			if err := r.ctx.CopyTokens(from, seq, 0, -1); err != nil {
+				return err
+			}
+			for p, tok := range path {
+				if err := add(tok, start+p, seq, k, t.reads[n][p]); err != nil {
+					return err
+				}
+			}
+			r.decoded.Add(int64(len(path)))
+		}
 	}
-	lse := hi + math.Log(sum)
-	bs := BranchScore{LogProbs: make([]float64, len(cands)), Probabilities: make([]float64, len(cands))}
-	for i, c := range cands {
-		lp := float64(logits[c]) - lse
-		bs.LogProbs[i], bs.Probabilities[i] = lp, math.Exp(lp)
+	if err := flush(); err != nil {
+		return err
 	}
-	return bs
+	for k := i; k < j; k++ {
+		sw.result.Branches[k] = sw.trees[k].score(edges[k-i])
+	}
+	return nil
 }

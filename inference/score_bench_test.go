@@ -54,14 +54,14 @@ func BenchmarkDecisions(b *testing.B) {
 	branch := func(q int) string {
 		return fmt.Sprintf("Question %d: does the state mention animal number %d? Options:\nA. yes\nB. no\nC. unsure\nAnswer with one letter.<|im_end|>\n<|im_start|>assistant\n", q, q)
 	}
-	cands := func(b *testing.B, e *inference.Engine) []int {
-		var out []int
+	cands := func(b *testing.B, e *inference.Engine) [][]int {
+		var out [][]int
 		for _, l := range []string{"A", "B", "C"} {
 			t, err := e.Tokenize("qwen3", l)
 			if err != nil || len(t) != 1 {
 				b.Fatalf("label %q: %v %v", l, t, err)
 			}
-			out = append(out, t[0])
+			out = append(out, t)
 		}
 		return out
 	}

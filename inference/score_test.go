@@ -22,6 +22,15 @@ func allTokens(e *Engine) []int {
 	return ids
 }
 
+// singles makes each token id a candidate of its own.
+func singles(ids ...int) [][]int {
+	out := make([][]int, len(ids))
+	for i, id := range ids {
+		out[i] = []int{id}
+	}
+	return out
+}
+
 func score(t *testing.T, e *Engine, prefix string, branches ...Branch) ScoreResult {
 	t.Helper()
 	res, err := e.Score(context.Background(), ScoreRequest{Model: "tiny", Prefix: prefix, Branches: branches})
@@ -52,7 +61,7 @@ func TestScoreProbabilities(t *testing.T) {
 	e, r := byteEngine(t, Config{Parallel: 1})
 	all := allTokens(e)
 	for _, q := range scoreQuestions {
-		res := score(t, e, system, Branch{Text: q, Candidates: all})
+		res := score(t, e, system, Branch{Text: q, Candidates: singles(all...)})
 		var sum float64
 		best := 0
 		for i, p := range res.Branches[0].Probabilities {
@@ -86,7 +95,7 @@ func TestScoreBranchesIndependent(t *testing.T) {
 	var branches []Branch
 	var alone []BranchScore
 	for _, q := range scoreQuestions {
-		b := Branch{Text: q, Candidates: cands}
+		b := Branch{Text: q, Candidates: singles(cands...)}
 		branches = append(branches, b)
 		alone = append(alone, score(t, e, system, b).Branches[0])
 	}
@@ -103,7 +112,7 @@ func TestScoreBranchesIndependent(t *testing.T) {
 // decoded again.
 func TestScorePrefixCached(t *testing.T) {
 	e, r := byteEngine(t, Config{Parallel: 2})
-	b := Branch{Text: "Yes or no? ", Candidates: []int{'y', 'n'}}
+	b := Branch{Text: "Yes or no? ", Candidates: singles('y', 'n')}
 	first := score(t, e, system, b)
 	if first.Usage.CachedTokens != 0 || first.Usage.PromptTokens != len(system)+len(b.Text) {
 		t.Errorf("first: usage %+v, want %d prompt tokens, none cached", first.Usage, len(system)+len(b.Text))
@@ -141,7 +150,7 @@ func TestScoreBesideGeneration(t *testing.T) {
 	}
 	for range 3 {
 		wg.Go(func() {
-			score(t, e, strings.Repeat("A state to judge. ", 5), Branch{Text: "Yes? ", Candidates: []int{'y'}}, Branch{Text: "No? ", Candidates: []int{'n'}})
+			score(t, e, strings.Repeat("A state to judge. ", 5), Branch{Text: "Yes? ", Candidates: singles('y')}, Branch{Text: "No? ", Candidates: singles('n')})
 		})
 	}
 	wg.Wait()
@@ -154,7 +163,7 @@ func TestScoreBesideGeneration(t *testing.T) {
 
 func TestScoreErrors(t *testing.T) {
 	e, _ := byteEngine(t, Config{Parallel: 1, Context: 128, BranchContext: 32})
-	ok := Branch{Text: "Yes? ", Candidates: []int{'y'}}
+	ok := Branch{Text: "Yes? ", Candidates: singles('y')}
 	for _, c := range []struct {
 		name string
 		req  ScoreRequest
@@ -164,12 +173,11 @@ func TestScoreErrors(t *testing.T) {
 		{"no branches", ScoreRequest{Model: "tiny", Prefix: "x"}, ErrInvalidRequest},
 		{"too many branches", ScoreRequest{Model: "tiny", Prefix: "x", Branches: make([]Branch, 257)}, ErrInvalidRequest},
 		{"empty prefix", ScoreRequest{Model: "tiny", Branches: []Branch{ok}}, ErrInvalidRequest},
-		{"empty branch", ScoreRequest{Model: "tiny", Prefix: "x", Branches: []Branch{{Candidates: []int{1}}}}, ErrInvalidRequest},
+		{"empty branch", ScoreRequest{Model: "tiny", Prefix: "x", Branches: []Branch{{Candidates: singles(1)}}}, ErrInvalidRequest},
 		{"no candidates", ScoreRequest{Model: "tiny", Prefix: "x", Branches: []Branch{{Text: "y"}}}, ErrInvalidRequest},
-		{"candidate outside", ScoreRequest{Model: "tiny", Prefix: "x", Branches: []Branch{{Text: "y", Candidates: []int{1 << 20}}}}, ErrInvalidRequest},
-		{"negative candidate", ScoreRequest{Model: "tiny", Prefix: "x", Branches: []Branch{{Text: "y", Candidates: []int{-1}}}}, ErrInvalidRequest},
-		{"branch over its room", ScoreRequest{Model: "tiny", Prefix: "x", Branches: []Branch{ok, {Text: strings.Repeat("y", 33), Candidates: []int{1}}}}, ErrContextLength},
-		{"over the context", ScoreRequest{Model: "tiny", Prefix: strings.Repeat("x", 120), Branches: []Branch{{Text: strings.Repeat("y", 10), Candidates: []int{1}}}}, ErrContextLength},
+		{"candidate outside", ScoreRequest{Model: "tiny", Prefix: "x", Branches: []Branch{{Text: "y", Candidates: singles(1 << 20)}}}, ErrInvalidRequest},
+		{"negative candidate", ScoreRequest{Model: "tiny", Prefix: "x", Branches: []Branch{{Text: "y", Candidates: singles(-1)}}}, ErrInvalidRequest},
+		{"over the context", ScoreRequest{Model: "tiny", Prefix: strings.Repeat("x", 120), Branches: []Branch{{Text: strings.Repeat("y", 10), Candidates: singles(1)}}}, ErrContextLength},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := e.Score(context.Background(), c.req); !errors.Is(err, c.want) {
@@ -216,7 +224,7 @@ func checkBranching(t *testing.T, one, many *Engine) {
 	var branches []Branch
 	var alone []BranchScore
 	for _, q := range scoreQuestions {
-		b := Branch{Text: q, Candidates: all}
+		b := Branch{Text: q, Candidates: singles(all...)}
 		branches = append(branches, b)
 		res := score(t, one, system, b).Branches[0]
 		alone = append(alone, res)

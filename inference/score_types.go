@@ -64,10 +64,24 @@ type Branch struct {
 	// Text follows the prefix (special-token text parsed); it must give at
 	// least one token. The candidates are scored after its last token.
 	Text string
-	// Candidates are token ids (see Engine.Tokenize) whose next-token
-	// probabilities are wanted; at least one.
-	Candidates []int
+	// Candidates are the continuations whose probabilities are wanted,
+	// each a sequence of 1 to MaxCandidateTokens token ids (see
+	// Engine.Tokenize); 1 to MaxCandidates of them. A candidate's
+	// probability is the product of its tokens' next-token probabilities,
+	// each after the branch and the candidate's tokens before it.
+	// Candidates that start alike share the decoding of their common
+	// tokens: they form a tree after the branch, whose inner nodes each
+	// take a sequence of Config.Branches while the branch decodes (see
+	// Engine.PrepareScore). A candidate that is a prefix of another gets
+	// the probability of that prefix, which includes the other's.
+	Candidates [][]int
 }
+
+// Bounds of a Branch's candidates.
+const (
+	MaxCandidates      = 1024
+	MaxCandidateTokens = 16
+)
 
 // ScoreResult holds the scores of a ScoreRequest's branches, in order.
 type ScoreResult struct {
@@ -81,7 +95,8 @@ type ScoreResult struct {
 // BranchScore is what the model predicts after one branch.
 type BranchScore struct {
 	// LogProbs are the natural logarithms of the candidates'
-	// probabilities: a softmax over the whole vocabulary, in float64.
+	// probabilities: each token's from a softmax over the whole
+	// vocabulary, in float64, summed over the candidate's tokens.
 	LogProbs []float64
 	// Probabilities are exp(LogProbs).
 	Probabilities []float64
