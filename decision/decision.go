@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ type Evaluator struct {
 
 	// labels: the tokens of the label pools, found once.
 	once    sync.Once
-	pools   labelPools
+	pools   *labelPools
 	poolErr error
 }
 
@@ -144,11 +145,18 @@ func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
 	}
 	for _, name := range p.names {
 		q := req.Questions[name]
-		labels, tokens, err := e.pools.labelsFor(q)
+		labels, err := e.labelsFor(e.pools, q)
 		if err != nil {
-			return nil, invalid(at("questions", name, "criteria"), "%v", err)
+			return nil, err
 		}
-		sreq.Branches = append(sreq.Branches, inference.Branch{Text: questionText(q, labels) + suffix, Candidates: tokens})
+		b := inference.Branch{}
+		texts := make([]string, len(labels))
+		for i, l := range labels {
+			texts[i] = l.text
+			b.Candidates = append(b.Candidates, l.tokens)
+		}
+		b.Text = questionText(q, texts) + suffix
+		sreq.Branches = append(sreq.Branches, b)
 	}
 	if p.score, err = e.cfg.Engine.PrepareScore(sreq); err != nil {
 		return nil, engineError(err)
@@ -238,6 +246,12 @@ func questionText(q Question, labels []string) string {
 	switch q.Type {
 	case TypeNoul:
 		b.WriteString(orDefault(q.Instructions, "Is the statement true of the state?"))
+		if q.Yes != "" {
+			b.WriteString("\nYes means: " + inference.Literal(q.Yes))
+		}
+		if q.No != "" {
+			b.WriteString("\nNo means: " + inference.Literal(q.No))
+		}
 		fmt.Fprintf(&b, "\nAnswer %s for yes or %s for no.", labels[0], labels[1])
 	case TypeChoice:
 		b.WriteString(orDefault(q.Instructions, "Which option fits the state best?"))
@@ -254,7 +268,7 @@ func questionText(q Question, labels []string) string {
 		b.WriteString(orDefault(q.Instructions, "Rate the state on this scale."))
 		b.WriteString("\nScale, from lowest to highest:\n")
 		for i, l := range q.Labels {
-			fmt.Fprintf(&b, "%s. %s\n", labels[i], inference.Literal(l))
+			fmt.Fprintf(&b, "%s. %s\n", labels[i], orDefault(l, fmt.Sprintf("Level %d", i)))
 		}
 		b.WriteString("Answer with the label of one level.")
 	}
@@ -269,41 +283,48 @@ func orDefault(s, def string) string {
 	return inference.Literal(s)
 }
 
-// labelPools are the labels usable as answers, each a single token of the
-// model's vocabulary: letters for choices, digits from 1 for short scales,
-// a yes/no pair.
+// A label is what the model answers to pick an option: its text, as the
+// prompt shows it, and its tokens.
+type label struct {
+	text   string
+	tokens []int
+}
+
+// labelPools are the labels of a model: single tokens where the
+// vocabulary has enough (letters for choices, digits from 1 for short
+// scales, a yes/no pair), and numbers of a fixed width for longer choices
+// ("01" to "99", "001" to "255"), each as many tokens as the model
+// spells it with. A choice's probabilities are then products over its
+// labels' tokens, read on branches of the same prefix (see
+// inference.Branch). Labels of the same length are never a prefix of
+// each other.
 type labelPools struct {
 	letters, digits []label
 	yesNo           [2]label
+
+	mu       sync.Mutex
+	numbered map[int][]label // by width
 }
 
-type label struct {
-	text  string
-	token int
-}
-
-// findLabels tokenizes the candidate labels and keeps those that are one
-// token.
-func (e *Evaluator) findLabels() (labelPools, error) {
-	var lp labelPools
+// findLabels tokenizes the candidate single-token labels and keeps those
+// that are one token.
+func (e *Evaluator) findLabels() (*labelPools, error) {
+	lp := &labelPools{numbered: map[int][]label{}}
 	single := func(s string) (label, bool) {
 		toks, err := e.cfg.Engine.Tokenize(e.cfg.Model, s)
 		if err != nil || len(toks) != 1 {
 			return label{}, false
 		}
-		return label{s, toks[0]}, true
+		return label{s, toks}, true
 	}
 	seen := map[int]bool{}
 	add := func(pool *[]label, s string) {
-		if l, ok := single(s); ok && !seen[l.token] {
-			seen[l.token] = true
+		if l, ok := single(s); ok && !seen[l.tokens[0]] {
+			seen[l.tokens[0]] = true
 			*pool = append(*pool, l)
 		}
 	}
 	for c := 'A'; c <= 'Z'; c++ {
-		add(&lp.letters, string(c))
-	}
-	for c := 'a'; c <= 'z'; c++ {
 		add(&lp.letters, string(c))
 	}
 	clear(seen)
@@ -314,42 +335,88 @@ func (e *Evaluator) findLabels() (labelPools, error) {
 	for _, pair := range [][2]string{{"Yes", "No"}, {"yes", "no"}, {"Y", "N"}} {
 		y, ok1 := single(pair[0])
 		n, ok2 := single(pair[1])
-		if ok1 && ok2 && y.token != n.token {
+		if ok1 && ok2 && y.tokens[0] != n.tokens[0] {
 			lp.yesNo, found = [2]label{y, n}, true
 			break
 		}
 	}
-	if !found && len(lp.letters) < 2 {
-		return lp, fmt.Errorf("decision: model %q has no single-token labels", e.cfg.Model)
-	}
 	if !found {
-		lp.yesNo = [2]label{lp.letters[0], lp.letters[1]}
+		l, err := e.numbers(lp, 1)
+		if err != nil {
+			return nil, err
+		}
+		lp.yesNo = [2]label{l[0], l[1]}
 	}
 	return lp, nil
 }
 
-// labelsFor picks the labels of q's options and their tokens.
-func (lp labelPools) labelsFor(q Question) ([]string, []int, error) {
-	var pool []label
-	n := 2
-	switch q.Type {
-	case TypeNoul:
-		pool = lp.yesNo[:]
-	case TypeChoice:
-		pool, n = lp.letters, len(q.Options)
-	case TypeScore:
-		n = len(q.Labels)
-		pool = lp.digits
-		if n > len(pool) {
-			pool = lp.letters
+// numbers returns the labels "1" to "9", "01" to "99" or "001" to "255"
+// for width 1, 2 or 3, tokenized once per Evaluator.
+func (e *Evaluator) numbers(lp *labelPools, width int) ([]label, error) {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if l, ok := lp.numbered[width]; ok {
+		return l, nil
+	}
+	n := min(int(math.Pow10(width))-1, MaxOptions)
+	labels := make([]label, n)
+	seen := map[string]bool{}
+	for i := range labels {
+		text := fmt.Sprintf("%0*d", width, i+1)
+		toks, err := e.cfg.Engine.Tokenize(e.cfg.Model, text)
+		if err != nil {
+			return nil, fmt.Errorf("decision: tokenizing the label %q: %w", text, err)
+		}
+		if len(toks) == 0 || len(toks) > inference.MaxCandidateTokens || seen[fmt.Sprint(toks)] {
+			return nil, fmt.Errorf("decision: model %q spells the label %q as %d tokens %v, which cannot label an option", e.cfg.Model, text, len(toks), toks)
+		}
+		seen[fmt.Sprint(toks)] = true
+		labels[i] = label{text, toks}
+	}
+	if err := prefixFree(labels); err != nil {
+		return nil, fmt.Errorf("decision: model %q: %w", e.cfg.Model, err)
+	}
+	lp.numbered[width] = labels
+	return labels, nil
+}
+
+// prefixFree checks that no label's tokens begin another's: the model
+// answering the longer one would count for the shorter too.
+func prefixFree(labels []label) error {
+	sorted := slices.Clone(labels)
+	slices.SortFunc(sorted, func(a, b label) int { return slices.Compare(a.tokens, b.tokens) })
+	for i := 1; i < len(sorted); i++ {
+		a, b := sorted[i-1].tokens, sorted[i].tokens
+		if len(a) <= len(b) && slices.Equal(a, b[:len(a)]) {
+			return fmt.Errorf("the tokens of label %q begin those of %q", sorted[i-1].text, sorted[i].text)
 		}
 	}
-	if n > len(pool) {
-		return nil, nil, errors.New("has " + strconv.Itoa(n) + " options, more than this model has single-token labels for")
+	return nil
+}
+
+// labelsFor picks the labels of q's options: yes and no for a noul,
+// digits for a score of up to 9 levels and letters beyond, letters for a
+// choice of up to 26 options (where the model has them as single tokens)
+// and numbers beyond.
+func (e *Evaluator) labelsFor(lp *labelPools, q Question) ([]label, error) {
+	switch q.Type {
+	case TypeNoul:
+		return lp.yesNo[:], nil
+	case TypeScore:
+		if n := len(q.Labels); n <= len(lp.digits) {
+			return lp.digits[:n], nil
+		} else if n <= len(lp.letters) {
+			return lp.letters[:n], nil
+		}
+		return e.numbers(lp, 2)
 	}
-	texts, toks := make([]string, n), make([]int, n)
-	for i, l := range pool[:n] {
-		texts[i], toks[i] = l.text, l.token
+	n := len(q.Options)
+	if n <= len(lp.letters) {
+		return lp.letters[:n], nil
 	}
-	return texts, toks, nil
+	l, err := e.numbers(lp, len(strconv.Itoa(n)))
+	if err != nil {
+		return nil, err
+	}
+	return l[:n], nil
 }

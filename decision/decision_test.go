@@ -66,10 +66,16 @@ func (f *fakeEngine) RunScore(_ context.Context, p *inference.PreparedScore) (in
 		res.Usage.PromptTokens += utf8.RuneCountInString(text)
 		var bs inference.BranchScore
 		for _, c := range b.Candidates {
-			h := fnv.New64a()
-			h.Write([]byte(prefix + text))
-			h.Write([]byte{byte(c), byte(c >> 8)})
-			lp := -0.1 - float64(h.Sum64()%4000)/1000 // in (-4.1, -0.1]
+			var lp float64
+			for i, tok := range c {
+				h := fnv.New64a()
+				h.Write([]byte(prefix + text))
+				for _, t := range c[:i+1] {
+					h.Write([]byte{byte(t), byte(t >> 8)})
+				}
+				lp += -0.1 - float64(h.Sum64()%4000)/1000 // in (-4.1, -0.1]
+				_ = tok
+			}
 			bs.LogProbs = append(bs.LogProbs, lp)
 			bs.Probabilities = append(bs.Probabilities, math.Exp(lp))
 		}
@@ -166,10 +172,14 @@ func checkAnswers(t *testing.T, req decision.Request, res decision.Response) {
 			t.Errorf("%s: type %q, want %q", name, a.Type, q.Type)
 		}
 		unit(name+" option mass", a.OptionMass)
+		unit(name+" entropy confidence", &a.EntropyConfidence)
 		var keys []string
 		switch q.Type {
 		case decision.TypeNoul:
 			unit(name+" noul", a.Noul)
+			if a.Confidence != nil || a.Probabilities != nil {
+				t.Errorf("%s: a noul with confidence %v, probabilities %v", name, a.Confidence, a.Probabilities)
+			}
 			continue
 		case decision.TypeChoice:
 			for _, o := range q.Options {
@@ -181,7 +191,7 @@ func checkAnswers(t *testing.T, req decision.Request, res decision.Response) {
 				k := string(rune('0' + i))
 				keys = append(keys, k)
 				mean += float64(i) * a.Probabilities[k]
-				if a.Legend[k] != l {
+				if want, _ := json.Marshal(l); string(a.Legend[k]) != string(want) {
 					t.Errorf("%s: legend %v", name, a.Legend)
 				}
 			}
@@ -207,7 +217,33 @@ func checkAnswers(t *testing.T, req decision.Request, res decision.Response) {
 				}
 			}
 		}
+		if want := referenceConfidence(q.Type, keys, a.Probabilities); math.Abs(*a.Confidence-want) > 1e-12 {
+			t.Errorf("%s: confidence %v, System One's formula gives %v", name, *a.Confidence, want)
+		}
 	}
+}
+
+// referenceConfidence is System One's confidence of probabilities p over
+// keys: for a choice (m − 1/n)/(1 − 1/n), for a score
+// max(0, 1 − Σ pᵢ·|i − k| / D) with D = (1/n)·Σ|i − (n−1)/2|.
+func referenceConfidence(typ string, keys []string, p map[string]float64) float64 {
+	n := float64(len(keys))
+	var m float64
+	k := 0
+	for i, key := range keys {
+		if p[key] > m {
+			m, k = p[key], i
+		}
+	}
+	if typ == decision.TypeChoice {
+		return (m - 1/n) / (1 - 1/n)
+	}
+	var spread, d float64
+	for i, key := range keys {
+		spread += p[key] * math.Abs(float64(i-k))
+		d += math.Abs(float64(i) - (n-1)/2)
+	}
+	return max(0, 1-spread/(d/n))
 }
 
 func TestAnswers(t *testing.T) {
@@ -287,7 +323,7 @@ func TestValidation(t *testing.T) {
 	for i := range many {
 		many[i] = `"q` + string(rune('a'+i%26)) + strings.Repeat("x", i/26) + `": {"type": "noul"}`
 	}
-	opts := make([]string, 53)
+	opts := make([]string, decision.MaxOptions+1)
 	for i := range opts {
 		opts[i] = `"o` + strings.Repeat("x", i) + `": ""`
 	}
@@ -303,6 +339,17 @@ func TestValidation(t *testing.T) {
 		{"choice duplicate", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": {"x": "1", "x": "2"}}}}`, "questions.a.criteria"},
 		{"choice array", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": ["x", "y"]}}}`, "questions.a.criteria"},
 		{"choice too many", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": {` + strings.Join(opts, ",") + `}}}}`, "questions.a.criteria"},
+		{"no state", `{"model": "m", "questions": ` + q + `}`, "state"},
+		{"null state", `{"model": "m", "state": null, "questions": ` + q + `}`, "state"},
+		{"numeric state", `{"model": "m", "state": 5, "questions": ` + q + `}`, "state"},
+		{"JSON state too long", `{"model": "m", "state": {"a": "` + strings.Repeat("é", 99995) + `"}, "questions": ` + q + `}`, "state"},
+		{"no questions field", `{"model": "m", "state": "s"}`, "questions"},
+		{"empty id", `{"model": "m", "state": "s", "questions": {"": {"type": "noul"}}}`, "questions."},
+		{"numeric instructions", `{"model": "m", "state": "s", "questions": {"a": {"type": "noul", "instructions": 5}}}`, "questions.a.instructions"},
+		{"boolean description", `{"model": "m", "state": "s", "questions": {"a": {"type": "choice", "criteria": {"x": true}}}}`, "questions.a.criteria"},
+		{"noul other key", `{"model": "m", "state": "s", "questions": {"a": {"type": "noul", "criteria": {"maybe": "x"}}}}`, "questions.a.criteria"},
+		{"noul array", `{"model": "m", "state": "s", "questions": {"a": {"type": "noul", "criteria": ["x"]}}}`, "questions.a.criteria"},
+		{"score 11 levels", `{"model": "m", "state": "s", "questions": {"a": {"type": "score", "criteria": ["0","1","2","3","4","5","6","7","8","9","10"]}}}`, "questions.a.criteria"},
 		{"score one label", `{"model": "m", "state": "s", "questions": {"a": {"type": "score", "criteria": ["only"]}}}`, "questions.a.criteria"},
 		{"score object", `{"model": "m", "state": "s", "questions": {"a": {"type": "score", "criteria": {"x": "y"}}}}`, "questions.a.criteria"},
 		{"images on text model", `{"model": "m", "state": "s", "questions": ` + q + `, "images": ["iVBORw0KGgo="]}`, "images"},

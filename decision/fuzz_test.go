@@ -32,13 +32,14 @@ const decodeBound = 10 * time.Second
 // as invalid_json, so for decoding only the absence of panics and hangs is
 // checked. For a decoded body it checks that
 //
-//   - Validate returns nil or an *Error whose Param is state, questions,
-//     questions.<a question's name>[.type|.criteria], images or
-//     images[<index>], and whose message names it;
+//   - Validate returns nil or an *Error whose Loc is state, questions,
+//     questions.<a question's id>[.type|.criteria|.instructions] (the id
+//     alone when it is empty), images or images.<index>, and whose
+//     message names its Param;
 //   - a request valid for a text-only model is valid for a multimodal one;
 //   - on success the limits hold: state 1 to MaxStateChars characters, 1 to
 //     MaxQuestions questions of a known type, a choice's 1 to MaxOptions
-//     options with distinct names, a score's 2 to MaxOptions labels, at
+//     options with distinct names, a score's 2 to MaxLevels levels, at
 //     most MaxImages non-empty images, and no image marker in the state
 //     of a request with images;
 //   - on success the request keeps its meaning through json.Marshal and
@@ -206,29 +207,42 @@ func checkDecisionError(t *testing.T, req decision.Request, err error) {
 	if de.Message == "" || !strings.HasPrefix(err.Error(), "decision: "+de.Param+": ") {
 		t.Fatalf("error %q for param %q", err.Error(), de.Param)
 	}
-	switch p := de.Param; {
-	case p == "state", p == "questions", p == "images":
-	case strings.HasPrefix(p, "images["):
-		var i int
-		if _, err := fmt.Sscanf(p, "images[%d]", &i); err != nil || p != fmt.Sprintf("images[%d]", i) || i < 0 || i >= len(req.Images) {
-			t.Fatalf("param %q for %d images", p, len(req.Images))
+	bad := func() {
+		t.Fatalf("loc %#v (param %q) for questions %q and %d images", de.Loc, de.Param, slices.Sorted(maps.Keys(req.Questions)), len(req.Images))
+	}
+	if len(de.Loc) == 0 {
+		bad()
+	}
+	switch de.Loc[0] {
+	case "state":
+		if len(de.Loc) != 1 {
+			bad()
 		}
-	case strings.HasPrefix(p, "questions."):
-		name, field, ok := cutLast(strings.TrimPrefix(p, "questions."), ".")
-		if _, known := req.Questions[name]; !ok || !known || field != "type" && field != "criteria" {
-			t.Fatalf("param %q names no question's type or criteria among %q", p, slices.Sorted(maps.Keys(req.Questions)))
+	case "images":
+		if len(de.Loc) == 2 {
+			if i, ok := de.Loc[1].(int); !ok || i < 0 || i >= len(req.Images) || de.Param != fmt.Sprintf("images[%d]", i) {
+				bad()
+			}
+		} else if len(de.Loc) != 1 {
+			bad()
+		}
+	case "questions":
+		if len(de.Loc) == 1 {
+			break
+		}
+		id, ok := de.Loc[1].(string)
+		if _, known := req.Questions[id]; !ok || !known {
+			bad()
+		}
+		switch {
+		case len(de.Loc) == 2 && id == "":
+		case len(de.Loc) == 3 && (de.Loc[2] == "type" || de.Loc[2] == "criteria" || de.Loc[2] == "instructions"):
+		default:
+			bad()
 		}
 	default:
-		t.Fatalf("param %q", p)
+		bad()
 	}
-}
-
-// cutLast cuts s around the last sep.
-func cutLast(s, sep string) (before, after string, found bool) {
-	if i := strings.LastIndex(s, sep); i >= 0 {
-		return s[:i], s[i+len(sep):], true
-	}
-	return s, "", false
 }
 
 // checkDecisionRequest checks the limits of a request that Validate
@@ -252,7 +266,7 @@ func checkDecisionRequest(t *testing.T, req decision.Request) {
 				t.Fatalf("%s: options %q", name, q.Options)
 			}
 		case decision.TypeScore:
-			if n := len(q.Labels); n < 2 || n > decision.MaxOptions {
+			if n := len(q.Labels); n < 2 || n > decision.MaxLevels {
 				t.Fatalf("%s: labels %q", name, q.Labels)
 			}
 		case decision.TypeNoul:

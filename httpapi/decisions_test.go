@@ -161,7 +161,7 @@ func TestDecisions(t *testing.T) {
 		if a := res.Answers["refund"]; a.Noul == nil || math.Abs(*a.Noul-want) > 1e-12 {
 			t.Errorf("%s: refund %+v", path, a)
 		}
-		if a := res.Answers["anger"]; a.Score == nil || math.Abs(*a.Score-(1-want)) > 1e-12 || a.Legend["1"] != "angry" {
+		if a := res.Answers["anger"]; a.Score == nil || math.Abs(*a.Score-(1-want)) > 1e-12 || string(a.Legend["1"]) != `"angry"` {
 			t.Errorf("%s: anger %+v", path, a)
 		}
 	}
