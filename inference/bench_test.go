@@ -5,8 +5,6 @@ package inference_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 	"github.com/inferkit/inferkit/internal/testmodels"
 )
@@ -35,24 +32,6 @@ const (
 // benchRun numbers prompts that must differ from every earlier one.
 var benchRun atomic.Int64
 
-// qwen3Model writes the benchmark model once into .build/bench.
-func qwen3Model(b *testing.B) string {
-	path := filepath.Join(testmodels.Root(b), ".build", "bench", "qwen3-0.6b-q8_0.gguf")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	tok := testmodels.Tokenizer(b, testmodels.Qwen3)
-	opts := inferencetest.Qwen3_0_6B()
-	opts.Tokenizer = tok
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := inferencetest.WriteModel(path, opts); err != nil {
-		b.Fatal(err)
-	}
-	return path
-}
-
 // benchText is English text to tokenize into prompts of a given length.
 const benchText = "The quick brown fox jumps over the lazy dog while the river runs past the old mill and the children sing in the square. "
 
@@ -67,7 +46,7 @@ func promptTokens(b *testing.B, m *llamacpp.Model, n int) []llamacpp.Token {
 // BenchmarkBareLoop decodes over internal/llamacpp with nothing around it:
 // the ceiling the engine is measured against.
 func BenchmarkBareLoop(b *testing.B) {
-	path := qwen3Model(b)
+	path := testmodels.Qwen3Bench(b)
 	m, err := llamacpp.LoadModel(path, llamacpp.ModelParams{})
 	if err != nil {
 		b.Fatal(err)
@@ -142,7 +121,7 @@ func BenchmarkBareLoop(b *testing.B) {
 
 // BenchmarkEngine measures the same work through Engine.Stream.
 func BenchmarkEngine(b *testing.B) {
-	path := qwen3Model(b)
+	path := testmodels.Qwen3Bench(b)
 	e, err := inference.New(inference.Config{
 		Models:   []catalog.Model{{ID: "qwen3", Path: path}},
 		Parallel: benchStreams,
@@ -251,7 +230,7 @@ func earlier(a, b time.Time) time.Time {
 // prompt tokens decoded by 8 concurrent requests sharing a 500-token system
 // prompt (without a cache every prompt token is decoded).
 func BenchmarkPrefixCache(b *testing.B) {
-	path := qwen3Model(b)
+	path := testmodels.Qwen3Bench(b)
 	e, err := inference.New(inference.Config{
 		Models:   []catalog.Model{{ID: "qwen3", Path: path}},
 		Parallel: benchStreams,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/internal/testmodels"
 )
 
 // BenchmarkDecisions answers 10 questions over a 500-token state on the
@@ -22,7 +23,7 @@ import (
 // separate prompts that find the state in the prompt cache (warm). Every
 // iteration uses a new state, so the one request decodes it too.
 func BenchmarkDecisions(b *testing.B) {
-	path := qwen3Model(b)
+	path := testmodels.Qwen3Bench(b)
 	const questions = 10
 	var tick atomic.Int64
 	newEngine := func(b *testing.B, cold bool) *inference.Engine {
