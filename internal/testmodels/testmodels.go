@@ -81,9 +81,8 @@ func Tokenizer(tb testing.TB, family string) *inferencetest.Tokenizer {
 // the real model has. It is written once into .build/test and kept.
 func Qwen3Tiny(tb testing.TB) string {
 	tb.Helper()
-	return model(tb, filepath.Join(".build", "test", "qwen3-tiny-v1.gguf"), func() inferencetest.Options {
-		return inferencetest.Options{Arch: "qwen3", Tokenizer: Tokenizer(tb, Qwen3), Type: "q8_0", Embd: 64, FF: 128, ContextLength: 40960}
-	})
+	opts := inferencetest.Options{Arch: "qwen3", Tokenizer: Tokenizer(tb, Qwen3), Type: "q8_0", Embd: 64, FF: 128, ContextLength: 40960}
+	return model(tb, filepath.Join(".build", "test", "qwen3-tiny-v1.gguf"), opts)
 }
 
 // Qwen3Bench returns the path of the benchmarks' model: Qwen3-0.6B's
@@ -92,16 +91,15 @@ func Qwen3Tiny(tb testing.TB) string {
 // and kept.
 func Qwen3Bench(tb testing.TB) string {
 	tb.Helper()
-	return model(tb, filepath.Join(".build", "bench", "qwen3-0.6b-q8_0.gguf"), func() inferencetest.Options {
-		opts := inferencetest.Qwen3_0_6B()
-		opts.Tokenizer = Tokenizer(tb, Qwen3)
-		return opts
-	})
+	opts := inferencetest.Qwen3_0_6B()
+	opts.Tokenizer = Tokenizer(tb, Qwen3)
+	return model(tb, filepath.Join(".build", "bench", "qwen3-0.6b-q8_0.gguf"), opts)
 }
 
 // model returns the path of the model at rel under the repository root,
-// writing it with opts once per process, unless it is there.
-func model(tb testing.TB, rel string, opts func() inferencetest.Options) string {
+// writing it with opts once per process, unless it is there. It holds mu:
+// its caller finds opts before.
+func model(tb testing.TB, rel string, opts inferencetest.Options) string {
 	tb.Helper()
 	path := filepath.Join(Root(tb), rel)
 	mu.Lock()
@@ -111,7 +109,7 @@ func model(tb testing.TB, rel string, opts func() inferencetest.Options) string 
 		if _, err := os.Stat(path); err == nil {
 			r.v = path
 		} else {
-			r.v, r.err = path, writeOnce(path, opts())
+			r.v, r.err = path, writeOnce(path, opts)
 		}
 		models[path] = r
 	}
