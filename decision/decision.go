@@ -185,7 +185,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Prepared) (Response, error) {
 		for _, p := range b.Probabilities {
 			mass += p
 		}
-		out.Answers[name] = answer(req.Questions[name], distribution(b.LogProbs, e.cfg.Temperature), mass)
+		out.Answers[name] = answer(req.Questions[name], distribution(b.LogProbs, e.cfg.Temperature), unit(mass))
 	}
 	return out, nil
 }

@@ -421,3 +421,47 @@ func sameAlone(t *testing.T, ev *decision.Evaluator, req decision.Request, res d
 		}
 	}
 }
+
+// degenerate answers every candidate with one log-probability: -Inf (the
+// model gives the labels no probability at all) or NaN.
+type degenerate struct {
+	fakeEngine
+	lp float64
+}
+
+func (d *degenerate) RunScore(_ context.Context, p *inference.PreparedScore) (inference.ScoreResult, error) {
+	res := inference.ScoreResult{Usage: inference.Usage{PromptTokens: 1}}
+	for _, b := range p.Request.Branches {
+		var bs inference.BranchScore
+		for range b.Candidates {
+			bs.LogProbs = append(bs.LogProbs, d.lp)
+			bs.Probabilities = append(bs.Probabilities, math.Exp(d.lp))
+		}
+		res.Branches = append(res.Branches, bs)
+	}
+	return res, nil
+}
+
+// Every number of a response is finite and JSON can carry it, whatever
+// the engine's numbers: labels of no probability at all give a uniform
+// answer.
+func TestFiniteAnswers(t *testing.T) {
+	for _, lp := range []float64{math.Inf(-1), math.NaN()} {
+		ev, err := decision.New(decision.Config{Engine: &degenerate{lp: lp}, Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := decode(t, mixed)
+		res, err := ev.Evaluate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatalf("log-probability %v: %v", lp, err)
+		}
+		checkAnswers(t, req, res)
+		if p := res.Answers["topic"].Probabilities["billing"]; math.Abs(p-1.0/3) > 1e-12 {
+			t.Errorf("log-probability %v: billing has %v, want a uniform 1/3", lp, p)
+		}
+	}
+}
