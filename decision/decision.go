@@ -103,13 +103,19 @@ type Prepared struct {
 	// Request is the request, as given to Prepare.
 	Request Request
 	// InputTokens is the number of tokens the model reads: the state and
-	// every question as the prompt frames them. Images add their tokens
+	// every question as the prompt frames them. Pictures add their tokens
 	// when they are encoded, at Run. For an encoder model it is the
 	// state's tokens and 64 per question, an estimate.
 	InputTokens int
+	// Pictures is the most pictures the model reads: each image entry,
+	// and up to VideoFrames frames of each video entry, sampled at Run.
+	Pictures int
 
 	names []string
 	score *inference.PreparedScore // nil for an encoder model
+	pics  []picture                // the pictures of score
+	// videos says the score is prepared again at Run, with the frames.
+	videos bool
 }
 
 // encoderQuestionTokens is the estimate per question of an encoder's
@@ -117,7 +123,8 @@ type Prepared struct {
 const encoderQuestionTokens = 64
 
 // Prepare checks req, frames its prompt and tokenizes it, decoding
-// nothing. An invalid request fails with an *Error.
+// nothing. An invalid request fails with an *Error. A request with video
+// entries is counted without their frames, which Run samples.
 func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
 	if err := req.Validate(e.cfg.Images); err != nil {
 		return nil, err
@@ -135,15 +142,32 @@ func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
 	if e.poolErr != nil {
 		return nil, e.poolErr
 	}
-	prefix, suffix, err := e.frame(req.State, len(req.Images))
+	var err error
+	if p.pics, err = stillPictures(req.Images); err != nil {
+		return nil, err
+	}
+	p.videos = len(p.pics) < len(req.Images)
+	p.Pictures = len(p.pics) + VideoFrames*(len(req.Images)-len(p.pics))
+	if p.score, err = e.prepareScore(req, p.names, p.pics); err != nil {
+		return nil, err
+	}
+	p.InputTokens = p.score.InputTokens
+	return p, nil
+}
+
+// prepareScore frames the prompt of req, with pics before the state and a
+// branch per question in the order of names, and has the engine check and
+// tokenize it.
+func (e *Evaluator) prepareScore(req Request, names []string, pics []picture) (*inference.PreparedScore, error) {
+	prefix, suffix, err := e.frame(req.State, pics)
 	if err != nil {
 		return nil, err
 	}
 	sreq := inference.ScoreRequest{Model: e.cfg.Model, Prefix: prefix}
-	for _, im := range req.Images {
-		sreq.Images = append(sreq.Images, im.Data)
+	for _, pic := range pics {
+		sreq.Images = append(sreq.Images, pic.data)
 	}
-	for _, name := range p.names {
+	for _, name := range names {
 		q := req.Questions[name]
 		labels, err := e.labelsFor(e.pools, q)
 		if err != nil {
@@ -158,14 +182,15 @@ func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
 		b.Text = questionText(q, texts) + suffix
 		sreq.Branches = append(sreq.Branches, b)
 	}
-	if p.score, err = e.cfg.Engine.PrepareScore(sreq); err != nil {
-		return nil, engineError(err)
+	ps, err := e.cfg.Engine.PrepareScore(sreq)
+	if err != nil {
+		return nil, engineError(err, pics)
 	}
-	p.InputTokens = p.score.InputTokens
-	return p, nil
+	return ps, nil
 }
 
-// Run answers a prepared request.
+// Run answers a prepared request, first sampling the frames of its video
+// entries.
 func (e *Evaluator) Run(ctx context.Context, p *Prepared) (Response, error) {
 	req := p.Request
 	if e.ranker != nil {
@@ -174,9 +199,19 @@ func (e *Evaluator) Run(ctx context.Context, p *Prepared) (Response, error) {
 	if p.score == nil {
 		return Response{}, errors.New("decision: a Prepared not made by this Evaluator's Prepare")
 	}
-	res, err := e.cfg.Engine.RunScore(ctx, p.score)
+	score, pics := p.score, p.pics
+	if p.videos {
+		var err error
+		if pics, err = allPictures(ctx, req.Images); err != nil {
+			return Response{}, err
+		}
+		if score, err = e.prepareScore(req, p.names, pics); err != nil {
+			return Response{}, err
+		}
+	}
+	res, err := e.cfg.Engine.RunScore(ctx, score)
 	if err != nil {
-		return Response{}, engineError(err)
+		return Response{}, engineError(err, pics)
 	}
 	out := Response{Model: req.Model, Answers: map[string]Answer{}, Usage: Usage{InputTokens: res.Usage.PromptTokens}}
 	for i, name := range p.names {
@@ -190,11 +225,11 @@ func (e *Evaluator) Run(ctx context.Context, p *Prepared) (Response, error) {
 	return out, nil
 }
 
-// engineError is err as a decision error: an image the model cannot read
-// names it, the rest is wrapped.
-func engineError(err error) error {
-	if ie, ok := errors.AsType[*inference.ImageError](err); ok {
-		return invalid(at("images", ie.Index), "%s", ie.Reason)
+// engineError is err as a decision error: a picture of pics that the
+// model cannot read names its entry, the rest is wrapped.
+func engineError(err error, pics []picture) error {
+	if ie, ok := errors.AsType[*inference.ImageError](err); ok && ie.Index >= 0 && ie.Index < len(pics) {
+		return invalid(at("images", pics[ie.Index].entry), "%s", ie.Reason)
 	}
 	return fmt.Errorf("decision: %w", err)
 }
@@ -206,16 +241,16 @@ const sentinel = "\uE000question\uE000"
 // systemPrompt frames the task for the model.
 const systemPrompt = "You evaluate a state and answer one question about it. Reply with the label of one option only, and nothing else."
 
-// frame renders the chat around the state, after its images, and splits it
-// where the question goes: the prefix (the images and the state) and what
-// follows the question (the end of the user turn and the start of the
+// frame renders the chat around the state, after its pictures, and splits
+// it where the question goes: the prefix (the pictures and the state) and
+// what follows the question (the end of the user turn and the start of the
 // answer).
-func (e *Evaluator) frame(state string, images int) (prefix, suffix string, err error) {
+func (e *Evaluator) frame(state string, pics []picture) (prefix, suffix string, err error) {
 	var user strings.Builder
-	for i := range images {
-		fmt.Fprintf(&user, "Image %d: %s\n", i+1, inference.ImageMarker)
+	for _, pic := range pics {
+		fmt.Fprintf(&user, "%s: %s\n", pic.caption, inference.ImageMarker)
 	}
-	if images > 0 {
+	if len(pics) > 0 {
 		user.WriteByte('\n')
 	}
 	user.WriteString("<state>\n" + state + "\n</state>\n\n" + sentinel)

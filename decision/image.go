@@ -8,12 +8,16 @@ import (
 	"strings"
 )
 
-// Image is one picture of a Request, for multimodal models. On the wire an
-// entry is a string, either a data URL ("data:image/png;base64,...") or
-// bare base64, or an object holding one of those as "url" or as "data"
-// (bare base64 beside an optional "media_type"). Remote URLs are refused:
-// the server fetches nothing. Data holds the decoded file: a PNG, JPEG or
-// GIF picture, which the engine checks when it reads it.
+// Image is one entry of a Request's images, for multimodal models: a
+// picture (PNG, JPEG or GIF) or a video clip (MP4, WebM or animated GIF),
+// of which the model reads up to VideoFrames frames sampled evenly over
+// it, each captioned with its time (MP4 and WebM need ffmpeg on the
+// server). On the wire an entry is a string, either a data URL
+// ("data:image/png;base64,...", "data:video/mp4;base64,...") or bare
+// base64, or an object holding one of those as "url" or as "data" (bare
+// base64 beside an optional "media_type"). Remote URLs are refused: the
+// server fetches nothing. Data holds the decoded file, whose format is
+// read from its bytes.
 type Image struct {
 	Data []byte
 
@@ -80,8 +84,8 @@ func decodeImage(s string) ([]byte, error) {
 		if !ok || !strings.HasSuffix(strings.ToLower(meta), ";base64") {
 			return nil, errors.New(`a data URL must be "data:<media type>;base64,<data>"`)
 		}
-		if mt := strings.ToLower(meta); !strings.HasPrefix(mt, "image/") {
-			return nil, errors.New("the data URL's media type must be image/...")
+		if mt := strings.ToLower(meta); !strings.HasPrefix(mt, "image/") && !strings.HasPrefix(mt, "video/") {
+			return nil, errors.New("the data URL's media type must be image/... or video/...")
 		}
 		s = payload
 	}
