@@ -41,7 +41,8 @@ func encoderModel(cfg Config) (Ranker, bool) {
 // per option of q, in the order of its probabilities: a choice's options
 // as "name: description" (the name alone without a description), a
 // score's labels (after the instructions, when given), and for a noul the
-// statement of the instructions and its negation.
+// statement of the instructions and its negation, each with what the
+// request says it means.
 func optionTexts(q Question) []string {
 	var docs []string
 	switch q.Type {
@@ -54,14 +55,22 @@ func optionTexts(q Question) []string {
 			docs = append(docs, withInstructions(q.Instructions, d))
 		}
 	case TypeScore:
-		for _, l := range q.Labels {
-			docs = append(docs, withInstructions(q.Instructions, l))
+		for i, l := range q.Labels {
+			docs = append(docs, withInstructions(q.Instructions, orDefault(l, fmt.Sprintf("Level %d", i))))
 		}
 	case TypeNoul:
 		s := orDefault(q.Instructions, "The statement is true of the state.")
-		docs = append(docs, "Yes: "+s, "No, it is not the case: "+s)
+		docs = append(docs, withMeaning("Yes: "+s, q.Yes), withMeaning("No, it is not the case: "+s, q.No))
 	}
 	return docs
+}
+
+// withMeaning adds to a noul's answer what the request says it means.
+func withMeaning(doc, meaning string) string {
+	if meaning == "" {
+		return doc
+	}
+	return doc + "\n" + meaning
 }
 
 func withInstructions(instructions, doc string) string {

@@ -33,7 +33,7 @@ func (f *fakeRanker) Rank(_ context.Context, req inference.RankRequest) (inferen
 func TestEncoderPath(t *testing.T) {
 	req := decision.Request{Model: "m", State: "the state", Questions: map[string]decision.Question{
 		"c": {Type: decision.TypeChoice, Options: []decision.Option{{Name: "a"}, {Name: "bb", Description: "longer"}}},
-		"n": {Type: decision.TypeNoul, Instructions: "It is true."},
+		"n": {Type: decision.TypeNoul, Instructions: "It is true.", No: "it is false"},
 		"s": {Type: decision.TypeScore, Labels: []string{"low", "highest"}},
 	}}
 	for _, model := range []string{"enc", "enc-alias"} {
@@ -66,7 +66,7 @@ func TestEncoderPath(t *testing.T) {
 			t.Errorf("option document %q", docs[1])
 		}
 		n := res.Answers["n"]
-		if want := softmax2(docs[2], docs[3]); n.Noul == nil || math.Abs(*n.Noul-want) > 1e-12 || !strings.Contains(docs[2], "It is true.") {
+		if want := softmax2(docs[2], docs[3]); n.Noul == nil || math.Abs(*n.Noul-want) > 1e-12 || !strings.Contains(docs[2], "It is true.") || !strings.HasSuffix(docs[3], "\nit is false") {
 			t.Errorf("noul %v, want %v (documents %q)", n.Noul, want, docs[2:4])
 		}
 		if s := res.Answers["s"]; math.Abs(s.Probabilities["0"]+s.Probabilities["1"]-1) > 1e-12 || s.OptionMass != nil {
