@@ -465,3 +465,24 @@ func TestFiniteAnswers(t *testing.T) {
 		}
 	}
 }
+
+// What a noul's criteria say yes and no mean, and a score's null level,
+// reach the question as the model reads it.
+func TestCriteriaInPrompt(t *testing.T) {
+	ev, f := evaluator(t, decision.Config{})
+	req := decode(t, `{"model": "m", "state": "s", "questions": {
+		"n": {"type": "noul", "criteria": {"true": "the customer wants money back", "false": {"means": "anything else"}}},
+		"s": {"type": "score", "criteria": ["low", null, "high"]}}}`)
+	if _, err := ev.Evaluate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	noul, score := f.calls[0].Branches[0].Text, f.calls[0].Branches[1].Text
+	for _, want := range []string{"Yes means: \uE001the customer wants money back\uE002", "No means: \uE001{\"means\": \"anything else\"}\uE002"} {
+		if !strings.Contains(noul, want) {
+			t.Errorf("noul question %q lacks %q", noul, want)
+		}
+	}
+	if !strings.Contains(score, "2. Level 1\n") {
+		t.Errorf("score question %q lacks its null level as a number", score)
+	}
+}
