@@ -48,10 +48,15 @@ type Config struct {
 
 // Evaluator answers decision requests with one model. It is safe for
 // concurrent use and holds nothing to close: the caller owns the Engine.
+// Keep one per model: it finds the model's labels once, and decodes at
+// most two video clips at a time.
 type Evaluator struct {
 	cfg Config
 	// ranker is set when Model is an encoder of the engine.
 	ranker Ranker
+
+	// decoders holds a token per video clip being decoded.
+	decoders chan struct{}
 
 	// labels: the tokens of the label pools, found once.
 	once    sync.Once
@@ -72,7 +77,7 @@ func New(cfg Config) (*Evaluator, error) {
 	if cfg.Temperature == 0 {
 		cfg.Temperature = 1
 	}
-	ev := &Evaluator{cfg: cfg}
+	ev := &Evaluator{cfg: cfg, decoders: make(chan struct{}, videoDecoders)}
 	if r, ok := encoderModel(cfg); ok {
 		if cfg.Images {
 			return nil, fmt.Errorf("decision: model %q is an encoder, which reads no images", cfg.Model)
@@ -202,7 +207,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Prepared) (Response, error) {
 	score, pics := p.score, p.pics
 	if p.videos {
 		var err error
-		if pics, err = allPictures(ctx, req.Images); err != nil {
+		if pics, err = e.allPictures(ctx, req.Images); err != nil {
 			return Response{}, err
 		}
 		if score, err = e.prepareScore(req, p.names, pics); err != nil {

@@ -44,17 +44,27 @@ func stillPictures(entries []Image) ([]picture, error) {
 	return pics, nil
 }
 
+// videoDecoders bounds the clips an Evaluator decodes at once: each may
+// run ffmpeg with two threads.
+const videoDecoders = 2
+
 // allPictures are the pictures of every entry, in order: an image as it
 // is, a video as up to VideoFrames frames sampled evenly over it, each
 // captioned with its time.
-func allPictures(ctx context.Context, entries []Image) ([]picture, error) {
+func (e *Evaluator) allPictures(ctx context.Context, entries []Image) ([]picture, error) {
 	var pics []picture
 	for i, im := range entries {
 		if !im.isVideo() {
 			pics = append(pics, picture{caption: fmt.Sprintf("Image %d", i+1), data: im.Data, entry: i})
 			continue
 		}
+		select {
+		case e.decoders <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("decision: %w", context.Cause(ctx))
+		}
 		frames, err := video.Frames(ctx, im.Data, video.Options{MaxFrames: VideoFrames})
+		<-e.decoders
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("decision: %w", context.Cause(ctx))

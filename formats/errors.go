@@ -26,6 +26,10 @@ type RequestError struct {
 	// "invalid_type", "missing_required_parameter" or "invalid_json";
 	// empty means "invalid_value".
 	Code string
+	// Loc is the path to the parameter in the body, keys as strings and
+	// indexes as ints, where Param cannot say it unambiguously (a key
+	// holding a dot); empty means Param's path.
+	Loc []any
 }
 
 // Error returns the message, prefixed with the package name.
@@ -56,6 +60,10 @@ const (
 	FamilyResponses
 	// FamilyModels is the model catalog, with the chat shape.
 	FamilyModels
+	// FamilySystemOne is System One's decision API (see
+	// SystemOneValidation and SystemOneError): a client error is a 422
+	// {detail:[{loc,msg,type}]}, the rest {detail:{error_type,message}}.
+	FamilySystemOne
 )
 
 // Error is an error as the API reports it: a status and the fields every
@@ -73,6 +81,9 @@ type Error struct {
 	Message string
 	// Param names the offending parameter, or is empty.
 	Param string
+	// Loc is Param as a path of keys and indexes, where Param cannot say
+	// it unambiguously; empty means Param's path.
+	Loc []any
 	// RetryAfter, when positive, is sent as the Retry-After header.
 	RetryAfter time.Duration
 	// Err is the cause, if any; it is not shown to the client.
@@ -95,12 +106,12 @@ func (e *Error) Unwrap() error { return e.Err }
 //
 // Chat, responses and models follow the spec: 400, 401, 404 and 413 are
 // invalid_request_error (an invalid key has code invalid_api_key), 429 is
-// rate_limit_error, 5xx is api_error. Messages uses the Anthropic types:
-// invalid_request_error, authentication_error, permission_error,
-// not_found_error, request_too_large, rate_limit_error, overloaded_error
-// (for code "overloaded") and api_error.
+// rate_limit_error, 5xx is api_error. Messages and System One use the
+// Anthropic types: invalid_request_error, authentication_error,
+// permission_error, not_found_error, request_too_large, rate_limit_error,
+// overloaded_error (for code "overloaded") and api_error.
 func (e *Error) Type(f Family) string {
-	if f == FamilyMessages {
+	if f == FamilyMessages || f == FamilySystemOne {
 		switch {
 		case e.Code == "overloaded":
 			return "overloaded_error"
@@ -169,7 +180,9 @@ type MessagesErrorInner struct {
 func (e *Error) Body(f Family) []byte {
 	e = e.in(f)
 	var v any
-	if f == FamilyMessages {
+	if f == FamilySystemOne {
+		v = e.systemOne()
+	} else if f == FamilyMessages {
 		v = MessagesErrorBody{Type: "error", Error: MessagesErrorOuter{
 			Type:  "error",
 			Error: MessagesErrorInner{Type: e.Type(f), Message: e.Message},
@@ -227,7 +240,7 @@ func ErrorOf(err error) *Error {
 		if code == "" {
 			code = "invalid_value"
 		}
-		return &Error{Status: http.StatusBadRequest, Code: code, Message: re.Message, Param: re.Param, Err: err}
+		return &Error{Status: http.StatusBadRequest, Code: code, Message: re.Message, Param: re.Param, Loc: re.Loc, Err: err}
 	case errors.As(err, &mb):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large",
 			Message: "request body exceeds " + strconv.FormatInt(mb.Limit, 10) + " bytes", Err: err}
@@ -336,7 +349,7 @@ func WriteError(w http.ResponseWriter, f Family, err error) {
 		secs := int64((e.RetryAfter + time.Second - 1) / time.Second)
 		h.Set("Retry-After", strconv.FormatInt(secs, 10))
 	}
-	w.WriteHeader(e.Status)
+	w.WriteHeader(e.StatusIn(f))
 	_, _ = w.Write(e.Body(f))
 }
 

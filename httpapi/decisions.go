@@ -13,12 +13,14 @@ import (
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
-// decisionRoutes are the decision routes of the spec's api_url. Their
-// errors take the chat shape, {error:{message,type,code,param}}.
+// decisionRoutes are the decision routes of the spec's api_url. The
+// spec's own path, /v1/system, answers errors in the chat shape,
+// {error:{message,type,code,param}}; /v1/systemone, the path of System
+// One's official SDKs, in System One's (see formats.FamilySystemOne).
 func (h *Handler) decisionRoutes() []route {
 	return []route{
 		{"POST /v1/system", formats.FamilyChat, h.decide},
-		{"POST /v1/systemone", formats.FamilyChat, h.decide},
+		{"POST /v1/systemone", formats.FamilySystemOne, h.decide},
 		{"GET /v1/system/models", formats.FamilyModels, h.listDecisionModels},
 	}
 }
@@ -46,29 +48,25 @@ func (h *Handler) listDecisionModels(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, r, formats.NewModelList(objects))
 }
 
+// DefaultDecisionModel is the model id that System One's official SDKs
+// send unless told otherwise. It names the catalog's decision entry that
+// has it as an alias, or else the first decision entry the engine serves.
+const DefaultDecisionModel = "jev-latest"
+
 // decide serves POST /v1/system: a decision request answered by the
 // decision model it names.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	var req decision.Request
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			h.fail(w, r, err)
-			return
-		}
-		h.fail(w, r, &formats.RequestError{Code: "invalid_json", Message: "the body is not a valid decision request: " + err.Error()})
+		h.fail(w, r, decodeError(err))
 		return
 	}
 	if req.Model == "" {
 		h.fail(w, r, &formats.RequestError{Param: "model", Code: "missing_required_parameter", Message: "model is required"})
 		return
 	}
-	m, ok := catalog.Lookup(h.models, req.Model)
-	var info inference.ModelInfo
-	if ok && m.Kind == catalog.KindDecision {
-		info, ok = served(h.engine.Models(), m.ID)
-	}
-	if !ok || m.Kind != catalog.KindDecision {
+	m, info, ok := h.decisionModel(req.Model)
+	if !ok {
 		h.fail(w, r, fmt.Errorf("%w: %q is not a decision model", inference.ErrModelNotFound, req.Model))
 		return
 	}
@@ -77,9 +75,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errors.New("httpapi: the engine cannot evaluate decisions"))
 		return
 	}
-	// The model reads images when the engine loaded a projector for it,
-	// whatever the catalog says.
-	ev, err := decision.New(decision.Config{Engine: eng, Model: m.ID, Temperature: m.Calibration, Images: info.Images})
+	ev, err := h.evaluator(eng, m, info)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -117,14 +113,80 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, r, res)
 }
 
-// imageTokens is the margin per image of a decision's reservation: an
-// image's tokens, which only its model's projector knows once it has
+// evaluator returns the Evaluator of decision model m, made on its first
+// request. The model reads images when the engine loaded a projector for
+// it, whatever the catalog says.
+func (h *Handler) evaluator(eng decision.Engine, m catalog.Model, info inference.ModelInfo) (*decision.Evaluator, error) {
+	if ev, ok := h.evaluators.Load(m.ID); ok {
+		return ev.(*decision.Evaluator), nil
+	}
+	ev, err := decision.New(decision.Config{Engine: eng, Model: m.ID, Temperature: m.Calibration, Images: info.Images})
+	if err != nil {
+		return nil, err
+	}
+	got, _ := h.evaluators.LoadOrStore(m.ID, ev)
+	return got.(*decision.Evaluator), nil
+}
+
+// decisionModel finds the decision entry of the catalog that id names
+// (DefaultDecisionModel included) and the engine serves.
+func (h *Handler) decisionModel(id string) (catalog.Model, inference.ModelInfo, bool) {
+	infos := h.engine.Models()
+	if m, ok := catalog.Lookup(h.models, id); ok {
+		info, served := served(infos, m.ID)
+		return m, info, served && m.Kind == catalog.KindDecision
+	}
+	if id != DefaultDecisionModel {
+		return catalog.Model{}, inference.ModelInfo{}, false
+	}
+	for _, m := range h.models {
+		if info, ok := served(infos, m.ID); ok && m.Kind == catalog.KindDecision {
+			return m, info, true
+		}
+	}
+	return catalog.Model{}, inference.ModelInfo{}, false
+}
+
+// decodeError is the client error of a decision body that does not
+// decode: too large, a value of the wrong JSON type (naming where), or
+// not JSON.
+func decodeError(err error) error {
+	var mb *http.MaxBytesError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &mb):
+		return err
+	case errors.As(err, &te) && te.Field != "":
+		return &formats.RequestError{Param: te.Field, Code: "invalid_type",
+			Message: fmt.Sprintf("%s: must be %s, not %s", te.Field, jsonType(te.Type.Kind().String()), te.Value)}
+	}
+	return &formats.RequestError{Code: "invalid_json", Message: "the body is not a valid decision request: " + err.Error()}
+}
+
+// jsonType names a Go kind as JSON's type.
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// imageTokens is the margin per picture of a decision's reservation: a
+// picture's tokens, which only its model's projector knows once it has
 // encoded it, settled to the real count after.
 const imageTokens = 256
 
 // admitDecision reserves a prepared decision under the key's rate limits:
-// its input tokens and imageTokens per image, nothing as output, at the
-// model's prices. It returns nil without a limiter.
+// its input tokens and imageTokens per picture it may read (each image,
+// and each frame a video may give), nothing as output, at the model's
+// prices. It returns nil without a limiter.
 func (h *Handler) admitDecision(w http.ResponseWriter, r *http.Request, m catalog.Model, p *decision.Prepared) (*admission, error) {
 	a := admissionFrom(r)
 	if a == nil {
@@ -134,7 +196,7 @@ func (h *Handler) admitDecision(w http.ResponseWriter, r *http.Request, m catalo
 	if err != nil {
 		return nil, err
 	}
-	want := ratelimit.Request{InputTokens: int64(p.InputTokens + imageTokens*len(p.Request.Images)), Prices: cost}
+	want := ratelimit.Request{InputTokens: int64(p.InputTokens + imageTokens*p.Pictures), Prices: cost}
 	if err := a.reserve(w, r, want); err != nil {
 		return nil, err
 	}
@@ -147,7 +209,8 @@ func decisionError(err error) error {
 	var de *decision.Error
 	switch {
 	case errors.As(err, &de):
-		return &formats.RequestError{Param: de.Param, Message: de.Param + ": " + de.Message}
+		code := map[string]string{"missing": "missing_required_parameter", "string_type": "invalid_type"}[de.Type]
+		return &formats.RequestError{Param: de.Param, Loc: de.Loc, Code: code, Message: de.Param + ": " + de.Message}
 	case errors.Is(err, inference.ErrContextLength):
 		return &formats.RequestError{Param: "state", Code: "context_length_exceeded", Message: "state: the state and a question exceed the model's context length"}
 	}

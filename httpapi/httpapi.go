@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/inferkit/inferkit/cache"
@@ -128,6 +129,10 @@ type Handler struct {
 	mux    *http.ServeMux // the routes, then unrouted for every other path
 	allow  *http.ServeMux // the routes' paths, for unrouted's 405s
 	other  http.Handler   // unrouted, logged
+	// evaluators holds a *decision.Evaluator per decision model id, made
+	// on its first request: it keeps the model's labels, and bounds its
+	// video decoding.
+	evaluators sync.Map
 }
 
 // route is one method+path pattern, the error family of its responses
@@ -264,7 +269,8 @@ func (h *Handler) register(mux *http.ServeMux, routes []route) {
 // ServeHTTP serves every route, with paths starting at /v1: mount it
 // under a prefix with http.StripPrefix. It answers every other request
 // with a JSON error in the shape of the path's family (messages for
-// paths under /v1/messages, chat for the rest), without authenticating
+// paths under /v1/messages, System One's under /v1/systemone, chat for
+// the rest), without authenticating
 // it or reading its body: 405, with an Allow header, for a method that
 // a route's path does not take, and 404 for any other path, unclean
 // ones included (such as //v1/models, /v1/./models or /v1/models/),
@@ -329,10 +335,14 @@ func (h *Handler) unrouted(w http.ResponseWriter, r *http.Request) {
 }
 
 // pathFamily is the error family of requests to path that no route
-// serves: messages under /v1/messages, chat elsewhere.
+// serves: messages under /v1/messages, System One's under /v1/systemone,
+// chat elsewhere.
 func pathFamily(path string) formats.Family {
-	if path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/") {
+	switch {
+	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
 		return formats.FamilyMessages
+	case path == "/v1/systemone" || strings.HasPrefix(path, "/v1/systemone/"):
+		return formats.FamilySystemOne
 	}
 	return formats.FamilyChat
 }

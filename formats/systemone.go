@@ -1,0 +1,94 @@
+package formats
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// SystemOneValidation is the body of a System One request that breaks a
+// rule, with status 422: FastAPI's {"detail": [{"loc", "msg", "type"}]}.
+type SystemOneValidation struct {
+	Detail []SystemOneFault `json:"detail"`
+}
+
+// SystemOneFault is one fault of a SystemOneValidation: where it is in the
+// body ("body" then keys and indexes), what is wrong, and pydantic's name
+// for the kind of fault ("missing", "json_invalid", "string_type",
+// "value_error").
+type SystemOneFault struct {
+	Loc  []any  `json:"loc"`
+	Msg  string `json:"msg"`
+	Type string `json:"type"`
+}
+
+// SystemOneError is the body of every other System One error:
+// {"detail": {"error_type", "message"}}.
+type SystemOneError struct {
+	Detail SystemOneErrorDetail `json:"detail"`
+}
+
+// SystemOneErrorDetail is the "detail" member of a SystemOneError.
+type SystemOneErrorDetail struct {
+	ErrorType string `json:"error_type"`
+	Message   string `json:"message"`
+}
+
+// StatusIn is the status that family f sends for e. System One answers a
+// client error (400) as 422, FastAPI's status for a request that does not
+// validate, and an overloaded model as 529, which its SDKs back off from
+// and retry; every other status is e.Status.
+func (e *Error) StatusIn(f Family) int {
+	if f == FamilySystemOne {
+		switch {
+		case e.Status == http.StatusBadRequest:
+			return http.StatusUnprocessableEntity
+		case e.Code == "overloaded":
+			return 529
+		}
+	}
+	return e.Status
+}
+
+// systemOne is e's System One body.
+func (e *Error) systemOne() any {
+	if e.StatusIn(FamilySystemOne) != http.StatusUnprocessableEntity {
+		return SystemOneError{Detail: SystemOneErrorDetail{ErrorType: e.Type(FamilySystemOne), Message: e.Message}}
+	}
+	loc := append([]any{"body"}, e.Loc...)
+	if len(e.Loc) == 0 && e.Param != "" {
+		loc = append(loc, paramPath(e.Param)...)
+	}
+	typ := "value_error"
+	switch e.Code {
+	case "missing_required_parameter":
+		typ = "missing"
+	case "invalid_json":
+		typ = "json_invalid"
+	case "invalid_type":
+		typ = "string_type"
+	}
+	return SystemOneValidation{Detail: []SystemOneFault{{Loc: loc, Msg: e.Message, Type: typ}}}
+}
+
+// paramPath splits a parameter such as "images[1].url" into its keys and
+// indexes: "images", 1, "url".
+func paramPath(param string) []any {
+	var out []any
+	for part := range strings.SplitSeq(param, ".") {
+		key, rest, _ := strings.Cut(part, "[")
+		if key != "" {
+			out = append(out, key)
+		}
+		for rest != "" {
+			index, after, _ := strings.Cut(rest, "]")
+			if i, err := strconv.Atoi(index); err == nil {
+				out = append(out, i)
+			} else {
+				out = append(out, index)
+			}
+			_, rest, _ = strings.Cut(after, "[")
+		}
+	}
+	return out
+}
