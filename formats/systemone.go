@@ -34,6 +34,15 @@ type SystemOneErrorDetail struct {
 	Message   string `json:"message"`
 }
 
+// SystemOneModel is a decision model as System One's GET /v1/models lists
+// it.
+type SystemOneModel struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// ReleaseDate is YYYY-MM-DD.
+	ReleaseDate string `json:"release_date"`
+}
+
 // StatusIn is the status that family f sends for e. System One answers a
 // client error (400) as 422, FastAPI's status for a request that does not
 // validate, and an overloaded model as 529, which its SDKs back off from

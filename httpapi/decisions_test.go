@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -184,10 +185,20 @@ func TestDecisionModels(t *testing.T) {
 	if !strings.Contains(string(raw), `"prompt":"0.00000009"`) {
 		t.Errorf("9b's price: %s", raw)
 	}
-	// Chat models and decision models are listed apart.
+	// Chat models and decision models are listed apart; /v1/models lists
+	// the decision models in System One's shape under "models", for its
+	// SDKs.
 	_, chat := call(t, srv, "GET", "/v1/models", "sk-test", "")
 	if data := chat["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != "chat" {
 		t.Errorf("/v1/models: %v", chat)
+	}
+	models, _ := chat["models"].([]any)
+	if len(models) != 2 {
+		t.Fatalf("/v1/models lists %d System One models: %v", len(models), chat)
+	}
+	m := models[1].(map[string]any)
+	if m["name"] != "system-one-9b" || !strings.Contains(m["description"].(string), "9B") || !regexp.MustCompile(`^\d{4}-\d\d-\d\d$`).MatchString(m["release_date"].(string)) {
+		t.Errorf("System One model %v", m)
 	}
 }
 
