@@ -41,3 +41,19 @@ func TestProjectorFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestCalibrationFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-decision-model", "judge=b.gguf", "-calibration", "judge=1.5"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.models[0].Calibration != 1.5 {
+		t.Errorf("calibration %v, want 1.5", o.models[0].Calibration)
+	}
+	for _, args := range [][]string{{"-calibration", "judge=0"}, {"-calibration", "judge=-1"}, {"-calibration", "judge=x"}, {"-calibration", "=1"},
+		{"-decision-model", "judge=b.gguf", "-calibration", "nobody=1.5"}, {"-model", "chat=c.gguf", "-calibration", "chat=1.5"}} {
+		if _, err := parseFlags(args, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}

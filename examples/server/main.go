@@ -17,6 +17,9 @@
 //	                  ("mmproj") PATH: decision requests' images
 //	                  (repeatable). A decision model without one reads
 //	                  text only, and its listing says so.
+//	-calibration ID=T
+//	                  answer decision model ID at calibration temperature
+//	                  T, as examples/calibrate fits it (repeatable)
 //	-api-key KEY[:TIER]
 //	                  accept this bearer key, on the rate-limit tier TIER:
 //	                  default (20 requests, 30,000 input and 8,000 output
@@ -51,12 +54,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -152,6 +157,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		projectors[id] = path
 		return nil
 	})
+	calibrations := map[string]float64{}
+	fs.Func("calibration", "answer decision model ID at temperature T (`ID=T`, as examples/calibrate fits it; repeatable)", func(s string) error {
+		id, v, ok := strings.Cut(s, "=")
+		t, err := strconv.ParseFloat(v, 64)
+		if !ok || id == "" || err != nil || !(t > 0) || math.IsInf(t, 0) {
+			return fmt.Errorf("want ID=T with a positive temperature T, got %q", s)
+		}
+		calibrations[id] = t
+		return nil
+	})
 	fs.Func("api-key", "accept this bearer `KEY[:TIER]`, TIER default, tier2 or tier3 (repeatable; INFERKIT_API_KEYS adds comma-separated keys)", func(s string) error {
 		if _, err := parseKey(s); err != nil {
 			return err
@@ -172,6 +187,13 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	if err := attachProjectors(o.models, projectors); err != nil {
 		return o, err
+	}
+	for id, t := range calibrations {
+		i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.ID == id && m.Kind == catalog.KindDecision })
+		if i < 0 {
+			return o, fmt.Errorf("inferkit-server: -calibration %s: no -decision-model has that id", id)
+		}
+		o.models[i].Calibration = t
 	}
 	for k := range strings.SplitSeq(getenv("INFERKIT_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
