@@ -117,6 +117,14 @@ func decisionServer(t *testing.T, eng httpapi.Engine) *httptest.Server {
 
 func call(t *testing.T, srv *httptest.Server, method, path, key, body string) (int, map[string]any) {
 	t.Helper()
+	status, _, out := callHeaders(t, srv, method, path, key, body)
+	return status, out
+}
+
+// callHeaders is call with the response's headers; the body must be JSON,
+// and say so.
+func callHeaders(t *testing.T, srv *httptest.Server, method, path, key, body string) (int, http.Header, map[string]any) {
+	t.Helper()
 	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -128,10 +136,10 @@ func call(t *testing.T, srv *httptest.Server, method, path, key, body string) (i
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	if err := json.Unmarshal(raw, &out); err != nil || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("%s %s: %d %s (Content-Type %q)", method, path, resp.StatusCode, raw, resp.Header.Get("Content-Type"))
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, out
 }
 
 const decisionBody = `{"model": "system-one-340m", "state": "The parcel arrived broken.",

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,21 +19,7 @@ func TestSystemOneErrors(t *testing.T) {
 	srv := decisionServer(t, eng)
 	post := func(key, body string) (int, http.Header, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/systemone", strings.NewReader(body))
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var out map[string]any
-		if err := json.Unmarshal(raw, &out); err != nil || resp.Header.Get("Content-Type") != "application/json" {
-			t.Fatalf("%d %s (Content-Type %q)", resp.StatusCode, raw, resp.Header.Get("Content-Type"))
-		}
-		return resp.StatusCode, resp.Header, out
+		return callHeaders(t, srv, "POST", "/v1/systemone", key, body)
 	}
 	const q = `{"a": {"type": "noul"}}`
 	for _, c := range []struct {
@@ -121,16 +106,9 @@ func TestSystemOneErrors(t *testing.T) {
 
 	// Other methods and paths under /v1/systemone take its shape too.
 	for _, c := range []struct{ method, path string }{{"GET", "/v1/systemone"}, {"POST", "/v1/systemone/v2"}} {
-		req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body map[string]any
-		json.NewDecoder(resp.Body).Decode(&body)
-		resp.Body.Close()
-		if d, _ := body["detail"].(map[string]any); resp.StatusCode/100 != 4 || d == nil || d["error_type"] == "" {
-			t.Errorf("%s %s: %d %v", c.method, c.path, resp.StatusCode, body)
+		status, _, body := callHeaders(t, srv, c.method, c.path, "", "")
+		if d, _ := body["detail"].(map[string]any); status/100 != 4 || d == nil || d["error_type"] == "" {
+			t.Errorf("%s %s: %d %v", c.method, c.path, status, body)
 		}
 	}
 }
