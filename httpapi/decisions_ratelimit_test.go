@@ -1,6 +1,11 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/gif"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -8,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/ratelimit"
 )
@@ -63,6 +69,52 @@ func TestDecisionsRateLimited(t *testing.T) {
 	code, out = call(t, tiny, "POST", "/v1/system", "sk-test", decisionBody)
 	if code != http.StatusTooManyRequests || !strings.Contains(out["error"].(map[string]any)["type"].(string), "rate_limit") {
 		t.Errorf("over the tier's input tokens: %d %v, want a 429 rate_limit error", code, out)
+	}
+	// System One's path refuses a key over its minute's tokens in its own
+	// shape, with Retry-After.
+	spent := serve(ratelimit.Tier{Name: "one", Requests: 100, InputTokens: 700})
+	if code, out := call(t, spent, "POST", "/v1/systemone", "sk-test", decisionBody); code != 200 {
+		t.Fatalf("first decision: %d %v", code, out)
+	}
+	code, h, out := callHeaders(t, spent, "POST", "/v1/systemone", "sk-test", decisionBody)
+	if d, _ := out["detail"].(map[string]any); code != http.StatusTooManyRequests || d == nil || d["error_type"] != "rate_limit_error" || h.Get("Retry-After") == "" {
+		t.Errorf("over the tier's input tokens on /v1/systemone: %d %v (Retry-After %q)", code, out, h.Get("Retry-After"))
+	}
+}
+
+// A video entry is reserved as the most frames it may give, before any
+// frame is sampled: a tier with room for a picture has none for a clip.
+func TestDecisionVideoReservation(t *testing.T) {
+	mm, _ := catalog.Defaults(catalog.SystemOne9B)
+	mm.Path = "/m/9b.gguf"
+	keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: "sk-test", Tier: ratelimit.Tier{Name: "t", Requests: 100, InputTokens: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &scoringEngine{}
+	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: []catalog.Model{mm}, Keys: keys, Limiter: ratelimit.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	ask := func(entry []byte) (int, map[string]any) {
+		return call(t, srv, "POST", "/v1/systemone", "sk-test", `{"model": "system-one-9b", "state": "s", "questions": {"a": {"type": "noul"}}, "images": ["`+base64.StdEncoding.EncodeToString(entry)+`"]}`)
+	}
+	if code, out := ask([]byte("hi")); code != 200 {
+		t.Fatalf("one picture: %d %v", code, out)
+	}
+	var clip bytes.Buffer
+	frame := image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.Black, color.White})
+	if err := gif.EncodeAll(&clip, &gif.GIF{Image: []*image.Paletted{frame, frame}, Delay: []int{10, 10}}); err != nil {
+		t.Fatal(err)
+	}
+	calls := eng.calls
+	if code, out := ask(clip.Bytes()); code != http.StatusTooManyRequests {
+		t.Errorf("a clip of up to %d frames: %d %v, want a 429", decision.VideoFrames, code, out)
+	}
+	if eng.calls != calls {
+		t.Error("the refused clip reached the engine")
 	}
 }
 
