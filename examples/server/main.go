@@ -11,7 +11,8 @@
 //	-decision-model ID=PATH
 //	                  serve the GGUF file PATH as decision model ID on
 //	                  /v1/system and /v1/systemone (repeatable): a chat
-//	                  model, or a BERT-family reranker
+//	                  model, or a BERT-family reranker. The first is also
+//	                  "jev-latest", System One's SDKs' default model
 //	-projector ID=PATH
 //	                  let model ID read images through the projector GGUF
 //	                  ("mmproj") PATH: decision requests' images
