@@ -174,7 +174,11 @@ func (q Question) MarshalJSON() ([]byte, error) {
 			crit = append(crit, Option{"false", q.No})
 		}
 	case TypeScore:
-		w.Criteria, _ = json.Marshal(q.Labels)
+		if len(q.legend) == len(q.Labels) {
+			w.Criteria, _ = json.Marshal(q.legend) // the levels as sent
+		} else {
+			w.Criteria, _ = json.Marshal(q.Labels)
+		}
 	}
 	if crit != nil {
 		var b bytes.Buffer
