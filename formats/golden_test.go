@@ -215,12 +215,14 @@ func TestGoldenErrors(t *testing.T) {
 		"server":      errors.New("secret detail"),
 		"too_large":   &http.MaxBytesError{Limit: 1 << 20},
 		"context_len": fmt.Errorf("run: %w", inference.ErrContextLength),
+		"missing":     missing("model"),
+		"located":     &RequestError{Param: "questions.a.b.type", Loc: []any{"questions", "a.b", "type"}, Message: "unknown type"},
 	}
 	for name, err := range cases {
 		for _, f := range []struct {
 			name string
 			f    Family
-		}{{"chat", FamilyChat}, {"messages", FamilyMessages}} {
+		}{{"chat", FamilyChat}, {"messages", FamilyMessages}, {"systemone", FamilySystemOne}} {
 			rec := httptest.NewRecorder()
 			WriteError(rec, f.f, err)
 			got := fmt.Sprintf("HTTP %d\nContent-Type: %s\nRetry-After: %s\n\n%s\n", rec.Code,
@@ -228,6 +230,10 @@ func TestGoldenErrors(t *testing.T) {
 			golden(t, "error_"+name+"_"+f.name+".txt", []byte(got))
 		}
 	}
+}
+
+func TestGoldenTokenCount(t *testing.T) {
+	golden(t, "count_tokens.json", mustJSON(t, TokenCount{InputTokens: 42}))
 }
 
 func TestGoldenModels(t *testing.T) {

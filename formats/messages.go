@@ -566,3 +566,8 @@ func newMessagesMessage(m inference.Message) MessagesMessage {
 	}
 	return out
 }
+
+// TokenCount is the body of POST /v1/messages/count_tokens.
+type TokenCount struct {
+	InputTokens int `json:"input_tokens"`
+}

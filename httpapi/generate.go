@@ -54,6 +54,36 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// countTokens serves POST /v1/messages/count_tokens: {"input_tokens": n}
+// for a messages body, n being what POST /v1/messages counts as its
+// input for the same body (system, tools and the thinking switch
+// rendered through the template), as the engine prepares it. It
+// generates nothing, so it reserves one request and no tokens, and
+// max_tokens neither bounds nor fails the count.
+func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
+	req, err := h.parse(r, formats.ParseMessagesRequest)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if req.Stream {
+		h.fail(w, r, &formats.RequestError{Param: "stream", Message: "stream: counting tokens does not stream"})
+		return
+	}
+	if _, _, ok := h.chatModel(req.Model); !ok {
+		h.fail(w, r, formats.UnknownModel(req.Model))
+		return
+	}
+	ir := req.Inference()
+	ir.MaxTokens, ir.ClampMaxTokens = 1, false
+	p, err := h.engine.Prepare(ir)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.writeJSON(w, r, formats.TokenCount{InputTokens: p.InputTokens})
+}
+
 // parse reads the body and parses it with the style's parser.
 func (h *Handler) parse(r *http.Request, parse func([]byte) (formats.Request, error)) (formats.Request, error) {
 	body, err := io.ReadAll(r.Body)

@@ -219,6 +219,7 @@ func (h *Handler) generationRoutes() []route {
 		{"POST /v1/web/chat/completions", formats.FamilyChat, h.chat},
 		{"POST /v1/chat/completions", formats.FamilyChat, h.chat},
 		{"POST /v1/messages", formats.FamilyMessages, h.messages},
+		{"POST /v1/messages/count_tokens", formats.FamilyMessages, h.countTokens},
 		{"POST /v1/responses", formats.FamilyResponses, h.responses},
 		{"GET /v1/responses/{id}", formats.FamilyResponses, h.getResponse},
 		{"DELETE /v1/responses/{id}", formats.FamilyResponses, h.deleteResponse},
