@@ -3,10 +3,12 @@ package httpapi
 import (
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/inference"
 )
 
 // listModels serves GET /v1/models: every chat entry of the catalog that
@@ -23,7 +25,7 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 		}
 		switch {
 		case isChat(m):
-			objects = append(objects, m.Object(info.ContextLength))
+			objects = append(objects, chatObject(m, info))
 		case m.Kind == catalog.KindDecision:
 			decisions = append(decisions, formats.SystemOneModel{Name: m.ID, Description: m.Description, ReleaseDate: h.releaseDate(m)})
 		}
@@ -54,5 +56,14 @@ func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, formats.ModelNotFound(id))
 		return
 	}
-	h.writeJSON(w, r, m.Object(info.ContextLength))
+	h.writeJSON(w, r, chatObject(m, info))
+}
+
+// chatObject is a chat model's catalog object, with the context one
+// request may really use. Generation reads text only, whatever the
+// catalog entry says, so the listing never promises images.
+func chatObject(m catalog.Model, info inference.ModelInfo) catalog.Object {
+	o := m.Object(info.ContextLength)
+	o.InputModalities = slices.DeleteFunc(o.InputModalities, func(s string) bool { return s == "image" })
+	return o
 }

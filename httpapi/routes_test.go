@@ -26,7 +26,7 @@ var unroutedCases = []struct {
 	{"GET", "/", 404, "", false},
 	{"GET", "/v2/models", 404, "", false},
 	{"POST", "/v1/chat/completions/extra", 404, "", false},
-	{"POST", "/v1/messages/count_tokens", 404, "", true},
+	{"POST", "/v1/messages/batches", 404, "", true},
 	{"GET", "/v1/chat/completions", 405, "POST", false},
 	{"DELETE", "/v1/web/chat/completions", 405, "POST", false},
 	{"GET", "/v1/messages", 405, "POST", true},
