@@ -18,7 +18,7 @@ var decisionModels = map[string]struct {
 	images                   bool
 }{
 	SystemOne340M: {"System One 340M", "An open-weight 340M-parameter encoder for typed decisions. Free.", "0", false},
-	SystemOne27B:  {"System One 27B", "A 27B multimodal decision model: text, JSON and images.", "0.24", true},
+	SystemOne27B:  {"System One 27B", "A 27B multimodal decision model: text, JSON, images and video.", "0.24", true},
 	SystemOne9B:   {"System One 9B", "A faster 9B multimodal decision model with the 27B's interface.", "0.09", true},
 }
 
