@@ -137,6 +137,16 @@ func TestEngineRequestForms(t *testing.T) {
 	if want := `{"0":"Calm","1":{"level":"cross"},"2":null,"3":"Very angry"}`; string(legend) != want {
 		t.Errorf("legend %s, want %s", legend, want)
 	}
+	// A JSON array is a state too.
+	list := decode(t, `{"model": "tiny", "state": ["first message", {"from": "customer", "text": "charged twice"}], "questions": `+questions+`}`)
+	if list.State != "[\n  \"first message\",\n  {\n    \"from\": \"customer\",\n    \"text\": \"charged twice\"\n  }\n]" {
+		t.Errorf("JSON array state reads as\n%s", list.State)
+	}
+	if res, err := ev.Evaluate(context.Background(), list); err != nil {
+		t.Fatal(err)
+	} else {
+		checkAnswers(t, list, res)
+	}
 	const canonical = "{\n  \"document\": \"I was charged twice.\",\n  \"meta\": {\n    \"n\": 2,\n    \"ok\": false\n  }\n}"
 	if withJSON.State != canonical {
 		t.Fatalf("JSON state reads as\n%s\nwant\n%s", withJSON.State, canonical)
