@@ -147,7 +147,8 @@ func readExamples(r io.Reader) ([]example, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	var out []example
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
@@ -159,7 +160,7 @@ func readExamples(r io.Reader) ([]example, error) {
 		out = append(out, x)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("line %d: %w", n, err)
 	}
 	if len(out) < 2 {
 		return nil, fmt.Errorf("%d examples: want at least 2, some to fit and some to measure", len(out))
@@ -249,21 +250,26 @@ func (x example) evaluate(ctx context.Context, ev *decision.Evaluator, model str
 	if err != nil {
 		return decision.Example{}, err
 	}
-	a := res.Answers["q"]
+	return decision.Example{Probabilities: probabilities(x.question, res.Answers["q"]), Answer: x.answer}, nil
+}
+
+// probabilities are a's in the order of q's options: a choice's as the
+// request lists them, a score's levels from 0, a noul's yes then no.
+func probabilities(q decision.Question, a decision.Answer) []float64 {
 	var p []float64
-	switch x.question.Type {
+	switch q.Type {
 	case decision.TypeChoice:
-		for _, o := range x.question.Options {
+		for _, o := range q.Options {
 			p = append(p, a.Probabilities[o.Name])
 		}
 	case decision.TypeScore:
-		for i := range x.question.Labels {
+		for i := range q.Labels {
 			p = append(p, a.Probabilities[strconv.Itoa(i)])
 		}
 	default:
 		p = []float64{*a.Noul, 1 - *a.Noul}
 	}
-	return decision.Example{Probabilities: p, Answer: x.answer}, nil
+	return p
 }
 
 // split shuffles the examples with seed and holds out a share of them,

@@ -66,6 +66,58 @@ func TestReadExamplesErrors(t *testing.T) {
 	}
 }
 
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-model", "m.gguf"})
+	if err != nil || o.data != "-" || o.holdout != 0.3 || o.seed != 1 || o.ctx != 4096 {
+		t.Errorf("defaults: %+v, %v", o, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-model is required"},
+		{[]string{"-model", "m.gguf", "-holdout", "0"}, "-holdout is 0"},
+		{[]string{"-model", "m.gguf", "-holdout", "1"}, "-holdout is 1"},
+		{[]string{"-model", "m.gguf", "extra.jsonl"}, "unexpected arguments"},
+		{[]string{"-model", "m.gguf", "-seed", "-1"}, "invalid value"},
+	} {
+		if _, err := parseFlags(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one with %q", c.args, err, c.want)
+		}
+	}
+}
+
+// An answer's probabilities come out in the question's order, not the
+// answer map's: a choice's options as the request lists them, a score's
+// levels from 0, a noul's yes then no.
+func TestProbabilities(t *testing.T) {
+	yes := 0.8
+	for _, c := range []struct {
+		name string
+		q    decision.Question
+		a    decision.Answer
+		want []float64
+	}{
+		{"choice", decision.Question{Type: decision.TypeChoice, Options: []decision.Option{{Name: "zeta"}, {Name: "alpha"}, {Name: "mu"}}},
+			decision.Answer{Probabilities: map[string]float64{"alpha": 0.2, "mu": 0.3, "zeta": 0.5}}, []float64{0.5, 0.2, 0.3}},
+		{"score", decision.Question{Type: decision.TypeScore, Labels: []string{"low", "mid", "high", "top"}},
+			decision.Answer{Probabilities: map[string]float64{"3": 0.4, "0": 0.1, "2": 0.3, "1": 0.2}}, []float64{0.1, 0.2, 0.3, 0.4}},
+		{"noul", decision.Question{Type: decision.TypeNoul}, decision.Answer{Noul: &yes}, []float64{0.8, 0.2}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := probabilities(c.q, c.a)
+			if len(got) != len(c.want) {
+				t.Fatalf("%v, want %v", got, c.want)
+			}
+			for i := range got {
+				if math.Abs(got[i]-c.want[i]) > 1e-12 {
+					t.Errorf("%v, want %v", got, c.want)
+				}
+			}
+		})
+	}
+}
+
 func TestSplit(t *testing.T) {
 	xs := make([]decision.Example, 10)
 	for i := range xs {
