@@ -7,7 +7,8 @@ import (
 )
 
 // Example is one labelled question for calibration: what the model said
-// at temperature 1 and what the right answer was.
+// at temperature 1 and what the right answer was. The zero value is no
+// valid example: it has no options.
 type Example struct {
 	// Probabilities are the model's over the question's options at
 	// temperature 1, in their order: a choice's options as the request
@@ -19,7 +20,8 @@ type Example struct {
 	Answer int
 }
 
-// Metrics measure a model's answers against the right ones.
+// Metrics measure a model's answers against the right ones; Measure
+// returns them.
 type Metrics struct {
 	// Examples is the number of examples measured.
 	Examples int
@@ -39,7 +41,8 @@ type Metrics struct {
 	ECE float64
 }
 
-// Bounds of the fitted temperature.
+// Bounds of the temperatures that FitTemperature returns and Measure
+// takes.
 const (
 	MinTemperature = 0.01
 	MaxTemperature = 100.0
@@ -75,15 +78,16 @@ func check(examples []Example) error {
 	return nil
 }
 
-// Measure measures examples at temperature t: each example's
-// log-probabilities divided by t, then a softmax, as an Evaluator with
-// that Config.Temperature would answer.
+// Measure measures examples at temperature t, within [MinTemperature,
+// MaxTemperature]: each example's log-probabilities divided by t, then a
+// softmax, as an Evaluator with that Config.Temperature would answer. Like
+// every function here, it keeps nothing and is safe for concurrent use.
 func Measure(examples []Example, t float64) (Metrics, error) {
 	if err := check(examples); err != nil {
 		return Metrics{}, err
 	}
-	if !(t > 0) || math.IsInf(t, 0) {
-		return Metrics{}, fmt.Errorf("decision: temperature %v", t)
+	if !(t >= MinTemperature && t <= MaxTemperature) {
+		return Metrics{}, fmt.Errorf("decision: temperature %v, want %v to %v", t, MinTemperature, MaxTemperature)
 	}
 	m := Metrics{Examples: len(examples)}
 	var bins [10]struct {
@@ -144,7 +148,8 @@ func logSoftmax(z []float64, t float64, i int) float64 {
 // the expected log-probability minus the right one's, crosses zero once:
 // FitTemperature finds that crossing by bisection. A bound is returned
 // when the least log loss lies past it (for instance, when every example
-// is right and the loss falls as the model grows ever more certain).
+// is right and the loss falls as the model grows ever more certain), and 1
+// when the loss is the same at every temperature (every example uniform).
 func FitTemperature(examples []Example) (float64, error) {
 	if err := check(examples); err != nil {
 		return 0, err
@@ -166,10 +171,12 @@ func FitTemperature(examples []Example) (float64, error) {
 		return g / float64(len(zs))
 	}
 	lo, hi := math.Log(1/MaxTemperature), math.Log(1/MinTemperature)
-	switch {
-	case slope(math.Exp(lo)) >= 0:
+	switch atLo, atHi := slope(math.Exp(lo)), slope(math.Exp(hi)); {
+	case atLo == 0 && atHi == 0:
+		return 1, nil // the loss is flat: no temperature does better
+	case atLo >= 0:
 		return MaxTemperature, nil
-	case slope(math.Exp(hi)) <= 0:
+	case atHi <= 0:
 		return MinTemperature, nil
 	}
 	for range 100 {

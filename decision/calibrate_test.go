@@ -160,8 +160,15 @@ func TestFitTemperatureEdges(t *testing.T) {
 			t.Errorf("%v: Measure gave no error", bad)
 		}
 	}
-	if _, err := decision.Measure(right, 0); err == nil {
-		t.Error("temperature 0: no error")
+	for _, temp := range []float64{0, 1e-320, decision.MinTemperature / 2, decision.MaxTemperature * 2, math.Inf(1), math.NaN()} {
+		if _, err := decision.Measure(right, temp); err == nil {
+			t.Errorf("temperature %v: no error", temp)
+		}
+	}
+	// A flat loss: no temperature does better than 1.
+	flat := []decision.Example{{Probabilities: []float64{0.5, 0.5}}, {Probabilities: []float64{0.5, 0.5}, Answer: 1}}
+	if got, err := decision.FitTemperature(flat); err != nil || got != 1 {
+		t.Errorf("uniform examples: %v, %v; want 1", got, err)
 	}
 	// Zero probabilities stay finite.
 	m, err := decision.Measure([]decision.Example{{Probabilities: []float64{0, 1}}}, 1)
