@@ -1,11 +1,17 @@
 package llamacpp
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 )
+
+// ErrGrammar is returned for a grammar llama.cpp cannot parse, or a JSON
+// Schema it cannot turn into one, and for those over the bounds of
+// CheckSchema, MaxGrammarBytes and NewGrammar.
+var ErrGrammar = errors.New("llamacpp: invalid grammar")
 
 // checkGrammar parses a GBNF grammar as llama.cpp's llama_grammar_parser
 // does (src/llama-grammar.cpp), building the same rules, and refuses it

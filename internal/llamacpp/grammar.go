@@ -12,7 +12,6 @@ int schema_to_grammar(const char *json_schema, char *grammar, size_t max_len);
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 )
@@ -23,11 +22,6 @@ import (
 type Grammar struct {
 	c *C.struct_llama_sampler
 }
-
-// ErrGrammar is returned for a grammar llama.cpp cannot parse, or a JSON
-// Schema it cannot turn into one, and for those over the bounds of
-// CheckSchema, MaxGrammarBytes and NewGrammar.
-var ErrGrammar = errors.New("llamacpp: invalid grammar")
 
 // CheckGrammar reports whether NewGrammar would refuse gbnf for its shape
 // or its bounds (see NewGrammar), without calling C: for checking a
