@@ -324,14 +324,16 @@ func (r *ChatRequest) Canonical() (Request, error) {
 	}, chatTemperature, chatTopP); err != nil {
 		return Request{}, err
 	}
-	if r.N != nil && *r.N != 1 {
-		return Request{}, invalid("n", "n must be 1, got %d", *r.N)
+	if r.N != nil {
+		if *r.N < 1 || *r.N > inference.MaxChoices {
+			return Request{}, invalid("n", "n must be 1 to %d, got %d", inference.MaxChoices, *r.N)
+		}
+		if *r.N > 1 {
+			out.Choices = *r.N
+		}
 	}
-	if r.Logprobs != nil && *r.Logprobs {
-		return Request{}, invalid("logprobs", "logprobs are not supported")
-	}
-	if r.TopLogprobs != nil && *r.TopLogprobs != 0 {
-		return Request{}, invalid("top_logprobs", "top_logprobs are not supported")
+	if err := logprobs(&out, r.Logprobs, r.TopLogprobs, "top_logprobs"); err != nil {
+		return Request{}, err
 	}
 	if err := checkMetadata("metadata", r.Metadata); err != nil {
 		return Request{}, err
@@ -535,6 +537,13 @@ func NewChatRequest(r Request) ChatRequest {
 	}
 	if r.IncludeUsage {
 		out.StreamOptions = &ChatStreamOptions{IncludeUsage: true}
+	}
+	if r.Choices > 1 {
+		out.N = ptr(r.Choices)
+	}
+	if r.Logprobs {
+		out.Logprobs = ptr(true)
+		out.TopLogprobs = nonZero(r.TopLogprobs)
 	}
 	if r.FrequencyPenalty != 0 {
 		out.FrequencyPenalty = ptr(r.FrequencyPenalty)

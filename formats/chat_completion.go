@@ -17,12 +17,13 @@ type ChatCompletion struct {
 	Usage   ChatUsage    `json:"usage"`
 }
 
-// ChatChoice is the one choice of a completion.
+// ChatChoice is one choice of a completion.
 type ChatChoice struct {
 	Index   int                   `json:"index"`
 	Message ChatCompletionMessage `json:"message"`
-	// Logprobs is always null.
-	Logprobs *struct{} `json:"logprobs"`
+	// Logprobs are the answer's tokens, when the request asked for them;
+	// else null.
+	Logprobs *ChatLogprobs `json:"logprobs"`
 	// FinishReason is stop, length (a stop sequence is stop) or
 	// tool_calls.
 	FinishReason string `json:"finish_reason"`
@@ -142,22 +143,27 @@ func (r Request) showReasoning() bool {
 	return r.Reasoning.Summary != "" && r.Reasoning.Summary != "none"
 }
 
-// NewChatCompletion returns the chat completion of res answering req, with
-// a fresh chatcmpl- id.
-func NewChatCompletion(req Request, res inference.Result, o Options) ChatCompletion {
-	finish, matched := chatFinish(res)
-	msg := ChatCompletionMessage{Role: "assistant", Content: res.Text, ToolCalls: chatToolCalls(res.ToolCalls)}
-	if req.showReasoning() {
-		msg.ReasoningContent = res.Reasoning
-	}
-	return ChatCompletion{
+// NewChatCompletion returns the chat completion whose choices are results,
+// in order, answering req, with a fresh chatcmpl- id. The usage counts the
+// prompt once (inference.ChoicesUsage).
+func NewChatCompletion(req Request, results []inference.Result, o Options) ChatCompletion {
+	c := ChatCompletion{
 		ID:      o.id("chatcmpl-"),
 		Object:  "chat.completion",
 		Created: o.now().Unix(),
 		Model:   req.Model,
-		Choices: []ChatChoice{{Message: msg, FinishReason: finish, MatchedStop: matched}},
-		Usage:   newChatUsage(res.Usage),
+		Choices: make([]ChatChoice, len(results)),
+		Usage:   newChatUsage(inference.ChoicesUsage(results)),
 	}
+	for i, res := range results {
+		finish, matched := chatFinish(res)
+		msg := ChatCompletionMessage{Role: "assistant", Content: res.Text, ToolCalls: chatToolCalls(res.ToolCalls)}
+		if req.showReasoning() {
+			msg.ReasoningContent = res.Reasoning
+		}
+		c.Choices[i] = ChatChoice{Index: i, Message: msg, Logprobs: chatLogprobs(req, res.Logprobs), FinishReason: finish, MatchedStop: matched}
+	}
+	return c
 }
 
 // Result returns the engine result that c carries: the first choice's text

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/inferkit/inferkit/inference"
@@ -17,12 +18,13 @@ type ChatCompletionChunk struct {
 	Usage *ChatUsage `json:"usage,omitzero"`
 }
 
-// ChatChunkChoice is the one choice of a chunk.
+// ChatChunkChoice is the choice a chunk brings a change of.
 type ChatChunkChoice struct {
 	Index int       `json:"index"`
 	Delta ChatDelta `json:"delta"`
-	// Logprobs is always null.
-	Logprobs *struct{} `json:"logprobs"`
+	// Logprobs are the entries of the tokens whose text this chunk
+	// brings, when the request asked for them; else null.
+	Logprobs *ChatLogprobs `json:"logprobs"`
 	// FinishReason is null until the last chunk.
 	FinishReason *string `json:"finish_reason"`
 	// MatchedStop is set on the last chunk: what ended the output.
@@ -57,74 +59,102 @@ type ChatFunctionCallDelta struct {
 	Arguments string `json:"arguments"`
 }
 
-// ChatStream encodes inference events as a chat completion stream: a
-// first chunk with the role, one chunk per text piece, two chunks per tool
-// call (the call's index, id, type and name, then its arguments whole:
-// the engine releases a call once it is complete), a last chunk with an
-// empty delta and the finish reason (tool_calls when the model called
-// tools), the usage chunk when asked, and data: [DONE]. A ChatStream is
-// not safe for concurrent use.
+// ChatStream encodes inference events as a chat completion stream. Each
+// choice (Event.Choice) gets a first chunk with the role, one chunk per
+// text piece (with the entries of its tokens when the request asked for
+// logprobs), two chunks per tool call (the call's index, id, type and
+// name, then its arguments whole: the engine releases a call once it is
+// complete) and a last chunk with an empty delta and the finish reason
+// (tool_calls when the model called tools). Once every choice has ended
+// come the usage chunk when asked, and data: [DONE]. A ChatStream is not
+// safe for concurrent use.
 type ChatStream struct {
 	w       io.Writer
 	req     Request
 	id      string
 	created int64
-	started bool
+	choices []chatChoiceStream
+	results []inference.Result
+	ended   int
 	done    bool
+}
+
+// chatChoiceStream is what a ChatStream has sent of one choice.
+type chatChoiceStream struct {
+	started bool
 	sent    progress
 	calls   int // tool calls sent
+	ended   bool
 }
 
 // NewChatStream returns an encoder writing to w for req.
 func NewChatStream(w io.Writer, req Request, o Options) *ChatStream {
-	return &ChatStream{w: w, req: req, id: o.id("chatcmpl-"), created: o.now().Unix()}
+	n := max(1, req.Choices)
+	return &ChatStream{w: w, req: req, id: o.id("chatcmpl-"), created: o.now().Unix(),
+		choices: make([]chatChoiceStream, n), results: make([]inference.Result, n)}
 }
 
 // ID returns the completion's id.
 func (s *ChatStream) ID() string { return s.id }
 
-// chunk returns a chunk with one choice.
-func (s *ChatStream) chunk(c ChatChunkChoice) ChatCompletionChunk {
-	return ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model, Choices: []ChatChunkChoice{c}}
+// chunk writes a chunk with one choice.
+func (s *ChatStream) chunk(c ChatChunkChoice) error {
+	return writeJSONEvent(s.w, "", ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model, Choices: []ChatChunkChoice{c}})
 }
 
-// Start writes the first chunk, with the role; Event calls it when needed.
-func (s *ChatStream) Start() error {
-	if s.started {
+// Start writes the first chunk of the first choice, with the role; Event
+// calls it, and the first chunk of every other choice, when needed.
+func (s *ChatStream) Start() error { return s.start(0) }
+
+func (s *ChatStream) start(i int) error {
+	if s.choices[i].started {
 		return nil
 	}
-	s.started = true
-	return writeJSONEvent(s.w, "", s.chunk(ChatChunkChoice{Delta: ChatDelta{Role: "assistant", Content: ptr("")}}))
+	s.choices[i].started = true
+	return s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{Role: "assistant", Content: ptr("")}})
 }
 
 // Event writes the chunks of one event. Reasoning pieces are sent as
 // delta.reasoning_content only when the request's reasoning.summary is
-// not none. The Final event sends what its result holds beyond the pieces
-// before it, then the last chunk, the usage chunk when asked, and [DONE].
+// not none. A Final event sends what its result holds beyond the pieces
+// before it, then its choice's last chunk; the Final of the last choice
+// to end is followed by the usage chunk when asked, and [DONE]. An event
+// of a choice the request did not ask for is an error.
 func (s *ChatStream) Event(ev inference.Event) error {
 	if s.done {
 		return nil
 	}
-	if err := s.Start(); err != nil {
+	i := ev.Choice
+	if i < 0 || i >= len(s.choices) || s.choices[i].ended {
+		return fmt.Errorf("formats: an event of choice %d in a stream of %d choices", i, len(s.choices))
+	}
+	c := &s.choices[i]
+	if err := s.start(i); err != nil {
 		return err
 	}
-	reasoning, text, calls := s.sent.next(ev)
+	reasoning, text, calls, lps := c.sent.next(ev)
 	if reasoning != "" && s.req.showReasoning() {
-		if err := writeJSONEvent(s.w, "", s.chunk(ChatChunkChoice{Delta: ChatDelta{ReasoningContent: reasoning}})); err != nil {
+		if err := s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{ReasoningContent: reasoning}}); err != nil {
 			return err
 		}
 	}
-	if text != "" {
-		if err := writeJSONEvent(s.w, "", s.chunk(ChatChunkChoice{Delta: ChatDelta{Content: ptr(text)}})); err != nil {
+	// Entries go with the text of their tokens, or alone when their
+	// tokens wrote nothing to show (tool-call markup, a held-back end).
+	if text != "" || len(lps) > 0 && s.req.Logprobs {
+		d := ChatDelta{}
+		if text != "" {
+			d.Content = ptr(text)
+		}
+		if err := s.chunk(ChatChunkChoice{Index: i, Delta: d, Logprobs: chatLogprobs(s.req, lps)}); err != nil {
 			return err
 		}
 	}
-	for _, c := range calls {
-		head := ChatToolCallDelta{Index: s.calls, ID: c.ID, Type: "function", Function: ChatFunctionCallDelta{Name: c.Name}}
-		args := ChatToolCallDelta{Index: s.calls, Function: ChatFunctionCallDelta{Arguments: c.Arguments}}
-		s.calls++
+	for _, call := range calls {
+		head := ChatToolCallDelta{Index: c.calls, ID: call.ID, Type: "function", Function: ChatFunctionCallDelta{Name: call.Name}}
+		args := ChatToolCallDelta{Index: c.calls, Function: ChatFunctionCallDelta{Arguments: call.Arguments}}
+		c.calls++
 		for _, d := range []ChatToolCallDelta{head, args} {
-			if err := writeJSONEvent(s.w, "", s.chunk(ChatChunkChoice{Delta: ChatDelta{ToolCalls: []ChatToolCallDelta{d}}})); err != nil {
+			if err := s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{ToolCalls: []ChatToolCallDelta{d}}}); err != nil {
 				return err
 			}
 		}
@@ -132,13 +162,19 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	if ev.Final == nil {
 		return nil
 	}
-	s.done = true
+	c.ended = true
+	s.results[i] = *ev.Final
+	s.ended++
 	finish, matched := chatFinish(*ev.Final)
-	if err := writeJSONEvent(s.w, "", s.chunk(ChatChunkChoice{FinishReason: &finish, MatchedStop: matched})); err != nil {
+	if err := s.chunk(ChatChunkChoice{Index: i, FinishReason: &finish, MatchedStop: matched}); err != nil {
 		return err
 	}
+	if s.ended < len(s.choices) {
+		return nil
+	}
+	s.done = true
 	if s.req.IncludeUsage {
-		u := newChatUsage(ev.Final.Usage)
+		u := newChatUsage(inference.ChoicesUsage(s.results))
 		c := ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model,
 			Choices: []ChatChunkChoice{}, Usage: &u}
 		if err := writeJSONEvent(s.w, "", c); err != nil {

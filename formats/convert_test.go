@@ -99,7 +99,7 @@ func TestResultRoundTrips(t *testing.T) {
 	for _, res := range []inference.Result{resThinking, resStopSeq, resLength} {
 		want := res
 		want.Timings = inference.Timings{}
-		if got := NewChatCompletion(req, res, Options{}).Result(); !reflect.DeepEqual(got, want) {
+		if got := NewChatCompletion(req, []inference.Result{res}, Options{}).Result(); !reflect.DeepEqual(got, want) {
 			t.Errorf("chat: got %+v, want %+v", got, want)
 		}
 		wantMsg := want

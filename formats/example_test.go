@@ -25,7 +25,7 @@ func Example() {
 		Now:   func() time.Time { return time.Unix(0, 0) },
 	}
 	res := inference.Result{Text: "Hello!", FinishReason: inference.FinishStop, StopToken: 151645, Usage: inference.Usage{PromptTokens: 3, CompletionTokens: 2}}
-	c := formats.NewChatCompletion(req, res, o)
+	c := formats.NewChatCompletion(req, []inference.Result{res}, o)
 	fmt.Println(c.ID, c.Choices[0].Message.Content, c.Usage.TotalTokens)
 
 	s := formats.NewChatStream(os.Stdout, req, o)

@@ -146,9 +146,9 @@ func stream(t *testing.T, enc encoder, events []inference.Event, err error) {
 
 func TestGoldenChat(t *testing.T) {
 	req := mustParse(t, ParseChatRequest, chatBody)
-	golden(t, "chat_completion.json", mustJSON(t, NewChatCompletion(req, resThinking, testOptions())))
-	golden(t, "chat_completion_stop.json", mustJSON(t, NewChatCompletion(req, resStopSeq, testOptions())))
-	golden(t, "chat_completion_length.json", mustJSON(t, NewChatCompletion(req, resLength, testOptions())))
+	golden(t, "chat_completion.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resThinking}, testOptions())))
+	golden(t, "chat_completion_stop.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resStopSeq}, testOptions())))
+	golden(t, "chat_completion_length.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resLength}, testOptions())))
 
 	var b bytes.Buffer
 	stream(t, NewChatStream(&b, req, testOptions()), thinkingEvents(), nil)

@@ -172,7 +172,7 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
-	reasoning, text, calls := s.sent.next(ev)
+	reasoning, text, calls, _ := s.sent.next(ev)
 	if reasoning != "" && !s.textDone {
 		if err := s.openBlock("thinking"); err != nil {
 			return err

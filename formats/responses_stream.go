@@ -190,7 +190,7 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
-	reasoning, text, calls := s.sent.next(ev)
+	reasoning, text, calls, _ := s.sent.next(ev)
 	if reasoning != "" && !s.message {
 		if err := s.openItem("reasoning"); err != nil {
 			return err

@@ -63,23 +63,29 @@ func marshal(v any) ([]byte, error) {
 type progress struct {
 	text, reasoning strings.Builder
 	calls           int // tool calls sent
+	logprobs        int // log-probability entries sent
 }
 
-// next returns the reasoning, text and tool calls that ev adds.
-func (p *progress) next(ev inference.Event) (reasoning, text string, calls []inference.ToolCall) {
+// next returns the reasoning, text, tool calls and log-probability
+// entries that ev adds.
+func (p *progress) next(ev inference.Event) (reasoning, text string, calls []inference.ToolCall, lps []inference.TokenLogprob) {
 	if ev.Final != nil {
 		reasoning = rest(ev.Final.Reasoning, p.reasoning.String())
 		text = rest(ev.Final.Text, p.text.String())
 		if len(ev.Final.ToolCalls) > p.calls {
 			calls = ev.Final.ToolCalls[p.calls:]
 		}
+		if len(ev.Final.Logprobs) > p.logprobs {
+			lps = ev.Final.Logprobs[p.logprobs:]
+		}
 	} else {
-		reasoning, text, calls = ev.Reasoning, ev.Text, ev.ToolCalls
+		reasoning, text, calls, lps = ev.Reasoning, ev.Text, ev.ToolCalls, ev.Logprobs
 	}
 	p.reasoning.WriteString(reasoning)
 	p.text.WriteString(text)
 	p.calls += len(calls)
-	return reasoning, text, calls
+	p.logprobs += len(lps)
+	return reasoning, text, calls, lps
 }
 
 // rest returns what full holds beyond sent.

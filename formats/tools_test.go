@@ -76,7 +76,7 @@ const (
 func TestGoldenToolCalls(t *testing.T) {
 	var b bytes.Buffer
 	req := mustParse(t, ParseChatRequest, toolsChatBody)
-	golden(t, "chat_completion_tool_calls.json", mustJSON(t, NewChatCompletion(req, resToolCalls, testOptions())))
+	golden(t, "chat_completion_tool_calls.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resToolCalls}, testOptions())))
 	stream(t, NewChatStream(&b, req, testOptions()), toolEvents(), nil)
 	golden(t, "chat_stream_tool_calls.sse", b.Bytes())
 	b.Reset()
@@ -165,7 +165,7 @@ func TestToolResultRoundTrips(t *testing.T) {
 	for _, res := range []inference.Result{resToolCalls, resTextToolCall} {
 		want := res
 		want.Timings = inference.Timings{}
-		if got := NewChatCompletion(req, res, Options{}).Result(); !reflect.DeepEqual(got, want) {
+		if got := NewChatCompletion(req, []inference.Result{res}, Options{}).Result(); !reflect.DeepEqual(got, want) {
 			t.Errorf("chat: got %+v, want %+v", got, want)
 		}
 		wantMsg := want

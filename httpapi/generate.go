@@ -32,8 +32,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		h.stream(sw, r, req, formats.NewChatStream(sw, req, h.opts), nil)
 		return
 	}
-	if res, ok := h.complete(w, r, req); ok {
-		h.writeJSON(w, r, formats.NewChatCompletion(req, res, h.opts))
+	if results, ok := h.complete(w, r, req); ok {
+		h.writeJSON(w, r, formats.NewChatCompletion(req, results, h.opts))
 	}
 }
 
@@ -49,8 +49,8 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		h.stream(sw, r, req, formats.NewMessagesStream(sw, req, h.opts), nil)
 		return
 	}
-	if res, ok := h.complete(w, r, req); ok {
-		h.writeJSON(w, r, formats.NewMessage(req, res, h.opts))
+	if results, ok := h.complete(w, r, req); ok {
+		h.writeJSON(w, r, formats.NewMessage(req, results[0], h.opts))
 	}
 }
 
@@ -125,7 +125,10 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Requ
 	if err != nil {
 		return nil, nil, err
 	}
-	want := ratelimit.Request{InputTokens: int64(p.InputTokens), MaxOutputTokens: int64(p.MaxOutputTokens), Images: images(ir), Prices: cost}
+	// Every choice may generate up to the output limit; they share the
+	// prompt.
+	outputs := int64(p.MaxOutputTokens) * int64(max(1, ir.Choices))
+	want := ratelimit.Request{InputTokens: int64(p.InputTokens), MaxOutputTokens: outputs, Images: images(ir), Prices: cost}
 	if err := a.reserve(w, r, want); err != nil {
 		return nil, nil, err
 	}
@@ -170,38 +173,76 @@ func (h *Handler) settle(r *http.Request, a *admission, p *inference.Prepared, r
 	}
 }
 
-// complete runs a blocking request. On failure it writes the error and
-// reports false.
-func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.Request) (inference.Result, bool) {
+// finals gathers the results of a request's choices as its events bring
+// them.
+type finals struct {
+	results []inference.Result
+	got     int
+}
+
+func newFinals(p *inference.Prepared) *finals {
+	return &finals{results: make([]inference.Result, max(1, p.Request.Choices))}
+}
+
+// add records ev's result, if it has one, and reports whether every choice
+// has ended. An event of a choice that does not exist, or a second result
+// of one, is the engine's fault and an error.
+func (f *finals) add(ev inference.Event) (bool, error) {
+	if ev.Final == nil {
+		return false, nil
+	}
+	if ev.Choice < 0 || ev.Choice >= len(f.results) || f.results[ev.Choice].FinishReason != "" {
+		return false, fmt.Errorf("httpapi: the engine ended choice %d of %d twice or out of range", ev.Choice, len(f.results))
+	}
+	f.results[ev.Choice] = *ev.Final
+	f.got++
+	return f.got == len(f.results), nil
+}
+
+// combined is the result that settles the request: its choices' usage
+// together.
+func (f *finals) combined() *inference.Result {
+	return &inference.Result{Usage: inference.ChoicesUsage(f.results)}
+}
+
+// complete runs a blocking request to the end of every choice. On failure
+// it writes the error and reports false.
+func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.Request) ([]inference.Result, bool) {
 	p, a, err := h.admit(w, r, req)
 	if err != nil {
 		h.fail(w, r, err)
-		return inference.Result{}, false
+		return nil, false
 	}
 	var (
-		g   generated
-		res *inference.Result
+		g    generated
+		f    = newFinals(p)
+		done bool
 	)
 	for ev, serr := range h.engine.Run(r.Context(), p) {
 		if serr != nil {
 			err = serr
 			break
 		}
-		if ev.Final != nil {
-			res = ev.Final
+		if ev.Final == nil {
+			g.add(ev)
+		}
+		if done, err = f.add(ev); done || err != nil {
 			break
 		}
-		g.add(ev)
 	}
-	if res == nil && err == nil {
+	if !done && err == nil {
 		err = errors.New("httpapi: the engine's stream ended without a result")
 	}
-	h.settle(r, a, p, res, &g)
+	if done {
+		h.settle(r, a, p, f.combined(), &g)
+	} else {
+		h.settle(r, a, p, nil, &g)
+	}
 	if err != nil {
 		h.fail(w, r, err)
-		return inference.Result{}, false
+		return nil, false
 	}
-	return *res, true
+	return f.results, true
 }
 
 // stream runs a streaming request through enc, which writes to sw. The
@@ -211,7 +252,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.R
 // set, final is called with the result once enc has encoded its last
 // events and before they are sent, so that a stored response exists when
 // the client reads the end of the stream. It reports whether the stream
-// ended with a result.
+// ended with every choice's result.
 func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, enc encoder, final func(inference.Result)) bool {
 	ms, messages := enc.(*formats.MessagesStream)
 	p, a, err := h.admit(sw.w, r, req)
@@ -227,29 +268,29 @@ func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, en
 		streamed error // the engine's error
 		written  error // a write to the client failed
 		g        generated
-		result   *inference.Result
+		f        = newFinals(p)
 	)
 	for ev, err := range h.engine.Run(r.Context(), p) {
 		if err != nil {
 			streamed = err
 			break
 		}
-		if ev.Final != nil {
-			result = ev.Final
-			h.settle(r, a, p, result, &g) // before the client reads the end
-		} else {
+		if ev.Final == nil {
 			g.add(ev)
 		}
+		if done, streamed = f.add(ev); streamed != nil {
+			break
+		}
+		if done {
+			h.settle(r, a, p, f.combined(), &g) // before the client reads the end
+		}
 		sw.start()
-		sw.hold = ev.Final != nil && final != nil
+		sw.hold = done && final != nil
 		if written = enc.Event(ev); written != nil {
 			break
 		}
-		if ev.Final != nil {
-			done = true
-			if final != nil {
-				final(*ev.Final)
-			}
+		if done && final != nil {
+			final(f.results[0])
 		}
 		if written = sw.flush(); written != nil {
 			break
@@ -258,7 +299,7 @@ func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, en
 			break
 		}
 	}
-	if result == nil {
+	if !done {
 		h.settle(r, a, p, nil, &g)
 	}
 	switch {

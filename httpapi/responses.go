@@ -57,10 +57,11 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	res, ok := h.complete(w, r, req)
+	results, ok := h.complete(w, r, req)
 	if !ok {
 		return
 	}
+	res := results[0]
 	resp := formats.NewResponse(req, res, h.opts)
 	h.keep(r, req, resp, res)
 	h.writeJSON(w, r, resp)

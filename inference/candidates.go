@@ -103,15 +103,7 @@ func (t *candidateTree) depth() int {
 // under the next-token logits read after n: a log-softmax over the whole
 // vocabulary, in float64.
 func (t *candidateTree) read(n int, logits []float32, edge []float64) {
-	hi := math.Inf(-1)
-	for _, l := range logits {
-		hi = max(hi, float64(l))
-	}
-	var sum float64
-	for _, l := range logits {
-		sum += math.Exp(float64(l) - hi)
-	}
-	lse := hi + math.Log(sum)
+	lse := logSumExp(logits)
 	for _, c := range t.nodes[n].children {
 		edge[c] = float64(logits[t.nodes[c].token]) - lse
 	}

@@ -257,8 +257,12 @@ func (e *Engine) use(name string, fn func(*model) error) error {
 	return fn(m)
 }
 
-// Generate runs req to the end and returns the result.
+// Generate runs req to the end and returns the result. It takes one
+// choice: a request for several fails; Stream yields them all.
 func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
+	if req.Choices > 1 {
+		return Result{}, fieldError("Choices", "Generate returns one result; Stream yields every choice's")
+	}
 	for ev, err := range e.Stream(ctx, req) {
 		if err != nil {
 			return Result{}, err
@@ -291,12 +295,12 @@ func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error
 // rendering or tokenizing it again.
 func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		j, err := e.start(ctx, p)
+		jobs, err := e.start(ctx, p)
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		j.stream(yield)
+		streamJobs(ctx, jobs, yield)
 	}
 }
 
@@ -331,6 +335,14 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	}
 	if req.ThinkingBudget < 0 {
 		return nil, fieldError("ThinkingBudget", "%d is negative", req.ThinkingBudget)
+	}
+	switch {
+	case req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs:
+		return nil, fieldError("TopLogprobs", "%d is not within 0 to %d", req.TopLogprobs, MaxTopLogprobs)
+	case req.TopLogprobs > 0 && !req.Logprobs:
+		return nil, fieldError("TopLogprobs", "needs Logprobs")
+	case req.Choices < 0 || req.Choices > MaxChoices:
+		return nil, fieldError("Choices", "%d is not within 1 to %d", req.Choices, MaxChoices)
 	}
 	tools := req.shownTools()
 	for i, t := range tools {
@@ -395,8 +407,9 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	}, nil
 }
 
-// start queues a prepared request on its model's runner.
-func (e *Engine) start(ctx context.Context, p *Prepared) (*job, error) {
+// start queues a prepared request on its model's runner: one work per
+// choice, whose jobs share a wake channel.
+func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -409,12 +422,45 @@ func (e *Engine) start(ctx context.Context, p *Prepared) (*job, error) {
 		return nil, err
 	}
 	defer release()
+	works := make([]*work, max(1, req.Choices))
+	for i := range works {
+		if works[i], err = m.work(p, i); err != nil {
+			for _, w := range works[:i] {
+				w.close()
+			}
+			return nil, err
+		}
+	}
+	jobs := newJobs(ctx, len(works))
+	for i, w := range works {
+		w.job = jobs[i]
+		if !m.runner.enqueue(w) {
+			// The runner drops the choices already queued.
+			for _, w := range works[i:] {
+				w.close()
+			}
+			for _, j := range jobs {
+				j.cancelled.Store(true)
+			}
+			return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
+		}
+	}
+	return jobs, nil
+}
+
+// work makes the work of choice i of a prepared request: its sampler
+// (seeded Seed+i when the request has a seed), grammar and tool scanner.
+func (m *model) work(p *Prepared, i int) (*work, error) {
+	req := p.Request
 	sp, err := samplerParams(req)
 	if err != nil {
 		return nil, err
 	}
+	if req.Seed != nil {
+		sp.Seed += uint32(i)
+	}
 	w := &work{prompt: p.plan.prompt, maxTokens: p.MaxOutputTokens, stops: req.Stop, thinking: p.plan.thinking,
-		thinkClose: m.thinkClose, budget: p.plan.budget}
+		thinkClose: m.thinkClose, budget: p.plan.budget, logprobs: req.Logprobs, top: req.TopLogprobs}
 	if tools := req.shownTools(); len(tools) > 0 {
 		w.tools, w.single = newToolScanner(m.tools, tools), req.ToolChoice.Single
 	}
@@ -430,12 +476,7 @@ func (e *Engine) start(ctx context.Context, p *Prepared) (*job, error) {
 		w.grammar.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
-	w.job = newJob(ctx)
-	if !m.runner.enqueue(w) {
-		w.close()
-		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
-	}
-	return w.job, nil
+	return w, nil
 }
 
 // grammarOf returns the GBNF grammar of a format, or "" for free text.

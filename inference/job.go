@@ -24,8 +24,17 @@ type job struct {
 	wake     chan struct{}
 }
 
-func newJob(ctx context.Context) *job {
-	return &job{ctx: ctx, enqueued: time.Now(), wake: make(chan struct{}, 1)}
+func newJob(ctx context.Context) *job { return newJobs(ctx, 1)[0] }
+
+// newJobs returns n jobs that share one wake channel, so that one reader
+// waits for all of them.
+func newJobs(ctx context.Context, n int) []*job {
+	wake, now := make(chan struct{}, 1), time.Now()
+	jobs := make([]*job, n)
+	for i := range jobs {
+		jobs[i] = &job{ctx: ctx, enqueued: now, wake: wake}
+	}
+	return jobs
 }
 
 // abandoned reports whether nobody waits for the job any more.
@@ -77,30 +86,49 @@ func (j *job) take(buf []Event) (evs []Event, finished bool, err error) {
 	return evs, j.finished, j.err
 }
 
-// stream yields the job's events until it finishes, the reader breaks, or
-// ctx is done. Leaving, for any reason, marks the job cancelled so that the
-// runner frees its sequence at its next step.
-func (j *job) stream(yield func(Event, error) bool) {
-	defer j.cancelled.Store(true)
+// streamJobs yields the events of jobs, the choices of one request, until
+// every one has finished, one fails, the reader breaks, or ctx is done;
+// each event carries its job's index as Choice. The jobs share their wake
+// channel (newJobs). Leaving, for any reason, marks every job cancelled,
+// so that the runner frees their sequences at its next step.
+func streamJobs(ctx context.Context, jobs []*job, yield func(Event, error) bool) {
+	defer func() {
+		for _, j := range jobs {
+			j.cancelled.Store(true)
+		}
+	}()
+	done := make([]bool, len(jobs))
+	left := len(jobs)
 	var buf []Event
 	for {
-		evs, finished, err := j.take(buf)
-		for _, ev := range evs {
-			if !yield(ev, nil) {
-				return
+		for i, j := range jobs {
+			if done[i] {
+				continue
+			}
+			evs, finished, err := j.take(buf)
+			for _, ev := range evs {
+				ev.Choice = i
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			buf = evs
+			if finished {
+				if err != nil {
+					yield(Event{Choice: i}, err)
+					return
+				}
+				done[i] = true
+				left--
 			}
 		}
-		buf = evs
-		if finished {
-			if err != nil {
-				yield(Event{}, err)
-			}
+		if left == 0 {
 			return
 		}
 		select {
-		case <-j.wake:
-		case <-j.ctx.Done():
-			yield(Event{}, j.ctx.Err())
+		case <-jobs[0].wake:
+		case <-ctx.Done():
+			yield(Event{}, ctx.Err())
 			return
 		}
 	}

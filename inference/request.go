@@ -109,6 +109,22 @@ type Request struct {
 	// output limit, so that the answer has room.
 	ThinkingBudget int
 
+	// Logprobs returns, with every token of the answer (not the thinking,
+	// not the end-of-turn token), its log-probability and the
+	// TopLogprobs most likely tokens at its position: Event.Logprobs as
+	// the tokens are generated, Result.Logprobs all of them.
+	Logprobs bool
+	// TopLogprobs is how many of the most likely tokens each entry lists,
+	// 0 to MaxTopLogprobs. It needs Logprobs.
+	TopLogprobs int
+	// Choices is the number of independent completions of the prompt, 1
+	// to MaxChoices; 0 means 1. They run as sequences that share the
+	// prompt's KV cells, each with its own sampler: with a Seed, choice i
+	// samples with Seed+i. Stream yields the events of every choice,
+	// each with its Choice index, and ends after the last choice's
+	// Final; Generate takes one choice only.
+	Choices int
+
 	// IgnoreEOS never samples the model's end-of-turn tokens, so that
 	// generation runs to MaxTokens: for benchmarks and tests.
 	IgnoreEOS bool

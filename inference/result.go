@@ -60,8 +60,11 @@ type Result struct {
 	StopToken int
 	// ToolCalls are the model's calls of the request's tools.
 	ToolCalls []ToolCall
-	Usage     Usage
-	Timings   Timings
+	// Logprobs are the answer's tokens and their log-probabilities, when
+	// the request asked for them.
+	Logprobs []TokenLogprob
+	Usage    Usage
+	Timings  Timings
 }
 
 // Event is one step of a stream: a piece of text, or the end.
@@ -74,7 +77,29 @@ type Event struct {
 	Reasoning string
 	// ToolCalls are calls the model has just finished writing, whole.
 	ToolCalls []ToolCall
-	// Final is set on the last event of a successful stream; its Text is
-	// the whole output.
+	// Logprobs are the entries of the answer tokens generated since the
+	// previous event, when the request asked for them: the entries of a
+	// stream's events, in order, are its result's Logprobs.
+	Logprobs []TokenLogprob
+	// Choice is the index of the completion the event belongs to, when
+	// the request asked for several (Request.Choices).
+	Choice int
+	// Final is set on the last event of a successful stream (of each
+	// choice); its Text is the whole output.
 	Final *Result
+}
+
+// ChoicesUsage returns the usage of the choices of one request together:
+// the prompt they share counted once, as the first choice counts it (the
+// others follow its prefill), and the tokens generated summed.
+func ChoicesUsage(results []Result) Usage {
+	var u Usage
+	for i, res := range results {
+		if i == 0 {
+			u.PromptTokens, u.CachedTokens = res.Usage.PromptTokens, res.Usage.CachedTokens
+		}
+		u.CompletionTokens += res.Usage.CompletionTokens
+		u.ReasoningTokens += res.Usage.ReasoningTokens
+	}
+	return u
 }

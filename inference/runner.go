@@ -5,6 +5,7 @@ package inference
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,8 @@ type work struct {
 	grammar   *llamacpp.Grammar // constrains the answer, or nil
 	tools     *toolScanner      // separates tool calls from the answer, or nil
 	single    bool              // at most one tool call
+	logprobs  bool              // record the answer tokens' log-probabilities
+	top       int               // and this many alternatives each
 
 	// score, when set, makes this Engine.Score work: the prompt is the
 	// prefix, and its branches are decoded once it is in the KV cache.
@@ -110,7 +113,9 @@ type slot struct {
 	text      strings.Builder
 	reasoning strings.Builder
 	calls     []ToolCall
-	thought   int              // tokens generated inside a thinking section
+	logprobs  []TokenLogprob // the answer tokens' entries, when asked for
+	sentLP    int            // how many of them events have carried
+	thought   int            // tokens generated inside a thinking section
 	forced    []llamacpp.Token // tokens to decode after next, unsampled
 
 	admitted, first time.Time
@@ -261,6 +266,14 @@ func (r *runner) start(w *work) {
 	if w.score != nil {
 		limit = len(w.prompt)
 	}
+	// Log-probabilities are read from logits, whose last bits depend on
+	// the shape of the batch the prompt was decoded in: a request that
+	// asks for them decodes its whole prompt, so that the same request
+	// gets the same values whatever the cache holds.
+	cached := limit
+	if w.logprobs {
+		cached = 0
+	}
 	var s *slot
 	reuse := -1
 	for _, c := range r.slots {
@@ -271,7 +284,7 @@ func (r *runner) start(w *work) {
 			r.ctx.ClearSequence(c.seq)
 			c.cache = c.cache[:0]
 		}
-		n := reusable(c.cache, w.prompt, limit)
+		n := reusable(c.cache, w.prompt, cached)
 		if s == nil || n > reuse || n == reuse && c.used.Before(s.used) {
 			s, reuse = c, n
 		}
@@ -284,7 +297,7 @@ func (r *runner) start(w *work) {
 		if b.w == nil || !r.share {
 			continue
 		}
-		if n := reusable(b.cache, w.prompt, limit); n > copied {
+		if n := reusable(b.cache, w.prompt, cached); n > copied {
 			src, copied = b, n
 		}
 		if b.prefilled < len(b.w.prompt) && b.leader == nil {
@@ -390,12 +403,14 @@ func (r *runner) step() error {
 				g = nil // the grammar constrains the answer only
 			}
 			tok := s.w.sampler.Sample(r.ctx, s.idx, g)
-			s.idx = -1
 			if tok < 0 {
+				s.idx = -1
 				r.release(s, nil, fmt.Errorf("%w: the output's grammar admits no further token", ErrInvalidRequest))
 				continue
 			}
-			r.emit(s, tok)
+			lp := r.logprob(s, tok)
+			s.idx = -1
+			r.emit(s, tok, lp)
 		}
 	}
 	return nil
@@ -513,9 +528,25 @@ func (r *runner) prefillImages() error {
 	}
 }
 
-// emit handles a sampled token: the end of the turn, reasoning and text
-// through the output parser, the thinking budget, the token limit.
-func (r *runner) emit(s *slot, tok llamacpp.Token) {
+// logprob returns the entry of tok, sampled from the logits at s.idx,
+// when the request asked for log-probabilities; nil otherwise.
+func (r *runner) logprob(s *slot, tok llamacpp.Token) *TokenLogprob {
+	if !s.w.logprobs {
+		return nil
+	}
+	logits := r.ctx.Logits(s.idx)
+	lse := logSumExp(logits)
+	lp := &TokenLogprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
+	for _, id := range topTokens(logits, s.w.top) {
+		lp.Top = append(lp.Top, TopLogprob{Token: id, Bytes: r.llm.Piece(llamacpp.Token(id), false), Logprob: float64(logits[id]) - lse})
+	}
+	return lp
+}
+
+// emit handles a sampled token and its log-probability entry (nil when
+// not asked for): the end of the turn, reasoning and text through the
+// output parser, the thinking budget, the token limit.
+func (r *runner) emit(s *slot, tok llamacpp.Token, lp *TokenLogprob) {
 	if s.generated == 0 {
 		s.first = time.Now()
 	}
@@ -526,7 +557,7 @@ func (r *runner) emit(s *slot, tok llamacpp.Token) {
 			// thinking closes the thinking section instead.
 			s.next, s.forced = s.w.thinkClose[0], s.w.thinkClose[1:]
 			for _, t := range s.w.thinkClose {
-				r.push(s, t)
+				r.push(s, t, nil)
 			}
 			s.generated += len(s.forced)
 			return
@@ -535,7 +566,7 @@ func (r *runner) emit(s *slot, tok llamacpp.Token) {
 		r.finish(s, FinishStop, "")
 		return
 	}
-	p := r.push(s, tok)
+	p := r.push(s, tok, lp)
 	switch {
 	case p.stopped:
 		r.finish(s, FinishStopSequence, p.stop)
@@ -554,19 +585,23 @@ func (r *runner) emit(s *slot, tok llamacpp.Token) {
 			s.forced = s.w.thinkClose
 			for _, t := range s.forced {
 				s.generated++
-				r.push(s, t)
+				r.push(s, t, nil)
 			}
 		}
 	}
 }
 
 // push runs the bytes of one generated token through the slot's output and
-// sends what it releases.
-func (r *runner) push(s *slot, tok llamacpp.Token) piece {
+// sends what it releases. The token's log-probability entry, if any, is
+// kept when the token is part of the answer: neither thinking nor the
+// markers that open and close it.
+func (r *runner) push(s *slot, tok llamacpp.Token, lp *TokenLogprob) piece {
 	was := s.out.thinking()
 	p := s.out.push(r.llm.Piece(tok, false))
 	if was || s.out.thinking() {
 		s.thought++
+	} else if lp != nil {
+		s.logprobs = append(s.logprobs, *lp)
 	}
 	if was && !s.out.thinking() {
 		s.thinking = time.Since(s.first)
@@ -590,8 +625,12 @@ func (r *runner) send(s *slot, p piece, last, truncated bool) {
 	if s.w.single && len(s.calls)+len(ev.ToolCalls) > 1 {
 		ev.ToolCalls = ev.ToolCalls[:max(0, 1-len(s.calls))] // one call at most
 	}
-	if ev.Text == "" && ev.Reasoning == "" && len(ev.ToolCalls) == 0 {
-		return
+	if ev.Text == "" && ev.Reasoning == "" && len(ev.ToolCalls) == 0 && !(last && s.sentLP < len(s.logprobs)) {
+		return // entries wait for text, except at the end
+	}
+	if s.sentLP < len(s.logprobs) {
+		ev.Logprobs = slices.Clip(s.logprobs[s.sentLP:])
+		s.sentLP = len(s.logprobs)
 	}
 	s.text.WriteString(ev.Text)
 	s.reasoning.WriteString(ev.Reasoning)
@@ -614,6 +653,7 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 		StopSequence: stop,
 		StopToken:    s.stopToken,
 		ToolCalls:    s.calls,
+		Logprobs:     s.logprobs,
 		Usage: Usage{
 			PromptTokens:     len(s.w.prompt),
 			CachedTokens:     len(s.w.prompt) - s.decoded,
@@ -644,6 +684,7 @@ func (r *runner) release(s *slot, res *Result, err error) {
 	s.text.Reset()
 	s.reasoning.Reset()
 	s.calls = nil
+	s.logprobs, s.sentLP = nil, 0
 	r.active.Add(-1)
 	for _, f := range r.slots {
 		if f.leader == s {

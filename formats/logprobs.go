@@ -1,0 +1,106 @@
+package formats
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// TokenLogprob is one token of an answer and its log-probability, as the
+// chat and responses styles write it: the token's text, its bytes as
+// numbers (a token may hold part of a UTF-8 character) and the most
+// likely tokens at its position.
+type TokenLogprob struct {
+	Token       string       `json:"token"`
+	Logprob     float64      `json:"logprob"`
+	Bytes       []int        `json:"bytes"`
+	TopLogprobs []TopLogprob `json:"top_logprobs"`
+}
+
+// TopLogprob is one of the most likely tokens at a position.
+type TopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+// ChatLogprobs are a chat choice's log-probabilities: content's tokens.
+// Refusal is always null: a model here never refuses apart from its
+// answer.
+type ChatLogprobs struct {
+	Content []TokenLogprob `json:"content"`
+	Refusal *[]struct{}    `json:"refusal"`
+}
+
+// tokenText is how a token's bytes are written as text: the text itself
+// when the bytes are valid UTF-8, else "bytes:" and each byte as \xNN, as
+// OpenAI writes a token that holds part of a character.
+func tokenText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var s strings.Builder
+	s.WriteString("bytes:")
+	for _, c := range b {
+		fmt.Fprintf(&s, `\x%02x`, c)
+	}
+	return s.String()
+}
+
+// byteValues returns b as numbers, never null.
+func byteValues(b []byte) []int {
+	out := make([]int, len(b))
+	for i, c := range b {
+		out[i] = int(c)
+	}
+	return out
+}
+
+// tokenLogprobs converts the engine's entries; nil stays nil.
+func tokenLogprobs(lps []inference.TokenLogprob) []TokenLogprob {
+	if lps == nil {
+		return nil
+	}
+	out := make([]TokenLogprob, len(lps))
+	for i, lp := range lps {
+		top := make([]TopLogprob, len(lp.Top))
+		for k, t := range lp.Top {
+			top[k] = TopLogprob{Token: tokenText(t.Bytes), Logprob: t.Logprob, Bytes: byteValues(t.Bytes)}
+		}
+		out[i] = TokenLogprob{Token: tokenText(lp.Bytes), Logprob: lp.Logprob, Bytes: byteValues(lp.Bytes), TopLogprobs: top}
+	}
+	return out
+}
+
+// chatLogprobs returns a choice's logprobs object for entries, or nil (null)
+// when the request did not ask for them.
+func chatLogprobs(req Request, lps []inference.TokenLogprob) *ChatLogprobs {
+	if !req.Logprobs {
+		return nil
+	}
+	content := tokenLogprobs(lps)
+	if content == nil {
+		content = []TokenLogprob{}
+	}
+	return &ChatLogprobs{Content: content}
+}
+
+// logprobs sets the request's Logprobs and TopLogprobs: top (the
+// parameter named topParam), 0 to inference.MaxTopLogprobs, needs
+// logprobs true, as OpenAI has it.
+func logprobs(out *Request, on *bool, top *int, topParam string) error {
+	out.Logprobs = on != nil && *on
+	if top == nil {
+		return nil
+	}
+	if *top < 0 || *top > inference.MaxTopLogprobs {
+		return invalid(topParam, "%s must be 0 to %d, got %d", topParam, inference.MaxTopLogprobs, *top)
+	}
+	if *top > 0 && !out.Logprobs {
+		return invalid(topParam, "%s needs logprobs to be true", topParam)
+	}
+	out.TopLogprobs = *top
+	return nil
+}
