@@ -113,9 +113,9 @@ type slot struct {
 	text      strings.Builder
 	reasoning strings.Builder
 	calls     []ToolCall
-	logprobs  []TokenLogprob // the answer tokens' entries, when asked for
-	sentLP    int            // how many of them events have carried
-	thought   int            // tokens generated inside a thinking section
+	logprobs  []TokenLogprob   // the answer tokens' entries, when asked for
+	sentLP    int              // how many of them events have carried
+	thought   int              // tokens generated inside a thinking section
 	forced    []llamacpp.Token // tokens to decode after next, unsampled
 
 	admitted, first time.Time
