@@ -293,6 +293,10 @@ var engineParams = map[string][3]string{
 	"FrequencyPenalty":  {"frequency_penalty", "frequency_penalty", "frequency_penalty"},
 	"PresencePenalty":   {"presence_penalty", "presence_penalty", "presence_penalty"},
 	"IgnoreEOS":         {"ignore_eos", "ignore_eos", "ignore_eos"},
+	"Logprobs":          {"logprobs", "logprobs", "include"},
+	"TopLogprobs":       {"top_logprobs", "top_logprobs", "top_logprobs"},
+	"PromptLogprobs":    {"echo", "echo", "echo"},
+	"Choices":           {"n", "n", "n"},
 }
 
 // toolField matches the engine's field of a tool's parameters.

@@ -47,6 +47,12 @@ type Request struct {
 	Metadata map[string]string
 	// User identifies the end user, for abuse tracking.
 	User string
+	// Prompts are a legacy completions request's prompts, each run in
+	// turn as the engine's Prompt (ForPrompt).
+	Prompts []string
+	// Echo puts each prompt before its choices' text (legacy
+	// completions).
+	Echo bool
 }
 
 // Reasoning is the thinking a request asks for. Inference turns it into

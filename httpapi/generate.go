@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"strings"
 
+	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/ratelimit"
@@ -27,12 +29,17 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if req.Stream {
-		sw := newSSEWriter(w)
-		h.stream(sw, r, req, formats.NewChatStream(sw, req, h.opts), nil)
+	g, err := h.admit(w, r, req)
+	if err != nil {
+		h.fail(w, r, err)
 		return
 	}
-	if results, ok := h.complete(w, r, req); ok {
+	if req.Stream {
+		sw := newSSEWriter(w)
+		h.stream(sw, r, g, formats.NewChatStream(sw, req, h.opts), nil)
+		return
+	}
+	if results, ok := h.complete(w, r, g); ok {
 		h.writeJSON(w, r, formats.NewChatCompletion(req, results, h.opts))
 	}
 }
@@ -44,12 +51,19 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if req.Stream {
-		sw := newSSEWriter(w)
-		h.stream(sw, r, req, formats.NewMessagesStream(sw, req, h.opts), nil)
+	g, err := h.admit(w, r, req)
+	if err != nil {
+		h.fail(w, r, err)
 		return
 	}
-	if results, ok := h.complete(w, r, req); ok {
+	if req.Stream {
+		sw := newSSEWriter(w)
+		enc := formats.NewMessagesStream(sw, req, h.opts)
+		enc.InputTokens = g.p.InputTokens // message_start's usage.input_tokens
+		h.stream(sw, r, g, enc, nil)
+		return
+	}
+	if results, ok := h.complete(w, r, g); ok {
 		h.writeJSON(w, r, formats.NewMessage(req, results[0], h.opts))
 	}
 }
@@ -93,46 +107,74 @@ func (h *Handler) parse(r *http.Request, parse func([]byte) (formats.Request, er
 	return parse(body)
 }
 
+// generation is an admitted request: what settles it and the events of
+// its choices.
+type generation struct {
+	// p settles the request: its Request and InputTokens (every prompt's,
+	// for legacy completions).
+	p       *inference.Prepared
+	a       *admission // nil without limits
+	choices int
+	events  iter.Seq2[inference.Event, error]
+}
+
 // admit checks the request, prepares it with the engine (every field
 // checked, the prompt rendered and tokenized once) and, under rate
 // limits, reserves the request, its prompt tokens and the most output
-// tokens it can generate (see ratelimit.go); the admission is nil without
-// limits. An invalid request is refused before any reservation, whatever
-// the key's tier. The engine's request carries the style's reasoning,
-// output format and tool choice (formats.Request.Inference).
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Request) (*inference.Prepared, *admission, error) {
-	m, _, ok := h.chatModel(req.Model)
-	if !ok {
-		return nil, nil, formats.UnknownModel(req.Model)
+// tokens its choices can generate (see ratelimit.go). An invalid request
+// is refused before any reservation, whatever the key's tier. The
+// engine's request carries the style's reasoning, output format and tool
+// choice (formats.Request.Inference).
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Request) (*generation, error) {
+	m, p, err := h.prepare(req.Model, req.Inference())
+	if err != nil {
+		return nil, err
 	}
-	ir := req.Inference()
+	a, err := h.reserve(w, r, m, p, int64(p.MaxOutputTokens)*int64(choicesOf(p.Request)))
+	if err != nil {
+		return nil, err
+	}
+	return &generation{p: p, a: a, choices: choicesOf(p.Request), events: h.engine.Run(r.Context(), p)}, nil
+}
+
+// choicesOf is the number of choices a request runs.
+func choicesOf(req inference.Request) int { return max(1, req.Choices) }
+
+// prepare prepares ir, a request for the chat model named name, within
+// the catalog's output limit.
+func (h *Handler) prepare(name string, ir inference.Request) (catalog.Model, *inference.Prepared, error) {
+	m, _, ok := h.chatModel(name)
+	if !ok {
+		return catalog.Model{}, nil, formats.UnknownModel(name)
+	}
 	if m.MaxOutput > 0 && ir.MaxTokens > m.MaxOutput {
 		if !ir.ClampMaxTokens {
-			return nil, nil, &inference.FieldError{Field: "MaxTokens",
+			return catalog.Model{}, nil, &inference.FieldError{Field: "MaxTokens",
 				Reason: fmt.Sprintf("%d is more than this model's output limit of %d tokens", ir.MaxTokens, m.MaxOutput)}
 		}
 		ir.MaxTokens = m.MaxOutput
 	}
 	p, err := h.engine.Prepare(ir)
-	if err != nil {
-		return nil, nil, err
-	}
+	return m, p, err
+}
+
+// reserve reserves, under rate limits, the request p (its prompt tokens
+// and images) and outputs tokens of output; the admission is nil without
+// limits.
+func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Model, p *inference.Prepared, outputs int64) (*admission, error) {
 	a := admissionFrom(r)
 	if a == nil {
-		return p, nil, nil
+		return nil, nil
 	}
 	cost, err := prices(m.Pricing)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	// Every choice may generate up to the output limit; they share the
-	// prompt.
-	outputs := int64(p.MaxOutputTokens) * int64(max(1, ir.Choices))
-	want := ratelimit.Request{InputTokens: int64(p.InputTokens), MaxOutputTokens: outputs, Images: images(ir), Prices: cost}
+	want := ratelimit.Request{InputTokens: int64(p.InputTokens), MaxOutputTokens: outputs, Images: images(p.Request), Prices: cost}
 	if err := a.reserve(w, r, want); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return p, a, nil
+	return a, nil
 }
 
 // generated accumulates what a generation produced, for the usage of one
@@ -180,8 +222,8 @@ type finals struct {
 	got     int
 }
 
-func newFinals(p *inference.Prepared) *finals {
-	return &finals{results: make([]inference.Result, max(1, p.Request.Choices))}
+func newFinals(choices int) *finals {
+	return &finals{results: make([]inference.Result, choices)}
 }
 
 // add records ev's result, if it has one, and reports whether every choice
@@ -200,25 +242,31 @@ func (f *finals) add(ev inference.Event) (bool, error) {
 }
 
 // combined is the result that settles the request: its choices' usage
-// together.
-func (f *finals) combined() *inference.Result {
-	return &inference.Result{Usage: inference.ChoicesUsage(f.results)}
+// together, each prompt counted once (the first choice of a prompt has
+// Choice 0 modulo the prompt's choices).
+func (f *finals) combined(perPrompt int) *inference.Result {
+	var u inference.Usage
+	for i := 0; i < len(f.results); i += perPrompt {
+		cu := inference.ChoicesUsage(f.results[i : i+perPrompt])
+		u.PromptTokens += cu.PromptTokens
+		u.CachedTokens += cu.CachedTokens
+		u.CompletionTokens += cu.CompletionTokens
+		u.ReasoningTokens += cu.ReasoningTokens
+	}
+	return &inference.Result{Usage: u}
 }
 
 // complete runs a blocking request to the end of every choice. On failure
 // it writes the error and reports false.
-func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.Request) ([]inference.Result, bool) {
-	p, a, err := h.admit(w, r, req)
-	if err != nil {
-		h.fail(w, r, err)
-		return nil, false
-	}
+func (h *Handler) complete(w http.ResponseWriter, r *http.Request, gen *generation) ([]inference.Result, bool) {
+	p, a := gen.p, gen.a
 	var (
+		err  error
 		g    generated
-		f    = newFinals(p)
+		f    = newFinals(gen.choices)
 		done bool
 	)
-	for ev, serr := range h.engine.Run(r.Context(), p) {
+	for ev, serr := range gen.events {
 		if serr != nil {
 			err = serr
 			break
@@ -234,7 +282,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.R
 		err = errors.New("httpapi: the engine's stream ended without a result")
 	}
 	if done {
-		h.settle(r, a, p, f.combined(), &g)
+		h.settle(r, a, p, f.combined(choicesOf(p.Request)), &g)
 	} else {
 		h.settle(r, a, p, nil, &g)
 	}
@@ -253,24 +301,16 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req formats.R
 // events and before they are sent, so that a stored response exists when
 // the client reads the end of the stream. It reports whether the stream
 // ended with every choice's result.
-func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, enc encoder, final func(inference.Result)) bool {
-	ms, messages := enc.(*formats.MessagesStream)
-	p, a, err := h.admit(sw.w, r, req)
-	if err != nil {
-		h.fail(sw.w, r, err)
-		return false
-	}
-	if messages {
-		ms.InputTokens = p.InputTokens // message_start's usage.input_tokens
-	}
+func (h *Handler) stream(sw *sseWriter, r *http.Request, gen *generation, enc encoder, final func(inference.Result)) bool {
+	p, a := gen.p, gen.a
 	var (
 		done     bool
 		streamed error // the engine's error
 		written  error // a write to the client failed
 		g        generated
-		f        = newFinals(p)
+		f        = newFinals(gen.choices)
 	)
-	for ev, err := range h.engine.Run(r.Context(), p) {
+	for ev, err := range gen.events {
 		if err != nil {
 			streamed = err
 			break
@@ -282,7 +322,7 @@ func (h *Handler) stream(sw *sseWriter, r *http.Request, req formats.Request, en
 			break
 		}
 		if done {
-			h.settle(r, a, p, f.combined(), &g) // before the client reads the end
+			h.settle(r, a, p, f.combined(choicesOf(p.Request)), &g) // before the client reads the end
 		}
 		sw.start()
 		sw.hold = done && final != nil

@@ -218,6 +218,7 @@ func (h *Handler) generationRoutes() []route {
 	return []route{
 		{"POST /v1/web/chat/completions", formats.FamilyChat, h.chat},
 		{"POST /v1/chat/completions", formats.FamilyChat, h.chat},
+		{"POST /v1/completions", formats.FamilyChat, h.completions},
 		{"POST /v1/messages", formats.FamilyMessages, h.messages},
 		{"POST /v1/messages/count_tokens", formats.FamilyMessages, h.countTokens},
 		{"POST /v1/responses", formats.FamilyResponses, h.responses},
@@ -253,8 +254,9 @@ func (h *Handler) Register(mux *http.ServeMux) {
 
 // RegisterGeneration registers the generation routes of the spec's
 // base_url on mux: POST /v1/web/chat/completions, POST
-// /v1/chat/completions, POST /v1/messages, POST /v1/responses, and GET and
-// DELETE /v1/responses/{id}.
+// /v1/chat/completions, POST /v1/completions (OpenAI's legacy text
+// completions), POST /v1/messages, POST /v1/messages/count_tokens, POST
+// /v1/responses, and GET and DELETE /v1/responses/{id}.
 func (h *Handler) RegisterGeneration(mux *http.ServeMux) { h.register(mux, h.generationRoutes()) }
 
 // RegisterModels registers the catalog routes of the spec's api_url on

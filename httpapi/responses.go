@@ -49,15 +49,20 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		}
 		req = formats.Continue(history, req)
 	}
+	g, err := h.admit(w, r, req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	if req.Stream {
 		sw := newSSEWriter(w)
 		enc := formats.NewResponsesStream(sw, req, h.opts)
-		h.stream(sw, r, req, enc, func(res inference.Result) {
+		h.stream(sw, r, g, enc, func(res inference.Result) {
 			h.keep(r, req, enc.Response(), res)
 		})
 		return
 	}
-	results, ok := h.complete(w, r, req)
+	results, ok := h.complete(w, r, g)
 	if !ok {
 		return
 	}

@@ -339,8 +339,10 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	switch {
 	case req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs:
 		return nil, fieldError("TopLogprobs", "%d is not within 0 to %d", req.TopLogprobs, MaxTopLogprobs)
-	case req.TopLogprobs > 0 && !req.Logprobs:
-		return nil, fieldError("TopLogprobs", "needs Logprobs")
+	case req.TopLogprobs > 0 && !req.Logprobs && !req.PromptLogprobs:
+		return nil, fieldError("TopLogprobs", "needs Logprobs or PromptLogprobs")
+	case req.PromptLogprobs && req.hasImages():
+		return nil, fieldError("PromptLogprobs", "with images in the prompt")
 	case req.Choices < 0 || req.Choices > MaxChoices:
 		return nil, fieldError("Choices", "%d is not within 1 to %d", req.Choices, MaxChoices)
 	}
@@ -382,6 +384,9 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	maxTokens := req.MaxTokens
 	if room := limit - len(tokens); maxTokens == 0 || req.ClampMaxTokens && maxTokens > room {
 		maxTokens = room
+	}
+	if req.PromptOnly {
+		maxTokens = 0
 	}
 	switch {
 	case len(tokens) >= limit:
@@ -460,7 +465,8 @@ func (m *model) work(p *Prepared, i int) (*work, error) {
 		sp.Seed += uint32(i)
 	}
 	w := &work{prompt: p.plan.prompt, maxTokens: p.MaxOutputTokens, stops: req.Stop, thinking: p.plan.thinking,
-		thinkClose: m.thinkClose, budget: p.plan.budget, logprobs: req.Logprobs, top: req.TopLogprobs}
+		thinkClose: m.thinkClose, budget: p.plan.budget, logprobs: req.Logprobs, top: req.TopLogprobs,
+		promptLP: req.PromptLogprobs, noOutput: req.PromptOnly}
 	if tools := req.shownTools(); len(tools) > 0 {
 		w.tools, w.single = newToolScanner(m.tools, tools), req.ToolChoice.Single
 	}

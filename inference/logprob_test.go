@@ -187,3 +187,66 @@ func TestChoiceAndLogprobLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestPromptLogprobs(t *testing.T) {
+	e := stories(t, 2)
+	req := greedy("Once upon a time there was a little girl", 1)
+	req.Logprobs, req.PromptLogprobs, req.TopLogprobs = true, true, 3
+	res, err := e.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := res.Usage.PromptTokens
+	if len(res.PromptLogprobs) != n || res.Usage.CachedTokens != 0 {
+		t.Fatalf("%d prompt entries for %d prompt tokens, %d cached", len(res.PromptLogprobs), n, res.Usage.CachedTokens)
+	}
+	if first := res.PromptLogprobs[0]; first.Logprob != 0 || first.Top != nil {
+		t.Errorf("the first prompt token, which nothing predicts: %+v", first)
+	}
+	for i, lp := range res.PromptLogprobs[1:] {
+		if lp.Logprob > 0 || lp.Logprob < -30 || len(lp.Top) != 3 || lp.Top[0].Logprob < lp.Logprob {
+			t.Errorf("prompt entry %d: %+v", i+1, lp)
+		}
+	}
+
+	// The prompt's text followed by the generated token scores that token
+	// as the generation did: the same logits, read at the same position.
+	gen := res.Logprobs[0]
+	next := greedy(req.Prompt+string(gen.Bytes), 1)
+	next.PromptLogprobs, next.PromptOnly = true, true
+	scored, err := e.Generate(context.Background(), next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stream brings the prompt's entries with its first event.
+	var first []inference.TokenLogprob
+	events := 0
+	for ev, err := range e.Stream(context.Background(), next) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if events++; events == 1 {
+			first = ev.PromptLogprobs
+		} else if ev.PromptLogprobs != nil {
+			t.Errorf("event %d carries the prompt's entries again", events)
+		}
+	}
+	if !reflect.DeepEqual(first, scored.PromptLogprobs) {
+		t.Errorf("the first event's prompt entries %v differ from the result's", first)
+	}
+	if scored.Usage.CompletionTokens != 0 || scored.Text != "" || scored.FinishReason != inference.FinishLength {
+		t.Errorf("PromptOnly generated: %+v", scored)
+	}
+	if len(scored.PromptLogprobs) != n+1 {
+		t.Fatalf("the text with the generated token is %d tokens, want %d", len(scored.PromptLogprobs), n+1)
+	}
+	last := scored.PromptLogprobs[n]
+	if last.Token != gen.Token || math.Abs(last.Logprob-gen.Logprob) > 1e-4 {
+		t.Errorf("the generated token %d scored %v; as a prompt token %d scored %v", gen.Token, gen.Logprob, last.Token, last.Logprob)
+	}
+	for i := range n {
+		if a, b := scored.PromptLogprobs[i], res.PromptLogprobs[i]; a.Token != b.Token || math.Abs(a.Logprob-b.Logprob) > 1e-4 {
+			t.Errorf("prompt token %d: %+v, then %+v", i, b, a)
+		}
+	}
+}

@@ -117,6 +117,15 @@ type Request struct {
 	// TopLogprobs is how many of the most likely tokens each entry lists,
 	// 0 to MaxTopLogprobs. It needs Logprobs.
 	TopLogprobs int
+	// PromptLogprobs returns, in Result.PromptLogprobs, every prompt
+	// token with its log-probability given the tokens before it, and
+	// TopLogprobs alternatives: how evaluation harnesses score a text.
+	// The prompt is then decoded whole, none of it from the cache, and
+	// it may not hold images.
+	PromptLogprobs bool
+	// PromptOnly decodes the prompt and generates nothing: for
+	// PromptLogprobs. The result's FinishReason is FinishLength.
+	PromptOnly bool
 	// Choices is the number of independent completions of the prompt, 1
 	// to MaxChoices; 0 means 1. They run as sequences that share the
 	// prompt's KV cells, each with its own sampler: with a Seed, choice i
@@ -139,4 +148,16 @@ type Format struct {
 	// Grammar asks for text of this GBNF grammar, whose start rule is
 	// root.
 	Grammar string
+}
+
+// hasImages reports whether a message of the request holds an image.
+func (r Request) hasImages() bool {
+	for _, m := range r.Messages {
+		for _, p := range m.Content {
+			if p.Image != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -63,8 +63,12 @@ type Result struct {
 	// Logprobs are the answer's tokens and their log-probabilities, when
 	// the request asked for them.
 	Logprobs []TokenLogprob
-	Usage    Usage
-	Timings  Timings
+	// PromptLogprobs are the prompt's tokens, when the request asked for
+	// them (Request.PromptLogprobs): the first, which nothing before it
+	// predicts, with Logprob 0 and no alternatives.
+	PromptLogprobs []TokenLogprob
+	Usage          Usage
+	Timings        Timings
 }
 
 // Event is one step of a stream: a piece of text, or the end.
@@ -81,6 +85,9 @@ type Event struct {
 	// previous event, when the request asked for them: the entries of a
 	// stream's events, in order, are its result's Logprobs.
 	Logprobs []TokenLogprob
+	// PromptLogprobs are the prompt's entries, on the first event of a
+	// request that asked for them (Request.PromptLogprobs).
+	PromptLogprobs []TokenLogprob
 	// Choice is the index of the completion the event belongs to, when
 	// the request asked for several (Request.Choices).
 	Choice int

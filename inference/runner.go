@@ -27,6 +27,8 @@ type work struct {
 	single    bool              // at most one tool call
 	logprobs  bool              // record the answer tokens' log-probabilities
 	top       int               // and this many alternatives each
+	promptLP  bool              // record the prompt tokens' log-probabilities
+	noOutput  bool              // decode the prompt only
 
 	// score, when set, makes this Engine.Score work: the prompt is the
 	// prefix, and its branches are decoded once it is in the KV cache.
@@ -109,14 +111,17 @@ type slot struct {
 	generated int
 	stopToken int
 
-	out       *output
-	text      strings.Builder
-	reasoning strings.Builder
-	calls     []ToolCall
-	logprobs  []TokenLogprob   // the answer tokens' entries, when asked for
-	sentLP    int              // how many of them events have carried
-	thought   int              // tokens generated inside a thinking section
-	forced    []llamacpp.Token // tokens to decode after next, unsampled
+	out        *output
+	text       strings.Builder
+	reasoning  strings.Builder
+	calls      []ToolCall
+	logprobs   []TokenLogprob   // the answer tokens' entries, when asked for
+	sentLP     int              // how many of them events have carried
+	promptLPs  []TokenLogprob   // the prompt tokens' entries, when asked for
+	promptIdx  []int            // batch index of each prompt position's logits, this step
+	sentPrompt bool             // an event has carried promptLPs
+	thought    int              // tokens generated inside a thinking section
+	forced     []llamacpp.Token // tokens to decode after next, unsampled
 
 	admitted, first time.Time
 	thinking        time.Duration
@@ -271,7 +276,7 @@ func (r *runner) start(w *work) {
 	// asks for them decodes its whole prompt, so that the same request
 	// gets the same values whatever the cache holds.
 	cached := limit
-	if w.logprobs {
+	if w.logprobs || w.promptLP {
 		cached = 0
 	}
 	var s *slot
@@ -327,9 +332,13 @@ func (r *runner) start(w *work) {
 		idx: -1, order: r.admission, out: newOutput(w.stops, w.thinking), admitted: time.Now(),
 	}
 	s.prefilled, s.pos = len(cache), w.posAt(len(cache))
+	if w.promptLP {
+		s.promptLPs = make([]TokenLogprob, 0, len(w.prompt))
+		s.promptLPs = append(s.promptLPs, TokenLogprob{Token: int(w.prompt[0]), Bytes: r.llm.Piece(w.prompt[0], false)})
+	}
 	// Follow a leader that is still prefilling and is exactly where this
 	// sequence now is: its next tokens are this prompt's next tokens.
-	if leader != nil && shared > s.prefilled && leader.prefilled == s.prefilled {
+	if leader != nil && shared > s.prefilled && leader.prefilled == s.prefilled && !w.promptLP {
 		s.leader, s.shared = leader, shared
 	}
 }
@@ -381,13 +390,17 @@ func (r *runner) step() error {
 		n := min(b.Cap()-b.Len(), s.textUntil()-s.prefilled)
 		for k := range n {
 			p := s.prefilled + k
-			last := p == len(s.w.prompt)-1 && s.w.score == nil
-			idx, err := b.Add(s.w.prompt[p], s.w.posAt(p), r.seqsAt(s, p), last)
+			last := p == len(s.w.prompt)-1 && s.w.score == nil && !s.w.noOutput
+			scored := s.w.promptLP && p+1 < len(s.w.prompt)
+			idx, err := b.Add(s.w.prompt[p], s.w.posAt(p), r.seqsAt(s, p), last || scored)
 			if err != nil {
 				return err
 			}
 			if last {
 				s.idx = idx
+			}
+			if scored {
+				s.promptIdx = append(s.promptIdx, idx)
 			}
 		}
 		r.prefilled(s, n)
@@ -397,6 +410,13 @@ func (r *runner) step() error {
 		return err
 	}
 	for _, s := range r.slots {
+		if s.w != nil && len(s.promptIdx) > 0 {
+			r.promptLogprobs(s)
+		}
+		if s.w != nil && s.w.noOutput && s.prefilled == len(s.w.prompt) {
+			r.finish(s, FinishLength, "")
+			continue
+		}
 		if s.w != nil && s.idx >= 0 {
 			g := s.w.grammar
 			if s.out.thinking() {
@@ -534,10 +554,27 @@ func (r *runner) logprob(s *slot, tok llamacpp.Token) *TokenLogprob {
 	if !s.w.logprobs {
 		return nil
 	}
-	logits := r.ctx.Logits(s.idx)
+	lp := r.entry(s.idx, tok, s.w.top)
+	return &lp
+}
+
+// promptLogprobs records the entries of the prompt tokens that the logits
+// of this step's prompt positions predict.
+func (r *runner) promptLogprobs(s *slot) {
+	for _, idx := range s.promptIdx {
+		tok := s.w.prompt[len(s.promptLPs)]
+		s.promptLPs = append(s.promptLPs, r.entry(idx, tok, s.w.top))
+	}
+	s.promptIdx = s.promptIdx[:0]
+}
+
+// entry is the log-probability entry of tok under the logits at batch
+// index idx, with the top most likely tokens.
+func (r *runner) entry(idx int, tok llamacpp.Token, top int) TokenLogprob {
+	logits := r.ctx.Logits(idx)
 	lse := logSumExp(logits)
-	lp := &TokenLogprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
-	for _, id := range topTokens(logits, s.w.top) {
+	lp := TokenLogprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
+	for _, id := range topTokens(logits, top) {
 		lp.Top = append(lp.Top, TopLogprob{Token: id, Bytes: r.llm.Piece(llamacpp.Token(id), false), Logprob: float64(logits[id]) - lse})
 	}
 	return lp
@@ -625,8 +662,12 @@ func (r *runner) send(s *slot, p piece, last, truncated bool) {
 	if s.w.single && len(s.calls)+len(ev.ToolCalls) > 1 {
 		ev.ToolCalls = ev.ToolCalls[:max(0, 1-len(s.calls))] // one call at most
 	}
-	if ev.Text == "" && ev.Reasoning == "" && len(ev.ToolCalls) == 0 && !(last && s.sentLP < len(s.logprobs)) {
+	unsent := s.sentLP < len(s.logprobs) || s.promptLPs != nil && !s.sentPrompt
+	if ev.Text == "" && ev.Reasoning == "" && len(ev.ToolCalls) == 0 && !(last && unsent) {
 		return // entries wait for text, except at the end
+	}
+	if s.promptLPs != nil && !s.sentPrompt {
+		ev.PromptLogprobs, s.sentPrompt = s.promptLPs, true
 	}
 	if s.sentLP < len(s.logprobs) {
 		ev.Logprobs = slices.Clip(s.logprobs[s.sentLP:])
@@ -646,14 +687,18 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 		reason = FinishToolCalls
 	}
 	now := time.Now()
+	if s.generated == 0 {
+		s.first = now // nothing generated: the prefill ran to the end
+	}
 	res := &Result{
-		Text:         s.text.String(),
-		Reasoning:    s.reasoning.String(),
-		FinishReason: reason,
-		StopSequence: stop,
-		StopToken:    s.stopToken,
-		ToolCalls:    s.calls,
-		Logprobs:     s.logprobs,
+		Text:           s.text.String(),
+		Reasoning:      s.reasoning.String(),
+		FinishReason:   reason,
+		StopSequence:   stop,
+		StopToken:      s.stopToken,
+		ToolCalls:      s.calls,
+		Logprobs:       s.logprobs,
+		PromptLogprobs: s.promptLPs,
 		Usage: Usage{
 			PromptTokens:     len(s.w.prompt),
 			CachedTokens:     len(s.w.prompt) - s.decoded,
@@ -684,7 +729,7 @@ func (r *runner) release(s *slot, res *Result, err error) {
 	s.text.Reset()
 	s.reasoning.Reset()
 	s.calls = nil
-	s.logprobs, s.sentLP = nil, 0
+	s.logprobs, s.sentLP, s.promptLPs, s.promptIdx, s.sentPrompt = nil, 0, nil, nil, false
 	r.active.Add(-1)
 	for _, f := range r.slots {
 		if f.leader == s {

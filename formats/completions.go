@@ -1,0 +1,379 @@
+package formats
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// MaxPrompts is the most prompts one legacy completions request may hold.
+const MaxPrompts = 16
+
+// CompletionRequest is the body of POST /v1/completions, OpenAI's legacy
+// text completion: the prompt is continued as it is, with no chat
+// template. Fields it does not list are ignored, as in the other styles;
+// suffix, best_of other than n and logit_bias are refused, since no model
+// here fills in the middle, ranks candidates or biases logits.
+type CompletionRequest struct {
+	Model  string            `json:"model"`
+	Prompt CompletionPrompts `json:"prompt"`
+	// MaxTokens bounds each choice's tokens; default 16, as OpenAI's. 0
+	// generates nothing: with echo and logprobs, it scores the prompt.
+	MaxTokens     *int               `json:"max_tokens,omitzero"`
+	Temperature   *float64           `json:"temperature,omitzero"`
+	TopP          *float64           `json:"top_p,omitzero"`
+	TopK          *int               `json:"top_k,omitzero"`
+	MinP          *float64           `json:"min_p,omitzero"`
+	N             *int               `json:"n,omitzero"`
+	Stream        bool               `json:"stream,omitzero"`
+	StreamOptions *ChatStreamOptions `json:"stream_options,omitzero"`
+	// Logprobs is how many alternatives each token's entry lists, 0 to
+	// 20; set, even to 0, it asks for the entries.
+	Logprobs *int `json:"logprobs,omitzero"`
+	// Echo puts the prompt before each choice's text (and, with
+	// logprobs, its tokens before the entries).
+	Echo              bool               `json:"echo,omitzero"`
+	Stop              Stop               `json:"stop,omitzero"`
+	PresencePenalty   *float64           `json:"presence_penalty,omitzero"`
+	FrequencyPenalty  *float64           `json:"frequency_penalty,omitzero"`
+	RepetitionPenalty *float64           `json:"repetition_penalty,omitzero"`
+	Seed              *int64             `json:"seed,omitzero"`
+	Suffix            *string            `json:"suffix,omitzero"`
+	BestOf            *int               `json:"best_of,omitzero"`
+	LogitBias         map[string]float64 `json:"logit_bias,omitzero"`
+	User              string             `json:"user,omitzero"`
+}
+
+// CompletionPrompts is a prompt: a string or an array of strings. Token
+// arrays are refused: a client's token ids are another tokenizer's.
+type CompletionPrompts []string
+
+// UnmarshalJSON accepts a string or an array of strings.
+func (p *CompletionPrompts) UnmarshalJSON(data []byte) error {
+	var one string
+	if err := json.Unmarshal(data, &one); err == nil {
+		*p = CompletionPrompts{one}
+		return nil
+	}
+	var many []json.RawMessage
+	if err := json.Unmarshal(data, &many); err != nil {
+		return typeError("prompt", jsonKind(data), "string or array of strings")
+	}
+	out := make(CompletionPrompts, len(many))
+	for i, raw := range many {
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return &RequestError{Param: fmt.Sprintf("prompt[%d]", i), Code: "invalid_type",
+				Message: fmt.Sprintf("prompt[%d] must be a string: prompts of token ids are not supported, send text", i)}
+		}
+	}
+	*p = out
+	return nil
+}
+
+// ParseCompletionRequest decodes and validates a legacy completions body.
+// The Request's Prompts hold the prompts; its Prompt is empty until a
+// caller runs one (ForPrompt).
+func ParseCompletionRequest(body []byte) (Request, error) {
+	return parseRequest[CompletionRequest](body)
+}
+
+// Canonical validates r and returns its canonical Request with OpenAI's
+// defaults: 16 new tokens, temperature 1, top_p 1.
+func (r *CompletionRequest) Canonical() (Request, error) {
+	out := Request{Request: inference.Request{Model: r.Model}}
+	switch {
+	case r.Model == "":
+		return Request{}, missing("model")
+	case r.Prompt == nil:
+		return Request{}, missing("prompt")
+	case len(r.Prompt) == 0:
+		return Request{}, invalid("prompt", "prompt must hold at least one string")
+	case len(r.Prompt) > MaxPrompts:
+		return Request{}, invalid("prompt", "prompt holds %d strings, at most %d", len(r.Prompt), MaxPrompts)
+	case r.Suffix != nil && *r.Suffix != "":
+		return Request{}, invalid("suffix", "suffix is not supported: the models here do not fill in the middle")
+	case len(r.LogitBias) > 0:
+		return Request{}, invalid("logit_bias", "logit_bias is not supported")
+	}
+	for i, p := range r.Prompt {
+		if p == "" {
+			return Request{}, invalid(fmt.Sprintf("prompt[%d]", i), "prompt[%d] is empty", i)
+		}
+	}
+	out.Prompts = []string(r.Prompt)
+	out.MaxTokens = 16
+	if r.MaxTokens != nil {
+		if *r.MaxTokens < 0 {
+			return Request{}, invalid("max_tokens", "max_tokens must be 0 or more, got %d", *r.MaxTokens)
+		}
+		out.MaxTokens = *r.MaxTokens
+	}
+	if out.MaxTokens == 0 {
+		out.PromptOnly = true
+	}
+	if err := sampling(&out, samplingParams{
+		temperature: r.Temperature, topP: r.TopP, topK: r.TopK, minP: r.MinP, seed: r.Seed,
+		frequency: r.FrequencyPenalty, presence: r.PresencePenalty, repetition: r.RepetitionPenalty,
+		stop: r.Stop, stopParam: "stop",
+	}, 1, 1); err != nil {
+		return Request{}, err
+	}
+	n := 1
+	if r.N != nil {
+		if *r.N < 1 || *r.N > inference.MaxChoices {
+			return Request{}, invalid("n", "n must be 1 to %d, got %d", inference.MaxChoices, *r.N)
+		}
+		n = *r.N
+	}
+	if r.BestOf != nil && *r.BestOf != n {
+		return Request{}, invalid("best_of", "best_of must equal n (%d): candidates are not ranked here", n)
+	}
+	if n > 1 {
+		out.Choices = n
+	}
+	if r.Logprobs != nil {
+		if err := logprobs(&out, ptr(true), r.Logprobs, "logprobs"); err != nil {
+			return Request{}, err
+		}
+	}
+	out.Echo = r.Echo
+	out.PromptLogprobs = r.Echo && out.Logprobs
+	if out.PromptOnly {
+		out.Logprobs = false // nothing is generated
+	}
+	out.Stream = r.Stream
+	out.IncludeUsage = r.StreamOptions != nil && r.StreamOptions.IncludeUsage
+	out.User = r.User
+	return out, nil
+}
+
+// ForPrompt returns the engine's request for prompt i of a legacy
+// completions request: the text continued as it is, as data (never read as
+// control tokens), with no chat template and no thinking switch.
+func (r Request) ForPrompt(i int) inference.Request {
+	out := r.Request
+	out.Prompt = inference.Literal(r.Prompts[i])
+	return out
+}
+
+// Completion is the response of a legacy completions request.
+type Completion struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"` // text_completion
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []CompletionChoice `json:"choices"`
+	// Usage is on the response, and on a stream's last chunk when asked.
+	Usage *CompletionUsage `json:"usage,omitzero"`
+}
+
+// CompletionChoice is one choice: choice j of prompt i has index i*n+j.
+type CompletionChoice struct {
+	Text     string              `json:"text"`
+	Index    int                 `json:"index"`
+	Logprobs *CompletionLogprobs `json:"logprobs"`
+	// FinishReason is stop or length; null in a stream until the last
+	// chunk of the choice.
+	FinishReason *string `json:"finish_reason"`
+}
+
+// CompletionLogprobs are the legacy shape of log-probabilities: parallel
+// arrays of tokens, their log-probabilities (null for the first token of
+// an echoed prompt, which nothing predicts, and whose map of alternatives
+// is empty), a map of the alternatives at each token, and each token's
+// byte offset in the choice's text.
+type CompletionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []*float64           `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+// CompletionUsage counts a request's tokens: every prompt's, and every
+// choice's generated tokens.
+type CompletionUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func newCompletionUsage(u inference.Usage) *CompletionUsage {
+	return &CompletionUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+}
+
+// add appends the entries of lps to l, offsets counted from offset, and
+// returns the offset after them. For a prompt's entries, those whose
+// token writes no text at its start (a BOS token) are left out, and the
+// first token's log-probability, which nothing predicts, is null.
+func (l *CompletionLogprobs) add(lps []inference.TokenLogprob, offset int, prompt bool) int {
+	for i, lp := range lps {
+		if prompt && len(l.Tokens) == 0 && len(lp.Bytes) == 0 {
+			continue
+		}
+		l.Tokens = append(l.Tokens, tokenText(lp.Bytes))
+		if prompt && i == 0 {
+			// No alternatives either: an empty object, which every SDK
+			// decodes (the Go SDK drops an array of objects holding null).
+			l.TokenLogprobs = append(l.TokenLogprobs, nil)
+			l.TopLogprobs = append(l.TopLogprobs, map[string]float64{})
+		} else {
+			l.TokenLogprobs = append(l.TokenLogprobs, ptr(lp.Logprob))
+			top := make(map[string]float64, len(lp.Top))
+			for _, t := range lp.Top {
+				if _, dup := top[tokenText(t.Bytes)]; !dup {
+					top[tokenText(t.Bytes)] = t.Logprob
+				}
+			}
+			l.TopLogprobs = append(l.TopLogprobs, top)
+		}
+		l.TextOffset = append(l.TextOffset, offset)
+		offset += len(lp.Bytes)
+	}
+	return offset
+}
+
+// completionChoice returns choice index of prompt's result res.
+func completionChoice(req Request, index int, prompt string, res inference.Result) CompletionChoice {
+	finish := "stop"
+	if res.FinishReason == inference.FinishLength {
+		finish = "length"
+	}
+	c := CompletionChoice{Text: res.Text, Index: index, FinishReason: &finish}
+	if req.Echo {
+		c.Text = prompt + res.Text
+	}
+	if req.Logprobs || req.PromptLogprobs {
+		l := &CompletionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+		offset := 0
+		if req.Echo {
+			l.add(res.PromptLogprobs, 0, true)
+			offset = len(prompt)
+		}
+		l.add(res.Logprobs, offset, false)
+		c.Logprobs = l
+	}
+	return c
+}
+
+// NewCompletion returns the response to a legacy completions request:
+// results[i][j] is choice j of prompt i.
+func NewCompletion(req Request, results [][]inference.Result, o Options) Completion {
+	c := Completion{ID: o.id("cmpl-"), Object: "text_completion", Created: o.now().Unix(), Model: req.Model, Choices: []CompletionChoice{}}
+	var u inference.Usage
+	for i, choices := range results {
+		for j, res := range choices {
+			c.Choices = append(c.Choices, completionChoice(req, i*len(choices)+j, req.Prompts[i], res))
+		}
+		cu := inference.ChoicesUsage(choices)
+		u.PromptTokens += cu.PromptTokens
+		u.CompletionTokens += cu.CompletionTokens
+	}
+	c.Usage = newCompletionUsage(u)
+	return c
+}
+
+// CompletionStream encodes the events of a legacy completions request as
+// OpenAI streams them: a chunk per text piece of a choice (the event's
+// Choice is the index i*n+j), a last chunk per choice with its finish
+// reason, then the usage chunk when asked, and data: [DONE]. An echoed
+// prompt is the first piece of its choices. Not safe for concurrent use.
+type CompletionStream struct {
+	w       io.Writer
+	req     Request
+	id      string
+	created int64
+	choices []progress
+	started []bool
+	usage   inference.Usage
+	ended   int
+	done    bool
+}
+
+// NewCompletionStream returns an encoder writing to w for req.
+func NewCompletionStream(w io.Writer, req Request, o Options) *CompletionStream {
+	n := len(req.Prompts) * max(1, req.Choices)
+	return &CompletionStream{w: w, req: req, id: o.id("cmpl-"), created: o.now().Unix(), choices: make([]progress, n), started: make([]bool, n)}
+}
+
+func (s *CompletionStream) chunk(c CompletionChoice) error {
+	return writeJSONEvent(s.w, "", Completion{ID: s.id, Object: "text_completion", Created: s.created, Model: s.req.Model, Choices: []CompletionChoice{c}})
+}
+
+// Event writes the chunks of one event. A Final event's usage adds to the
+// request's: its prompt counted once per prompt, by its first choice.
+func (s *CompletionStream) Event(ev inference.Event) error {
+	if s.done {
+		return nil
+	}
+	i := ev.Choice
+	if i < 0 || i >= len(s.choices) {
+		return fmt.Errorf("formats: an event of choice %d in a stream of %d choices", i, len(s.choices))
+	}
+	n := max(1, s.req.Choices)
+	prompt := s.req.Prompts[i/n]
+	// The echoed prompt comes first, with its entries when asked for:
+	// the engine sends them with a choice's first event.
+	if !s.started[i] {
+		s.started[i] = true
+		if s.req.Echo {
+			lps := ev.PromptLogprobs
+			if ev.Final != nil && lps == nil {
+				lps = ev.Final.PromptLogprobs
+			}
+			c := completionChoice(s.req, i, prompt, inference.Result{PromptLogprobs: lps})
+			c.FinishReason = nil
+			if err := s.chunk(c); err != nil {
+				return err
+			}
+		}
+	}
+	_, text, _, lps := s.choices[i].next(ev)
+	if text != "" || len(lps) > 0 && s.req.Logprobs {
+		c := CompletionChoice{Text: text, Index: i}
+		if s.req.Logprobs {
+			c.Logprobs = &CompletionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+			offset := len(s.choices[i].text.String()) - len(text)
+			if s.req.Echo {
+				offset += len(prompt)
+			}
+			c.Logprobs.add(lps, offset, false)
+		}
+		if err := s.chunk(c); err != nil {
+			return err
+		}
+	}
+	if ev.Final == nil {
+		return nil
+	}
+	finish := completionChoice(s.req, i, prompt, inference.Result{FinishReason: ev.Final.FinishReason}).FinishReason
+	if err := s.chunk(CompletionChoice{Index: i, FinishReason: finish}); err != nil {
+		return err
+	}
+	if i%n == 0 {
+		s.usage.PromptTokens += ev.Final.Usage.PromptTokens
+	}
+	s.usage.CompletionTokens += ev.Final.Usage.CompletionTokens
+	if s.ended++; s.ended < len(s.choices) {
+		return nil
+	}
+	s.done = true
+	if s.req.IncludeUsage {
+		if err := writeJSONEvent(s.w, "", Completion{ID: s.id, Object: "text_completion", Created: s.created, Model: s.req.Model,
+			Choices: []CompletionChoice{}, Usage: newCompletionUsage(s.usage)}); err != nil {
+			return err
+		}
+	}
+	return writeDone(s.w)
+}
+
+// Fail writes err as the in-stream error data and ends the stream; no
+// [DONE] follows.
+func (s *CompletionStream) Fail(err error) error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	return writeEvent(s.w, "", ErrorOf(err).Body(FamilyChat))
+}

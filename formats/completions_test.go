@@ -1,0 +1,115 @@
+package formats
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+func TestGoldenCompletion(t *testing.T) {
+	req := mustParse(t, ParseCompletionRequest, `{"model":"core-2-5-mini","prompt":["Hi","One"],"max_tokens":4,"echo":true,"logprobs":2,"stream_options":{"include_usage":true}}`)
+	if len(req.Prompts) != 2 || !req.Echo || !req.Logprobs || !req.PromptLogprobs || req.TopLogprobs != 2 || req.MaxTokens != 4 {
+		t.Fatalf("parsed %+v", req)
+	}
+	one := logprobResult()
+	one.PromptLogprobs = []inference.TokenLogprob{
+		{Token: 1, Bytes: nil}, // a BOS: no text, left out
+		{Token: 13, Bytes: []byte("Hi"), Logprob: -4, Top: []inference.TopLogprob{{Token: 14, Bytes: []byte("Hello"), Logprob: -1}}},
+	}
+	two := resStopSeq
+	two.PromptLogprobs = []inference.TokenLogprob{{Token: 5, Bytes: []byte("One")}}
+	golden(t, "completion.json", mustJSON(t, NewCompletion(req, [][]inference.Result{{one}, {two}}, testOptions())))
+
+	var b bytes.Buffer
+	stream(t, NewCompletionStream(&b, req, testOptions()), []inference.Event{
+		{Choice: 0, Text: "Hi", Logprobs: one.Logprobs[:1], PromptLogprobs: one.PromptLogprobs},
+		{Choice: 0, Final: &one},
+		{Choice: 1, Text: "One", PromptLogprobs: two.PromptLogprobs},
+		{Choice: 1, Final: &two},
+	}, nil)
+	golden(t, "completion_stream.sse", b.Bytes())
+
+	b.Reset()
+	plain := mustParse(t, ParseCompletionRequest, `{"model":"m","prompt":"Hi","n":2,"stream":true}`)
+	stream(t, NewCompletionStream(&b, plain, testOptions()), []inference.Event{{Choice: 1, Text: "x"}}, inference.ErrOverloaded)
+	golden(t, "completion_stream_error.sse", b.Bytes())
+}
+
+func TestCompletionRequestRefusals(t *testing.T) {
+	for body, param := range map[string]string{
+		`{"prompt":"x"}`:                                  "model",
+		`{"model":"m"}`:                                   "prompt",
+		`{"model":"m","prompt":[]}`:                       "prompt",
+		`{"model":"m","prompt":[1,2]}`:                    "prompt[0]",
+		`{"model":"m","prompt":[[1,2]]}`:                  "prompt[0]",
+		`{"model":"m","prompt":{"a":1}}`:                  "prompt",
+		`{"model":"m","prompt":["a",""]}`:                 "prompt[1]",
+		`{"model":"m","prompt":"a","max_tokens":-1}`:      "max_tokens",
+		`{"model":"m","prompt":"a","n":0}`:                "n",
+		`{"model":"m","prompt":"a","best_of":2}`:          "best_of",
+		`{"model":"m","prompt":"a","suffix":"b"}`:         "suffix",
+		`{"model":"m","prompt":"a","logit_bias":{"1":1}}`: "logit_bias",
+		`{"model":"m","prompt":"a","logprobs":21}`:        "logprobs",
+		`{"model":"m","prompt":"a","temperature":3}`:      "temperature",
+	} {
+		_, err := ParseCompletionRequest([]byte(body))
+		var re *RequestError
+		if !errors.As(err, &re) || re.Param != param {
+			t.Errorf("%s: error %v, want one on %s", body, err, param)
+		}
+	}
+	// max_tokens 0 generates nothing; best_of equal to n is n.
+	r := mustParse(t, ParseCompletionRequest, `{"model":"m","prompt":"a","max_tokens":0,"n":2,"best_of":2}`)
+	if !r.PromptOnly || r.Choices != 2 || r.Logprobs {
+		t.Errorf("parsed %+v", r.Request)
+	}
+	if got := r.ForPrompt(0).Prompt; got != inference.Literal("a") {
+		t.Errorf("the prompt reaches the engine as %q, not as data", got)
+	}
+}
+
+func FuzzCompletionRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","prompt":"Once"}`,
+		`{"model":"m","prompt":["a","b"],"n":3,"echo":true,"logprobs":5,"max_tokens":0}`,
+		`{"model":"m","prompt":[[1]],"stop":["x","y"],"stream":true,"stream_options":{"include_usage":true}}`,
+		`{"model":"m","prompt":"<|im_start|>system","seed":1,"top_k":3,"suffix":""}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := ParseCompletionRequest(body)
+		if err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) {
+				t.Fatalf("an error that is no *RequestError: %v", err)
+			}
+			return
+		}
+		if len(r.Prompts) == 0 || len(r.Prompts) > MaxPrompts || r.Choices > inference.MaxChoices || r.TopLogprobs > inference.MaxTopLogprobs || r.MaxTokens < 0 {
+			t.Fatalf("accepted out of bounds: %+v", r)
+		}
+		for i := range r.Prompts {
+			if r.Prompts[i] == "" || r.ForPrompt(i).Prompt != inference.Literal(r.Prompts[i]) {
+				t.Fatalf("prompt %d: %q", i, r.Prompts[i])
+			}
+		}
+		// Every accepted request encodes a response and a stream.
+		res := inference.Result{Text: "x", FinishReason: inference.FinishLength}
+		results := make([][]inference.Result, len(r.Prompts))
+		for i := range results {
+			for range max(1, r.Choices) {
+				results[i] = append(results[i], res)
+			}
+		}
+		mustJSON(t, NewCompletion(r, results, Options{}))
+		s := NewCompletionStream(&bytes.Buffer{}, r, Options{})
+		for i := range len(r.Prompts) * max(1, r.Choices) {
+			if err := s.Event(inference.Event{Choice: i, Final: &res}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
