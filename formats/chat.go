@@ -437,11 +437,11 @@ func (m ChatMessage) canonical(path string) (inference.Message, error) {
 			if p.ImageURL == nil {
 				return out, missing(pp + ".image_url")
 			}
-			img, err := decodeImage(pp+".image_url.url", p.ImageURL.URL)
+			part, err := imagePart(pp+".image_url.url", p.ImageURL.URL)
 			if err != nil {
 				return out, err
 			}
-			out.Content = append(out.Content, inference.Part{Image: img})
+			out.Content = append(out.Content, part)
 		case "":
 			return out, missing(pp + ".type")
 		default:
@@ -592,8 +592,8 @@ func newChatMessage(m inference.Message) ChatMessage {
 		out.Content.set = true
 		out.Content.Parts = []ChatContentPart{}
 		for _, p := range m.Content {
-			if p.Image != nil {
-				out.Content.Parts = append(out.Content.Parts, ChatContentPart{Type: "image_url", ImageURL: &ChatImageURL{URL: dataURL(p.Image)}})
+			if p.Image != nil || p.URL != "" {
+				out.Content.Parts = append(out.Content.Parts, ChatContentPart{Type: "image_url", ImageURL: &ChatImageURL{URL: imageURL(p)}})
 			} else {
 				out.Content.Parts = append(out.Content.Parts, ChatContentPart{Type: "text", Text: p.Text})
 			}
@@ -609,7 +609,7 @@ func newChatMessage(m inference.Message) ChatMessage {
 
 // hasImage reports whether any part is an image.
 func hasImage(parts []inference.Part) bool {
-	return slices.ContainsFunc(parts, func(p inference.Part) bool { return p.Image != nil })
+	return slices.ContainsFunc(parts, func(p inference.Part) bool { return p.Image != nil || p.URL != "" })
 }
 
 // joinText joins the text of the parts.

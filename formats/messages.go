@@ -414,14 +414,20 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			if b.Source == nil {
 				return nil, missing(bp + ".source")
 			}
-			if b.Source.Type != "base64" {
-				return nil, invalid(bp+".source.type", "%s.source.type must be base64; image URLs are not fetched", bp)
+			var part inference.Part
+			var err error
+			switch b.Source.Type {
+			case "base64":
+				part.Image, err = decodeBase64(bp+".source.data", b.Source.Data)
+			case "url":
+				part, err = remoteImage(bp+".source.url", b.Source.URL)
+			default:
+				err = invalid(bp+".source.type", "%s.source.type must be base64 or url, got %q", bp, b.Source.Type)
 			}
-			img, err := decodeBase64(bp+".source.data", b.Source.Data)
 			if err != nil {
 				return nil, err
 			}
-			msg.Content = append(msg.Content, inference.Part{Image: img})
+			msg.Content = append(msg.Content, part)
 		case "thinking", "redacted_thinking":
 			if msg.Role != inference.RoleAssistant {
 				return nil, invalid(bp+".type", "%s: only assistant messages carry thinking", bp)
@@ -554,10 +560,13 @@ func newMessagesMessage(m inference.Message) MessagesMessage {
 		out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "thinking", Thinking: m.Reasoning, Signature: signature(m.Reasoning)})
 	}
 	for _, p := range m.Content {
-		if p.Image != nil {
+		switch {
+		case p.Image != nil:
 			out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "image", Source: &MessagesImageSource{
 				Type: "base64", MediaType: mediaType(p.Image), Data: base64Std(p.Image)}})
-		} else {
+		case p.URL != "":
+			out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "image", Source: &MessagesImageSource{Type: "url", URL: p.URL}})
+		default:
 			out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "text", Text: p.Text})
 		}
 	}

@@ -439,11 +439,11 @@ func (c ResponsesContent) parts(p string) ([]inference.Part, error) {
 		case "input_text", "output_text", "text":
 			out = append(out, inference.Part{Text: part.Text})
 		case "input_image":
-			img, err := decodeImage(pp+".image_url", part.ImageURL)
+			img, err := imagePart(pp+".image_url", part.ImageURL)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, inference.Part{Image: img})
+			out = append(out, img)
 		case "refusal":
 		case "":
 			return nil, missing(pp + ".type")
@@ -531,8 +531,8 @@ func newResponsesItems(m inference.Message) []ResponsesItem {
 func responsesParts(content []inference.Part, textType string) []ResponsesPart {
 	parts := []ResponsesPart{}
 	for _, p := range content {
-		if p.Image != nil {
-			parts = append(parts, ResponsesPart{Type: "input_image", ImageURL: dataURL(p.Image)})
+		if p.Image != nil || p.URL != "" {
+			parts = append(parts, ResponsesPart{Type: "input_image", ImageURL: imageURL(p)})
 		} else {
 			parts = append(parts, ResponsesPart{Type: textType, Text: p.Text})
 		}

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/inferkit/inferkit/inference"
 )
 
 // Limits of the spec and of the common SDK parameters.
@@ -118,24 +120,38 @@ func checkSummary(param, v string) error {
 	return invalid(param, "%s must be one of none, auto, concise, detailed; got %q", param, v)
 }
 
-// decodeImage returns the bytes of an image given as a data: URL. Remote
-// URLs are refused: the engine takes image bytes, and fetching is the
-// server's choice, not the format's.
-func decodeImage(param, raw string) ([]byte, error) {
+// imagePart returns the part of an image given as a data: URL (its
+// bytes), or as an http or https URL (the URL, which the server fetches,
+// or refuses, before the engine sees the request).
+func imagePart(param, raw string) (inference.Part, error) {
 	if raw == "" {
-		return nil, missing(param)
+		return inference.Part{}, missing(param)
 	}
 	if !strings.HasPrefix(raw, "data:") {
-		if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-			return nil, invalid(param, "%s: image URLs are not fetched; send the image as a data: URL (base64)", param)
-		}
-		return nil, invalid(param, "%s must be a data: URL", param)
+		return remoteImage(param, raw)
 	}
 	meta, data, ok := strings.Cut(strings.TrimPrefix(raw, "data:"), ",")
 	if !ok || !strings.HasSuffix(meta, ";base64") {
-		return nil, invalid(param, "%s must be a base64 data: URL", param)
+		return inference.Part{}, invalid(param, "%s must be a base64 data: URL", param)
 	}
-	return decodeBase64(param, data)
+	img, err := decodeBase64(param, data)
+	return inference.Part{Image: img}, err
+}
+
+// MaxImageURLBytes is the longest image URL a request may name.
+const MaxImageURLBytes = 2048
+
+// remoteImage checks an image's http or https URL and returns the part
+// that names it, for the server to fetch.
+func remoteImage(param, raw string) (inference.Part, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return inference.Part{}, invalid(param, "%s must be a data: URL or an http or https URL", param)
+	case len(raw) > MaxImageURLBytes:
+		return inference.Part{}, invalid(param, "%s is %d bytes long, at most %d", param, len(raw), MaxImageURLBytes)
+	}
+	return inference.Part{URL: raw}, nil
 }
 
 // decodeBase64 decodes standard base64, padded or not.
@@ -203,6 +219,15 @@ type Stop []string
 // UnmarshalJSON accepts a string, an array of strings or null.
 func (s *Stop) UnmarshalJSON(data []byte) error {
 	return stringsOrOne(data, (*[]string)(s))
+}
+
+// imageURL is how a request names the image of a part: a data: URL of
+// its bytes, or the URL it was named by, not yet fetched.
+func imageURL(p inference.Part) string {
+	if p.Image == nil {
+		return p.URL
+	}
+	return dataURL(p.Image)
 }
 
 // dataURL returns an image as a base64 data: URL with its sniffed type.

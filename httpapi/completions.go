@@ -56,7 +56,7 @@ func (h *Handler) admitPrompts(w http.ResponseWriter, r *http.Request, req forma
 		err      error
 	)
 	for i := range req.Prompts {
-		if m, prepared[i], err = h.prepare(req.Model, req.ForPrompt(i)); err != nil {
+		if m, prepared[i], err = h.prepare(r, req.Model, req.ForPrompt(i)); err != nil {
 			return nil, promptError(err, i, len(req.Prompts))
 		}
 		inputs += prepared[i].InputTokens

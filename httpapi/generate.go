@@ -84,13 +84,9 @@ func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, &formats.RequestError{Param: "stream", Message: "stream: counting tokens does not stream"})
 		return
 	}
-	if _, _, ok := h.chatModel(req.Model); !ok {
-		h.fail(w, r, formats.UnknownModel(req.Model))
-		return
-	}
 	ir := req.Inference()
 	ir.MaxTokens, ir.ClampMaxTokens = 1, false
-	p, err := h.engine.Prepare(ir)
+	_, p, err := h.prepare(r, req.Model, ir)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -126,7 +122,7 @@ type generation struct {
 // engine's request carries the style's reasoning, output format and tool
 // choice (formats.Request.Inference).
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Request) (*generation, error) {
-	m, p, err := h.prepare(req.Model, req.Inference())
+	m, p, err := h.prepare(r, req.Model, req.Inference())
 	if err != nil {
 		return nil, err
 	}
@@ -141,11 +137,15 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Requ
 func choicesOf(req inference.Request) int { return max(1, req.Choices) }
 
 // prepare prepares ir, a request for the chat model named name, within
-// the catalog's output limit.
-func (h *Handler) prepare(name string, ir inference.Request) (catalog.Model, *inference.Prepared, error) {
+// the catalog's output limit, once the images it names by URL are
+// fetched.
+func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (catalog.Model, *inference.Prepared, error) {
 	m, _, ok := h.chatModel(name)
 	if !ok {
 		return catalog.Model{}, nil, formats.UnknownModel(name)
+	}
+	if err := h.fetchImages(r, &ir); err != nil {
+		return catalog.Model{}, nil, err
 	}
 	if m.MaxOutput > 0 && ir.MaxTokens > m.MaxOutput {
 		if !ir.ClampMaxTokens {

@@ -103,6 +103,10 @@ type Config struct {
 	// caller owns it. ratelimit.NewMemory is exact within one process,
 	// redislimit shares the limits of several replicas.
 	Limiter ratelimit.Limiter
+	// RemoteImages lets requests name images by http or https URL, which
+	// the Handler fetches within its bounds. Nil refuses image URLs with
+	// a 400 that asks for a data: URL.
+	RemoteImages *RemoteImages
 	// Middleware wraps every route, the first outermost, inside the
 	// authentication and the body limit: IdentityFrom(r.Context()) holds
 	// the caller's key, and WriteError writes the route's error shape. A
@@ -129,6 +133,7 @@ type Handler struct {
 	mux    *http.ServeMux // the routes, then unrouted for every other path
 	allow  *http.ServeMux // the routes' paths, for unrouted's 405s
 	other  http.Handler   // unrouted, logged
+	images *imageFetcher  // nil: image URLs are refused
 	// evaluators holds a *decision.Evaluator per decision model id, made
 	// on its first request: it keeps the model's labels, and bounds its
 	// video decoding.
@@ -202,6 +207,13 @@ func New(cfg Config) (*Handler, error) {
 			return nil, err
 		}
 		h.store = s
+	}
+	if cfg.RemoteImages != nil {
+		f, err := newImageFetcher(*cfg.RemoteImages)
+		if err != nil {
+			return nil, err
+		}
+		h.images = f
 	}
 	h.opts = formats.Options{Now: h.now}
 	h.mux = http.NewServeMux()

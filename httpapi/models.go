@@ -60,10 +60,17 @@ func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
 }
 
 // chatObject is a chat model's catalog object, with the context one
-// request may really use. Generation reads text only, whatever the
-// catalog entry says, so the listing never promises images.
+// request may really use. It lists images among the inputs when the
+// engine loaded a projector for the model, and only then, whatever the
+// catalog entry says.
 func chatObject(m catalog.Model, info inference.ModelInfo) catalog.Object {
 	o := m.Object(info.ContextLength)
-	o.InputModalities = slices.DeleteFunc(o.InputModalities, func(s string) bool { return s == "image" })
+	hasImage := slices.Contains(o.InputModalities, "image")
+	switch {
+	case info.Images && !hasImage:
+		o.InputModalities = append(slices.Clone(o.InputModalities), "image")
+	case !info.Images && hasImage:
+		o.InputModalities = slices.DeleteFunc(slices.Clone(o.InputModalities), func(s string) bool { return s == "image" })
+	}
 	return o
 }

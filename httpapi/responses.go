@@ -140,6 +140,8 @@ type storedMessage struct {
 type storedPart struct {
 	Text  string `json:"text,omitzero"`
 	Image []byte `json:"image,omitzero"`
+	// URL names an image by URL, fetched again by the next turn.
+	URL string `json:"url,omitzero"`
 }
 
 // storedToolCall is an inference.ToolCall.

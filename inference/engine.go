@@ -9,6 +9,7 @@ import (
 	"iter"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -219,11 +220,14 @@ func (e *Engine) Models() []ModelInfo { return append([]ModelInfo(nil), e.infos.
 // messages rendered with the model's chat template, or its prompt,
 // tokenized with the model's own tokenizer, as Prepare does. It decodes
 // nothing, and checks nothing but the prompt: one longer than the context
-// fails with ErrContextLength.
+// fails with ErrContextLength. Images are not counted: their tokens are
+// known once they are encoded, when the request runs.
 func (e *Engine) CountTokens(req Request) (n int, err error) {
 	err = e.use(req.Model, func(m *model) error {
-		tokens, _, err := m.prompt(req, req.Format != nil)
-		n = len(tokens)
+		texts, _, err := m.prompt(req, req.Format != nil)
+		for _, t := range texts {
+			n += len(t)
+		}
 		return err
 	})
 	return n, err
@@ -336,6 +340,13 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	if req.ThinkingBudget < 0 {
 		return nil, fieldError("ThinkingBudget", "%d is negative", req.ThinkingBudget)
 	}
+	for i, msg := range req.Messages {
+		for _, part := range msg.Content {
+			if part.Image == nil && part.URL != "" {
+				return nil, fieldError(fmt.Sprintf("Messages[%d]", i), "the image at %q was not fetched: the engine reads Part.Image", part.URL)
+			}
+		}
+	}
 	switch {
 	case req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs:
 		return nil, fieldError("TopLogprobs", "%d is not within 0 to %d", req.TopLogprobs, MaxTopLogprobs)
@@ -373,28 +384,46 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	if req.IgnoreEOS && gbnf != "" {
 		return nil, fieldError("IgnoreEOS", "with a Format or a required tool call: the grammar's end is the end of the turn")
 	}
-	tokens, thinking, err := m.prompt(req, gbnf != "")
+	texts, thinking, err := m.prompt(req, gbnf != "")
 	if err != nil {
 		return nil, err
 	}
-	if len(tokens) == 0 {
+	var tokens []llamacpp.Token
+	for _, t := range texts {
+		tokens = append(tokens, t...)
+	}
+	images, err := requestImages(req)
+	if err != nil {
+		return nil, err
+	}
+	if len(tokens) == 0 && len(images) == 0 {
 		return nil, fieldError("Messages", "the prompt is empty")
+	}
+	// The prompt's tokens, each image's counted as the projector makes
+	// them (without encoding it, which Run does).
+	inputs := len(tokens)
+	for i, img := range images {
+		n, err := m.projector.CountTokens(llamacpp.MediaMarker, [][]byte{img})
+		if err != nil {
+			return nil, fieldError("Messages", "image %d: %v", i, err)
+		}
+		inputs += n
 	}
 	limit := m.info.ContextLength
 	maxTokens := req.MaxTokens
-	if room := limit - len(tokens); maxTokens == 0 || req.ClampMaxTokens && maxTokens > room {
+	if room := limit - inputs; maxTokens == 0 || req.ClampMaxTokens && maxTokens > room {
 		maxTokens = room
 	}
 	if req.PromptOnly {
 		maxTokens = 0
 	}
 	switch {
-	case len(tokens) >= limit:
+	case inputs >= limit:
 		return nil, &FieldError{Field: "Messages", Err: ErrContextLength,
-			Reason: fmt.Sprintf("%d prompt tokens leave no room in the context of %d", len(tokens), limit)}
-	case len(tokens)+maxTokens > limit:
+			Reason: fmt.Sprintf("%d prompt tokens leave no room in the context of %d", inputs, limit)}
+	case inputs+maxTokens > limit:
 		return nil, &FieldError{Field: "MaxTokens", Err: ErrContextLength,
-			Reason: fmt.Sprintf("%d prompt tokens and %d to generate, more than the context of %d", len(tokens), maxTokens, limit)}
+			Reason: fmt.Sprintf("%d prompt tokens and %d to generate, more than the context of %d", inputs, maxTokens, limit)}
 	}
 	budget := -1
 	switch {
@@ -404,11 +433,15 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 		// Leave the answer a quarter of the output limit at least.
 		budget = min(req.ThinkingBudget, max(1, maxTokens*3/4))
 	}
+	pl := &plan{prompt: tokens, thinking: thinking, grammar: gbnf, budget: budget}
+	if len(images) > 0 {
+		pl.prompt, pl.texts, pl.images = nil, texts, images
+	}
 	return &Prepared{
 		Request:         req,
-		InputTokens:     len(tokens),
+		InputTokens:     inputs,
 		MaxOutputTokens: maxTokens,
-		plan:            &plan{prompt: tokens, thinking: thinking, grammar: gbnf, budget: budget},
+		plan:            pl,
 	}, nil
 }
 
@@ -427,9 +460,16 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 		return nil, err
 	}
 	defer release()
+	prompt, spans, err := m.promptOf(p, e.cfg.Batch)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // encoding the images took a while
+	}
 	works := make([]*work, max(1, req.Choices))
 	for i := range works {
-		if works[i], err = m.work(p, i); err != nil {
+		if works[i], err = m.work(p, i, prompt, spans); err != nil {
 			for _, w := range works[:i] {
 				w.close()
 			}
@@ -453,9 +493,31 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 	return jobs, nil
 }
 
-// work makes the work of choice i of a prepared request: its sampler
-// (seeded Seed+i when the request has a seed), grammar and tool scanner.
-func (m *model) work(p *Prepared, i int) (*work, error) {
+// promptOf returns a prepared request's prompt: its tokens, or, with
+// images, its text's tokens and each image encoded in place, as many
+// tokens as Prepare counted.
+func (m *model) promptOf(p *Prepared, batch int) ([]llamacpp.Token, []imageSpan, error) {
+	if len(p.plan.images) == 0 {
+		return p.plan.prompt, nil, nil
+	}
+	prompt, spans, err := m.withImages(p.plan.texts, p.plan.images, batch)
+	var ie *ImageError
+	if errors.As(err, &ie) {
+		return nil, nil, fieldError("Messages", "image %d: %s", ie.Index, ie.Reason)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(prompt) != p.InputTokens {
+		return nil, nil, fmt.Errorf("inference: the images made a prompt of %d tokens, %d were counted", len(prompt), p.InputTokens)
+	}
+	return prompt, spans, nil
+}
+
+// work makes the work of choice i of a prepared request, whose prompt
+// promptOf gave: its sampler (seeded Seed+i when the request has a seed),
+// grammar and tool scanner.
+func (m *model) work(p *Prepared, i int, prompt []llamacpp.Token, spans []imageSpan) (*work, error) {
 	req := p.Request
 	sp, err := samplerParams(req)
 	if err != nil {
@@ -464,7 +526,7 @@ func (m *model) work(p *Prepared, i int) (*work, error) {
 	if req.Seed != nil {
 		sp.Seed += uint32(i)
 	}
-	w := &work{prompt: p.plan.prompt, maxTokens: p.MaxOutputTokens, stops: req.Stop, thinking: p.plan.thinking,
+	w := &work{prompt: prompt, images: spans, maxTokens: p.MaxOutputTokens, stops: req.Stop, thinking: p.plan.thinking,
 		thinkClose: m.thinkClose, budget: p.plan.budget, logprobs: req.Logprobs, top: req.TopLogprobs,
 		promptLP: req.PromptLogprobs, noOutput: req.PromptOnly}
 	if tools := req.shownTools(); len(tools) > 0 {
@@ -518,16 +580,27 @@ func grammarOf(f *Format) (string, error) {
 // model that thinks gets its thinking section opened here, so that the
 // grammar applies after it. Tokenizing stops with ErrContextLength once
 // the prompt passes the context.
-func (m *model) prompt(req Request, constrained bool) ([]llamacpp.Token, bool, error) {
+//
+// A prompt with images gives the tokens of its text around them, one
+// more slice than images; its images are encoded when it runs.
+func (m *model) prompt(req Request, constrained bool) ([][]llamacpp.Token, bool, error) {
 	limit := m.info.ContextLength
 	if len(req.Messages) == 0 {
 		if req.Prompt == "" {
 			return nil, false, fieldError("Messages", "neither messages nor a prompt")
 		}
 		tokens, err := m.tokenize(req.Prompt, true, limit)
-		return tokens, opensThinking(req.Prompt), err
+		return [][]llamacpp.Token{tokens}, opensThinking(req.Prompt), err
 	}
-	text, err := m.render(req)
+	// An image stands in the rendered text as a marker that request text
+	// cannot forge: its nonce is drawn here.
+	var marker string
+	var image func() string
+	if m.projector != nil {
+		marker = "[[" + strconv.FormatUint(rand.Uint64(), 10) + ":image]]"
+		image = func() string { return marker }
+	}
+	text, err := m.render(req, image)
 	if err != nil {
 		return nil, false, err
 	}
@@ -536,10 +609,21 @@ func (m *model) prompt(req Request, constrained bool) ([]llamacpp.Token, bool, e
 		text += thinkOpen + "\n"
 		thinking = true
 	}
+	pieces := []string{text}
+	if marker != "" {
+		pieces = strings.Split(text, marker)
+	}
 	// Templates usually write the BOS text themselves; it is added only
 	// where the model wants it and the template left it out.
-	tokens, err := m.tokenize(text, true, limit)
-	return tokens, thinking, err
+	texts := make([][]llamacpp.Token, len(pieces))
+	n := 0
+	for i, piece := range pieces {
+		if texts[i], err = m.tokenize(piece, i == 0, limit-n); err != nil {
+			return nil, false, err
+		}
+		n += len(texts[i])
+	}
+	return texts, thinking, nil
 }
 
 // samplerParams checks the request's sampling fields and fills defaults.

@@ -29,3 +29,21 @@ func checkImage(img []byte) error {
 	}
 	return nil
 }
+
+// requestImages returns the images of req's messages, in order, each
+// checked to be a picture the projector can read.
+func requestImages(req Request) ([][]byte, error) {
+	var images [][]byte
+	for i, m := range req.Messages {
+		for _, p := range m.Content {
+			if p.Image == nil {
+				continue
+			}
+			if err := checkImage(p.Image); err != nil {
+				return nil, fieldError(fmt.Sprintf("Messages[%d]", i), "image %d: %v", len(images), err)
+			}
+			images = append(images, p.Image)
+		}
+	}
+	return images, nil
+}

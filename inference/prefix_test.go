@@ -102,7 +102,7 @@ func TestPrefixSecondTurn(t *testing.T) {
 	kv := slices.Clone(r.slots[0].cache) // the prompt and what was generated
 	turn2 := turn1
 	turn2.Messages = append(slices.Clone(turn1.Messages), Text(RoleAssistant, res1.Text), Text(RoleUser, "And a suffix?"))
-	tokens, _, err := e.names["tiny"].prompt(turn2, false)
+	texts, _, err := e.names["tiny"].prompt(turn2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestPrefixSecondTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := commonPrefix(kv, tokens); res2.Usage.CachedTokens != want {
+	if want := commonPrefix(kv, texts[0]); res2.Usage.CachedTokens != want {
 		t.Errorf("second turn: %d cached, want %d (the tokens it shares with the KV cache)", res2.Usage.CachedTokens, want)
 	}
 	if res2.Usage.CachedTokens < res1.Usage.PromptTokens {

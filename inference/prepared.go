@@ -25,8 +25,12 @@ type Prepared struct {
 
 // plan is what Run needs of a Prepared beyond its request.
 type plan struct {
-	engine   *Engine
-	prompt   []int32
+	engine *Engine
+	prompt []int32 // the prompt's tokens, when it holds no image
+	// texts are the tokens of the text around the prompt's images, one
+	// more than images, which Run encodes.
+	texts    [][]int32
+	images   [][]byte
 	thinking bool   // the prompt opens a thinking section
 	grammar  string // GBNF of the answer, or ""
 	budget   int    // thinking tokens, -1 for no bound

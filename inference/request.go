@@ -17,6 +17,10 @@ type Part struct {
 	Text string
 	// Image is an encoded image (PNG, JPEG) for multimodal models.
 	Image []byte
+	// URL is where an image is, as a request named it (http or https),
+	// for a server to fetch into Image: the engine reads Image only, and
+	// refuses a part with a URL and no Image.
+	URL string
 }
 
 // Message is one turn of a conversation.
@@ -154,7 +158,7 @@ type Format struct {
 func (r Request) hasImages() bool {
 	for _, m := range r.Messages {
 		for _, p := range m.Content {
-			if p.Image != nil {
+			if p.Image != nil || p.URL != "" {
 				return true
 			}
 		}

@@ -48,7 +48,7 @@ func (e *Engine) RenderPrompt(req Request) (text string, err error) {
 			text = req.Prompt
 			return nil
 		}
-		text, err = m.render(req)
+		text, err = m.render(req, nil)
 		return err
 	})
 	return text, err
@@ -189,7 +189,7 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 		return nil, err
 	}
 	defer release()
-	prefix, images, err := m.scorePrefix(p, e.cfg.Batch)
+	prefix, images, err := m.withImages(p.plan.texts, p.Request.Images, e.cfg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -212,20 +212,20 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 	return w, nil
 }
 
-// scorePrefix puts a prepared prefix together: its text's tokens, and
-// each image encoded in place, its tokens standing in the prompt as
-// imageTokens and its embeddings in the returned spans. batch is the most
-// tokens one decode takes. Only each image, alone, goes through the
-// projector (which adds the model's own markers around it).
-func (m *model) scorePrefix(p *PreparedScore, batch int) ([]llamacpp.Token, []imageSpan, error) {
+// withImages puts a prompt together: its text's tokens (texts, one more
+// than images), and each image encoded in place, its tokens standing in
+// the prompt as imageTokens and its embeddings in the returned spans.
+// batch is the most tokens one decode takes. Only each image, alone, goes
+// through the projector (which adds the model's own markers around it).
+func (m *model) withImages(texts [][]llamacpp.Token, images [][]byte, batch int) ([]llamacpp.Token, []imageSpan, error) {
 	var prefix []llamacpp.Token
 	var spans []imageSpan
-	for i, toks := range p.plan.texts {
+	for i, toks := range texts {
 		prefix = append(prefix, toks...)
-		if i == len(p.Request.Images) {
+		if i == len(images) {
 			break
 		}
-		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, p.Request.Images[i:i+1])
+		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, images[i:i+1])
 		if ie, ok := errors.AsType[*llamacpp.ImageError](err); ok {
 			return nil, nil, &ImageError{Index: i, Reason: ie.Err.Error()}
 		}
@@ -242,7 +242,7 @@ func (m *model) scorePrefix(p *PreparedScore, batch int) ([]llamacpp.Token, []im
 				return nil, nil, &ImageError{Index: i, Reason: fmt.Sprintf("takes %d tokens, and this model reads an image in one batch of at most Config.Batch (%d)", n, batch)}
 			}
 			spans = append(spans, imageSpan{start: len(prefix), rows: c.Image, whole: m.projector.NonCausal()})
-			prefix = append(prefix, imageTokens(p.Request.Images[i], n)...)
+			prefix = append(prefix, imageTokens(images[i], n)...)
 		}
 		if len(prefix) > m.info.ContextLength {
 			return nil, nil, &FieldError{Field: "Images", Err: ErrContextLength,

@@ -61,7 +61,10 @@ func newChatTemplate(source, bos, eos string) (*chatTemplate, error) {
 // off. Every string of msgs and tools passes through data on its way in
 // (nil: as it is), so that the caller can tell request text from the
 // template's markup.
-func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, data func(string) string) (string, error) {
+//
+// An image part becomes the text image returns in its message's content
+// (nil: the model reads no images, and an image fails).
+func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, data func(string) string, image func() string) (string, error) {
 	if data == nil {
 		data = func(s string) string { return s }
 	}
@@ -75,7 +78,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, dat
 	}
 	list := make([]any, 0, len(msgs))
 	for i, m := range msgs {
-		v, err := messageVar(m, data)
+		v, err := messageVar(m, data, image)
 		if err != nil {
 			return "", fieldError(fmt.Sprintf("Messages[%d]", i), "%v", err)
 		}
@@ -105,22 +108,31 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, dat
 // messageVar is a message as Hugging Face templates read it: role,
 // content, and where present reasoning_content, tool_calls, tool_call_id
 // and name. Its strings pass through data.
-func messageVar(m Message, data func(string) string) (*jinja.Map, error) {
+func messageVar(m Message, data func(string) string, image func() string) (*jinja.Map, error) {
 	switch m.Role {
 	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
 	default:
 		return nil, fmt.Errorf("role %q", m.Role)
 	}
-	var text strings.Builder
+	// Text parts pass through data run by run, joined, so that control
+	// text split across parts is found whole.
+	var text, run strings.Builder
 	for _, p := range m.Content {
-		if p.Image != nil {
-			return nil, fmt.Errorf("this model does not read images")
+		if p.Image == nil {
+			run.WriteString(p.Text)
+			continue
 		}
-		text.WriteString(p.Text)
+		if image == nil {
+			return nil, fmt.Errorf("this model does not read images (it has no projector)")
+		}
+		text.WriteString(data(run.String()))
+		run.Reset()
+		text.WriteString(image())
 	}
+	text.WriteString(data(run.String()))
 	v := jinja.NewMap()
 	v.Set("role", string(m.Role))
-	v.Set("content", data(text.String()))
+	v.Set("content", text.String())
 	if m.Reasoning != "" {
 		v.Set("reasoning_content", data(m.Reasoning))
 	}

@@ -40,7 +40,9 @@ func (m *model) tokenize(text string, bos bool, limit int) ([]llamacpp.Token, er
 // becomes that text inside Literal's marks. Placeholders carry a random
 // nonce: text that looks like one without it stays as it is, and one
 // forged by luck would only give text.
-func (m *model) render(req Request) (string, error) {
+//
+// An image becomes the text image returns (nil: images fail).
+func (m *model) render(req Request, image func() string) (string, error) {
 	nonce := strconv.FormatUint(rand.Uint64(), 10)
 	prefix := "[[" + nonce + ":"
 	data := func(s string) string {
@@ -48,7 +50,7 @@ func (m *model) render(req Request) (string, error) {
 			return prefix + strconv.Itoa(int(t)) + "]]"
 		})
 	}
-	text, err := m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking, data)
+	text, err := m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking, data, image)
 	if err != nil {
 		return "", err
 	}

@@ -124,6 +124,27 @@ var ErrImageFormat = errors.New("not a readable image")
 // as Gemma's <start_of_image>) become text tokens. An image that cannot be
 // decoded fails with an *ImageError.
 func (p *Projector) Tokenize(text string, images [][]byte) ([]Chunk, error) {
+	return p.tokenize(text, images, true)
+}
+
+// CountTokens returns the number of tokens that Tokenize makes of text
+// and images (text tokens and image tokens together), without encoding
+// the images: it decodes and preprocesses them only.
+func (p *Projector) CountTokens(text string, images [][]byte) (int, error) {
+	chunks, err := p.tokenize(text, images, false)
+	n := 0
+	for _, c := range chunks {
+		n += len(c.Tokens)
+		if c.Image != nil {
+			n += c.Image.Positions // set to the token count when not encoded
+		}
+	}
+	return n, err
+}
+
+// tokenize is Tokenize, whose image chunks, unless encode is set, hold no
+// values and their token count in Positions.
+func (p *Projector) tokenize(text string, images [][]byte, encode bool) ([]Chunk, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.c == nil {
@@ -188,6 +209,10 @@ func (p *Projector) Tokenize(text string, images [][]byte) ([]Chunk, error) {
 				}
 			} else if rows.Positions != n {
 				return nil, errors.New("llamacpp: an image's positions differ from its tokens")
+			}
+			if !encode {
+				out = append(out, Chunk{Image: &Embeddings{Width: width, Positions: n}})
+				continue
 			}
 			if rc := C.mtmd_encode_chunk(p.c, chunk); rc != 0 {
 				return nil, fmt.Errorf("llamacpp: encoding an image failed (code %d)", int(rc))

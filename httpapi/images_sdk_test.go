@@ -1,0 +1,231 @@
+//go:build cgo
+
+package httpapi_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/inference/inferencetest"
+)
+
+// visionServer serves a tiny model with a vision projector (16 tokens an
+// image) as core-2-5-mini, fetching image URLs under remote, and returns
+// its base URL.
+func visionServer(t *testing.T, remote *httpapi.RemoteImages) string {
+	t.Helper()
+	m, _ := catalog.Defaults(catalog.Core25Mini)
+	m.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3})
+	m.Projector = inferencetest.Projector(t, inferencetest.ProjectorOptions{})
+	eng, err := inference.New(inference.Config{Models: []catalog.Model{m}, Threads: 1, Parallel: 2, Context: 512,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := httpapi.NewStaticKeys(key)
+	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: []catalog.Model{m}, Keys: keys, RemoteImages: remote,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		eng.Close()
+	})
+	return srv.URL
+}
+
+// imageHost serves the test's pictures: /red.png, a /huge.png beyond
+// any bound, a /slow.png that never comes, and 404 elsewhere.
+func imageHost(t *testing.T) *httptest.Server {
+	red := inferencetest.PNG(40, 30, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/red.png":
+			w.Header().Set("Content-Type", "image/png")
+			w.Write(red)
+		case "/huge.png":
+			w.Write(make([]byte, 2<<20))
+		case "/slow.png":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+		case "/redirect":
+			http.Redirect(w, r, "/red.png", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func dataURLOf(img []byte) string {
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(img)
+}
+
+func chatWithImage(imageURL string) openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{
+		Model: catalog.Core25Mini,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("What is this?"),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: imageURL}),
+		})},
+		MaxTokens:       openai.Int(4),
+		Temperature:     openai.Float(0),
+		ReasoningEffort: shared.ReasoningEffortNone,
+	}
+}
+
+func TestSDKImagesOnEveryStyle(t *testing.T) {
+	host := imageHost(t)
+	remote := &httpapi.RemoteImages{AllowPrivate: true, MaxBytes: 1 << 20, Timeout: 2 * time.Second}
+	base := visionServer(t, remote)
+	client := openaiSDK(base, key)
+	ctx := context.Background()
+	red := inferencetest.PNG(40, 30, 1)
+
+	// The listing says the model reads images.
+	m, err := client.Models.Get(ctx, catalog.Core25Mini)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.RawJSON(), `"image"`) {
+		t.Errorf("the listing of a model with a projector: %s", m.RawJSON())
+	}
+
+	plain := chatWithImage("")
+	plain.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+		openai.TextContentPart("What is this?")})}
+	text, err := client.Chat.Completions.New(ctx, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inline, err := client.Chat.Completions.New(ctx, chatWithImage(dataURLOf(red)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inline.Usage.PromptTokens < text.Usage.PromptTokens+16 {
+		t.Errorf("with an image: %d prompt tokens; without: %d", inline.Usage.PromptTokens, text.Usage.PromptTokens)
+	}
+	// The same picture fetched from a URL is the same prompt, and the
+	// prompt cache knows it.
+	for _, path := range []string{"/red.png", "/redirect"} {
+		fetched, err := client.Chat.Completions.New(ctx, chatWithImage(host.URL+path))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if fetched.Usage.PromptTokens != inline.Usage.PromptTokens || fetched.Choices[0].Message.Content != inline.Choices[0].Message.Content ||
+			fetched.Usage.PromptTokensDetails.CachedTokens != fetched.Usage.PromptTokens-1 {
+			t.Errorf("%s: %+v, inline %+v", path, fetched.Usage, inline.Usage)
+		}
+	}
+
+	// Messages: a base64 block and a url block.
+	ac := anthropicSDK(base, key)
+	for name, block := range map[string]anthropic.ContentBlockParamUnion{
+		"base64": anthropic.NewImageBlockBase64("image/png", base64.StdEncoding.EncodeToString(red)),
+		"url":    anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: host.URL + "/red.png"}),
+	} {
+		msg, err := ac.Messages.New(ctx, anthropic.MessageNewParams{
+			Model: catalog.Core25Mini, MaxTokens: 4,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is this?"), block)},
+		})
+		if err != nil {
+			t.Fatalf("messages %s: %v", name, err)
+		}
+		if msg.Usage.InputTokens+msg.Usage.CacheReadInputTokens+msg.Usage.CacheCreationInputTokens < 16 {
+			t.Errorf("messages %s: usage %+v", name, msg.Usage)
+		}
+	}
+
+	// Responses: input_image.
+	resp, err := client.Responses.New(ctx, responses.ResponseNewParams{
+		Model: catalog.Core25Mini, MaxOutputTokens: openai.Int(16),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+				responses.ResponseInputContentParamOfInputText("What is this?"),
+				{OfInputImage: &responses.ResponseInputImageParam{ImageURL: openai.String(dataURLOf(red)), Detail: responses.ResponseInputImageDetailAuto}},
+			}, "user"),
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage.InputTokens < 16 {
+		t.Errorf("responses usage %+v", resp.Usage)
+	}
+
+	// Remote images that cannot be had are the request's fault.
+	for path, want := range map[string]string{
+		"/missing.png": "404",
+		"/huge.png":    "bytes",
+		"/slow.png":    "within",
+	} {
+		_, err := client.Chat.Completions.New(ctx, chatWithImage(host.URL+path))
+		var oe *openai.Error
+		if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Param != "messages" || oe.Code != "invalid_image_url" || !strings.Contains(oe.Message, want) {
+			t.Errorf("%s: %v, want a 400 saying %q", path, err, want)
+		}
+	}
+}
+
+func TestRemoteImagesRefused(t *testing.T) {
+	host := imageHost(t)
+	ctx := context.Background()
+	for name, c := range map[string]struct {
+		remote *httpapi.RemoteImages
+		want   string
+	}{
+		"no fetching":       {nil, "data: URL"},
+		"private addresses": {&httpapi.RemoteImages{}, "not public"},
+		"not allowed": {&httpapi.RemoteImages{AllowPrivate: true, Allow: func(u *url.URL) bool { return u.Host == "images.example.com" }},
+			"does not fetch"},
+		"too many": {&httpapi.RemoteImages{AllowPrivate: true, MaxImages: 1}, "at most 1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client := openaiSDK(visionServer(t, c.remote), key)
+			params := chatWithImage(host.URL + "/red.png")
+			if name == "too many" {
+				params.Messages = append(params.Messages, chatWithImage(host.URL+"/red.png").Messages...)
+			}
+			_, err := client.Chat.Completions.New(ctx, params)
+			var oe *openai.Error
+			if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Param != "messages" || !strings.Contains(oe.Message, c.want) {
+				t.Fatalf("%v, want a 400 saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestPublicAddresses(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"8.8.8.8": true, "2606:4700::1111": true,
+		"127.0.0.1": false, "10.1.2.3": false, "192.168.0.1": false, "172.16.0.1": false, "169.254.169.254": false,
+		"100.64.0.1": false, "0.0.0.0": false, "::1": false, "fd00::1": false, "fe80::1": false, "::ffff:127.0.0.1": false,
+		"224.0.0.1": false, "198.18.0.1": false,
+	} {
+		if got := httpapi.PublicAddress(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("%s public: %v, want %v", addr, got, want)
+		}
+	}
+}
