@@ -148,8 +148,10 @@ func (g *generated) add(ev inference.Event) {
 // settle settles a's reservation at the end of a generation of p: with
 // the result's usage, or, without one, with what was generated. A generation whose client went away before its first token
 // is charged its prompt (the engine may have processed it all); one the
-// engine refused counts as a request without tokens or cost.
+// engine refused counts as a request without tokens or cost. A result
+// also goes to the metrics (observeGeneration).
 func (h *Handler) settle(r *http.Request, a *admission, p *inference.Prepared, res *inference.Result, g *generated) {
+	h.observeGeneration(p, res)
 	ir, n := p.Request, p.InputTokens
 	switch {
 	case a == nil:
