@@ -148,11 +148,6 @@ type Handler struct {
 	mw     []func(http.Handler) http.Handler
 	limits ratelimit.Limiter
 	opts   formats.Options
-	ready  func() error
-	// registry is Config.Metrics, and metrics the collector registered on
-	// it; both nil without metrics.
-	registry *prometheus.Registry
-	metrics  *metrics
 	mux    *http.ServeMux // the routes, then unrouted for every other path
 	allow  *http.ServeMux // the routes' paths, for unrouted's 405s
 	other  http.Handler   // unrouted, logged
@@ -160,6 +155,12 @@ type Handler struct {
 	// on its first request: it keeps the model's labels, and bounds its
 	// video decoding.
 	evaluators sync.Map
+
+	ready func() error // Config.Ready
+	// registry is Config.Metrics, and metrics the collector registered on
+	// it; both nil without metrics.
+	registry *prometheus.Registry
+	metrics  *metrics
 }
 
 // route is one method+path pattern, the error family of its responses
