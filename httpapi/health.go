@@ -28,8 +28,8 @@ func (h *Handler) operationRoutes() []route {
 // them. Their requests are logged at debug level, so that probes do not
 // flood the log, and counted in the requests metric under tier "none".
 // Keep them off the public network where that matters, for example by
-// registering them on a separate mux and listener instead of through
-// Register.
+// registering them on a separate mux and listener. Register leaves them
+// out; ServeHTTP serves them.
 //
 // GET /healthz answers 200 {"status":"ok"} while the Handler serves.
 // GET /readyz answers 200 {"status":"ready"} when the Handler can serve

@@ -240,6 +240,7 @@ func New(cfg Config) (*Handler, error) {
 	h.opts = formats.Options{Now: h.now}
 	h.mux = http.NewServeMux()
 	h.Register(h.mux)
+	h.RegisterOperations(h.mux)
 	h.allow = http.NewServeMux()
 	h.registerPaths()
 	h.other = h.accessLog("unrouted", h.guardBody(http.HandlerFunc(h.unrouted)))
@@ -268,11 +269,11 @@ func (h *Handler) modelRoutes() []route {
 	}
 }
 
-// Register registers every route on mux: RegisterGeneration,
-// RegisterModels, RegisterDecisions and RegisterOperations (GET /healthz,
-// GET /readyz and GET /metrics). Like mux.Handle, it panics if a pattern
-// conflicts with one already registered: a host with health routes of
-// its own calls the other four instead.
+// Register registers every route of the API on mux: RegisterGeneration,
+// RegisterModels and RegisterDecisions. Like mux.Handle, it panics if a
+// pattern conflicts with one already registered. The operators' routes
+// (GET /healthz, GET /readyz, GET /metrics) are not among them, so that
+// a host keeps its own: RegisterOperations adds them.
 //
 // Requests that match none of the routes are mux's to answer: a
 // ServeMux answers an unknown path with a plain-text 404, a known path
@@ -285,7 +286,6 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	h.RegisterGeneration(mux)
 	h.RegisterModels(mux)
 	h.RegisterDecisions(mux)
-	h.RegisterOperations(mux)
 }
 
 // RegisterGeneration registers the generation routes of the spec's
@@ -304,8 +304,11 @@ func (h *Handler) register(mux *http.ServeMux, routes []route) {
 	}
 }
 
-// ServeHTTP serves every route, with paths starting at /v1: mount it
-// under a prefix with http.StripPrefix. It answers every other request
+// ServeHTTP serves every route, with the API's paths starting at /v1,
+// and the operators' routes of RegisterOperations (/healthz, /readyz,
+// /metrics): mount it under a prefix with http.StripPrefix. A caller's
+// mux that routes those paths elsewhere keeps them. It answers every
+// other request
 // with a JSON error in the shape of the path's family (messages for
 // paths under /v1/messages, System One's under /v1/systemone, chat for
 // the rest), without authenticating

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -214,4 +215,147 @@ func TestMetricsCounts(t *testing.T) {
 	if _, ok := sample(fams, "inferkit_model_load_seconds", "model", "core-2-5-pro"); ok {
 		t.Error("a load time for a model that reports none")
 	}
+}
+
+// Two Handlers, each with its own registry, count only their own
+// requests; a registry that already holds a Handler's metrics is refused.
+func TestMetricsHandlersIsolated(t *testing.T) {
+	a, b := metricsEnv(t, nil), metricsEnv(t, nil)
+	for range 3 {
+		if w := do(a.h, "POST", "/v1/chat/completions", key, chatBody); w.Code != 200 {
+			t.Fatalf("a: %d %s", w.Code, w.Body)
+		}
+	}
+	if w := do(b.h, "POST", "/v1/chat/completions", key, chatBody); w.Code != 200 {
+		t.Fatalf("b: %d %s", w.Code, w.Body)
+	}
+	route := []string{"route", "POST /v1/chat/completions", "status", "200", "tier", "default"}
+	wantSample(t, scrape(t, a.h), 3, "inferkit_http_requests_total", route...)
+	wantSample(t, scrape(t, b.h), 1, "inferkit_http_requests_total", route...)
+	wantSample(t, scrape(t, a.h), 3*5, "inferkit_prompt_tokens_total", "model", "core-2-5-mini")
+	wantSample(t, scrape(t, b.h), 1*5, "inferkit_prompt_tokens_total", "model", "core-2-5-mini")
+
+	reg := prometheus.NewRegistry()
+	keys, _ := httpapi.NewStaticKeys(key)
+	if _, err := httpapi.New(httpapi.Config{Engine: newFake(), Models: testCatalog(), Keys: keys, Metrics: reg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := httpapi.New(httpapi.Config{Engine: newFake(), Models: testCatalog(), Keys: keys, Metrics: reg}); err == nil {
+		t.Error("a second Handler on the same registry: no error")
+	}
+}
+
+// Without Config.Metrics there is no /metrics route; the health routes
+// are there all the same.
+func TestMetricsOff(t *testing.T) {
+	e := newEnv(t, nil)
+	if w := do(e.h, "GET", "/metrics", "", ""); w.Code != 404 {
+		t.Errorf("GET /metrics without metrics: %d %s", w.Code, w.Body)
+	}
+	if w := do(e.h, "GET", "/metrics", key, ""); w.Code != 404 {
+		t.Errorf("GET /metrics with a key, without metrics: %d %s", w.Code, w.Body)
+	}
+	if w := do(e.h, "GET", "/healthz", "", ""); w.Code != 200 {
+		t.Errorf("GET /healthz without metrics: %d %s", w.Code, w.Body)
+	}
+}
+
+// The operations routes take no key, are neither rate limited nor
+// wrapped in the middleware, answer 405 to other methods, and /readyz
+// follows Config.Ready.
+func TestHealthAndReadiness(t *testing.T) {
+	var notReady error
+	tight := ratelimit.Tier{Name: "tight", Requests: 1}
+	var wrapped int
+	e := newEnv(t, func(cfg *httpapi.Config, _ *fakeEngine) {
+		keys, _ := httpapi.NewTieredKeys(httpapi.APIKey{Key: key, Tier: tight})
+		cfg.Keys, cfg.Limiter, cfg.Metrics = keys, ratelimit.NewMemory(), prometheus.NewRegistry()
+		cfg.Ready = func() error { return notReady }
+		cfg.Middleware = []func(http.Handler) http.Handler{func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { wrapped++; next.ServeHTTP(w, r) })
+		}}
+	})
+	for range 3 {
+		for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+			for _, k := range []string{"", wrongKey, key} {
+				w := do(e.h, "GET", p, k, "")
+				if w.Code != 200 {
+					t.Fatalf("GET %s (key %q): %d %s", p, k, w.Code, w.Body)
+				}
+				if w.Header().Get("X-Ratelimit-Limit-Requests") != "" {
+					t.Errorf("GET %s: rate-limit headers %v", p, w.Header())
+				}
+			}
+		}
+	}
+	if w := do(e.h, "GET", "/healthz", "", ""); decode(t, w.Body.Bytes())["status"] != "ok" {
+		t.Errorf("/healthz body %s", w.Body)
+	}
+	if w := do(e.h, "GET", "/readyz", "", ""); decode(t, w.Body.Bytes())["status"] != "ready" {
+		t.Errorf("/readyz body %s", w.Body)
+	}
+	if wrapped != 0 {
+		t.Errorf("the middleware wrapped %d operations requests", wrapped)
+	}
+	// The key's one request a minute is still there.
+	if w := do(e.h, "POST", "/v1/chat/completions", key, chatBody); w.Code != 200 {
+		t.Fatalf("chat after the probes: %d %s", w.Code, w.Body)
+	}
+	if w := do(e.h, "POST", "/v1/chat/completions", key, chatBody); w.Code != 429 {
+		t.Fatalf("second chat: %d, want 429 (the limit applies to API routes)", w.Code)
+	}
+
+	notReady = errors.New("models loading")
+	w := do(e.h, "GET", "/readyz", "", "")
+	if w.Code != 503 || w.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("/readyz not ready: %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+	if typ, code, _, msg := errorOf(t, w.Body.Bytes()); typ != "api_error" || code != "not_ready" || !strings.Contains(msg, "models loading") {
+		t.Errorf("/readyz not ready body %s", w.Body)
+	}
+	if w := do(e.h, "GET", "/healthz", "", ""); w.Code != 200 {
+		t.Errorf("/healthz while not ready: %d", w.Code)
+	}
+
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		w := do(e.h, "POST", p, "", "")
+		if w.Code != 405 || w.Header().Get("Allow") != "GET, HEAD" {
+			t.Errorf("POST %s: %d Allow %q", p, w.Code, w.Header().Get("Allow"))
+		}
+	}
+	fams := scrape(t, e.h)
+	wantSample(t, fams, 10, "inferkit_http_requests_total", "route", "GET /readyz", "status", "200", "tier", "none")
+	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "GET /readyz", "status", "503", "tier", "none")
+	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "POST /v1/chat/completions", "status", "429", "tier", "tight")
+	wantSample(t, fams, 3, "inferkit_http_requests_total", "route", "unrouted", "status", "405", "tier", "none")
+}
+
+// Register leaves the operations routes out, so that a host keeps its
+// own; RegisterOperations puts them on a caller's mux, here a separate
+// one as for an internal listener, and they count on the same metrics.
+func TestRegisterOperations(t *testing.T) {
+	e := metricsEnv(t, nil)
+	api, ops := http.NewServeMux(), http.NewServeMux()
+	e.h.Register(api)
+	api.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("mine")) })
+	e.h.RegisterOperations(ops)
+	if w := do(api, "GET", "/healthz", "", ""); w.Body.String() != "mine" {
+		t.Errorf("the host's own /healthz: %d %s", w.Code, w.Body)
+	}
+	for _, p := range []string{"/readyz", "/metrics"} {
+		if w := do(api, "GET", p, key, ""); w.Code != 404 {
+			t.Errorf("GET %s on Register's mux: %d", p, w.Code)
+		}
+	}
+	if w := do(api, "POST", "/v1/chat/completions", key, chatBody); w.Code != 200 {
+		t.Fatalf("chat: %d %s", w.Code, w.Body)
+	}
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if w := do(ops, "GET", p, "", ""); w.Code != 200 {
+			t.Errorf("GET %s on RegisterOperations' mux: %d", p, w.Code)
+		}
+	}
+	fams := scrape(t, ops)
+	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "POST /v1/chat/completions", "status", "200", "tier", "default")
+	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "GET /readyz", "status", "200", "tier", "none")
 }
