@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/ratelimit"
@@ -358,4 +360,35 @@ func TestRegisterOperations(t *testing.T) {
 	fams := scrape(t, ops)
 	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "POST /v1/chat/completions", "status", "200", "tier", "default")
 	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "GET /readyz", "status", "200", "tier", "none")
+}
+
+// A decision's input tokens count as its model's prompt tokens, under
+// the route it came by.
+func TestMetricsDecisions(t *testing.T) {
+	small, _ := catalog.Defaults(catalog.SystemOne340M)
+	small.Path = "/m/enc.gguf"
+	keys, _ := httpapi.NewStaticKeys(key)
+	h, err := httpapi.New(httpapi.Config{Engine: &scoringEngine{}, Models: []catalog.Model{{ID: "chat", Path: "/m/chat.gguf"}, small},
+		Keys: keys, Metrics: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var input float64
+	for _, p := range []string{"/v1/system", "/v1/systemone"} {
+		w := do(h, "POST", p, key, decisionBody)
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", p, w.Code, w.Body)
+		}
+		var res decision.Response
+		if err := jsonUnmarshal(w.Body.Bytes(), &res); err != nil || res.Usage.InputTokens == 0 {
+			t.Fatalf("%s: usage %+v, %v", p, res.Usage, err)
+		}
+		input += float64(res.Usage.InputTokens)
+	}
+	fams := scrape(t, h)
+	wantSample(t, fams, input, "inferkit_prompt_tokens_total", "model", catalog.SystemOne340M)
+	wantSample(t, fams, 0, "inferkit_cached_tokens_total", "model", catalog.SystemOne340M)
+	wantSample(t, fams, 0, "inferkit_prompt_tokens_total", "model", "chat")
+	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "POST /v1/systemone", "status", "200", "tier", "default")
+	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "POST /v1/system", "status", "200", "tier", "default")
 }
