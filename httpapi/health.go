@@ -56,14 +56,13 @@ func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
 // readyz serves GET /readyz: 200 when Config.Ready reports no error (the
 // engine, made before the Handler, has loaded its models), else 503.
 func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
 	if h.ready != nil {
 		if err := h.ready(); err != nil {
-			w.Header().Set("Cache-Control", "no-store")
 			WriteError(w, r, &formats.Error{Status: http.StatusServiceUnavailable, Code: "not_ready",
 				Message: "not ready: " + err.Error(), Err: err})
 			return
 		}
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	h.writeJSON(w, r, map[string]string{"status": "ready"})
 }

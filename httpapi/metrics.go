@@ -58,7 +58,10 @@ import (
 // scrape (nothing updates them while requests run): queue depth, active
 // sequences and sequences per model from a Stats method of the engine,
 // when it has one (see Config.Metrics), and the load time from
-// inference.ModelInfo.LoadTime, for models that report one.
+// inference.ModelInfo.LoadTime, for models that report one. Their model
+// label is the engine's entry id; catalog entries that share one model
+// file share its queue and sequences, and each reports them, so a sum
+// over models counts such a file once per entry.
 const metricsNamespace = "inferkit"
 
 // statser is the optional method of an Engine that reports its queues and
