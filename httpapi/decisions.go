@@ -110,6 +110,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, decisionError(err))
 		return
 	}
+	h.metrics.decision(m.ID, res.Usage)
 	h.writeJSON(w, r, res)
 }
 

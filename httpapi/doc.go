@@ -18,6 +18,14 @@
 // headers as a status and a JSON body, after them as the stream's own
 // error event. A client that goes away cancels its generation.
 //
+// Operators get GET /healthz, GET /readyz and, when [Config.Metrics]
+// names a Prometheus registry, GET /metrics, which take no key and no
+// rate limit ([Handler.RegisterOperations]): requests by route, status
+// and tier; prompt, cached and generated tokens; time to first token and
+// per output token; queue depth, active sequences and load time per
+// model. Each Handler registers on the registry it is given, never on a
+// global one.
+//
 // The package holds no global state and needs no cgo: its tests run
 // against a fake [Engine], and [*inference.Engine] satisfies Engine.
 package httpapi

@@ -193,8 +193,10 @@ func (g *generated) add(ev inference.Event) {
 // settle settles a's reservation at the end of a generation of p: with
 // the result's usage, or, without one, with what was generated. A generation whose client went away before its first token
 // is charged its prompt (the engine may have processed it all); one the
-// engine refused counts as a request without tokens or cost.
+// engine refused counts as a request without tokens or cost. A result
+// also goes to the metrics (observeGeneration).
 func (h *Handler) settle(r *http.Request, a *admission, p *inference.Prepared, res *inference.Result, g *generated) {
+	h.observeGeneration(p, res)
 	ir, n := p.Request, p.InputTokens
 	switch {
 	case a == nil:
@@ -243,8 +245,9 @@ func (f *finals) add(ev inference.Event) (bool, error) {
 
 // combined is the result that settles the request: its choices' usage
 // together, each prompt counted once (the first choice of a prompt has
-// Choice 0 modulo the prompt's choices).
+// Choice 0 modulo the prompt's choices), with the first choice's timings.
 func (f *finals) combined(perPrompt int) *inference.Result {
+	res := f.results[0]
 	var u inference.Usage
 	for i := 0; i < len(f.results); i += perPrompt {
 		cu := inference.ChoicesUsage(f.results[i : i+perPrompt])
@@ -253,7 +256,8 @@ func (f *finals) combined(perPrompt int) *inference.Result {
 		u.CompletionTokens += cu.CompletionTokens
 		u.ReasoningTokens += cu.ReasoningTokens
 	}
-	return &inference.Result{Usage: u}
+	res.Usage = u
+	return &res
 }
 
 // complete runs a blocking request to the end of every choice. On failure

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
@@ -112,6 +114,26 @@ type Config struct {
 	// the caller's key, and WriteError writes the route's error shape. A
 	// place for rate limits.
 	Middleware []func(http.Handler) http.Handler
+	// Metrics, when set, receives the Handler's metrics (see
+	// metricsNamespace in metrics.go for the list), registered once in
+	// New as one collector, and GET /metrics serves everything it
+	// gathers, in the Prometheus text format (see RegisterOperations).
+	// Nil means no metrics and no /metrics route. Give each Handler a
+	// registry of its own (prometheus.NewRegistry, never the package's
+	// default registry): New fails on a registry that already holds a
+	// Handler's metrics. The caller may register other collectors on it,
+	// such as the Go runtime's, for /metrics to serve as well. The queue
+	// depth and sequence gauges need an Engine with a method
+	// Stats() []inference.ModelStats, as *inference.Engine has; without
+	// one they are absent.
+	Metrics *prometheus.Registry
+	// Ready reports whether the Handler can serve generations, for GET
+	// /readyz: nil when it can, else why not (answered 503). A host that
+	// loads its models in the background, or that drains before it shuts
+	// down, says so here. Nil means always ready: an *inference.Engine
+	// has loaded every model by the time New returns it. It is called
+	// from the requests' goroutines, concurrently.
+	Ready func() error
 }
 
 // Handler serves the Inference API. Create it with New; the zero value is
@@ -138,6 +160,12 @@ type Handler struct {
 	// on its first request: it keeps the model's labels, and bounds its
 	// video decoding.
 	evaluators sync.Map
+
+	ready func() error // Config.Ready
+	// registry is Config.Metrics, and metrics the collector registered on
+	// it; both nil without metrics.
+	registry *prometheus.Registry
+	metrics  *metrics
 }
 
 // route is one method+path pattern, the error family of its responses
@@ -167,7 +195,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		engine: cfg.Engine, keys: cfg.Keys, limit: cfg.MaxBodyBytes, bodyTO: cfg.BodyReadTimeout, log: cfg.Logger,
 		store: cfg.Store, now: cfg.Now, mw: slices.Clone(cfg.Middleware),
-		limits: cfg.Limiter,
+		limits: cfg.Limiter, ready: cfg.Ready, registry: cfg.Metrics,
 	}
 	if h.limit == 0 {
 		h.limit = DefaultMaxBodyBytes
@@ -215,12 +243,19 @@ func New(cfg Config) (*Handler, error) {
 		}
 		h.images = f
 	}
+	if h.registry != nil {
+		h.metrics = newMetrics(h.engine, h.models)
+		if err := h.registry.Register(h.metrics); err != nil {
+			return nil, fmt.Errorf("httpapi: Config.Metrics: %w", err)
+		}
+	}
 	h.opts = formats.Options{Now: h.now}
 	h.mux = http.NewServeMux()
 	h.Register(h.mux)
+	h.RegisterOperations(h.mux)
 	h.allow = http.NewServeMux()
 	h.registerPaths()
-	h.other = h.accessLog(h.guardBody(http.HandlerFunc(h.unrouted)))
+	h.other = h.accessLog("unrouted", h.guardBody(http.HandlerFunc(h.unrouted)))
 	h.mux.Handle("/", h.other)
 	return h, nil
 }
@@ -247,9 +282,11 @@ func (h *Handler) modelRoutes() []route {
 	}
 }
 
-// Register registers every route on mux: RegisterGeneration,
+// Register registers every route of the API on mux: RegisterGeneration,
 // RegisterModels and RegisterDecisions. Like mux.Handle, it panics if a
-// pattern conflicts with one already registered.
+// pattern conflicts with one already registered. The operators' routes
+// (GET /healthz, GET /readyz, GET /metrics) are not among them, so that
+// a host keeps its own: RegisterOperations adds them.
 //
 // Requests that match none of the routes are mux's to answer: a
 // ServeMux answers an unknown path with a plain-text 404, a known path
@@ -281,8 +318,11 @@ func (h *Handler) register(mux *http.ServeMux, routes []route) {
 	}
 }
 
-// ServeHTTP serves every route, with paths starting at /v1: mount it
-// under a prefix with http.StripPrefix. It answers every other request
+// ServeHTTP serves every route, with the API's paths starting at /v1,
+// and the operators' routes of RegisterOperations (/healthz, /readyz,
+// /metrics): mount it under a prefix with http.StripPrefix. A caller's
+// mux that routes those paths elsewhere keeps them. It answers every
+// other request
 // with a JSON error in the shape of the path's family (messages for
 // paths under /v1/messages, System One's under /v1/systemone, chat for
 // the rest), without authenticating
@@ -314,7 +354,7 @@ func isClean(p string) bool {
 func (h *Handler) registerPaths() {
 	methods := map[string][]string{}
 	var paths []string
-	for _, rt := range slices.Concat(h.generationRoutes(), h.modelRoutes(), h.decisionRoutes()) {
+	for _, rt := range slices.Concat(h.generationRoutes(), h.modelRoutes(), h.decisionRoutes(), h.operationRoutes()) {
 		method, p, _ := strings.Cut(rt.pattern, " ")
 		if methods[p] == nil {
 			paths = append(paths, p)
@@ -383,7 +423,7 @@ func (h *Handler) wrap(rt route) http.Handler {
 	next = h.limitBody(next)
 	next = h.authenticate(next)
 	next = h.guardBody(next)
-	next = h.accessLog(next)
+	next = h.accessLog(rt.pattern, next)
 	return withFamily(rt.family, next)
 }
 
@@ -481,11 +521,17 @@ const statusClientClosedRequest = 499
 // cancelled while the handler ran.
 func clientGone(r *http.Request) bool { return errors.Is(r.Context().Err(), context.Canceled) }
 
-// accessLog logs one line per request once it is answered. A request
-// whose client went away before it was answered (the handler wrote
-// nothing, or the server error that the cancellation caused) is logged
-// with status 499.
-func (h *Handler) accessLog(next http.Handler) http.Handler {
+// accessLog logs one line per request once it is answered, and counts it
+// in the metrics under route (a route's pattern, or "unrouted"). A
+// request whose client went away before it was answered (the handler
+// wrote nothing, or the server error that the cancellation caused) is
+// logged with status 499.
+func (h *Handler) accessLog(route string, next http.Handler) http.Handler {
+	return h.accessLogAt(slog.LevelInfo, route, next)
+}
+
+// accessLogAt is accessLog with its lines at level.
+func (h *Handler) accessLogAt(level slog.Level, route string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := h.now()
 		rec := &recorder{ResponseWriter: w}
@@ -498,7 +544,8 @@ func (h *Handler) accessLog(next http.Handler) http.Handler {
 		case status == 0:
 			status = http.StatusOK
 		}
-		h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: request",
+		h.metrics.request(route, status, ident)
+		h.log.LogAttrs(r.Context(), level, "httpapi: request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
 			slog.Duration("duration", h.now().Sub(start)), slog.String("key_id", ident.KeyID))
 	})

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
@@ -120,6 +121,7 @@ func (e *Engine) attachProjector(m *model, path string) error {
 }
 
 func (e *Engine) load(path string) (*model, error) {
+	start := time.Now()
 	var progress func(float32) bool
 	if e.cfg.Progress != nil {
 		progress = func(f float32) bool { e.cfg.Progress(path, float64(f)); return true }
@@ -178,11 +180,11 @@ func (e *Engine) load(path string) (*model, error) {
 		}
 	}
 	m.tools = toolFamilyOf(m.info.ChatTemplate)
-	if enc != nil {
-		return m, nil
+	if enc == nil {
+		m.runner = newRunner(llm, ctx, perSeq, e.cfg)
+		go m.runner.run()
 	}
-	m.runner = newRunner(llm, ctx, perSeq, e.cfg)
-	go m.runner.run()
+	m.info.LoadTime = time.Since(start)
 	return m, nil
 }
 
@@ -215,6 +217,26 @@ func (e *Engine) Close() error {
 
 // Models describes the configured models, one entry per catalog entry.
 func (e *Engine) Models() []ModelInfo { return append([]ModelInfo(nil), e.infos...) }
+
+// Stats reports, per catalog entry in the order of Models, the requests
+// waiting for a sequence and the sequences at work. It reads two counters
+// per model and takes no lock that a decode step holds, so that a metrics
+// scrape may call it at any time; the numbers may be a step stale. After
+// Close it reports zeros.
+func (e *Engine) Stats() []ModelStats {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	stats := make([]ModelStats, len(e.infos))
+	for i, info := range e.infos {
+		stats[i].ID = info.ID
+		if r := e.names[info.ID].runner; r != nil && !e.closed {
+			stats[i].Queued = len(r.queue)
+			stats[i].Active = int(r.active.Load())
+			stats[i].Sequences = len(r.slots)
+		}
+	}
+	return stats
+}
 
 // CountTokens returns the number of prompt tokens req would use: its
 // messages rendered with the model's chat template, or its prompt,

@@ -40,6 +40,9 @@ func (*Engine) Run(context.Context, *Prepared) iter.Seq2[Event, error] {
 // Models returns nothing.
 func (*Engine) Models() []ModelInfo { return nil }
 
+// Stats returns nothing.
+func (*Engine) Stats() []ModelStats { return nil }
+
 // CountTokens fails: the engine needs cgo.
 func (*Engine) CountTokens(Request) (int, error) { return 0, errNoCgo }
 

@@ -1,5 +1,7 @@
 package inference
 
+import "time"
+
 // ModelInfo describes a loaded model.
 type ModelInfo struct {
 	// ID and Aliases are the names of the catalog entry.
@@ -28,4 +30,8 @@ type ModelInfo struct {
 	// Images says the model reads images: it was loaded with a projector
 	// (catalog.Model.Projector), and ScoreRequest.Images work on it.
 	Images bool
+	// LoadTime is how long New took to load the model's file and make
+	// its context, the projector aside. Entries that share one file
+	// report the same time.
+	LoadTime time.Duration
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 )
@@ -33,7 +35,8 @@ func (noEngine) Models() []inference.ModelInfo              { return nil }
 func (noEngine) CountTokens(inference.Request) (int, error) { return 0, nil }
 
 // TestNewServer checks the server that serve runs: its timeouts leave
-// long bodies and streams alone, /healthz answers, and every other path
+// long bodies and streams alone, /healthz, /readyz and /metrics answer,
+// and every other path
 // reaches the API, unclean ones included, for a JSON answer rather than
 // a ServeMux's redirect or plain text.
 func TestNewServer(t *testing.T) {
@@ -41,7 +44,7 @@ func TestNewServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Engine: noEngine{}, Keys: keys, Logger: slog.New(slog.DiscardHandler)})
+	api, err := httpapi.New(httpapi.Config{Engine: noEngine{}, Keys: keys, Logger: slog.New(slog.DiscardHandler), Metrics: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +69,11 @@ func TestNewServer(t *testing.T) {
 		status       int
 		json         bool
 	}{
-		{"GET", "/healthz", 200, false},
+		{"GET", "/healthz", 200, true},
 		{"HEAD", "/healthz", 200, false},
+		{"GET", "/readyz", 200, true},
+		{"GET", "/metrics", 200, false},
+		{"POST", "/metrics", 405, true},
 		{"GET", "/v1/models", 200, true},
 		{"GET", "/v1/nope", 404, true},
 		{"GET", "//v1/models", 404, true},

@@ -40,6 +40,18 @@
 //	-store PATH       keep stored responses (previous_response_id, GET
 //	                  /v1/responses/{id}) in the file PATH, so that they
 //	                  survive a restart (default: in memory)
+//	-metrics          serve Prometheus metrics on GET /metrics (default
+//	                  true; -metrics=false turns them off)
+//
+// Besides the API, it answers operators without an API key: GET /healthz
+// (200 while it runs), GET /readyz (200 once the models are loaded,
+// which they are before it listens) and GET /metrics, in the Prometheus
+// text format: requests by route, status and tier; prompt, cached and
+// generated tokens, the prefix-cache hit ratio, time to first token and
+// time per output token, queue depth, active sequences and load time per
+// model (see package httpapi); and the Go runtime's and the process's
+// metrics. These routes are on the API's listener: where -addr is
+// public, keep them from the outside at the proxy.
 //
 // With no -model it serves small demo models with random weights under
 // every model id of the spec, chat and decision (the multimodal decision
@@ -67,6 +79,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
@@ -84,6 +99,9 @@ type options struct {
 	threads  int
 	store    string
 	redis    string
+	// noMetrics turns GET /metrics off (-metrics=false): the zero value
+	// serves them, as the flag's default does.
+	noMetrics bool
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -180,9 +198,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
+	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	o.noMetrics = !*metrics
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("inferkit-server: unexpected arguments %q", fs.Args())
 	}
@@ -286,7 +306,15 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		logger.Info("inferkit-server: keeping stored responses in a file", "path", o.store)
 	}
 
-	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger, Store: either(store, sharedStore), Limiter: limits})
+	var metrics *prometheus.Registry
+	if !o.noMetrics {
+		// A registry of this server's own, never the package's default:
+		// the API's metrics and the runtime's.
+		metrics = prometheus.NewRegistry()
+		metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger, Store: either(store, sharedStore), Limiter: limits,
+		Metrics: metrics})
 	if err != nil {
 		return err
 	}
@@ -311,8 +339,11 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	return nil // the deferred eng.Close frees the models
 }
 
-// newServer returns the HTTP server of api, which also answers GET
-// /healthz.
+// newServer returns the HTTP server of api, which answers every path:
+// the API's routes, the operators' (/healthz, /readyz and, with metrics,
+// /metrics), and a JSON error for the rest. No ServeMux stands in front of
+// api: one would answer an unclean path, such as //v1/models, with a
+// redirect of its own.
 //
 // Its timeouts bound what a client holds without sending: the request's
 // head (ReadHeaderTimeout) and a kept-alive connection between requests
@@ -326,25 +357,11 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 // and one that goes away cancels its generation.
 func newServer(api http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
-		Handler:           withHealth(api),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-}
-
-// withHealth serves GET (and HEAD) /healthz and hands every other request
-// to api, which answers those that no route serves with a JSON error. No
-// ServeMux stands in front of api: one would answer an unclean path, such
-// as //v1/models, with a redirect of its own.
-func withHealth(api http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			io.WriteString(w, "ok\n")
-			return
-		}
-		api.ServeHTTP(w, r)
-	})
 }
 
 // demoModels writes the demo models into the user's cache directory, once,

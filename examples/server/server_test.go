@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/inferkit/inferkit/inference/inferencetest"
 )
 
@@ -113,6 +116,31 @@ func TestServeDemo(t *testing.T) {
 	}
 	if status, _ := get("GET", "/healthz", "", ""); status != 200 {
 		t.Errorf("healthz: %d", status)
+	}
+	if status, body := get("GET", "/readyz", "", ""); status != 200 || !strings.Contains(string(body), `"ready"`) {
+		t.Errorf("readyz: %d %s", status, body)
+	}
+	// Metrics are on by default, and need no key: the one chat completion
+	// made above is there, with the runtime's metrics.
+	status, body = get("GET", "/metrics", "", "")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if status != 200 || err != nil {
+		t.Fatalf("metrics: %d %v\n%s", status, err, body)
+	}
+	var chats float64
+	for _, m := range fams["inferkit_http_requests_total"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["route"] == "POST /v1/chat/completions" && labels["status"] == "200" && labels["tier"] == "default" {
+			chats += m.GetCounter().GetValue()
+		}
+	}
+	if chats != 1 || fams["go_goroutines"] == nil || fams["inferkit_model_load_seconds"] == nil {
+		t.Errorf("metrics: %v chat completions counted, want 1; go_goroutines %v; load times %v",
+			chats, fams["go_goroutines"] != nil, fams["inferkit_model_load_seconds"] != nil)
 	}
 
 	cancel()

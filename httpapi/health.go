@@ -1,0 +1,68 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/inferkit/inferkit/formats"
+)
+
+// operationRoutes are the operators' routes: GET /healthz, GET /readyz
+// and, with Config.Metrics, GET /metrics.
+func (h *Handler) operationRoutes() []route {
+	routes := []route{
+		{"GET /healthz", formats.FamilyChat, h.healthz},
+		{"GET /readyz", formats.FamilyChat, h.readyz},
+	}
+	if h.registry != nil {
+		routes = append(routes, route{"GET /metrics", formats.FamilyChat, h.serveMetrics().ServeHTTP})
+	}
+	return routes
+}
+
+// RegisterOperations registers the operators' routes on mux: GET
+// /healthz, GET /readyz and, when Config.Metrics is set, GET /metrics
+// (HEAD too, as for every GET pattern of a ServeMux). They are meant for
+// load balancers, orchestrators' probes and metrics scrapers: they take
+// no API key, and neither Config.Limiter nor Config.Middleware applies to
+// them. Their requests are logged at debug level, so that probes do not
+// flood the log, and counted in the requests metric under tier "none".
+// Keep them off the public network where that matters, for example by
+// registering them on a separate mux and listener. Register leaves them
+// out; ServeHTTP serves them.
+//
+// GET /healthz answers 200 {"status":"ok"} while the Handler serves.
+// GET /readyz answers 200 {"status":"ready"} when the Handler can serve
+// generations (see Config.Ready), else 503 with a JSON error body of
+// code not_ready whose message says why.
+func (h *Handler) RegisterOperations(mux *http.ServeMux) {
+	for _, rt := range h.operationRoutes() {
+		mux.Handle(rt.pattern, h.wrapOperation(rt))
+	}
+}
+
+// wrapOperation puts an operators' route behind the access log (at debug
+// level) and the body read deadline: no authentication, rate limits or
+// middleware.
+func (h *Handler) wrapOperation(rt route) http.Handler {
+	return withFamily(rt.family, h.accessLogAt(slog.LevelDebug, rt.pattern, h.guardBody(rt.serve)))
+}
+
+// healthz serves GET /healthz: the process is up and the Handler answers.
+func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
+	h.writeJSON(w, r, map[string]string{"status": "ok"})
+}
+
+// readyz serves GET /readyz: 200 when Config.Ready reports no error (the
+// engine, made before the Handler, has loaded its models), else 503.
+func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if h.ready != nil {
+		if err := h.ready(); err != nil {
+			WriteError(w, r, &formats.Error{Status: http.StatusServiceUnavailable, Code: "not_ready",
+				Message: "not ready: " + err.Error(), Err: err})
+			return
+		}
+	}
+	h.writeJSON(w, r, map[string]string{"status": "ready"})
+}

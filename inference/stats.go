@@ -1,0 +1,18 @@
+package inference
+
+// ModelStats is a snapshot of one model's load, from Engine.Stats: what a
+// metrics scrape reads. It is a plain value; the engine keeps no history.
+type ModelStats struct {
+	// ID is the catalog entry's id, as in ModelInfo. Entries that share
+	// one model file share its sequences and queue, and report the same
+	// numbers.
+	ID string
+	// Queued is the number of requests waiting for a free sequence.
+	Queued int
+	// Active is the number of sequences serving a request: prefilling or
+	// generating.
+	Active int
+	// Sequences is the number of sequences the model decodes at once
+	// (Config.Parallel); 0 for an encoder model, which has no queue.
+	Sequences int
+}
