@@ -13,10 +13,13 @@
 //	                  /v1/system and /v1/systemone (repeatable): a chat
 //	                  model, or a BERT-family reranker. The first is also
 //	                  "jev-latest", System One's SDKs' default model
+//	-fetch-images     fetch the images that requests name by http or https
+//	                  URL (public addresses only, 10 MiB and 10 s at most);
+//	                  without it, images come as data: URLs only
 //	-projector ID=PATH
 //	                  let model ID read images through the projector GGUF
-//	                  ("mmproj") PATH: decision requests' images
-//	                  (repeatable). A decision model without one reads
+//	                  ("mmproj") PATH, in generation and decision
+//	                  requests (repeatable). A model without one reads
 //	                  text only, and its listing says so.
 //	-calibration ID=T
 //	                  answer decision model ID at calibration temperature
@@ -54,8 +57,8 @@
 // public, keep them from the outside at the proxy.
 //
 // With no -model it serves small demo models with random weights under
-// every model id of the spec, chat and decision (the multimodal decision
-// ids with a vision projector, so they take images), so that the API can
+// every model id of the spec, chat and decision (all but the encoder with
+// a vision projector, so they take images), so that the API can
 // be tried at once; their output is gibberish. SIGINT or SIGTERM shuts it down gracefully.
 package main
 
@@ -102,6 +105,9 @@ type options struct {
 	// noMetrics turns GET /metrics off (-metrics=false): the zero value
 	// serves them, as the flag's default does.
 	noMetrics bool
+	// fetchImages lets requests name images by http(s) URL
+	// (-fetch-images).
+	fetchImages bool
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -199,6 +205,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
+	fs.BoolVar(&o.fetchImages, "fetch-images", false, "fetch the images requests name by http or https URL (public addresses only, 10 MiB and 10 s at most)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -313,8 +320,12 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		metrics = prometheus.NewRegistry()
 		metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
+	var remote *httpapi.RemoteImages
+	if o.fetchImages {
+		remote = &httpapi.RemoteImages{}
+	}
 	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger, Store: either(store, sharedStore), Limiter: limits,
-		Metrics: metrics})
+		Metrics: metrics, RemoteImages: remote})
 	if err != nil {
 		return err
 	}
@@ -366,8 +377,8 @@ func newServer(api http.Handler, logger *slog.Logger) *http.Server {
 
 // demoModels writes the demo models into the user's cache directory, once,
 // and returns the catalog that serves them under the spec's ids: a 4-layer
-// llama with the byte-level vocabulary and ChatML for the chat ids and, with
-// a vision projector, the multimodal decision ids; a BERT reranker for the
+// llama with the byte-level vocabulary and ChatML, with a vision projector,
+// for the chat ids and the multimodal decision ids; a BERT reranker for the
 // decision encoder. All have random weights of a fixed seed.
 func demoModels() ([]catalog.Model, error) {
 	dir, err := os.UserCacheDir()
@@ -403,12 +414,9 @@ func demoModels() ([]catalog.Model, error) {
 	var models []catalog.Model
 	for _, id := range append(slices.Clone(specIDs), demoDecisionIDs...) {
 		m, _ := catalog.Defaults(id)
-		m.Path = chat
-		switch id {
-		case catalog.SystemOne340M:
-			m.Path = reranker
-		case catalog.SystemOne27B, catalog.SystemOne9B:
-			m.Projector = projector
+		m.Path, m.Projector = chat, projector // chat and decisions read images
+		if id == catalog.SystemOne340M {
+			m.Path, m.Projector = reranker, ""
 		}
 		models = append(models, m)
 	}

@@ -101,8 +101,18 @@ func TestServeDemo(t *testing.T) {
 	if status != 200 || !strings.Contains(string(body), `"object":"chat.completion"`) {
 		t.Errorf("chat: %d %s", status, body)
 	}
-	// The demo serves the decision ids too, the multimodal ones with images.
+	// The demo's chat models read images; image URLs are not fetched
+	// unless -fetch-images says so.
 	img := base64.StdEncoding.EncodeToString(inferencetest.PNG(24, 24, 1))
+	for body, want := range map[string]int{
+		`{"model":"core-3-flash","max_tokens":4,"messages":[{"role":"user","content":[{"type":"text","text":"What is it?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,` + img + `"}}]}]}`: 200,
+		`{"model":"core-3-flash","max_tokens":4,"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]}`:                                              400,
+	} {
+		if status, b := get("POST", "/v1/chat/completions", key, body); status != want {
+			t.Errorf("chat with an image: %d %s", status, b)
+		}
+	}
+	// The demo serves the decision ids too, the multimodal ones with images.
 	for _, req := range []string{
 		`{"model":"system-one-9b","state":"A sunny day.","questions":{"q":{"type":"noul"}},"images":["data:image/png;base64,` + img + `"]}`,
 		`{"model":"system-one-340m","state":"A sunny day.","questions":{"q":{"type":"choice","criteria":{"sun":"","rain":""}}}}`,
@@ -120,8 +130,8 @@ func TestServeDemo(t *testing.T) {
 	if status, body := get("GET", "/readyz", "", ""); status != 200 || !strings.Contains(string(body), `"ready"`) {
 		t.Errorf("readyz: %d %s", status, body)
 	}
-	// Metrics are on by default, and need no key: the one chat completion
-	// made above is there, with the runtime's metrics.
+	// Metrics are on by default, and need no key: the two chat completions
+	// answered 200 above are there, with the runtime's metrics.
 	status, body = get("GET", "/metrics", "", "")
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
@@ -138,8 +148,8 @@ func TestServeDemo(t *testing.T) {
 			chats += m.GetCounter().GetValue()
 		}
 	}
-	if chats != 1 || fams["go_goroutines"] == nil || fams["inferkit_model_load_seconds"] == nil {
-		t.Errorf("metrics: %v chat completions counted, want 1; go_goroutines %v; load times %v",
+	if chats != 2 || fams["go_goroutines"] == nil || fams["inferkit_model_load_seconds"] == nil {
+		t.Errorf("metrics: %v chat completions counted, want 2; go_goroutines %v; load times %v",
 			chats, fams["go_goroutines"] != nil, fams["inferkit_model_load_seconds"] != nil)
 	}
 
