@@ -326,7 +326,11 @@ func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
 			yield(Event{}, err)
 			return
 		}
-		streamJobs(ctx, jobs, yield)
+		if p.Request.Summary == SummaryNone {
+			streamJobs(ctx, jobs, yield)
+			return
+		}
+		streamJobs(ctx, jobs, e.summaries(ctx, p.Request, len(jobs), yield))
 	}
 }
 
@@ -376,6 +380,8 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 		return nil, fieldError("TopLogprobs", "needs Logprobs or PromptLogprobs")
 	case req.PromptLogprobs && req.hasImages():
 		return nil, fieldError("PromptLogprobs", "with images in the prompt")
+	case checkSummary(req.Summary) != nil:
+		return nil, checkSummary(req.Summary)
 	case req.Choices < 0 || req.Choices > MaxChoices:
 		return nil, fieldError("Choices", "%d is not within 1 to %d", req.Choices, MaxChoices)
 	}

@@ -121,6 +121,13 @@ type Request struct {
 	// TopLogprobs is how many of the most likely tokens each entry lists,
 	// 0 to MaxTopLogprobs. It needs Logprobs.
 	TopLogprobs int
+	// Summary asks for a summary of the model's thinking: once the
+	// thinking ends, a short greedy generation over it, at most
+	// MaxSummaryTokens(Summary) tokens, whose pieces come as
+	// Event.Summary before the answer's and whole in Result.Summary. Its
+	// tokens count in the result's usage (prompt and generated, the
+	// generated as reasoning). No thinking, no summary.
+	Summary SummaryLevel
 	// PromptLogprobs returns, in Result.PromptLogprobs, every prompt
 	// token with its log-probability given the tokens before it, and
 	// TopLogprobs alternatives: how evaluation harnesses score a text.

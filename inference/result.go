@@ -50,7 +50,9 @@ type Result struct {
 	Text string
 	// Reasoning is the model's thinking, when it thinks before answering
 	// (<think>...</think> or its own markers).
-	Reasoning    string
+	Reasoning string
+	// Summary is the summary of Reasoning, when the request asked for one.
+	Summary      string
 	FinishReason FinishReason
 	// StopSequence is the stop string matched when FinishReason is
 	// FinishStopSequence.
@@ -79,6 +81,9 @@ type Event struct {
 	// Reasoning is the next piece of the model's thinking. Thinking comes
 	// before any Text.
 	Reasoning string
+	// Summary is the next piece of the thinking's summary, when the
+	// request asked for one: after the thinking, before any Text.
+	Summary string
 	// ToolCalls are calls the model has just finished writing, whole.
 	ToolCalls []ToolCall
 	// Logprobs are the entries of the answer tokens generated since the
