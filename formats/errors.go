@@ -110,9 +110,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // the types of Anthropic's documented list: overloaded_error (code
 // "overloaded", whatever the status), authentication_error (401),
 // billing_error (402), permission_error (403), not_found_error (404),
-// timeout_error (408, 504), request_too_large (413), rate_limit_error
-// (429), api_error (other 5xx), and invalid_request_error for every other
-// status.
+// timeout_error (504), request_too_large (413), rate_limit_error (429),
+// api_error (other 5xx), and invalid_request_error for every other
+// status, such as 408 for a request body that came too slowly: the
+// client's fault, where Anthropic's timeout_error is the server's.
 func (e *Error) Type(f Family) string {
 	if f == FamilyMessages || f == FamilySystemOne {
 		switch {
@@ -126,7 +127,7 @@ func (e *Error) Type(f Family) string {
 			return "permission_error"
 		case e.Status == http.StatusNotFound:
 			return "not_found_error"
-		case e.Status == http.StatusRequestTimeout, e.Status == http.StatusGatewayTimeout:
+		case e.Status == http.StatusGatewayTimeout:
 			return "timeout_error"
 		case e.Status == http.StatusRequestEntityTooLarge:
 			return "request_too_large"

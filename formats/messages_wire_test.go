@@ -142,7 +142,7 @@ func TestMessagesErrorTypes(t *testing.T) {
 		{&Error{Status: 402, Code: "insufficient_credit", Message: "no credit"}, 402, "billing_error"},
 		{&Error{Status: 403, Code: "forbidden", Message: "not for this key"}, 403, "permission_error"},
 		{ModelNotFound("nope"), 404, "not_found_error"},
-		{&Error{Status: 408, Code: "request_timeout", Message: "slow body"}, 408, "timeout_error"},
+		{&Error{Status: 408, Code: "request_timeout", Message: "slow body"}, 408, "invalid_request_error"},
 		{&http.MaxBytesError{Limit: 1 << 20}, 413, "request_too_large"},
 		{&Error{Status: 422, Code: "invalid_value", Message: "bad"}, 422, "invalid_request_error"},
 		{RateLimited(time.Second, "slow down"), 429, "rate_limit_error"},
