@@ -239,3 +239,19 @@ func TestResponsesRequestFields(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesRequestRoundTrip checks that the parameters the response
+// echoes survive the conversion back into a responses request.
+func TestResponsesRequestRoundTrip(t *testing.T) {
+	req := mustParse(t, ParseResponsesRequest, `{"model":"m","input":"hi","presence_penalty":0.5,"frequency_penalty":-1,
+		"max_tool_calls":0,"prompt_cache_key":"pk","safety_identifier":"sid"}`)
+	b, err := marshal(NewResponsesRequest(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := mustParse(t, ParseResponsesRequest, string(b))
+	if back.PresencePenalty != 0.5 || back.FrequencyPenalty != -1 || back.MaxToolCalls == nil || *back.MaxToolCalls != 0 ||
+		back.PromptCacheKey != "pk" || back.SafetyIdentifier != "sid" {
+		t.Errorf("%s reads back as %+v", b, back)
+	}
+}

@@ -533,8 +533,11 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 		Model: r.Model, Instructions: r.Instructions, PreviousResponseID: r.PreviousResponseID,
 		MaxOutputTokens: r.explicitMaxTokens(), Stream: r.Stream,
 		Temperature: r.Temperature, TopP: r.TopP, Store: ptr(r.Store), Metadata: r.Metadata, User: r.User,
-		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey, MaxToolCalls: r.MaxToolCalls,
+		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
 		Input: ResponsesInput{Items: []ResponsesItem{}, set: true},
+	}
+	if r.MaxToolCalls != nil {
+		out.MaxToolCalls = ptr(*r.MaxToolCalls)
 	}
 	if r.PresencePenalty != 0 {
 		out.PresencePenalty = ptr(r.PresencePenalty)
