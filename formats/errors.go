@@ -53,8 +53,8 @@ type Family int
 const (
 	// FamilyChat is chat completions: {error:{message,type,param,code}}.
 	FamilyChat Family = iota
-	// FamilyMessages is messages: {type:"error", error:{type:"error",
-	// error:{type,message}}}.
+	// FamilyMessages is messages: {type:"error", error:{type, message,
+	// error:{type, message}}} (see MessagesErrorBody).
 	FamilyMessages
 	// FamilyResponses is responses, with the chat shape.
 	FamilyResponses
@@ -106,10 +106,14 @@ func (e *Error) Unwrap() error { return e.Err }
 //
 // Chat, responses and models follow the spec: 400, 401, 404 and 413 are
 // invalid_request_error (an invalid key has code invalid_api_key), 429 is
-// rate_limit_error, 5xx is api_error. Messages and System One use the
-// Anthropic types: invalid_request_error, authentication_error,
-// permission_error, not_found_error, request_too_large, rate_limit_error,
-// overloaded_error (for code "overloaded") and api_error.
+// rate_limit_error, 5xx is api_error. Messages and System One use only
+// the types of Anthropic's documented list: overloaded_error (code
+// "overloaded", whatever the status), authentication_error (401),
+// billing_error (402), permission_error (403), not_found_error (404),
+// timeout_error (504), request_too_large (413), rate_limit_error (429),
+// api_error (other 5xx), and invalid_request_error for every other
+// status, such as 408 for a request body that came too slowly: the
+// client's fault, where Anthropic's timeout_error is the server's.
 func (e *Error) Type(f Family) string {
 	if f == FamilyMessages || f == FamilySystemOne {
 		switch {
@@ -117,10 +121,14 @@ func (e *Error) Type(f Family) string {
 			return "overloaded_error"
 		case e.Status == http.StatusUnauthorized:
 			return "authentication_error"
+		case e.Status == http.StatusPaymentRequired:
+			return "billing_error"
 		case e.Status == http.StatusForbidden:
 			return "permission_error"
 		case e.Status == http.StatusNotFound:
 			return "not_found_error"
+		case e.Status == http.StatusGatewayTimeout:
+			return "timeout_error"
 		case e.Status == http.StatusRequestEntityTooLarge:
 			return "request_too_large"
 		case e.Status == http.StatusTooManyRequests:
@@ -154,19 +162,32 @@ type errorEnvelope struct {
 	Error ErrorBody `json:"error"`
 }
 
-// MessagesErrorBody is the error body of the messages family, in the
-// spec's shape {error:{type:"error", error:{type, message}}}, with the
-// top-level "type":"error" of the Anthropic API added.
+// MessagesErrorBody is the error body of the messages family, for a
+// status and for an in-stream `event: error`:
+//
+//	{"type":"error","error":{"type":T,"message":M,"error":{"type":T,"message":M}}}
+//
+// It is the Anthropic API's body {type:"error", error:{type, message}},
+// whose error.type the Anthropic SDKs read as the error's type (such as
+// anthropic.Error.Type), with the spec's nested error.error{type,
+// message} kept for clients written to the spec. The spec's shape
+// {error:{type:'error', error:{type, message}}} also fixes error.type to
+// the word "error"; that part is not followed, since T must be one of
+// Anthropic's documented types (see Error.Type) for the SDKs to report
+// it: error.type and error.error.type are always the same documented
+// type.
 type MessagesErrorBody struct {
 	Type  string             `json:"type"`
 	Error MessagesErrorOuter `json:"error"`
 }
 
-// MessagesErrorOuter is the "error" member of a MessagesErrorBody: its type
-// is always "error" and the error itself is nested.
+// MessagesErrorOuter is the "error" member of a MessagesErrorBody: the
+// Anthropic error object, with the spec's nested copy of its type and
+// message.
 type MessagesErrorOuter struct {
-	Type  string             `json:"type"`
-	Error MessagesErrorInner `json:"error"`
+	Type    string             `json:"type"`
+	Message string             `json:"message"`
+	Error   MessagesErrorInner `json:"error"`
 }
 
 // MessagesErrorInner carries the type (such as authentication_error) and
@@ -183,9 +204,10 @@ func (e *Error) Body(f Family) []byte {
 	if f == FamilySystemOne {
 		v = e.systemOne()
 	} else if f == FamilyMessages {
+		t := e.Type(f)
 		v = MessagesErrorBody{Type: "error", Error: MessagesErrorOuter{
-			Type:  "error",
-			Error: MessagesErrorInner{Type: e.Type(f), Message: e.Message},
+			Type: t, Message: e.Message,
+			Error: MessagesErrorInner{Type: t, Message: e.Message},
 		}}
 	} else {
 		v = errorEnvelope{Error: e.object(f)}

@@ -51,5 +51,5 @@ func ExampleWriteError() {
 	fmt.Println(string(e.Body(formats.FamilyMessages)))
 	// Output:
 	// 400 temperature
-	// {"type":"error","error":{"type":"error","error":{"type":"invalid_request_error","message":"temperature must be between 0 and 2, got 3"}}}
+	// {"type":"error","error":{"type":"invalid_request_error","message":"temperature must be between 0 and 2, got 3","error":{"type":"invalid_request_error","message":"temperature must be between 0 and 2, got 3"}}}
 }

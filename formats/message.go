@@ -29,11 +29,18 @@ type Message struct {
 }
 
 // MessagesUsage counts the tokens of a message. As in the Anthropic API,
-// the prompt is input_tokens + cache_read_input_tokens +
-// cache_creation_input_tokens: input_tokens are the prompt tokens decoded
-// anew, cache_read_input_tokens those reused from the prefix cache, and
-// cache_creation_input_tokens is 0 (automatic prefix caching bills no
-// writes).
+// the whole prompt is input_tokens + cache_creation_input_tokens +
+// cache_read_input_tokens, each prompt token counted once:
+// cache_read_input_tokens are the tokens read from the prefix cache
+// (inference.Usage.CachedTokens), and cache_creation_input_tokens the rest,
+// since the engine decodes every other prompt token into a slot's KV cache,
+// where the next request with the same prefix reads it (the spec: "tokens
+// used to create the cache"). No prompt token is neither read from nor
+// written to the cache, so input_tokens, Anthropic's tokens after the last
+// cache breakpoint, is 0 in a finished message. message_start, sent
+// before the prompt is decoded, cannot split it yet: it counts the whole
+// prompt as input_tokens, and message_delta's usage, the whole message's
+// total that the SDKs' accumulators take in its place, gives the split.
 type MessagesUsage struct {
 	InputTokens              int `json:"input_tokens"`
 	OutputTokens             int `json:"output_tokens"`
@@ -41,12 +48,12 @@ type MessagesUsage struct {
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 }
 
-// newMessagesUsage converts the engine's usage.
+// newMessagesUsage converts the engine's usage of a finished request.
 func newMessagesUsage(u inference.Usage) MessagesUsage {
 	return MessagesUsage{
-		InputTokens:          u.PromptTokens - u.CachedTokens,
-		OutputTokens:         u.CompletionTokens,
-		CacheReadInputTokens: u.CachedTokens,
+		OutputTokens:             u.CompletionTokens,
+		CacheCreationInputTokens: u.PromptTokens - u.CachedTokens,
+		CacheReadInputTokens:     u.CachedTokens,
 	}
 }
 

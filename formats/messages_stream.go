@@ -60,13 +60,16 @@ func (d MessagesDelta) MarshalJSON() ([]byte, error) {
 // {}, one input_json_delta holding the whole input, since the engine
 // releases a call once it is complete, content_block_stop); message_delta
 // with the stop reason (tool_use when the model called tools) and usage;
-// message_stop; and the spec's closing `data: [DONE]`, which the Anthropic
-// SDKs skip as an event without a type. A MessagesStream is not safe for
-// concurrent use.
+// message_stop; and the spec's closing `data: [DONE]`, under the event
+// name "ping" (see messagesDoneEvent), so that every frame has an `event:`
+// line and the Anthropic SDKs skip the sentinel. A MessagesStream is not
+// safe for concurrent use.
 type MessagesStream struct {
 	// InputTokens, when set before the first event, is the prompt's token
-	// count reported by message_start; the final usage comes with
-	// message_delta.
+	// count, which message_start reports as usage.input_tokens (the part
+	// the prefix cache holds is not known yet); message_delta's usage
+	// gives the final split into cache reads and writes (see
+	// MessagesUsage).
 	InputTokens int
 
 	w        io.Writer
@@ -214,7 +217,7 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 	if err := s.emit(MessagesEvent{Type: "message_stop"}); err != nil {
 		return err
 	}
-	return writeDone(s.w)
+	return writeNamedDone(s.w, messagesDoneEvent)
 }
 
 // Fail writes err as an `event: error` with the messages error body and

@@ -53,6 +53,18 @@ type Request struct {
 	// Echo puts each prompt before its choices' text (legacy
 	// completions).
 	Echo bool
+	// SafetyIdentifier identifies the end user, for abuse tracking
+	// (responses style's safety_identifier); it is echoed in the response.
+	SafetyIdentifier string
+	// PromptCacheKey is the responses style's prompt_cache_key, echoed in
+	// the response. The prefix cache matches on the prompt itself, so
+	// requests that share a prefix reuse it with or without a key.
+	PromptCacheKey string
+	// MaxToolCalls is the responses style's max_tool_calls, a bound on the
+	// calls of built-in tools, echoed in the response; nil when not set.
+	// Only function tools are accepted, so no built-in tool is ever
+	// called and the bound always holds.
+	MaxToolCalls *int
 }
 
 // Reasoning is the thinking a request asks for. Inference turns it into

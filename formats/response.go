@@ -1,52 +1,158 @@
 package formats
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/inferkit/inferkit/inference"
 )
 
-// Response is the response object of the responses style, with the
-// fields the OpenAI SDKs' Response type expects.
+// Response is the response object of the responses style. It has every
+// field of the OpenAI SDKs' Response type, each with the value actually
+// used for the request: the request's parameters as applied (defaults
+// filled in), and for the fields of OpenAI's platform that inferkit has no
+// counterpart of, the value that says so in the shape the SDKs accept:
+// null, or a zero count (tool_usage), or the plain choice (service_tier
+// default, access_programs.cyber standard, reasoning.mode standard,
+// prompt_cache_diagnostics unavailable).
 type Response struct {
 	ID     string `json:"id"`
 	Object string `json:"object"` // response
 	// Status is completed, failed, in_progress or incomplete (when the
 	// output limit cut the output).
-	Status            string              `json:"status"`
-	CreatedAt         int64               `json:"created_at"`
-	Background        bool                `json:"background"`
-	Error             *ResponseError      `json:"error"`
+	Status    string `json:"status"`
+	CreatedAt int64  `json:"created_at"`
+	// CompletedAt is when the response completed, in Unix seconds; null
+	// unless Status is completed.
+	CompletedAt *int64 `json:"completed_at"`
+	// AccessPrograms is OpenAI's access programs: none, so cyber is
+	// standard.
+	AccessPrograms ResponseAccessPrograms `json:"access_programs"`
+	// Background is false: background responses are refused.
+	Background bool `json:"background"`
+	// Conversation is null: the conversation parameter is refused, and
+	// previous_response_id continues a conversation.
+	Conversation *ResponseConversation `json:"conversation"`
+	Error        *ResponseError        `json:"error"`
+	// IncompleteDetails says why the status is incomplete; null otherwise.
 	IncompleteDetails *ResponseIncomplete `json:"incomplete_details"`
 	Instructions      *string             `json:"instructions"`
 	MaxOutputTokens   *int                `json:"max_output_tokens"`
-	Model             string              `json:"model"`
+	// MaxToolCalls is the request's max_tool_calls, or null.
+	MaxToolCalls *int   `json:"max_tool_calls"`
+	Model        string `json:"model"`
+	// Moderation is null: no moderation runs.
+	Moderation any `json:"moderation"`
 	// Output is a reasoning item when the model thought, then the message
 	// (none when the model only called tools), then a function_call item
 	// per tool call.
 	Output []ResponseItem `json:"output"`
 	// OutputText joins the text of the output_text parts.
-	OutputText         string              `json:"output_text"`
-	ParallelToolCalls  bool                `json:"parallel_tool_calls"`
-	PreviousResponseID *string             `json:"previous_response_id"`
-	Reasoning          ResponseReasoning   `json:"reasoning"`
-	Store              bool                `json:"store"`
-	Temperature        float64             `json:"temperature"`
-	Text               ResponseText        `json:"text"`
-	ToolChoice         ResponsesToolChoice `json:"tool_choice"`
-	Tools              []ResponsesTool     `json:"tools"`
-	TopP               float64             `json:"top_p"`
-	Truncation         string              `json:"truncation"`
+	OutputText        string `json:"output_text"`
+	ParallelToolCalls bool   `json:"parallel_tool_calls"`
+	// PresencePenalty and FrequencyPenalty are the sampler's penalties, 0
+	// when not asked for.
+	PresencePenalty    float64 `json:"presence_penalty"`
+	FrequencyPenalty   float64 `json:"frequency_penalty"`
+	PreviousResponseID *string `json:"previous_response_id"`
+	// Prompt is null: prompt templates are refused.
+	Prompt any `json:"prompt"`
+	// PromptCacheDiagnostics is {type: unavailable}: no diagnostics are
+	// made.
+	PromptCacheDiagnostics ResponseCacheDiagnostics `json:"prompt_cache_diagnostics"`
+	// PromptCacheKey is the request's prompt_cache_key, or null.
+	PromptCacheKey *string `json:"prompt_cache_key"`
+	// PromptCacheOptions is null: OpenAI's cache breakpoint options (TTL
+	// 30m or 12h) do not apply to the prefix cache, whose entries live 5
+	// minutes.
+	PromptCacheOptions any `json:"prompt_cache_options"`
+	// PromptCacheRetention is in_memory: the prefix cache keeps prompts
+	// in memory for 5 minutes.
+	PromptCacheRetention string            `json:"prompt_cache_retention"`
+	Reasoning            ResponseReasoning `json:"reasoning"`
+	// SafetyIdentifier is the request's safety_identifier, or null.
+	SafetyIdentifier *string `json:"safety_identifier"`
+	// ServiceTier is default, the only way requests are served.
+	ServiceTier string              `json:"service_tier"`
+	Store       bool                `json:"store"`
+	Temperature float64             `json:"temperature"`
+	Text        ResponseText        `json:"text"`
+	ToolChoice  ResponsesToolChoice `json:"tool_choice"`
+	// ToolUsage counts the calls of built-in tools: none run, so zeros.
+	ToolUsage ResponseToolUsage `json:"tool_usage"`
+	Tools     []ResponsesTool   `json:"tools"`
+	// TopLogprobs is 0: any other top_logprobs is refused.
+	TopLogprobs int     `json:"top_logprobs"`
+	TopP        float64 `json:"top_p"`
+	// Truncation is disabled: auto is refused.
+	Truncation string `json:"truncation"`
 	// Usage is null until the response is done.
-	Usage    *ResponseUsage    `json:"usage"`
+	Usage *ResponseUsage `json:"usage"`
+	// User is the request's user, or null.
 	User     *string           `json:"user"`
 	Metadata map[string]string `json:"metadata"`
 }
 
-// ResponseError is the error of a failed response.
+// ResponseAccessPrograms is the access_programs of a response.
+type ResponseAccessPrograms struct {
+	Cyber string `json:"cyber"` // standard
+}
+
+// ResponseConversation is the conversation a response belongs to; never
+// set, since stored conversations are not served.
+type ResponseConversation struct {
+	ID string `json:"id"`
+}
+
+// ResponseCacheDiagnostics is the prompt_cache_diagnostics of a response.
+type ResponseCacheDiagnostics struct {
+	Type string `json:"type"` // unavailable
+}
+
+// ResponseToolUsage counts the calls of built-in tools.
+type ResponseToolUsage struct {
+	ImageGen  ResponseImageGenUsage  `json:"image_gen"`
+	WebSearch ResponseWebSearchUsage `json:"web_search"`
+}
+
+// ResponseImageGenUsage counts the tokens of image generation calls.
+type ResponseImageGenUsage struct {
+	InputTokens         int                           `json:"input_tokens"`
+	InputTokensDetails  ResponseImageGenTokens        `json:"input_tokens_details"`
+	OutputTokens        int                           `json:"output_tokens"`
+	OutputTokensDetails ResponseImageGenTokens        `json:"output_tokens_details"`
+	TotalTokens         int                           `json:"total_tokens"`
+	CachedTokens        int                           `json:"cached_tokens"`
+	CachedTokensDetails ResponseImageGenCachedDetails `json:"cached_tokens_details"`
+}
+
+// ResponseImageGenTokens splits an image generation's tokens.
+type ResponseImageGenTokens struct {
+	ImageTokens int `json:"image_tokens"`
+	TextTokens  int `json:"text_tokens"`
+}
+
+// ResponseImageGenCachedDetails splits an image generation's cached
+// tokens.
+type ResponseImageGenCachedDetails struct {
+	CachedImageTokens int `json:"cached_image_tokens"`
+	CachedTextTokens  int `json:"cached_text_tokens"`
+}
+
+// ResponseWebSearchUsage counts web search calls.
+type ResponseWebSearchUsage struct {
+	NumRequests int `json:"num_requests"`
+}
+
+// ResponseError is the error of a failed response: code is one of the
+// OpenAI SDKs' response error codes (server_error, rate_limit_exceeded,
+// invalid_prompt, or an image code), type is the error's type in the
+// error bodies (such as api_error), param the parameter at fault or null.
 type ResponseError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Param   *string `json:"param"`
+	Type    *string `json:"type"`
 }
 
 // ResponseIncomplete says why a response is incomplete.
@@ -54,10 +160,15 @@ type ResponseIncomplete struct {
 	Reason string `json:"reason"` // max_output_tokens
 }
 
-// ResponseReasoning echoes the request's reasoning.
+// ResponseReasoning echoes the request's reasoning: effort and summary as
+// applied, generate_summary (the deprecated name of summary) and context
+// null, mode standard.
 type ResponseReasoning struct {
-	Effort  *string `json:"effort"`
-	Summary *string `json:"summary"`
+	Context         *string `json:"context"`
+	Effort          *string `json:"effort"`
+	GenerateSummary *string `json:"generate_summary"`
+	Mode            string  `json:"mode"`
+	Summary         *string `json:"summary"`
 }
 
 // ResponseText echoes the request's text configuration.
@@ -113,7 +224,9 @@ type ResponsePart struct {
 }
 
 // ResponseUsage counts the tokens of a response; details are always
-// present.
+// present. Of the input tokens, cached_tokens were read from the prefix
+// cache and cache_write_tokens, all the others, were decoded and written
+// to it.
 type ResponseUsage struct {
 	InputTokens         int                   `json:"input_tokens"`
 	InputTokensDetails  ResponseInputDetails  `json:"input_tokens_details"`
@@ -124,7 +237,19 @@ type ResponseUsage struct {
 
 // ResponseInputDetails splits the input tokens.
 type ResponseInputDetails struct {
-	CachedTokens int `json:"cached_tokens"`
+	CachedTokens     int `json:"cached_tokens"`
+	CacheWriteTokens int `json:"cache_write_tokens"`
+	// CacheWriteTokensDetails splits the writes by OpenAI's retentions,
+	// 30 minutes and 12 hours: both 0, since the prefix cache keeps
+	// entries for 5 minutes.
+	CacheWriteTokensDetails ResponseCacheWriteDetails `json:"cache_write_tokens_details"`
+}
+
+// ResponseCacheWriteDetails splits the tokens written to the cache by
+// retention.
+type ResponseCacheWriteDetails struct {
+	TTL12hTokens int `json:"ttl_12h_tokens"`
+	TTL30mTokens int `json:"ttl_30m_tokens"`
 }
 
 // ResponseOutputDetails splits the output tokens.
@@ -136,7 +261,7 @@ type ResponseOutputDetails struct {
 func newResponseUsage(u inference.Usage) *ResponseUsage {
 	return &ResponseUsage{
 		InputTokens:         u.PromptTokens,
-		InputTokensDetails:  ResponseInputDetails{CachedTokens: u.CachedTokens},
+		InputTokensDetails:  ResponseInputDetails{CachedTokens: u.CachedTokens, CacheWriteTokens: u.PromptTokens - u.CachedTokens},
 		OutputTokens:        u.CompletionTokens,
 		OutputTokensDetails: ResponseOutputDetails{ReasoningTokens: u.ReasoningTokens},
 		TotalTokens:         u.PromptTokens + u.CompletionTokens,
@@ -148,10 +273,24 @@ func newResponseUsage(u inference.Usage) *ResponseUsage {
 func newResponseShell(req Request, id string, created int64) Response {
 	r := Response{
 		ID: id, Object: "response", Status: "in_progress", CreatedAt: created,
+		AccessPrograms:  ResponseAccessPrograms{Cyber: "standard"},
 		MaxOutputTokens: nonZero(req.MaxTokens), Model: req.Model, Output: []ResponseItem{},
 		ParallelToolCalls: !req.OneToolCall, Store: req.Store, Truncation: "disabled",
-		Tools: []ResponsesTool{}, Metadata: map[string]string{},
+		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty,
+		PromptCacheDiagnostics: ResponseCacheDiagnostics{Type: "unavailable"},
+		PromptCacheRetention:   "in_memory", ServiceTier: "default",
+		Reasoning: ResponseReasoning{Mode: "standard"},
+		Tools:     []ResponsesTool{}, Metadata: map[string]string{},
 		Text: ResponseText{Format: ResponsesFormat{Type: "text"}, Verbosity: "medium"},
+	}
+	if req.MaxToolCalls != nil {
+		r.MaxToolCalls = ptr(*req.MaxToolCalls)
+	}
+	if req.PromptCacheKey != "" {
+		r.PromptCacheKey = ptr(req.PromptCacheKey)
+	}
+	if req.SafetyIdentifier != "" {
+		r.SafetyIdentifier = ptr(req.SafetyIdentifier)
 	}
 	if req.Instructions != "" {
 		r.Instructions = ptr(req.Instructions)
@@ -240,11 +379,11 @@ func itemStatus(res inference.Result) string {
 }
 
 // finish sets the status, the output items and the usage of a finished
-// result.
-func (r *Response) finish(res inference.Result, items []ResponseItem) {
-	r.Status, r.IncompleteDetails = "completed", nil
+// result, and completed_at, at now, when it completed.
+func (r *Response) finish(res inference.Result, items []ResponseItem, now int64) {
+	r.Status, r.IncompleteDetails, r.CompletedAt = "completed", nil, ptr(now)
 	if res.FinishReason == inference.FinishLength {
-		r.Status, r.IncompleteDetails = "incomplete", &ResponseIncomplete{Reason: "max_output_tokens"}
+		r.Status, r.IncompleteDetails, r.CompletedAt = "incomplete", &ResponseIncomplete{Reason: "max_output_tokens"}, nil
 	}
 	r.Output = append([]ResponseItem{}, items...)
 	r.OutputText = res.Text
@@ -258,7 +397,8 @@ func (r *Response) finish(res inference.Result, items []ResponseItem) {
 // result cut by the output limit gives status incomplete with
 // incomplete_details.reason max_output_tokens.
 func NewResponse(req Request, res inference.Result, o Options) Response {
-	r := newResponseShell(req, o.id("resp_"), o.now().Unix())
+	now := o.now().Unix()
+	r := newResponseShell(req, o.id("resp_"), now)
 	var items []ResponseItem
 	if res.Reasoning != "" {
 		items = append(items, reasoningItem(o.id("rs_"), "completed", res.Reasoning))
@@ -269,7 +409,7 @@ func NewResponse(req Request, res inference.Result, o Options) Response {
 	for _, c := range res.ToolCalls {
 		items = append(items, functionCallItem(o.id("fc_"), c, true))
 	}
-	r.finish(res, items)
+	r.finish(res, items, now)
 	return r
 }
 
@@ -285,7 +425,36 @@ func FailedResponse(req Request, err error, o Options) Response {
 func (r *Response) fail(err error) {
 	e := ErrorOf(err).in(FamilyResponses)
 	r.Status = "failed"
-	r.Error = &ResponseError{Code: e.Code, Message: e.Message}
+	r.Error = &ResponseError{Code: responseErrorCode(e), Message: e.Message, Type: ptr(e.Type(FamilyResponses))}
+	if e.Param != "" {
+		r.Error.Param = ptr(e.Param)
+	}
+}
+
+// responseErrorCodes are the codes of a response's error that the OpenAI
+// SDKs know.
+var responseErrorCodes = map[string]bool{
+	"server_error": true, "rate_limit_exceeded": true, "invalid_prompt": true,
+	"invalid_image": true, "invalid_image_format": true, "invalid_base64_image": true, "invalid_image_url": true,
+	"image_too_large": true, "image_too_small": true, "image_parse_error": true, "invalid_image_mode": true,
+	"image_file_too_large": true, "unsupported_image_media_type": true, "empty_image_file": true,
+}
+
+// responseErrorCode returns the code of e in a failed response: e's own
+// code when the SDKs know it, else by status rate_limit_exceeded (429,
+// such as an overloaded engine), invalid_prompt (another 4xx, such as a
+// prompt over the context length) or server_error. The message keeps the
+// detail.
+func responseErrorCode(e *Error) string {
+	switch {
+	case responseErrorCodes[e.Code]:
+		return e.Code
+	case e.Status == http.StatusTooManyRequests:
+		return "rate_limit_exceeded"
+	case e.Status >= 400 && e.Status < 500:
+		return "invalid_prompt"
+	}
+	return "server_error"
 }
 
 // Result returns the engine result that r carries. Timings are zero.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -20,8 +21,12 @@ const (
 
 // ResponsesRequest is the body of POST /v1/responses. Beside the spec's
 // fields it accepts what the OpenAI SDKs send: tools, tool_choice,
-// parallel_tool_calls, user, truncation, include and top_logprobs (0).
-// Unknown fields are ignored.
+// parallel_tool_calls, presence_penalty and frequency_penalty (applied by
+// the sampler), user, safety_identifier and prompt_cache_key (echoed),
+// max_tool_calls, truncation (disabled), include (see checkInclude),
+// background (false) and top_logprobs (0); conversation and prompt are
+// refused. Each field it accepts is applied or refused with a 400 that
+// names it; unknown fields are ignored.
 type ResponsesRequest struct {
 	Model string `json:"model"`
 	// Input is a string (one user message) or an array of items.
@@ -45,6 +50,15 @@ type ResponsesRequest struct {
 	Include           []string             `json:"include,omitzero"`
 	Background        *bool                `json:"background,omitzero"`
 	TopLogprobs       *int                 `json:"top_logprobs,omitzero"`
+	PresencePenalty   *float64             `json:"presence_penalty,omitzero"`
+	FrequencyPenalty  *float64             `json:"frequency_penalty,omitzero"`
+	MaxToolCalls      *int                 `json:"max_tool_calls,omitzero"`
+	PromptCacheKey    string               `json:"prompt_cache_key,omitzero"`
+	SafetyIdentifier  string               `json:"safety_identifier,omitzero"`
+	// Conversation and Prompt are read only to refuse them: stored
+	// conversations and prompt templates are not served.
+	Conversation json.RawMessage `json:"conversation,omitzero"`
+	Prompt       json.RawMessage `json:"prompt,omitzero"`
 }
 
 // ResponsesReasoning is the reasoning of a responses request.
@@ -231,7 +245,8 @@ func ParseResponsesRequest(body []byte) (Request, error) {
 // medium, temperature 0.1, top_p 1, format text, store true.
 func (r *ResponsesRequest) Canonical() (Request, error) {
 	out := Request{Request: inference.Request{Model: r.Model}, Instructions: r.Instructions,
-		PreviousResponseID: r.PreviousResponseID, Stream: r.Stream, User: r.User}
+		PreviousResponseID: r.PreviousResponseID, Stream: r.Stream, User: r.User,
+		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey}
 	if r.Model == "" {
 		return Request{}, missing("model")
 	}
@@ -311,16 +326,40 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		}
 	}
 	out.OneToolCall = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
-	if err := sampling(&out, samplingParams{temperature: r.Temperature, topP: r.TopP}, responsesTemperature, responsesTopP); err != nil {
+	if err := sampling(&out, samplingParams{temperature: r.Temperature, topP: r.TopP, presence: r.PresencePenalty, frequency: r.FrequencyPenalty},
+		responsesTemperature, responsesTopP); err != nil {
 		return Request{}, err
 	}
 	if err := checkMetadata("metadata", r.Metadata); err != nil {
 		return Request{}, err
 	}
 	switch r.Truncation {
-	case "", "disabled", "auto":
+	case "", "disabled":
+	case "auto":
+		// auto would drop input items that do not fit the context; the
+		// engine fails such a request instead, so auto is refused rather
+		// than echoed and not done.
+		return Request{}, invalid("truncation", "truncation auto is not supported: an input longer than the model's context fails with context_length_exceeded; send disabled")
 	default:
-		return Request{}, invalid("truncation", "truncation must be auto or disabled, got %q", r.Truncation)
+		return Request{}, invalid("truncation", "truncation must be disabled, got %q", r.Truncation)
+	}
+	if err := checkInclude(r.Include); err != nil {
+		return Request{}, err
+	}
+	if err := checkMin("max_tool_calls", r.MaxToolCalls, 0); err != nil {
+		return Request{}, err
+	}
+	if r.MaxToolCalls != nil {
+		out.MaxToolCalls = ptr(*r.MaxToolCalls)
+	}
+	if n := utf8.RuneCountInString(r.SafetyIdentifier); n > maxSafetyIdentifier {
+		return Request{}, invalid("safety_identifier", "safety_identifier may be at most %d characters, got %d", maxSafetyIdentifier, n)
+	}
+	if k := jsonKind(r.Conversation); k != "nothing" && k != "null" {
+		return Request{}, invalid("conversation", "conversation is not supported; continue a conversation with previous_response_id")
+	}
+	if k := jsonKind(r.Prompt); k != "nothing" && k != "null" {
+		return Request{}, invalid("prompt", "prompt templates are not supported; send input and instructions")
 	}
 	if r.Background != nil && *r.Background {
 		return Request{}, invalid("background", "background responses are not supported")
@@ -331,6 +370,38 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 	out.Store = r.Store == nil || *r.Store
 	out.Metadata = r.Metadata
 	return out, nil
+}
+
+// maxSafetyIdentifier is the longest safety_identifier, in characters, as
+// the OpenAI API documents it.
+const maxSafetyIdentifier = 128
+
+// checkInclude reports an include value whose content the response
+// cannot carry. Accepted: reasoning.encrypted_content, since a reasoning
+// item carries its text in content, which the input reads back when the
+// item is given back (nothing is encrypted, so there is no
+// encrypted_content); and the outputs of built-in tools
+// (file_search_call.results, web_search_call.results,
+// web_search_call.action.sources, code_interpreter_call.outputs,
+// computer_call_output.output.image_url), which never run, since only
+// function tools are accepted. Refused: message.output_text.logprobs
+// (top_logprobs are not supported), message.input_image.image_url (input
+// items are not returned) and unknown values.
+func checkInclude(include []string) error {
+	for i, v := range include {
+		switch v {
+		case "reasoning.encrypted_content",
+			"file_search_call.results", "web_search_call.results", "web_search_call.action.sources",
+			"code_interpreter_call.outputs", "computer_call_output.output.image_url":
+		case "message.output_text.logprobs":
+			return invalid(fmt.Sprintf("include[%d]", i), "include %q is not supported: logprobs are not returned", v)
+		case "message.input_image.image_url":
+			return invalid(fmt.Sprintf("include[%d]", i), "include %q is not supported: input items are not returned", v)
+		default:
+			return invalid(fmt.Sprintf("include[%d]", i), "include[%d] %q is not a supported value", i, v)
+		}
+	}
+	return nil
 }
 
 // responsesMessages converts the input into messages.
@@ -462,7 +533,17 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 		Model: r.Model, Instructions: r.Instructions, PreviousResponseID: r.PreviousResponseID,
 		MaxOutputTokens: r.explicitMaxTokens(), Stream: r.Stream,
 		Temperature: r.Temperature, TopP: r.TopP, Store: ptr(r.Store), Metadata: r.Metadata, User: r.User,
+		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
 		Input: ResponsesInput{Items: []ResponsesItem{}, set: true},
+	}
+	if r.MaxToolCalls != nil {
+		out.MaxToolCalls = ptr(*r.MaxToolCalls)
+	}
+	if r.PresencePenalty != 0 {
+		out.PresencePenalty = ptr(r.PresencePenalty)
+	}
+	if r.FrequencyPenalty != 0 {
+		out.FrequencyPenalty = ptr(r.FrequencyPenalty)
 	}
 	if r.Reasoning != (Reasoning{}) {
 		summary := r.Reasoning.Summary

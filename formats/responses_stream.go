@@ -227,7 +227,7 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	if err := s.closeItem(itemStatus(res)); err != nil {
 		return err
 	}
-	s.resp.finish(res, s.items)
+	s.resp.finish(res, s.items, s.o.now().Unix())
 	return s.emit(ResponsesEvent{Type: "response." + s.resp.Status, Response: s.snapshot()})
 }
 

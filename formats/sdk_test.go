@@ -168,9 +168,9 @@ func TestSDKErrors(t *testing.T) {
 	if !errors.As(err, &ae) || ae.StatusCode != 401 || !strings.Contains(ae.RawJSON(), `"authentication_error"`) {
 		t.Errorf("anthropic error = %v", err)
 	}
-	// The spec's shape nests the type under error.error; the SDK reads
-	// error.type, which the spec fixes to "error".
-	if ae != nil && ae.Type() != "error" {
+	// The SDK reads error.type: one of Anthropic's documented types, not
+	// the spec's word "error".
+	if ae != nil && ae.Type() != anthropic.ErrorTypeAuthenticationError {
 		t.Errorf("anthropic error type = %q", ae.Type())
 	}
 }
@@ -206,7 +206,7 @@ func TestSDKMessages(t *testing.T) {
 	}
 	if m.ID != "msg_test1" || len(m.Content) != 2 || m.Content[0].Type != "thinking" || m.Content[0].Thinking != resThinking.Reasoning ||
 		m.Content[0].Signature == "" || m.Content[1].Text != resThinking.Text || m.StopReason != "end_turn" ||
-		m.Usage.CacheReadInputTokens != 8 || m.Usage.InputTokens != 12 || m.Usage.OutputTokens != 15 {
+		m.Usage.CacheReadInputTokens != 8 || m.Usage.CacheCreationInputTokens != 12 || m.Usage.InputTokens != 0 || m.Usage.OutputTokens != 15 {
 		t.Errorf("message = %+v", m)
 	}
 	// The message goes back into a next request as the SDK builds it.
@@ -228,10 +228,10 @@ func TestSDKMessages(t *testing.T) {
 func TestSDKMessagesStream(t *testing.T) {
 	for _, tc := range []struct {
 		golden, text, stop, seq string
-		blocks                  int
+		blocks, prompt          int64
 	}{
-		{"messages_stream.sse", resThinking.Text, "end_turn", "", 2},
-		{"messages_stream_stop.sse", "One, two", "stop_sequence", ", three", 1},
+		{"messages_stream.sse", resThinking.Text, "end_turn", "", 2, 20},
+		{"messages_stream_stop.sse", "One, two", "stop_sequence", ", three", 1, 12},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			_, url := serveGolden(t, 200, tc.golden)
@@ -246,7 +246,12 @@ func TestSDKMessagesStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			last := m.Content[len(m.Content)-1]
-			if len(m.Content) != tc.blocks || last.Text != tc.text || string(m.StopReason) != tc.stop || m.StopSequence != tc.seq || m.Usage.OutputTokens == 0 {
+			if int64(len(m.Content)) != tc.blocks || last.Text != tc.text || string(m.StopReason) != tc.stop || m.StopSequence != tc.seq || m.Usage.OutputTokens == 0 {
+				t.Errorf("accumulated %+v", m)
+			}
+			// message_delta's usage replaces message_start's whole-prompt
+			// input_tokens with the split into cache reads and writes.
+			if u := m.Usage; u.InputTokens != 0 || u.CacheReadInputTokens+u.CacheCreationInputTokens != tc.prompt {
 				t.Errorf("accumulated %+v", m)
 			}
 			if tc.blocks == 2 && (m.Content[0].Thinking != resThinking.Reasoning || m.Content[0].Signature == "") {

@@ -153,7 +153,9 @@ func TestGoldenEngineErrors(t *testing.T) {
 	}
 	// A failed response carries the field too.
 	r := FailedResponse(mustParse(t, ParseResponsesRequest, responsesBody), schemaErr, testOptions())
-	if r.Error == nil || r.Error.Code != "invalid_value" || !strings.HasPrefix(r.Error.Message, "text.format.schema: ") {
+	// Its code is one the SDKs know; the param names the field.
+	if r.Error == nil || r.Error.Code != "invalid_prompt" || r.Error.Param == nil || *r.Error.Param != "text.format.schema" ||
+		!strings.HasPrefix(r.Error.Message, "text.format.schema: ") {
 		t.Errorf("failed response error %+v", r.Error)
 	}
 }

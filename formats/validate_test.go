@@ -205,7 +205,7 @@ func TestAccepted(t *testing.T) {
 		{"responses defaults", ParseResponsesRequest, `{"model":"m","input":"hi"}`, func(r Request) bool {
 			return r.MaxTokens == 512 && r.Reasoning.Effort == "medium" && r.Store && *r.Temperature == 0.1 && *r.TopP == 1 && r.Messages[0].Role == "user"
 		}},
-		{"responses items", ParseResponsesRequest, `{"model":"m","input":[{"role":"developer","content":"x"},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]},{"type":"reasoning","id":"rs_1","summary":[],"content":[{"type":"reasoning_text","text":"hmm"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"yo","annotations":[]}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"1"}],"store":false,"include":["reasoning.encrypted_content"],"truncation":"auto","user":"u"}`,
+		{"responses items", ParseResponsesRequest, `{"model":"m","input":[{"role":"developer","content":"x"},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]},{"type":"reasoning","id":"rs_1","summary":[],"content":[{"type":"reasoning_text","text":"hmm"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"yo","annotations":[]}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"1"}],"store":false,"include":["reasoning.encrypted_content"],"truncation":"disabled","user":"u"}`,
 			func(r Request) bool {
 				return len(r.Messages) == 4 && r.Messages[0].Role == "system" && r.Messages[2].Reasoning == "hmm" && r.Messages[2].ToolCalls[0].ID == "c" && r.Messages[3].Role == "tool" && !r.Store
 			}},

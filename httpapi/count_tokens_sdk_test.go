@@ -57,7 +57,8 @@ func checkCountTokens(t *testing.T, url string, thinkingCounts bool) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if want := msg.Usage.InputTokens + msg.Usage.CacheReadInputTokens; got.InputTokens != want {
+		// The prompt is Anthropic's sum of the three input counts.
+		if want := msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens; got.InputTokens != want {
 			t.Errorf("%s: count_tokens says %d, /v1/messages read %d", c.name, got.InputTokens, want)
 		}
 		counts[c.name] = got.InputTokens

@@ -262,8 +262,9 @@ func decode(t *testing.T, b []byte) map[string]any {
 }
 
 // errorOf returns the fields of an error body: the chat shape
-// {error:{type,code,param,message}}, or the messages shape, whose inner
-// error gives type and message.
+// {error:{type,code,param,message}}, or the messages shape
+// {type:"error", error:{type, message, error:{type, message}}}, whose
+// error and nested error must agree.
 func errorOf(t *testing.T, b []byte) (typ, code, param, message string) {
 	t.Helper()
 	m := decode(t, b)
@@ -272,7 +273,7 @@ func errorOf(t *testing.T, b []byte) (typ, code, param, message string) {
 		t.Fatalf("no error object: %s", b)
 	}
 	if inner, ok := e["error"].(map[string]any); ok { // messages
-		if e["type"] != "error" || m["type"] != "error" {
+		if m["type"] != "error" || e["type"] != inner["type"] || e["message"] != inner["message"] || e["type"] == "error" {
 			t.Errorf("messages error shape: %s", b)
 		}
 		typ, _ = inner["type"].(string)

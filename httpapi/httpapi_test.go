@@ -242,7 +242,7 @@ func TestStreaming(t *testing.T) {
 		{"/v1/chat/completions", streaming(chatBody), []string{`"content":"Hello"`, `"content":" world"`, `"finish_reason":"stop"`}, "data: [DONE]"},
 		{"/v1/web/chat/completions", strings.Replace(streaming(chatBody), `{`, `{"stream_options":{"include_usage":true},`, 1),
 			[]string{`"choices":[],"usage":{"prompt_tokens":5`}, "data: [DONE]"},
-		{"/v1/messages", streaming(messagesBody), []string{"event: message_start", `"text":"Hello"`, "event: message_stop"}, "data: [DONE]"},
+		{"/v1/messages", streaming(messagesBody), []string{"event: message_start", `"text":"Hello"`, "event: message_stop"}, "event: ping\ndata: [DONE]"},
 		{"/v1/responses", streaming(responsesBody), []string{"event: response.created", `"delta":" world"`}, "event: response.completed"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
@@ -279,7 +279,7 @@ func TestStreamErrors(t *testing.T) {
 	}
 	cases := []tc{
 		{"/v1/chat/completions", streaming(chatBody), `data: {"error":{"message":"the server had an error while processing the request","type":"api_error","param":null,"code":"server_error"}}`},
-		{"/v1/messages", streaming(messagesBody), "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"error\",\"error\":{\"type\":\"api_error\""},
+		{"/v1/messages", streaming(messagesBody), "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"the server had an error while processing the request\",\"error\":{\"type\":\"api_error\""},
 		{"/v1/responses", streaming(responsesBody), "event: response.failed\ndata: {\"type\":\"response.failed\""},
 	}
 	t.Run("after headers", func(t *testing.T) {

@@ -315,7 +315,9 @@ func TestSDKAnthropicMessages(t *testing.T) {
 	if text.Type != "text" || text.Text == "" || (m.StopReason != "end_turn" && m.StopReason != "max_tokens") {
 		t.Errorf("content %+v, stop %q", m.Content, m.StopReason)
 	}
-	if m.Usage.InputTokens <= 0 || m.Usage.OutputTokens <= 0 || m.Usage.OutputTokens > 24 {
+	// Every prompt token is read from the prefix cache or written to it,
+	// so input_tokens, the part that is neither, is 0.
+	if u := m.Usage; u.InputTokens != 0 || u.CacheCreationInputTokens+u.CacheReadInputTokens <= 0 || u.OutputTokens <= 0 || u.OutputTokens > 24 {
 		t.Errorf("usage %+v", m.Usage)
 	}
 
@@ -339,6 +341,12 @@ func TestSDKAnthropicMessages(t *testing.T) {
 	if !strings.HasPrefix(acc.ID, "msg_") || last.Text == "" || (acc.StopReason != "end_turn" && acc.StopReason != "max_tokens") || acc.Usage.OutputTokens <= 0 {
 		t.Errorf("accumulated %+v", acc)
 	}
+	// The same prompt again: message_delta's usage replaces
+	// message_start's, and the whole prompt is read from or written to
+	// the prefix cache, as in the blocking answer.
+	if u := acc.Usage; u.InputTokens != 0 || u.CacheCreationInputTokens+u.CacheReadInputTokens != m.Usage.CacheCreationInputTokens+m.Usage.CacheReadInputTokens {
+		t.Errorf("accumulated usage %+v, blocking %+v", u, m.Usage)
+	}
 
 	// Bearer keys work too, and errors come in the messages shape.
 	bearer := anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAuthToken(key), aoption.WithMaxRetries(0))
@@ -347,7 +355,7 @@ func TestSDKAnthropicMessages(t *testing.T) {
 	}
 	var ae *anthropic.Error
 	bad := anthropicSDK(url, wrongKey)
-	if _, err := bad.Messages.New(ctx, messagesRequest()); !errors.As(err, &ae) || ae.StatusCode != 401 || !strings.Contains(ae.RawJSON(), "authentication_error") {
+	if _, err := bad.Messages.New(ctx, messagesRequest()); !errors.As(err, &ae) || ae.StatusCode != 401 || ae.Type() != anthropic.ErrorTypeAuthenticationError {
 		t.Errorf("wrong key: %v", err)
 	}
 }

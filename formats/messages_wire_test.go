@@ -1,0 +1,248 @@
+package formats
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/inferkit/inferkit/inference"
+)
+
+// anthropicErrorTypes are the error types of Anthropic's documented list.
+var anthropicErrorTypes = []string{
+	"invalid_request_error", "authentication_error", "permission_error", "not_found_error",
+	"request_too_large", "rate_limit_error", "api_error", "overloaded_error", "billing_error", "timeout_error",
+}
+
+// sseFrame is one Server-Sent Event as written on the wire.
+type sseFrame struct {
+	event, data string
+	events      int // event lines in the frame
+}
+
+// sseFrames splits a raw SSE body into its frames.
+func sseFrames(t *testing.T, body []byte) []sseFrame {
+	t.Helper()
+	if !bytes.HasSuffix(body, []byte("\n\n")) {
+		t.Fatalf("the stream does not end with a blank line:\n%s", body)
+	}
+	var frames []sseFrame
+	for raw := range strings.SplitSeq(strings.TrimSuffix(string(body), "\n\n"), "\n\n") {
+		var f sseFrame
+		var data []string
+		for line := range strings.SplitSeq(raw, "\n") {
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				f.event = strings.TrimPrefix(line, "event: ")
+				f.events++
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			default:
+				t.Errorf("line %q is neither event nor data", line)
+			}
+		}
+		f.data = strings.Join(data, "\n")
+		frames = append(frames, f)
+	}
+	return frames
+}
+
+// checkMessagesFrames checks that every frame of a messages stream has
+// one event line naming the type its data carries, and that the only
+// frame whose data is not JSON is the closing [DONE], named ping.
+func checkMessagesFrames(t *testing.T, body []byte) {
+	t.Helper()
+	frames := sseFrames(t, body)
+	for i, f := range frames {
+		if f.events != 1 {
+			t.Errorf("frame %d has %d event lines: %+v", i, f.events, f)
+		}
+		if f.data == "[DONE]" {
+			if f.event != messagesDoneEvent || i != len(frames)-1 {
+				t.Errorf("frame %d: [DONE] with event %q, %d frames", i, f.event, len(frames))
+			}
+			continue
+		}
+		var v struct{ Type string }
+		if err := json.Unmarshal([]byte(f.data), &v); err != nil || v.Type != f.event {
+			t.Errorf("frame %d: event %q, data %s (%v)", i, f.event, f.data, err)
+		}
+	}
+}
+
+// TestMessagesStreamFramesNamed reads every messages stream golden as raw
+// SSE: each frame has an event line, the closing [DONE] included.
+func TestMessagesStreamFramesNamed(t *testing.T) {
+	names, err := filepath.Glob(filepath.Join("testdata", "messages_stream*.sse"))
+	if err != nil || len(names) < 4 {
+		t.Fatalf("goldens %v, %v", names, err)
+	}
+	for _, name := range names {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			body := readGolden(t, filepath.Base(name))
+			checkMessagesFrames(t, body)
+			done := bytes.Contains(body, []byte("data: [DONE]"))
+			if failed := bytes.Contains(body, []byte("event: error")); done == failed {
+				t.Errorf("[DONE] %v, error %v: a stream ends with exactly one of them", done, failed)
+			}
+		})
+	}
+}
+
+// TestMessagesDoneEventSkipped checks that the Go SDK skips the named
+// sentinel: a stream ending in it decodes without error, while the same
+// sentinel under another name breaks the SDK's decoder, which is why the
+// name is ping.
+func TestMessagesDoneEventSkipped(t *testing.T) {
+	var b bytes.Buffer
+	stream(t, NewMessagesStream(&b, Request{}, testOptions()), plainEvents(), nil)
+	for _, tc := range []struct {
+		event string
+		ok    bool
+	}{{messagesDoneEvent, true}, {"done", false}} {
+		body := bytes.Replace(b.Bytes(), []byte("event: "+messagesDoneEvent+"\ndata: [DONE]"), []byte("event: "+tc.event+"\ndata: [DONE]"), 1)
+		f := &fake{status: 200, contentType: "text/event-stream", body: body}
+		srv := httptest.NewServer(f)
+		s := anthropicClient(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
+		n := 0
+		for s.Next() {
+			n++
+		}
+		srv.Close()
+		if err := s.Err(); (err == nil) != tc.ok || n != 7 {
+			t.Errorf("event %q: %d events, err %v", tc.event, n, err)
+		}
+	}
+}
+
+// TestMessagesErrorTypes checks the messages error body of each status:
+// error.type and error.error.type are the same type of Anthropic's
+// documented list, which the Go SDK reports, for a status and for an
+// in-stream error event.
+func TestMessagesErrorTypes(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		want   string
+	}{
+		{invalid("temperature", "temperature must be between 0 and 2, got 3"), 400, "invalid_request_error"},
+		{fmt.Errorf("run: %w", inference.ErrContextLength), 400, "invalid_request_error"},
+		{Unauthorized(), 401, "authentication_error"},
+		{&Error{Status: 402, Code: "insufficient_credit", Message: "no credit"}, 402, "billing_error"},
+		{&Error{Status: 403, Code: "forbidden", Message: "not for this key"}, 403, "permission_error"},
+		{ModelNotFound("nope"), 404, "not_found_error"},
+		{&Error{Status: 408, Code: "request_timeout", Message: "slow body"}, 408, "invalid_request_error"},
+		{&http.MaxBytesError{Limit: 1 << 20}, 413, "request_too_large"},
+		{&Error{Status: 422, Code: "invalid_value", Message: "bad"}, 422, "invalid_request_error"},
+		{RateLimited(time.Second, "slow down"), 429, "rate_limit_error"},
+		{QuotaExceeded("spend cap"), 429, "rate_limit_error"},
+		{inference.ErrOverloaded, 429, "overloaded_error"},
+		{errors.New("secret"), 500, "api_error"},
+		{&Error{Status: 503, Code: "unavailable", Message: "down"}, 503, "api_error"},
+		{&Error{Status: 504, Code: "timeout", Message: "took too long"}, 504, "timeout_error"},
+		{&Error{Status: 529, Code: "overloaded", Message: "busy"}, 529, "overloaded_error"},
+	} {
+		t.Run(fmt.Sprint(tc.status, tc.want), func(t *testing.T) {
+			if !slices.Contains(anthropicErrorTypes, tc.want) {
+				t.Fatalf("%s is not a documented type", tc.want)
+			}
+			rec := httptest.NewRecorder()
+			WriteError(rec, FamilyMessages, tc.err)
+			body := rec.Body.Bytes()
+			var v struct {
+				Type  string
+				Error struct {
+					Type, Message string
+					Error         struct{ Type, Message string }
+				}
+			}
+			if err := json.Unmarshal(body, &v); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Code != tc.status || v.Type != "error" || v.Error.Type != tc.want || v.Error.Error.Type != tc.want ||
+				v.Error.Message == "" || v.Error.Message != v.Error.Error.Message {
+				t.Errorf("%d %s", rec.Code, body)
+			}
+
+			f := &fake{status: tc.status, contentType: "application/json", body: body}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			_, err := anthropicClient(srv.URL).Messages.New(context.Background(), messagesParams())
+			var ae *anthropic.Error
+			if !errors.As(err, &ae) || ae.StatusCode != tc.status || string(ae.Type()) != tc.want {
+				t.Errorf("SDK error %v", err)
+			}
+
+			// The same error after the headers: an event: error frame.
+			var b bytes.Buffer
+			s := NewMessagesStream(&b, Request{}, testOptions())
+			stream(t, s, plainEvents()[:1], tc.err)
+			frames := sseFrames(t, b.Bytes())
+			if last := frames[len(frames)-1]; last.event != "error" || !bytes.Contains(body, []byte(last.data)) {
+				t.Errorf("in-stream error %+v, body %s", last, body)
+			}
+			checkMessagesFrames(t, b.Bytes())
+			f.status, f.contentType, f.body = 200, "text/event-stream", b.Bytes()
+			st := anthropicClient(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
+			for st.Next() {
+			}
+			if err := st.Err(); !errors.As(err, &ae) || string(ae.Type()) != tc.want {
+				t.Errorf("SDK stream error %v", err)
+			}
+		})
+	}
+}
+
+// TestMessagesUsageSplit checks that each prompt token is counted once:
+// read from the prefix cache (cache_read_input_tokens) or written to it
+// (cache_creation_input_tokens), with input_tokens 0, in the message and
+// in the stream's message_delta; message_start counts the whole prompt as
+// input_tokens.
+func TestMessagesUsageSplit(t *testing.T) {
+	for _, u := range []inference.Usage{
+		{PromptTokens: 20, CachedTokens: 8, CompletionTokens: 15},
+		{PromptTokens: 12, CompletionTokens: 4},
+		{PromptTokens: 30, CachedTokens: 30, CompletionTokens: 1},
+	} {
+		res := inference.Result{Text: "hi", FinishReason: inference.FinishStop, Usage: u}
+		m := NewMessage(Request{}, res, testOptions())
+		want := MessagesUsage{OutputTokens: u.CompletionTokens, CacheCreationInputTokens: u.PromptTokens - u.CachedTokens, CacheReadInputTokens: u.CachedTokens}
+		if m.Usage != want || m.Usage.InputTokens+m.Usage.CacheCreationInputTokens+m.Usage.CacheReadInputTokens != u.PromptTokens {
+			t.Errorf("%+v: usage %+v, want %+v", u, m.Usage, want)
+		}
+		if got := m.Result().Usage; got != u {
+			t.Errorf("%+v: the message's usage reads back as %+v", u, got)
+		}
+
+		var b bytes.Buffer
+		s := NewMessagesStream(&b, Request{}, testOptions())
+		s.InputTokens = u.PromptTokens
+		stream(t, s, []inference.Event{{Text: "hi"}, {Final: &res}}, nil)
+		var start, delta MessagesEvent
+		for _, f := range sseFrames(t, b.Bytes()) {
+			switch f.event {
+			case "message_start":
+				_ = json.Unmarshal([]byte(f.data), &start)
+			case "message_delta":
+				_ = json.Unmarshal([]byte(f.data), &delta)
+			}
+		}
+		if start.Message == nil || start.Message.Usage != (MessagesUsage{InputTokens: u.PromptTokens}) {
+			t.Errorf("%+v: message_start %+v", u, start.Message)
+		}
+		if delta.Usage == nil || *delta.Usage != want {
+			t.Errorf("%+v: message_delta usage %+v", u, delta.Usage)
+		}
+	}
+}
