@@ -36,8 +36,8 @@ type ChatChoice struct {
 type ChatCompletionMessage struct {
 	Role    string `json:"role"` // assistant
 	Content string `json:"content"`
-	// ReasoningContent is the reasoning text, present when the request's
-	// reasoning.summary is not none.
+	// ReasoningContent is the summary of the reasoning, present when the
+	// request's reasoning.summary is not none.
 	ReasoningContent string `json:"reasoning_content,omitzero"`
 	// Refusal is always null.
 	Refusal *string `json:"refusal"`
@@ -159,7 +159,7 @@ func NewChatCompletion(req Request, results []inference.Result, o Options) ChatC
 		finish, matched := chatFinish(res)
 		msg := ChatCompletionMessage{Role: "assistant", Content: res.Text, ToolCalls: chatToolCalls(res.ToolCalls)}
 		if req.showReasoning() {
-			msg.ReasoningContent = res.Reasoning
+			msg.ReasoningContent = res.Summary
 		}
 		c.Choices[i] = ChatChoice{Index: i, Message: msg, Logprobs: chatLogprobs(req, res.Logprobs), FinishReason: finish, MatchedStop: matched}
 	}
@@ -173,7 +173,7 @@ func (c ChatCompletion) Result() inference.Result {
 	if len(c.Choices) > 0 {
 		ch := c.Choices[0]
 		res.Text = ch.Message.Content
-		res.Reasoning = ch.Message.ReasoningContent
+		res.Summary = ch.Message.ReasoningContent
 		for _, tc := range ch.Message.ToolCalls {
 			res.ToolCalls = append(res.ToolCalls, inference.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}

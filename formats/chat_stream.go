@@ -114,9 +114,9 @@ func (s *ChatStream) start(i int) error {
 	return s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{Role: "assistant", Content: ptr("")}})
 }
 
-// Event writes the chunks of one event. Reasoning pieces are sent as
-// delta.reasoning_content only when the request's reasoning.summary is
-// not none. A Final event sends what its result holds beyond the pieces
+// Event writes the chunks of one event. The pieces of the reasoning's
+// summary are sent as delta.reasoning_content when the request's
+// reasoning.summary is not none; the reasoning itself is not sent. A Final event sends what its result holds beyond the pieces
 // before it, then its choice's last chunk; the Final of the last choice
 // to end is followed by the usage chunk when asked, and [DONE]. An event
 // of a choice the request did not ask for is an error.
@@ -132,9 +132,10 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	if err := s.start(i); err != nil {
 		return err
 	}
-	reasoning, text, calls, lps := c.sent.next(ev)
-	if reasoning != "" && s.req.showReasoning() {
-		if err := s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{ReasoningContent: reasoning}}); err != nil {
+	summary := c.sent.nextSummary(ev)
+	_, text, calls, lps := c.sent.next(ev)
+	if summary != "" && s.req.showReasoning() {
+		if err := s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{ReasoningContent: summary}}); err != nil {
 			return err
 		}
 	}

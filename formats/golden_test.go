@@ -73,7 +73,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // Results the goldens are made of.
 var (
 	resThinking = inference.Result{
-		Text: "Paris is the capital of France.", Reasoning: "The user asks for a capital.\nIt is Paris.",
+		Text: "Paris is the capital of France.", Reasoning: "The user asks for a capital.\nIt is Paris.", Summary: "Asked for a capital: Paris.",
 		FinishReason: inference.FinishStop, StopToken: 151645,
 		Usage:   inference.Usage{PromptTokens: 20, CachedTokens: 8, CompletionTokens: 15, ReasoningTokens: 9},
 		Timings: inference.Timings{Prefill: 30 * time.Millisecond, Decode: 150 * time.Millisecond, Thinking: 90 * time.Millisecond},
@@ -95,6 +95,8 @@ func thinkingEvents() []inference.Event {
 	return []inference.Event{
 		{Reasoning: "The user asks for a capital.\n"},
 		{Reasoning: "It is Paris."},
+		{Summary: "Asked for a capital: "},
+		{Summary: "Paris."},
 		{Text: "Paris is "},
 		{Text: "the capital of France."},
 		{Final: &final},

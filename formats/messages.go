@@ -295,7 +295,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		}
 		out.MaxTokens, out.ClampMaxTokens = *r.MaxTokens, false
 	}
-	out.Reasoning = Reasoning{Effort: "high", BudgetTokens: messagesBudget, Summary: "auto"}
+	out.Reasoning = Reasoning{Effort: "high", BudgetTokens: messagesBudget} // thinking blocks carry the thinking itself: no summary
 	if t := r.Thinking; t != nil {
 		switch t.Type {
 		case "enabled", "adaptive": // adaptive: the model's own budget, the default here

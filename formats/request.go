@@ -74,10 +74,24 @@ type Reasoning struct {
 	Effort string
 	// BudgetTokens bounds the thinking tokens; 0 means no bound of its own.
 	BudgetTokens int
-	// Summary is "none", "auto", "concise" or "detailed": whether the
-	// reasoning text is returned (chat reasoning_content, responses
-	// reasoning summary). Empty means the style's default.
+	// Summary is "none", "auto", "concise" or "detailed": whether a
+	// summary of the reasoning, which the engine generates
+	// (inference.Request.Summary), is returned (chat reasoning_content,
+	// responses reasoning summary). Empty means the style's default: none.
 	Summary string
+}
+
+// level is the engine's summary of Summary: none for "" and "none".
+func (r Reasoning) level() inference.SummaryLevel {
+	switch r.Summary {
+	case "auto":
+		return inference.SummaryAuto
+	case "concise":
+		return inference.SummaryConcise
+	case "detailed":
+		return inference.SummaryDetailed
+	}
+	return inference.SummaryNone
 }
 
 // Thinking reports whether the request asks the model to think.
@@ -177,6 +191,7 @@ func (r Request) Inference() inference.Request {
 	if !out.NoThinking {
 		out.ThinkingBudget = r.Reasoning.Budget(out.MaxTokens)
 	}
+	out.Summary = r.Reasoning.level()
 	return out
 }
 

@@ -336,14 +336,20 @@ func newResponseShell(req Request, id string, created int64) Response {
 	return r
 }
 
-// reasoningItem returns the output item of reasoning text.
-func reasoningItem(id, status, text string) ResponseItem {
+// reasoningItem returns the output item of the model's thinking: its
+// summary, when one was asked for and made, as a summary_text part. The
+// thinking itself stays on the server (in a stored transcript, for
+// previous_response_id): its tokens are counted in the usage.
+func reasoningItem(id, status, summary string) ResponseItem {
 	it := ResponseItem{ID: id, Type: "reasoning", Status: status, Summary: []ResponsePart{}, Content: []ResponsePart{}}
-	if text != "" {
-		it.Content = append(it.Content, ResponsePart{Type: "reasoning_text", Text: text})
+	if summary != "" {
+		it.Summary = append(it.Summary, summaryText(summary))
 	}
 	return it
 }
+
+// summaryText returns a summary_text part.
+func summaryText(text string) ResponsePart { return ResponsePart{Type: "summary_text", Text: text} }
 
 // messageItem returns the output message item; with parts false its
 // content is empty, as in output_item.added.
@@ -401,7 +407,7 @@ func NewResponse(req Request, res inference.Result, o Options) Response {
 	r := newResponseShell(req, o.id("resp_"), now)
 	var items []ResponseItem
 	if res.Reasoning != "" {
-		items = append(items, reasoningItem(o.id("rs_"), "completed", res.Reasoning))
+		items = append(items, reasoningItem(o.id("rs_"), "completed", res.Summary))
 	}
 	if res.Text != "" || len(res.ToolCalls) == 0 {
 		items = append(items, messageItem(o.id("msg_"), itemStatus(res), res.Text, true))
@@ -460,10 +466,13 @@ func responseErrorCode(e *Error) string {
 // Result returns the engine result that r carries. Timings are zero.
 func (r Response) Result() inference.Result {
 	var res inference.Result
-	var text, reasoning strings.Builder
+	var text, reasoning, summary strings.Builder
 	for _, it := range r.Output {
 		if it.Type == "function_call" {
 			res.ToolCalls = append(res.ToolCalls, inference.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+		}
+		for _, p := range it.Summary {
+			summary.WriteString(p.Text)
 		}
 		for _, p := range it.Content {
 			switch p.Type {
@@ -474,7 +483,7 @@ func (r Response) Result() inference.Result {
 			}
 		}
 	}
-	res.Text, res.Reasoning = text.String(), reasoning.String()
+	res.Text, res.Reasoning, res.Summary = text.String(), reasoning.String(), summary.String()
 	res.FinishReason = inference.FinishStop
 	if len(res.ToolCalls) > 0 {
 		res.FinishReason = inference.FinishToolCalls

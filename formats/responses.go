@@ -194,6 +194,8 @@ type ResponsesItem struct {
 	// Output is a function_call_output's result: a string, or parts
 	// (input_text, input_image).
 	Output ResponsesContent `json:"output,omitzero"`
+	// Summary is a reasoning item's summary (summary_text parts).
+	Summary []ResponsePart `json:"summary,omitzero"`
 }
 
 // ResponsesContent is an item's content: a string when Parts is nil, else
@@ -459,8 +461,15 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			}
 			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: it.CallID, Name: it.Name, Content: parts})
 		case "reasoning":
+			// The thinking, or, when a client sends back the item as it
+			// got it, its summary.
 			for _, part := range it.Content.Parts {
 				reasoning.WriteString(part.Text)
+			}
+			if len(it.Content.Parts) == 0 {
+				for _, part := range it.Summary {
+					reasoning.WriteString(part.Text)
+				}
 			}
 		default:
 			return nil, invalid(p+".type", "%s.type must be message, function_call, function_call_output or reasoning, got %q", p, it.Type)

@@ -25,12 +25,17 @@ type ResponsesEvent struct {
 	Name      string  `json:"name,omitzero"`
 	Arguments *string `json:"arguments,omitzero"`
 	Logprobs  []any   `json:"logprobs,omitzero"`
+	// SummaryIndex is the summary part of a reasoning item that a
+	// response.reasoning_summary_* event is about.
+	SummaryIndex *int `json:"summary_index,omitzero"`
 }
 
 // ResponsesStream encodes inference events as a responses stream:
 // response.created, response.in_progress; when the model thinks, a
-// reasoning item (output_item.added, response.reasoning_text.delta
-// pieces, response.reasoning_text.done, output_item.done); the message
+// reasoning item (output_item.added; when a summary was asked for,
+// response.reasoning_summary_part.added, reasoning_summary_text.delta
+// pieces, reasoning_summary_text.done and reasoning_summary_part.done;
+// output_item.done), which carries no thinking text; the message
 // item (output_item.added, content_part.added, output_text.delta pieces,
 // output_text.done, content_part.done, output_item.done), left out when
 // the model only called tools; a function_call item per tool call
@@ -154,8 +159,14 @@ func (s *ResponsesStream) closeItem(status string) error {
 	var it ResponseItem
 	switch s.open {
 	case "reasoning":
-		if err := s.emit(ResponsesEvent{Type: "response.reasoning_text.done", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Text: &text}); err != nil {
-			return err
+		if text != "" {
+			if err := s.emit(ResponsesEvent{Type: "response.reasoning_summary_text.done", ItemID: s.id, OutputIndex: ptr(s.index), SummaryIndex: ptr(0), Text: &text}); err != nil {
+				return err
+			}
+			part := summaryText(text)
+			if err := s.emit(ResponsesEvent{Type: "response.reasoning_summary_part.done", ItemID: s.id, OutputIndex: ptr(s.index), SummaryIndex: ptr(0), Part: &part}); err != nil {
+				return err
+			}
 		}
 		it = reasoningItem(s.id, "completed", text)
 	case "message":
@@ -190,13 +201,23 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
+	summary := s.sent.nextSummary(ev)
 	reasoning, text, calls, _ := s.sent.next(ev)
-	if reasoning != "" && !s.message {
+	if (reasoning != "" || summary != "") && !s.message {
 		if err := s.openItem("reasoning"); err != nil {
 			return err
 		}
-		s.itemText.WriteString(reasoning)
-		if err := s.emit(ResponsesEvent{Type: "response.reasoning_text.delta", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &reasoning}); err != nil {
+	}
+	if summary != "" && s.open == "reasoning" {
+		// The item's text is its summary.
+		if s.itemText.Len() == 0 {
+			part := summaryText("")
+			if err := s.emit(ResponsesEvent{Type: "response.reasoning_summary_part.added", ItemID: s.id, OutputIndex: ptr(s.index), SummaryIndex: ptr(0), Part: &part}); err != nil {
+				return err
+			}
+		}
+		s.itemText.WriteString(summary)
+		if err := s.emit(ResponsesEvent{Type: "response.reasoning_summary_text.delta", ItemID: s.id, OutputIndex: ptr(s.index), SummaryIndex: ptr(0), Delta: &summary}); err != nil {
 			return err
 		}
 	}
@@ -223,7 +244,7 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	res := *ev.Final
 	// The stream's own text is what it sent; the result's may only differ
 	// if the engine's pieces and Final disagree.
-	res.Text, res.Reasoning = s.sent.text.String(), s.sent.reasoning.String()
+	res.Text, res.Reasoning, res.Summary = s.sent.text.String(), s.sent.reasoning.String(), s.sent.summary.String()
 	if err := s.closeItem(itemStatus(res)); err != nil {
 		return err
 	}

@@ -324,8 +324,8 @@ func TestSDKResponses(t *testing.T) {
 		if err := resp.UnmarshalJSON(r); err != nil {
 			t.Fatal(err)
 		}
-		if resp.Output[0].Type != "reasoning" || resp.Output[0].AsReasoning().Content[0].Text != resThinking.Reasoning ||
-			resp.Output[1].AsMessage().Content[0].Text != resThinking.Text {
+		if rs := resp.Output[0].AsReasoning(); resp.Output[0].Type != "reasoning" || len(rs.Summary) != 1 || rs.Summary[0].Text != resThinking.Summary ||
+			len(rs.Content) != 0 || resp.Output[1].AsMessage().Content[0].Text != resThinking.Text {
 			t.Errorf("output = %+v", resp.Output)
 		}
 	}

@@ -82,6 +82,17 @@ type progress struct {
 	text, reasoning strings.Builder
 	calls           int // tool calls sent
 	logprobs        int // log-probability entries sent
+	summary         strings.Builder
+}
+
+// nextSummary returns the piece of the reasoning's summary that ev adds.
+func (p *progress) nextSummary(ev inference.Event) string {
+	piece := ev.Summary
+	if ev.Final != nil {
+		piece = rest(ev.Final.Summary, p.summary.String())
+	}
+	p.summary.WriteString(piece)
+	return piece
 }
 
 // next returns the reasoning, text, tool calls and log-probability

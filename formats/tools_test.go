@@ -25,7 +25,7 @@ var (
 
 	// resToolCalls thought, then called two tools and wrote no text.
 	resToolCalls = inference.Result{
-		Reasoning: "The user wants the weather and the time.", FinishReason: inference.FinishToolCalls, StopToken: 151645,
+		Reasoning: "The user wants the weather and the time.", Summary: "Weather and time wanted.", FinishReason: inference.FinishToolCalls, StopToken: 151645,
 		ToolCalls: []inference.ToolCall{callWeather, callTime},
 		Usage:     inference.Usage{PromptTokens: 120, CachedTokens: 100, CompletionTokens: 40, ReasoningTokens: 10},
 		Timings:   inference.Timings{Prefill: 20 * time.Millisecond, Decode: 300 * time.Millisecond, Thinking: 75 * time.Millisecond},
@@ -45,6 +45,7 @@ func toolEvents() []inference.Event {
 	return []inference.Event{
 		{Reasoning: "The user wants "},
 		{Reasoning: "the weather and the time."},
+		{Summary: "Weather and time wanted."},
 		{ToolCalls: []inference.ToolCall{callWeather}},
 		{ToolCalls: []inference.ToolCall{callTime}},
 		{Final: &final},
@@ -167,15 +168,19 @@ func TestToolResultRoundTrips(t *testing.T) {
 	for _, res := range []inference.Result{resToolCalls, resTextToolCall} {
 		want := res
 		want.Timings = inference.Timings{}
-		if got := NewChatCompletion(req, []inference.Result{res}, Options{}).Result(); !reflect.DeepEqual(got, want) {
-			t.Errorf("chat: got %+v, want %+v", got, want)
+		// Chat and responses carry the reasoning's summary, messages the
+		// thinking itself.
+		wantChat := want
+		wantChat.Reasoning = ""
+		if got := NewChatCompletion(req, []inference.Result{res}, Options{}).Result(); !reflect.DeepEqual(got, wantChat) {
+			t.Errorf("chat: got %+v, want %+v", got, wantChat)
 		}
 		wantMsg := want
-		wantMsg.Usage.ReasoningTokens, wantMsg.StopToken = 0, 0
+		wantMsg.Usage.ReasoningTokens, wantMsg.StopToken, wantMsg.Summary = 0, 0, ""
 		if got := NewMessage(req, res, Options{}).Result(); !reflect.DeepEqual(got, wantMsg) {
 			t.Errorf("messages: got %+v, want %+v", got, wantMsg)
 		}
-		wantResp := want
+		wantResp := wantChat
 		wantResp.StopToken = 0
 		if got := NewResponse(req, res, Options{}).Result(); !reflect.DeepEqual(got, wantResp) {
 			t.Errorf("responses: got %+v, want %+v", got, wantResp)

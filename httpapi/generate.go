@@ -126,7 +126,15 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Requ
 	if err != nil {
 		return nil, err
 	}
-	a, err := h.reserve(w, r, m, p, int64(p.MaxOutputTokens)*int64(choicesOf(p.Request)))
+	n := int64(choicesOf(p.Request))
+	inputs, outputs := int64(p.InputTokens), int64(p.MaxOutputTokens)*n
+	if l := p.Request.Summary; l != inference.SummaryNone {
+		// A summary reads each choice's thinking, at most its output,
+		// under a short instruction, and writes a bounded text.
+		inputs += (int64(p.MaxOutputTokens) + summaryInstructionTokens) * n
+		outputs += int64(inference.MaxSummaryTokens(l)) * n
+	}
+	a, err := h.reserve(w, r, m, p, inputs, outputs)
 	if err != nil {
 		return nil, err
 	}
@@ -158,10 +166,14 @@ func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (c
 	return m, p, err
 }
 
-// reserve reserves, under rate limits, the request p (its prompt tokens
-// and images) and outputs tokens of output; the admission is nil without
-// limits.
-func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Model, p *inference.Prepared, outputs int64) (*admission, error) {
+// summaryInstructionTokens bounds the tokens of a summary's instruction
+// and template, beyond the thinking it reads.
+const summaryInstructionTokens = 128
+
+// reserve reserves, under rate limits, the request p (inputs prompt
+// tokens, and its images) and outputs tokens of output; the admission is
+// nil without limits.
+func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Model, p *inference.Prepared, inputs, outputs int64) (*admission, error) {
 	a := admissionFrom(r)
 	if a == nil {
 		return nil, nil
@@ -170,7 +182,7 @@ func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Mode
 	if err != nil {
 		return nil, err
 	}
-	want := ratelimit.Request{InputTokens: int64(p.InputTokens), MaxOutputTokens: outputs, Images: images(p.Request), Prices: cost}
+	want := ratelimit.Request{InputTokens: inputs, MaxOutputTokens: outputs, Images: images(p.Request), Prices: cost}
 	if err := a.reserve(w, r, want); err != nil {
 		return nil, err
 	}

@@ -212,7 +212,7 @@ func TestSDKToolsOpenAIChat(t *testing.T) {
 	}
 
 	// Reasoning: a thinking section comes first and is counted; with
-	// reasoning.summary auto its text comes back.
+	// reasoning.summary auto a summary of it comes back.
 	params := chatToolRequest(t, chatRequired)
 	params.ReasoningEffort = shared.ReasoningEffortLow
 	params.MaxTokens = openai.Int(4 * toolTokens) // thinking takes up to three quarters
