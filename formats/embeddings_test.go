@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -102,6 +103,12 @@ func TestGoldenEmbeddings(t *testing.T) {
 	golden(t, "embeddings.json", mustJSON(t, NewEmbeddingResponse(req, embedResult)))
 	req.Base64 = true
 	golden(t, "embeddings_base64.json", mustJSON(t, NewEmbeddingResponse(req, embedResult)))
+	// An embedding model as GET /v1/models/{id} shows it.
+	m := catalog.Model{ID: "core-embed", Path: "e.gguf", Kind: catalog.KindEmbedding, MinDimensions: 32, Created: 1767225600,
+		Name: "Core Embed", Pricing: catalog.Pricing{Prompt: "0.00000002"}}
+	o := m.Object(8192)
+	o.Dimensions = 1024
+	golden(t, "model_embedding.json", mustJSON(t, o))
 	// The engine's errors name the wire's parameter.
 	for name, err := range map[string]error{
 		"embed_token":      &inference.FieldError{Field: "Input[2][7]", Reason: "token 999999 is not in the model's vocabulary of 151936 tokens"},
