@@ -92,6 +92,29 @@ func TestObject(t *testing.T) {
 	}
 }
 
+func TestEmbeddingObject(t *testing.T) {
+	m := Model{ID: "emb", Path: "e.gguf", Kind: KindEmbedding, MinDimensions: 32}
+	o := m.Object(8192)
+	o.Dimensions = 1024
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"type":"embedding"`, `"dimensions":1024`, `"min_dimensions":32`, `"output_modalities":["embeddings"]`,
+		`"max_output_length":0`, `"context_length":8192`, `"supported_sampling_parameters":[]`} {
+		if !strings.Contains(string(b), field) {
+			t.Errorf("object lacks %s: %s", field, b)
+		}
+	}
+	chat, _ := json.Marshal(Model{ID: "c", Path: "c"}.Object(10))
+	if strings.Contains(string(chat), `"type"`) || strings.Contains(string(chat), `dimensions"`) {
+		t.Errorf("a chat object with embedding fields: %s", chat)
+	}
+	if err := Validate([]Model{m}); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestInputModalities(t *testing.T) {
 	for _, tc := range []struct {
 		m    Model
@@ -121,6 +144,8 @@ func TestValidate(t *testing.T) {
 		{"kind", []Model{{ID: "a", Path: "a", Kind: "vision"}}, "kind"},
 		{"price", []Model{{ID: "a", Path: "a", Pricing: Pricing{Prompt: "2e-6"}}}, "decimal"},
 		{"limit", []Model{{ID: "a", Path: "a", MaxOutput: -1}}, "negative"},
+		{"dimensions", []Model{{ID: "a", Path: "a", Kind: KindEmbedding, MinDimensions: -1}}, "MinDimensions"},
+		{"dimensions of a chat model", []Model{{ID: "a", Path: "a", MinDimensions: 32}}, "MinDimensions"},
 	} {
 		err := Validate(tc.models)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

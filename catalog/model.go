@@ -16,6 +16,9 @@ const (
 	KindChat Kind = "chat"
 	// KindDecision answers typed questions over a state (/v1/system).
 	KindDecision Kind = "decision"
+	// KindEmbedding turns texts into vectors (/v1/embeddings): a GGUF
+	// whose pooling type is mean, cls or last.
+	KindEmbedding Kind = "embedding"
 )
 
 // Model is one entry of the catalog: an id and its aliases naming a GGUF
@@ -35,8 +38,15 @@ type Model struct {
 	// share one projector too, so they must name the same one or none.
 	Projector string
 
-	// Kind is chat (the zero value) or decision.
+	// Kind is chat (the zero value), decision or embedding.
 	Kind Kind
+	// MinDimensions is, for an embedding model trained to be truncated
+	// (Matryoshka representation learning, such as Qwen3-Embedding or
+	// nomic-embed-text-v1.5), the fewest dimensions a request may ask
+	// for: requests may then ask for any number from it to the model's
+	// full size. 0 means the model was not trained for it, and a request
+	// may ask for its full size only. Embedding entries only.
+	MinDimensions int
 	// Calibration is a decision model's temperature: its options'
 	// log-probabilities are divided by it before the softmax (above 1
 	// flattens an overconfident model). 0 means 1.
@@ -121,8 +131,11 @@ func Validate(models []Model) error {
 		if m.Calibration < 0 {
 			return fmt.Errorf("catalog: model %q has calibration %v; it must be positive, or 0 for 1", m.ID, m.Calibration)
 		}
-		if m.Kind != "" && m.Kind != KindChat && m.Kind != KindDecision {
+		if m.Kind != "" && m.Kind != KindChat && m.Kind != KindDecision && m.Kind != KindEmbedding {
 			return fmt.Errorf("catalog: model %q has unknown kind %q", m.ID, m.Kind)
+		}
+		if m.MinDimensions < 0 || (m.MinDimensions > 0 && m.Kind != KindEmbedding) {
+			return fmt.Errorf("catalog: model %q has MinDimensions %d; it must be positive, on an embedding entry, or 0", m.ID, m.MinDimensions)
 		}
 		if m.ContextLength < 0 || m.MaxOutput < 0 {
 			return fmt.Errorf("catalog: model %q has a negative limit", m.ID)

@@ -20,6 +20,16 @@ type Object struct {
 	Created                     int64        `json:"created"`
 	OwnedBy                     string       `json:"owned_by"`
 	Pricing                     PricingJSON  `json:"pricing"`
+	// Type is "embedding" for an embedding model, and absent for the
+	// spec's chat models, whose object has no such field.
+	Type string `json:"type,omitzero"`
+	// Dimensions is the length of an embedding model's vectors; absent
+	// for other models. The caller sets it from the engine's figure.
+	Dimensions int `json:"dimensions,omitzero"`
+	// MinDimensions is the fewest dimensions an embedding request may ask
+	// for (Model.MinDimensions); absent when the model takes its full
+	// size only.
+	MinDimensions int `json:"min_dimensions,omitzero"`
 }
 
 // OpenRouter is the model's entry on the OpenRouter model router.
@@ -46,7 +56,9 @@ type PricingJSON struct {
 // Object returns the model object of m, served with contextLength tokens
 // of context per sequence (the engine's real figure, from the GGUF and
 // its configuration): the listing promises no more context than that and
-// no more output than the context.
+// no more output than the context. An embedding model's object says so
+// (type "embedding", output modality "embeddings" unless the entry names
+// others), and promises no output tokens and no sampling parameters.
 func (m Model) Object(contextLength int) Object {
 	ctx := contextLength
 	if m.ContextLength > 0 && (ctx <= 0 || m.ContextLength < ctx) {
@@ -82,6 +94,17 @@ func (m Model) Object(contextLength int) Object {
 			InputCacheReads:  orDefault(m.Pricing.InputCacheReads, "0"),
 			InputCacheWrites: orDefault(m.Pricing.InputCacheWrites, "0"),
 		},
+	}
+	if m.Kind == KindEmbedding {
+		o.Type = string(KindEmbedding)
+		o.MaxOutputLength = 0
+		o.MinDimensions = m.MinDimensions
+		if m.OutputModalities == nil {
+			o.OutputModalities = []string{"embeddings"}
+		}
+		if o.SupportedSamplingParameters == nil {
+			o.SupportedSamplingParameters = []string{}
+		}
 	}
 	if o.SupportedSamplingParameters == nil {
 		o.SupportedSamplingParameters = slices.Clone(SamplingParameters)

@@ -319,6 +319,7 @@ var engineParams = map[string][3]string{
 	"TopLogprobs":       {"top_logprobs", "top_logprobs", "top_logprobs"},
 	"PromptLogprobs":    {"echo", "echo", "echo"},
 	"Choices":           {"n", "n", "n"},
+	"Dimensions":        {"dimensions", "dimensions", "dimensions"},
 }
 
 // toolField matches the engine's field of a tool's parameters.
@@ -342,6 +343,10 @@ func (e *Error) in(f Family) *Error {
 	field, detail := e.field, e.Message
 	if m := toolField.FindStringSubmatch(field); m != nil {
 		field = pick([3]string{"tools[" + m[1] + "].function.parameters", "tools[" + m[1] + "].input_schema", "tools[" + m[1] + "].parameters"})
+	} else if rest, ok := strings.CutPrefix(field, "Input"); ok {
+		// An embeddings input, input[3] or a token of it, input[3][5]:
+		// the wire's own indexes.
+		field = "input" + rest
 	} else {
 		base, index, _ := strings.Cut(field, "[")
 		names, ok := engineParams[base]

@@ -1,5 +1,6 @@
 // Package httpapi serves the Inference API over HTTP: chat completions,
-// messages and responses (the generation routes, on the spec's base_url)
+// messages, responses and embeddings (the generation routes, on the
+// spec's base_url)
 // and the model catalog (the platform routes, on its api_url), in the wire
 // formats of package formats, on an engine that runs the models in
 // process.
@@ -27,5 +28,6 @@
 // global one.
 //
 // The package holds no global state and needs no cgo: its tests run
-// against a fake [Engine], and [*inference.Engine] satisfies Engine.
+// against a fake [Engine], and [*inference.Engine] satisfies Engine (and
+// [Embedder], which POST /v1/embeddings needs).
 package httpapi

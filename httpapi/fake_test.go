@@ -31,9 +31,10 @@ type fakeEngine struct {
 	block     bool  // after the pieces, wait for ctx to end
 	tokens    int   // CountTokens' answer when positive
 
-	mu   sync.Mutex
-	reqs []inference.Request
-	ctxs chan context.Context
+	mu     sync.Mutex
+	reqs   []inference.Request
+	embeds []inference.EmbedRequest
+	ctxs   chan context.Context
 }
 
 func newFake() *fakeEngine {
@@ -123,6 +124,47 @@ func (f *fakeEngine) Run(ctx context.Context, p *inference.Prepared) iter.Seq2[i
 		res := f.result
 		yield(inference.Event{Final: &res}, nil)
 	}
+}
+
+// PrepareEmbed counts two special tokens and one per word of each text
+// (or each token of a token array), as a BERT would.
+func (f *fakeEngine) PrepareEmbed(req inference.EmbedRequest) (*inference.PreparedEmbed, error) {
+	n := 0
+	for _, s := range req.Input {
+		n += 2 + len(strings.Fields(s))
+	}
+	for _, ids := range req.Tokens {
+		n += 2 + len(ids)
+	}
+	return &inference.PreparedEmbed{Request: req, InputTokens: n}, nil
+}
+
+// RunEmbed records the request and gives input i the unit vector along
+// axis i of the model's Dimensions (or the request's), or fails with
+// errBefore.
+func (f *fakeEngine) RunEmbed(ctx context.Context, p *inference.PreparedEmbed) (inference.EmbedResult, error) {
+	f.mu.Lock()
+	f.embeds = append(f.embeds, p.Request)
+	f.mu.Unlock()
+	if f.errBefore != nil {
+		return inference.EmbedResult{}, f.errBefore
+	}
+	if err := ctx.Err(); err != nil {
+		return inference.EmbedResult{}, err
+	}
+	dims := p.Request.Dimensions
+	for _, m := range f.models {
+		if m.ID == p.Request.Model && dims == 0 {
+			dims = m.Dimensions
+		}
+	}
+	res := inference.EmbedResult{Usage: inference.Usage{PromptTokens: p.InputTokens}}
+	for i := range len(p.Request.Input) + len(p.Request.Tokens) {
+		v := make([]float32, dims)
+		v[i%dims] = 1
+		res.Embeddings = append(res.Embeddings, v)
+	}
+	return res, nil
 }
 
 // lastRequest returns the last request the engine got.

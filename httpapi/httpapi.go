@@ -63,9 +63,11 @@ type Config struct {
 	// Engine runs the models. Required.
 	Engine Engine
 	// Models is the catalog: the entries whose ids and aliases requests
-	// may name and that GET /v1/models lists. Only chat entries are
-	// served, and every one must be served by Engine. Nil means one bare
-	// entry (id, aliases, path) per model of Engine.
+	// may name and that GET /v1/models lists. Every chat and embedding
+	// entry must be served by Engine, an embedding entry by an embedding
+	// model of an Engine that implements Embedder. Nil means one bare
+	// entry (id, aliases, path) per model of Engine, of kind embedding
+	// for its embedding models and chat for the rest.
 	Models []catalog.Model
 	// Keys authenticates the bearer key of every request. Required: see
 	// NewStaticKeys.
@@ -213,7 +215,11 @@ func New(cfg Config) (*Handler, error) {
 	h.models = slices.Clone(cfg.Models)
 	if h.models == nil {
 		for _, info := range infos {
-			h.models = append(h.models, catalog.Model{ID: info.ID, Aliases: info.Aliases, Path: info.Path})
+			m := catalog.Model{ID: info.ID, Aliases: info.Aliases, Path: info.Path}
+			if info.Embedding {
+				m.Kind = catalog.KindEmbedding
+			}
+			h.models = append(h.models, m)
 		}
 	}
 	if err := catalog.Validate(h.models); err != nil {
@@ -228,6 +234,9 @@ func New(cfg Config) (*Handler, error) {
 				return nil, fmt.Errorf("httpapi: catalog model %q is not served by the engine", m.ID)
 			}
 		}
+	}
+	if err := h.checkEmbeddingModels(infos); err != nil {
+		return nil, err
 	}
 	if h.store == nil {
 		s, err := cache.NewMemoryStore(cache.MemoryConfig{Now: h.now})
@@ -271,6 +280,7 @@ func (h *Handler) generationRoutes() []route {
 		{"POST /v1/responses", formats.FamilyResponses, h.responses},
 		{"GET /v1/responses/{id}", formats.FamilyResponses, h.getResponse},
 		{"DELETE /v1/responses/{id}", formats.FamilyResponses, h.deleteResponse},
+		{"POST /v1/embeddings", formats.FamilyChat, h.embeddings},
 	}
 }
 
@@ -305,7 +315,9 @@ func (h *Handler) Register(mux *http.ServeMux) {
 // base_url on mux: POST /v1/web/chat/completions, POST
 // /v1/chat/completions, POST /v1/completions (OpenAI's legacy text
 // completions), POST /v1/messages, POST /v1/messages/count_tokens, POST
-// /v1/responses, and GET and DELETE /v1/responses/{id}.
+// /v1/responses, GET and DELETE /v1/responses/{id}, and POST
+// /v1/embeddings (OpenAI's shape, served by the catalog's embedding
+// models).
 func (h *Handler) RegisterGeneration(mux *http.ServeMux) { h.register(mux, h.generationRoutes()) }
 
 // RegisterModels registers the catalog routes of the spec's api_url on

@@ -11,8 +11,9 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// listModels serves GET /v1/models: every chat entry of the catalog that
-// the engine serves, with the context one request may really use, and
+// listModels serves GET /v1/models: every chat and embedding entry of
+// the catalog that the engine serves, with the context one request may
+// really use (and an embedding model's type and vector length), and
 // under "models" the decision entries in System One's shape.
 func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 	infos := h.engine.Models()
@@ -26,6 +27,8 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case isChat(m):
 			objects = append(objects, chatObject(m, info))
+		case m.Kind == catalog.KindEmbedding:
+			objects = append(objects, embeddingObject(m, info))
 		case m.Kind == catalog.KindDecision:
 			decisions = append(decisions, formats.SystemOneModel{Name: m.ID, Description: m.Description, ReleaseDate: h.releaseDate(m)})
 		}
@@ -48,9 +51,14 @@ func (h *Handler) releaseDate(m catalog.Model) string {
 	return t.UTC().Format(time.DateOnly)
 }
 
-// getModel serves GET /v1/models/{model_id}; an alias finds its entry.
+// getModel serves GET /v1/models/{model_id}, a chat or embedding model;
+// an alias finds its entry.
 func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("model_id")
+	if m, info, ok := h.embeddingModel(id); ok {
+		h.writeJSON(w, r, embeddingObject(m, info))
+		return
+	}
 	m, info, ok := h.chatModel(id)
 	if !ok {
 		h.fail(w, r, formats.ModelNotFound(id))

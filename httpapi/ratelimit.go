@@ -46,6 +46,8 @@ import (
 // The decision routes reserve like generation, with no output tokens: an
 // estimate of their input (the state's tokens and a margin per question),
 // settled with the input they used, at the decision model's prices.
+// POST /v1/embeddings reserves its inputs' exact token count, with no
+// output tokens, at the embedding model's prices.
 
 // tokenRoutes are the routes whose handlers reserve tokens themselves.
 var tokenRoutes = map[string]bool{
@@ -55,6 +57,7 @@ var tokenRoutes = map[string]bool{
 	"POST /v1/responses":            true,
 	"POST /v1/system":               true,
 	"POST /v1/systemone":            true,
+	"POST /v1/embeddings":           true,
 }
 
 // admissionKey is the context key of a token route's *admission.

@@ -21,6 +21,12 @@
 // any decoding, for admission control; Run decodes a Prepared request.
 // Stream is the two together.
 //
+// Encoder GGUFs have no runner: a reranker's (rank pooling) serves Rank,
+// and an embedding model's (mean, cls or last pooling: BERT and nomic-bert
+// style encoders, decoder embedding models such as Qwen3-Embedding) serves
+// Embed, which returns one L2-normalised vector per input. Both put each
+// input on a sequence of its own and encode up to 64 in one batch.
+//
 // Text from a request is data. Messages and tools are rendered so that only
 // the template's own markup becomes special tokens: a user writing
 // <|im_end|> gets text, not the end of its turn (see Literal). Tokenizing

@@ -46,8 +46,9 @@ type model struct {
 	thinkClose []llamacpp.Token
 	// tools is how the model writes tool calls.
 	tools toolFamily
-	// encoder is set, and runner nil, for an encoder model (rank pooling):
-	// it serves Rank, and generation and Score refuse it.
+	// encoder is set, and runner nil, for an encoder model (a GGUF that
+	// asks for pooling): a reranker's serves Rank, an embedding model's
+	// Embed, and generation and Score refuse both.
 	encoder *encoder
 	// projector, when set, reads the images of Score requests.
 	projector     *llamacpp.Projector
@@ -136,8 +137,9 @@ func (e *Engine) load(path string) (*model, error) {
 	}
 	var ctx *llamacpp.Context
 	var enc *encoder
-	if isRanker(llm) {
-		enc, err = newEncoder(llm, perSeq, e.cfg)
+	pooling := llm.Pooling()
+	if pooling != llamacpp.PoolingNone {
+		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
 	} else {
 		ctx, err = llamacpp.NewContext(llm, llamacpp.ContextParams{
 			Context:   perSeq*e.cfg.Parallel + e.cfg.BranchContext,
@@ -170,7 +172,8 @@ func (e *Engine) load(path string) (*model, error) {
 			Params:        llm.Params(),
 			Size:          llm.Size(),
 			ChatTemplate:  llm.ChatTemplate(),
-			Encoder:       enc != nil,
+			Encoder:       pooling == llamacpp.PoolingRank,
+			Embedding:     enc != nil && pooling != llamacpp.PoolingRank,
 		},
 		encoder: enc,
 	}
@@ -180,7 +183,12 @@ func (e *Engine) load(path string) (*model, error) {
 		}
 	}
 	m.tools = toolFamilyOf(m.info.ChatTemplate)
-	if enc == nil {
+	if enc != nil {
+		m.info.Pooling = pooling.String()
+		if m.info.Embedding {
+			m.info.Dimensions = llm.EmbeddingSize()
+		}
+	} else {
 		m.runner = newRunner(llm, ctx, perSeq, e.cfg)
 		go m.runner.run()
 	}
@@ -206,9 +214,8 @@ func (e *Engine) Close() error {
 			m.projector.Close()
 		}
 		if m.encoder != nil {
-			m.encoder.mu.Lock()
+			m.encoder.sem <- struct{}{}
 			m.encoder.close()
-			m.encoder.mu.Unlock()
 		}
 		m.llm.Close()
 	}
@@ -358,7 +365,7 @@ func (e *Engine) Prepare(req Request) (*Prepared, error) {
 
 func (m *model) prepare(req Request) (*Prepared, error) {
 	if m.runner == nil {
-		return nil, fmt.Errorf("%w: model %q is an encoder: it ranks (Engine.Rank) and generates nothing", ErrInvalidRequest, req.Model)
+		return nil, fmt.Errorf("%w: model %q is an encoder (%s pooling): it ranks (Engine.Rank) or embeds (Engine.Embed) and generates nothing", ErrInvalidRequest, req.Model, m.info.Pooling)
 	}
 	if _, err := samplerParams(req); err != nil {
 		return nil, err

@@ -70,3 +70,19 @@ func (*Engine) RenderPrompt(Request) (string, error) { return "", errNoCgo }
 
 // Rank fails: the engine needs cgo.
 func (*Engine) Rank(context.Context, RankRequest) (RankResult, error) { return RankResult{}, errNoCgo }
+
+// embedPlan is empty without cgo.
+type embedPlan struct{}
+
+// Embed fails: the engine needs cgo.
+func (*Engine) Embed(context.Context, EmbedRequest) (EmbedResult, error) {
+	return EmbedResult{}, errNoCgo
+}
+
+// PrepareEmbed fails: the engine needs cgo.
+func (*Engine) PrepareEmbed(EmbedRequest) (*PreparedEmbed, error) { return nil, errNoCgo }
+
+// RunEmbed fails: the engine needs cgo.
+func (*Engine) RunEmbed(context.Context, *PreparedEmbed) (EmbedResult, error) {
+	return EmbedResult{}, errNoCgo
+}

@@ -27,6 +27,18 @@ type ModelInfo struct {
 	// pooling (a reranker or classifier): Engine.Rank serves it, and
 	// generation and Score fail on it with ErrInvalidRequest.
 	Encoder bool
+	// Embedding says the model is an embedding model: its GGUF asks for
+	// mean, cls or last pooling (a BERT-style encoder, or a decoder
+	// embedding model such as Qwen3-Embedding). Engine.Embed serves it;
+	// generation, Score and Rank fail on it with ErrInvalidRequest.
+	Embedding bool
+	// Pooling is how an encoder or embedding model pools its tokens'
+	// states into one output per input, as its GGUF says: "mean", "cls",
+	// "last" or "rank"; "" for a generative model.
+	Pooling string
+	// Dimensions is the length of an embedding model's vectors (its
+	// hidden size); 0 for other models.
+	Dimensions int
 	// Images says the model reads images: it was loaded with a projector
 	// (catalog.Model.Projector), and ScoreRequest.Images work on it.
 	Images bool

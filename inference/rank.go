@@ -6,20 +6,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
-// Encoder contexts: how many pairs one batch may hold.
+// Encoder contexts: how many inputs (pairs, texts) one batch may hold.
 const encoderSequences = 64
 
-// encoder is the llama.cpp context of an encoder model, which has no KV
-// cache and no runner: Rank encodes on it under mu.
+// encoder is the llama.cpp context of an encoder model: a reranker or
+// classifier (rank pooling), or an embedding model (mean, cls or last
+// pooling). It has no runner: Rank and Embed encode on it, one call at a
+// time (sem, which a waiting call leaves when its context ends).
 type encoder struct {
-	mu    sync.Mutex
-	ctx   *llamacpp.Context
-	batch *llamacpp.Batch
+	sem     chan struct{}
+	ctx     *llamacpp.Context
+	batch   *llamacpp.Batch
+	pooling llamacpp.Pooling
 }
 
 func (c *encoder) close() {
@@ -27,29 +29,90 @@ func (c *encoder) close() {
 	c.ctx.Close()
 }
 
-// isRanker reports whether the GGUF asks for rank pooling
-// (<arch>.pooling_type 4): a reranker or classifier.
-func isRanker(llm *llamacpp.Model) bool {
-	arch, _ := llm.Meta("general.architecture")
-	v, ok := llm.Meta(arch + ".pooling_type")
-	return ok && v == "4"
+// lock takes the encoder for one call, or fails when ctx ends first.
+func (c *encoder) lock(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
-// newEncoder makes the context of an encoder model whose pairs hold up to
-// perSeq tokens.
-func newEncoder(llm *llamacpp.Model, perSeq int, cfg Config) (*encoder, error) {
+func (c *encoder) unlock() { <-c.sem }
+
+// newEncoder makes the context of an encoder model, pooled as its GGUF
+// asks, whose inputs hold up to perSeq tokens. A decoder embedding model
+// gets a KV cache of one batch, emptied before each (Context.Encode).
+func newEncoder(llm *llamacpp.Model, pooling llamacpp.Pooling, perSeq int, cfg Config) (*encoder, error) {
 	n := max(cfg.Batch, perSeq)
 	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
 		Context:   n,
 		Batch:     n,
 		Sequences: encoderSequences,
 		Threads:   cfg.Threads,
-		Rank:      true,
+		Pooling:   pooling,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &encoder{ctx: ctx, batch: llamacpp.NewBatch(ctx, ctx.BatchSize())}, nil
+	return &encoder{sem: make(chan struct{}, 1), ctx: ctx, batch: llamacpp.NewBatch(ctx, ctx.BatchSize()), pooling: pooling}, nil
+}
+
+// encode encodes the inputs, each on a sequence of its own, packing as
+// many into one batch as its size and sequences allow, and calls read
+// with each input's index and its sequence in the batch just encoded.
+// The caller holds the lock, and has checked that every input fits in a
+// batch.
+func (c *encoder) encode(ctx context.Context, inputs [][]llamacpp.Token, read func(i, seq int) error) error {
+	b := c.batch
+	seq := make([]int, 1)
+	for i := 0; i < len(inputs); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.Clear()
+		j := i
+		for j < len(inputs) && j-i < encoderSequences && b.Len()+len(inputs[j]) <= b.Cap() {
+			seq[0] = j - i
+			for pos, t := range inputs[j] {
+				if _, err := b.Add(t, pos, seq, true); err != nil {
+					return err
+				}
+			}
+			j++
+		}
+		if j == i {
+			return fmt.Errorf("inference: an input of %d tokens, the encoder's batch holds %d", len(inputs[i]), b.Cap())
+		}
+		if err := c.ctx.Encode(b); err != nil {
+			return err
+		}
+		for k := i; k < j; k++ {
+			if err := read(k, k-i); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// specials returns the tokens that the model's vocabulary puts around a
+// text, as llama.cpp's tokenizer adds them: BOS (BERT's [CLS]) where it
+// adds it, then EOS and SEP where it adds them.
+func (m *model) specials() (open, closing []llamacpp.Token) {
+	llm := m.llm
+	if bos := llm.BOS(); llm.AddsBOS() && bos >= 0 {
+		open = append(open, bos)
+	}
+	if eos := llm.EOS(); llm.AddsEOS() && eos >= 0 {
+		closing = append(closing, eos)
+	}
+	if sep := llm.SEP(); llm.AddsSEP() && sep >= 0 {
+		closing = append(closing, sep)
+	}
+	return open, closing
 }
 
 // Rank scores each of req's documents against its query with an encoder
@@ -62,8 +125,8 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (res RankResult, err
 		return RankResult{}, err
 	}
 	err = e.use(req.Model, func(m *model) error {
-		if m.encoder == nil {
-			return fmt.Errorf("%w: model %q is not an encoder (reranker or classifier)", ErrInvalidRequest, req.Model)
+		if m.encoder == nil || m.encoder.pooling != llamacpp.PoolingRank {
+			return fmt.Errorf("%w: model %q is not a reranker or classifier", ErrInvalidRequest, req.Model)
 		}
 		if len(req.Documents) == 0 || len(req.Documents) > maxBranches {
 			return fmt.Errorf("%w: %d documents, want 1 to %d", ErrInvalidRequest, len(req.Documents), maxBranches)
@@ -90,16 +153,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (res RankResult, err
 // query, EOS and SEP where it adds them, the document, EOS and SEP again.
 func (m *model) rankPairs(req RankRequest) ([][]llamacpp.Token, error) {
 	llm := m.llm
-	var open, closing []llamacpp.Token
-	if bos := llm.BOS(); llm.AddsBOS() && bos >= 0 {
-		open = append(open, bos)
-	}
-	if eos := llm.EOS(); llm.AddsEOS() && eos >= 0 {
-		closing = append(closing, eos)
-	}
-	if sep := llm.SEP(); llm.AddsSEP() && sep >= 0 {
-		closing = append(closing, sep)
-	}
+	open, closing := m.specials()
 	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
 	text := func(s string) ([]llamacpp.Token, error) {
 		toks, err := llm.TokenizeSegments([]llamacpp.Segment{{Text: stripMarks(s), Data: true}}, false, limit)
@@ -128,41 +182,24 @@ func (m *model) rankPairs(req RankRequest) ([][]llamacpp.Token, error) {
 	return pairs, nil
 }
 
-// rank encodes the pairs, each on a sequence of its own, packing as many
-// into one batch as its size and sequences allow, and returns each pair's
-// first classifier output.
+// rank encodes the pairs (see encode) and returns each pair's first
+// classifier output.
 func (c *encoder) rank(ctx context.Context, pairs [][]llamacpp.Token) ([]float64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
 	scores := make([]float64, len(pairs))
-	b := c.batch
-	seq := make([]int, 1)
-	for i := 0; i < len(pairs); {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	err := c.encode(ctx, pairs, func(i, seq int) error {
+		out := c.ctx.SequenceScores(seq)
+		if len(out) == 0 {
+			return fmt.Errorf("inference: the encoder gave no score for sequence %d", seq)
 		}
-		b.Clear()
-		j := i
-		for j < len(pairs) && j-i < encoderSequences && b.Len()+len(pairs[j]) <= b.Cap() {
-			seq[0] = j - i
-			for pos, t := range pairs[j] {
-				if _, err := b.Add(t, pos, seq, true); err != nil {
-					return nil, err
-				}
-			}
-			j++
-		}
-		if err := c.ctx.Encode(b); err != nil {
-			return nil, err
-		}
-		for k := i; k < j; k++ {
-			out := c.ctx.SequenceScores(k - i)
-			if len(out) == 0 {
-				return nil, fmt.Errorf("inference: the encoder gave no score for sequence %d", k-i)
-			}
-			scores[k] = float64(out[0])
-		}
-		i = j
+		scores[i] = float64(out[0])
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return scores, nil
 }

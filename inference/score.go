@@ -92,7 +92,7 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 	}
 	defer release()
 	if m.runner == nil {
-		return nil, fmt.Errorf("%w: model %q is an encoder: use Engine.Rank", ErrInvalidRequest, req.Model)
+		return nil, fmt.Errorf("%w: model %q is an encoder: use Engine.Rank or Engine.Embed", ErrInvalidRequest, req.Model)
 	}
 	if len(m.runner.branchSeqs) == 0 {
 		return nil, fmt.Errorf("%w: Config.Branches leaves no sequence for scoring", ErrInvalidRequest)

@@ -57,3 +57,21 @@ func TestCalibrationFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestEmbeddingModelFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-embedding-model", "qwen-embed=q.gguf", "-min-dimensions", "qwen-embed=32", "-embedding-model", "bge=b.gguf"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.models) != 2 || o.models[0].Kind != catalog.KindEmbedding || o.models[0].Path != "q.gguf" || o.models[0].MinDimensions != 32 ||
+		o.models[1].ID != "bge" || o.models[1].Kind != catalog.KindEmbedding || o.models[1].MinDimensions != 0 {
+		t.Errorf("models %+v", o.models)
+	}
+	for _, args := range [][]string{{"-embedding-model", "nopath"}, {"-embedding-model", "=x.gguf"}, {"-embedding-model", "id="},
+		{"-min-dimensions", "x=0"}, {"-min-dimensions", "x=y"}, {"-embedding-model", "e=e.gguf", "-min-dimensions", "nobody=8"},
+		{"-model", "chat=c.gguf", "-min-dimensions", "chat=8"}} {
+		if _, err := parseFlags(args, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}

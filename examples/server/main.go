@@ -13,6 +13,17 @@
 //	                  /v1/system and /v1/systemone (repeatable): a chat
 //	                  model, or a BERT-family reranker. The first is also
 //	                  "jev-latest", System One's SDKs' default model
+//	-embedding-model ID=PATH
+//	                  serve the GGUF file PATH as embedding model ID on
+//	                  /v1/embeddings (repeatable): a GGUF whose pooling
+//	                  type is mean, cls or last, such as a BERT or
+//	                  nomic-bert embedding model or Qwen3-Embedding
+//	-min-dimensions ID=N
+//	                  let embedding model ID, trained for truncation
+//	                  (Matryoshka, such as Qwen3-Embedding), answer
+//	                  requests for N dimensions or more (repeatable);
+//	                  without it a request's dimensions must be the
+//	                  model's own
 //	-fetch-images     fetch the images that requests name by http or https
 //	                  URL (public addresses only, 10 MiB and 10 s at most);
 //	                  without it, images come as data: URLs only
@@ -58,8 +69,9 @@
 //
 // With no -model it serves small demo models with random weights under
 // every model id of the spec, chat and decision (all but the encoder with
-// a vision projector, so they take images), so that the API can
-// be tried at once; their output is gibberish. SIGINT or SIGTERM shuts it down gracefully.
+// a vision projector, so they take images), and a BERT embedding model
+// under core-embed, so that the API can be tried at once; their output
+// is gibberish. SIGINT or SIGTERM shuts it down gracefully.
 package main
 
 import (
@@ -118,6 +130,9 @@ var specIDs = []string{catalog.Core25Pro, catalog.Core25Mini, catalog.Core3Flash
 // the encoder on a demo reranker.
 var demoDecisionIDs = []string{catalog.SystemOne27B, catalog.SystemOne9B, catalog.SystemOne340M}
 
+// demoEmbeddingID is the id of the demo's embedding model.
+const demoEmbeddingID = "core-embed"
+
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	o, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
@@ -173,6 +188,24 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		o.models = append(o.models, m)
 		return nil
 	})
+	fs.Func("embedding-model", "serve the GGUF file PATH as embedding model `ID=PATH` on /v1/embeddings (repeatable)", func(s string) error {
+		id, path, ok := strings.Cut(s, "=")
+		if !ok || id == "" || path == "" {
+			return fmt.Errorf("want ID=PATH, got %q", s)
+		}
+		o.models = append(o.models, catalog.Model{ID: id, Path: path, Kind: catalog.KindEmbedding})
+		return nil
+	})
+	minDims := map[string]int{}
+	fs.Func("min-dimensions", "let embedding model ID, trained for truncation, answer from N dimensions up (`ID=N`; repeatable)", func(s string) error {
+		id, v, ok := strings.Cut(s, "=")
+		n, err := strconv.Atoi(v)
+		if !ok || id == "" || err != nil || n < 1 {
+			return fmt.Errorf("want ID=N with a positive N, got %q", s)
+		}
+		minDims[id] = n
+		return nil
+	})
 	projectors := map[string]string{}
 	fs.Func("projector", "read images with the projector GGUF (mmproj) at PATH for the model `ID=PATH` (repeatable)", func(s string) error {
 		id, path, ok := strings.Cut(s, "=")
@@ -223,6 +256,13 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		}
 		o.models[i].Calibration = t
 	}
+	for id, n := range minDims {
+		i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.ID == id && m.Kind == catalog.KindEmbedding })
+		if i < 0 {
+			return o, fmt.Errorf("inferkit-server: -min-dimensions %s: no -embedding-model has that id", id)
+		}
+		o.models[i].MinDimensions = n
+	}
 	for k := range strings.SplitSeq(getenv("INFERKIT_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			if _, err := parseKey(k); err != nil {
@@ -262,7 +302,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 			return err
 		}
 		logger.Warn("inferkit-server: no -model given; serving demo models with RANDOM weights, whose output is gibberish",
-			"dir", filepath.Dir(models[0].Path), "ids", strings.Join(append(slices.Clone(specIDs), demoDecisionIDs...), ","))
+			"dir", filepath.Dir(models[0].Path), "ids", strings.Join(append(append(slices.Clone(specIDs), demoDecisionIDs...), demoEmbeddingID), ","))
 		o.models = models
 	}
 	if len(o.keys) == 0 {
@@ -379,7 +419,8 @@ func newServer(api http.Handler, logger *slog.Logger) *http.Server {
 // and returns the catalog that serves them under the spec's ids: a 4-layer
 // llama with the byte-level vocabulary and ChatML, with a vision projector,
 // for the chat ids and the multimodal decision ids; a BERT reranker for the
-// decision encoder. All have random weights of a fixed seed.
+// decision encoder; and a BERT embedding model (mean pooling) as
+// core-embed. All have random weights of a fixed seed.
 func demoModels() ([]catalog.Model, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -390,6 +431,7 @@ func demoModels() ([]catalog.Model, error) {
 		return nil, err
 	}
 	chat, projector, reranker := filepath.Join(dir, "demo-random-v1.gguf"), filepath.Join(dir, "demo-random-v1-mmproj.gguf"), filepath.Join(dir, "demo-random-v1-reranker.gguf")
+	embedder := filepath.Join(dir, "demo-random-v1-embedding.gguf")
 	for _, f := range []struct {
 		path  string
 		write func(string) error
@@ -402,6 +444,9 @@ func demoModels() ([]catalog.Model, error) {
 		}},
 		{reranker, func(p string) error {
 			return inferencetest.WriteModel(p, inferencetest.Options{Arch: "bert", Seed: 1, Name: "inferkit demo reranker (random weights)"})
+		}},
+		{embedder, func(p string) error {
+			return inferencetest.WriteModel(p, inferencetest.Options{Arch: "bert", Pooling: "mean", Embd: 128, FF: 256, Seed: 1, Name: "inferkit demo embedding model (random weights)"})
 		}},
 	} {
 		if _, err := os.Stat(f.path); err == nil {
@@ -420,5 +465,7 @@ func demoModels() ([]catalog.Model, error) {
 		}
 		models = append(models, m)
 	}
+	models = append(models, catalog.Model{ID: demoEmbeddingID, Path: embedder, Kind: catalog.KindEmbedding,
+		Name: "Core Embed (demo)", Description: "A demo embedding model with random weights: its vectors mean nothing."})
 	return models, nil
 }

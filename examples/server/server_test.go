@@ -94,8 +94,14 @@ func TestServeDemo(t *testing.T) {
 			ContextLength int    `json:"context_length"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(body, &list); err != nil || status != 200 || len(list.Data) != len(specIDs) || list.Data[0].ContextLength != 512 {
+	if err := json.Unmarshal(body, &list); err != nil || status != 200 || len(list.Data) != len(specIDs)+1 || list.Data[0].ContextLength != 512 ||
+		list.Data[len(specIDs)].ID != demoEmbeddingID {
 		t.Fatalf("models: %d %s", status, body)
+	}
+	// The demo embeds under core-embed.
+	status, body = get("POST", "/v1/embeddings", key, `{"model":"core-embed","input":["a sunny day","rain"]}`)
+	if status != 200 || !strings.Contains(string(body), `"object":"embedding","index":1`) {
+		t.Errorf("embeddings: %d %s", status, body)
 	}
 	status, body = get("POST", "/v1/chat/completions", key, `{"model":"core-3-flash","max_tokens":8,"messages":[{"role":"user","content":"Hi"}]}`)
 	if status != 200 || !strings.Contains(string(body), `"object":"chat.completion"`) {

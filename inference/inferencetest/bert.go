@@ -1,9 +1,20 @@
 package inferencetest
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
-// BERT pooling types, as <arch>.pooling_type stores them.
-const poolingRank = 4
+// Pooling types, as <arch>.pooling_type stores them.
+const (
+	poolingMean = 1
+	poolingCLS  = 2
+	poolingLast = 3
+	poolingRank = 4
+)
+
+// poolingTypes are the values of Options.Pooling.
+var poolingTypes = map[string]uint32{"mean": poolingMean, "cls": poolingCLS, "last": poolingLast, "rank": poolingRank}
 
 // bertPieces are the characters of the [WordPiece] vocabulary: each is a
 // token at the start of a word ("▁c", the way llama.cpp's converter writes
@@ -30,7 +41,8 @@ func wordPiece() (tokens []string, types []int32) {
 }
 
 // layoutBERT is layout for Arch "bert": a BERT encoder with a reranker's
-// classification head (pooling type rank, one output), as llama.cpp's
+// classification head (pooling type rank, one output), or with pooling
+// mean, cls or last and no head, an embedding model, as llama.cpp's
 // LLM_ARCH_BERT loads it. Attention is bidirectional, positions are learned
 // embeddings, every layer norm has a bias, and KVHeads, HeadDim,
 // TiedEmbeddings, SlidingWindow, StateSize, Tokenizer and ChatTemplate do
@@ -44,6 +56,10 @@ func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
 	}
 	if err := o.sizes(512); err != nil {
 		return nil, nil, err
+	}
+	pooling, ok := poolingTypes[cmp.Or(o.Pooling, "rank")]
+	if !ok {
+		return nil, nil, fmt.Errorf("inferencetest: Pooling %q; architecture bert takes mean, cls, last or rank", o.Pooling)
 	}
 	if o.Embd%o.Heads != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: Embd %d is not a multiple of Heads %d", o.Embd, o.Heads)
@@ -69,7 +85,7 @@ func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
 		{p + "attention.head_count", uint32(o.Heads)},
 		{p + "attention.layer_norm_epsilon", float32(1e-12)},
 		{p + "attention.causal", false},
-		{p + "pooling_type", uint32(poolingRank)},
+		{p + "pooling_type", pooling},
 		{"tokenizer.ggml.model", "bert"},
 		{"tokenizer.ggml.tokens", tokens},
 		{"tokenizer.ggml.token_type", types},
@@ -112,6 +128,9 @@ func layoutBERT(o Options) ([]kv, []tensorSpec, error) {
 			matrix(b+"ffn_down.weight", typ, ff, embd), vec(b+"ffn_down.bias", embd),
 		)
 		ts = append(ts, layerNorm(b+"layer_output_norm")...)
+	}
+	if pooling != poolingRank {
+		return kvs, ts, nil
 	}
 	// The classification head of a reranker: a dense layer with tanh on
 	// the [CLS] state, then one output, the relevance score.

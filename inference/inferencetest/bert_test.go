@@ -92,3 +92,34 @@ func TestBERTOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestPoolingOption(t *testing.T) {
+	for _, c := range []struct {
+		opts    Options
+		want    uint32
+		classes bool
+	}{
+		{Options{Arch: "bert", Pooling: "mean"}, poolingMean, false},
+		{Options{Arch: "bert", Pooling: "cls"}, poolingCLS, false},
+		{Options{Arch: "bert"}, poolingRank, true},
+		{Options{Arch: "qwen3", Pooling: "last"}, poolingLast, false},
+		{Options{Pooling: "mean"}, poolingMean, false},
+	} {
+		g, _ := decode(t, Model(t, c.opts))
+		if got := g.KV().Uint("pooling_type"); got != c.want {
+			t.Errorf("%+v: pooling_type %d, want %d", c.opts, got, c.want)
+		}
+		head := false
+		for _, ts := range g.Tensors().Items() {
+			head = head || ts.Name == "cls.output.weight"
+		}
+		if head != c.classes {
+			t.Errorf("%+v: classification head %v, want %v", c.opts, head, c.classes)
+		}
+	}
+	for _, o := range []Options{{Arch: "bert", Pooling: "max"}, {Arch: "qwen3", Pooling: "rank"}, {Arch: "mamba", Pooling: "last"}} {
+		if err := WriteModel(filepath.Join(t.TempDir(), "m.gguf"), o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+}

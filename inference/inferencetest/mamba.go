@@ -49,8 +49,8 @@ func fanIn(n int) float32 {
 // ssm_in, ssm_x and ssm_out take the type.
 func layoutMamba(o Options) ([]kv, []tensorSpec, error) {
 	jamba := o.Arch == "jamba"
-	if o.HeadDim != 0 || o.SlidingWindow != 0 {
-		return nil, nil, fmt.Errorf("inferencetest: HeadDim and SlidingWindow do not apply to architecture %s", o.Arch)
+	if o.HeadDim != 0 || o.SlidingWindow != 0 || o.Pooling != "" {
+		return nil, nil, fmt.Errorf("inferencetest: HeadDim, SlidingWindow and Pooling do not apply to architecture %s", o.Arch)
 	}
 	if !jamba && (o.Heads != 0 || o.KVHeads != 0 || o.FF != 0) {
 		return nil, nil, fmt.Errorf("inferencetest: Heads, KVHeads and FF do not apply to architecture mamba, which has no attention and no feed-forward layer")

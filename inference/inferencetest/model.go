@@ -28,7 +28,8 @@ type Options struct {
 	//     are split 1:1.5:1.5 between position, row and column, as in the
 	//     published models (2, 3 and 3 pairs for the default HeadDim of 16).
 	//   - "bert": an encoder with a reranker's classification head (pooling
-	//     type rank, one score per sequence) and a WordPiece vocabulary of
+	//     type rank, one score per sequence), or an embedding model without
+	//     one (see Pooling), and a WordPiece vocabulary of
 	//     its own ([PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, then
 	//     lower-case letters, digits and punctuation as word-initial and
 	//     continuation pieces). Its context length defaults to 512, and
@@ -102,6 +103,14 @@ type Options struct {
 	ChatTemplate string
 	// Name is general.name (default "inferencetest").
 	Name string
+	// Pooling makes an embedding model: <arch>.pooling_type is "mean",
+	// "cls" or "last", which llama.cpp pools each input's final states
+	// by. "" leaves the key out (a generative model; for "bert", a
+	// reranker, as "rank" does). "bert" takes all four; the attention
+	// architectures take mean, cls and last, which make a decoder
+	// embedding model (Qwen3-Embedding pools last); mamba and jamba take
+	// none.
+	Pooling string
 }
 
 // Qwen3_0_6B returns the shape of Qwen3-0.6B in Q8_0: 28 layers, 1024
@@ -283,6 +292,13 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 		kv{p + "rope.freq_base", a.ropeBase},
 	)
 	kvs = append(kvs, tokKVs...)
+	if o.Pooling != "" {
+		n, ok := poolingTypes[o.Pooling]
+		if !ok || n == poolingRank {
+			return nil, nil, fmt.Errorf("inferencetest: Pooling %q; architecture %s takes mean, cls or last", o.Pooling, o.Arch)
+		}
+		kvs = append(kvs, kv{p + "pooling_type", n})
+	}
 	if a.swaPattern != 0 {
 		kvs = append(kvs, kv{p + "attention.sliding_window", uint32(o.SlidingWindow)})
 	}

@@ -25,10 +25,53 @@ type ContextParams struct {
 	// cells instead of one unified cache. Tokens then cannot be shared
 	// between sequences, and only whole-buffer sequence copies are allowed.
 	SplitKV bool
-	// Rank makes an encoder context for a reranker or classifier: rank
-	// pooling, embeddings on, and no logits. Encode runs it, and
-	// SequenceScores reads each sequence's outputs.
-	Rank bool
+	// Pooling, when not PoolingNone, makes an encoder context: one
+	// output per sequence instead of logits per token. PoolingRank is a
+	// reranker's or classifier's head (SequenceScores reads it); the
+	// others pool an embedding (SequenceEmbedding reads it), and should
+	// be the model's own (Model.Pooling). Encode runs such a context.
+	Pooling Pooling
+}
+
+// Pooling is how an encoder context turns the states of a sequence's
+// tokens into the sequence's one output. The values are those of
+// llama.cpp's enum and of the GGUF key <arch>.pooling_type.
+type Pooling int
+
+// The poolings.
+const (
+	// PoolingNone pools nothing: a generation context, or a model that
+	// outputs no sequence vector.
+	PoolingNone Pooling = 0
+	// PoolingMean averages the final states of all of a sequence's tokens.
+	PoolingMean Pooling = 1
+	// PoolingCLS takes the final state of the sequence's first token
+	// (BERT's [CLS]).
+	PoolingCLS Pooling = 2
+	// PoolingLast takes the final state of the sequence's last token
+	// (decoder embedding models such as Qwen3-Embedding).
+	PoolingLast Pooling = 3
+	// PoolingRank runs a reranker's classification head on the pooled
+	// state: ClassifierOutputs scores per sequence.
+	PoolingRank Pooling = 4
+)
+
+// String returns the pooling's name: "none", "mean", "cls", "last",
+// "rank", or "pooling(N)" for a value llama.cpp does not define.
+func (p Pooling) String() string {
+	switch p {
+	case PoolingNone:
+		return "none"
+	case PoolingMean:
+		return "mean"
+	case PoolingCLS:
+		return "cls"
+	case PoolingLast:
+		return "last"
+	case PoolingRank:
+		return "rank"
+	}
+	return fmt.Sprintf("pooling(%d)", int(p))
 }
 
 // Context holds a KV cache over a model and decodes batches. It is not safe
@@ -41,7 +84,10 @@ type Context struct {
 	nBatch  int
 	nSeq    int
 	unified bool
-	rank    bool
+	pooling Pooling
+	// last holds, after Encode with PoolingLast, the batch index of each
+	// sequence's last token, or -1.
+	last []int
 }
 
 // NewContext creates a context over m.
@@ -74,9 +120,21 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 	// attends to. It costs those layers' cache the full context.
 	params.swa_full = true
 	params.embeddings = false
-	if p.Rank {
+	switch p.Pooling {
+	case PoolingNone:
+	case PoolingMean, PoolingCLS, PoolingRank:
 		params.embeddings = true
-		params.pooling_type = C.LLAMA_POOLING_TYPE_RANK
+		params.pooling_type = C.enum_llama_pooling_type(p.Pooling)
+	case PoolingLast:
+		// Last-token pooling is the last token's final state, which an
+		// unpooled context outputs for the tokens asked for: asking for
+		// one token a sequence spares a decoder the vocabulary
+		// projection of all the others, which llama.cpp's own last
+		// pooling needs every token's output for.
+		params.embeddings = true
+		params.pooling_type = C.LLAMA_POOLING_TYPE_NONE
+	default:
+		return nil, fmt.Errorf("llamacpp: unknown pooling %d", int(p.Pooling))
 	}
 	params.no_perf = true
 	c := C.llama_init_from_model(m.c, params)
@@ -91,7 +149,8 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 		nBatch:  int(C.llama_n_batch(c)),
 		nSeq:    p.Sequences,
 		unified: !p.SplitKV,
-		rank:    p.Rank,
+		pooling: p.Pooling,
+		last:    make([]int, p.Sequences),
 	}, nil
 }
 
@@ -196,12 +255,17 @@ func (c *Context) Clear() { C.llama_memory_clear(c.mem, true) }
 
 func (c *Context) validSeq(s int) bool { return s >= 0 && s < c.nSeq }
 
-// Encode runs an encoder model (a context made with Rank) over the batch,
-// every token of which must belong to one sequence only, and pools each
-// sequence's outputs. The batch must fit in one micro-batch (BatchSize).
+// Encode runs an encoder context (made with a Pooling) over the batch,
+// every token of which must belong to one sequence only, at positions
+// from 0, and pools each sequence's outputs. The batch must fit in one
+// micro-batch (BatchSize). Encode sets the batch's output flags itself:
+// every token, or each sequence's last for PoolingLast. A model with a
+// KV cache (a decoder embedding model) decodes causally with its cache
+// emptied first, so that each batch stands alone; an encoder without
+// one (BERT) encodes with bidirectional attention.
 func (c *Context) Encode(b *Batch) error {
-	if !c.rank {
-		return errors.New("llamacpp: Encode on a context made without Rank")
+	if c.pooling == PoolingNone {
+		return errors.New("llamacpp: Encode on a context made without pooling")
 	}
 	if b.n == 0 {
 		return nil
@@ -209,19 +273,53 @@ func (c *Context) Encode(b *Batch) error {
 	if b.n > c.nBatch {
 		return fmt.Errorf("llamacpp: batch of %d tokens, an encoder takes at most %d", b.n, c.nBatch)
 	}
+	if b.tokens == nil {
+		return errors.New("llamacpp: Encode takes a token batch")
+	}
+	for s := range c.last {
+		c.last[s] = -1
+	}
+	for i := range b.n {
+		if b.nSeqID[i] != 1 {
+			return fmt.Errorf("llamacpp: token %d of an encoder batch belongs to %d sequences", i, int(b.nSeqID[i]))
+		}
+		b.logits[i] = 1
+		if c.pooling == PoolingLast {
+			b.logits[i] = 0
+			s := int(*b.seqIDs[i])
+			if l := c.last[s]; l < 0 || b.pos[l] <= b.pos[i] {
+				c.last[s] = i
+			}
+		}
+	}
+	for _, l := range c.last {
+		if l >= 0 {
+			b.logits[l] = 1
+		}
+	}
 	b.c.n_tokens = C.int32_t(b.n)
-	if rc := C.llama_encode(c.c, b.c); rc != 0 {
+	var rc C.int32_t
+	if c.mem != nil {
+		C.llama_memory_clear(c.mem, true)
+		rc = C.llama_decode(c.c, b.c)
+	} else {
+		rc = C.llama_encode(c.c, b.c)
+	}
+	if rc != 0 {
+		for s := range c.last {
+			c.last[s] = -1
+		}
 		return fmt.Errorf("%w (encode, code %d)", ErrDecode, int(rc))
 	}
 	return nil
 }
 
-// SequenceScores returns the classifier outputs of seq after Encode: for
-// rank pooling llama.cpp stores ClassifierOutputs floats per sequence (not
-// the embedding width), and only those are read. It returns nil when seq
-// was not in the last batch. The slice is a copy.
+// SequenceScores returns the classifier outputs of seq after Encode on a
+// PoolingRank context: llama.cpp stores ClassifierOutputs floats per
+// sequence (not the embedding width), and only those are read. It
+// returns nil when seq was not in the last batch. The slice is a copy.
 func (c *Context) SequenceScores(seq int) []float32 {
-	if !c.rank || !c.validSeq(seq) {
+	if c.pooling != PoolingRank || !c.validSeq(seq) {
 		return nil
 	}
 	p := C.llama_get_embeddings_seq(c.c, C.llama_seq_id(seq))
@@ -230,4 +328,28 @@ func (c *Context) SequenceScores(seq int) []float32 {
 	}
 	n := c.model.ClassifierOutputs()
 	return append([]float32(nil), unsafe.Slice((*float32)(unsafe.Pointer(p)), n)...)
+}
+
+// SequenceEmbedding returns the pooled embedding of seq after Encode on a
+// context with mean, CLS or last pooling: EmbeddingSize floats, as the
+// model computes them (not normalised). It returns nil when seq was not
+// in the last batch, or on another context. The slice is a copy.
+func (c *Context) SequenceEmbedding(seq int) []float32 {
+	if !c.validSeq(seq) {
+		return nil
+	}
+	var p *C.float
+	switch c.pooling {
+	case PoolingMean, PoolingCLS:
+		p = C.llama_get_embeddings_seq(c.c, C.llama_seq_id(seq))
+	case PoolingLast:
+		if c.last[seq] < 0 {
+			return nil
+		}
+		p = C.llama_get_embeddings_ith(c.c, C.int32_t(c.last[seq]))
+	}
+	if p == nil {
+		return nil
+	}
+	return append([]float32(nil), unsafe.Slice((*float32)(unsafe.Pointer(p)), c.model.EmbeddingSize())...)
 }

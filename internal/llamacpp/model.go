@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/cgo"
+	"strconv"
 	"sync"
 	"unsafe"
 )
@@ -115,6 +116,21 @@ func (m *Model) Meta(key string) (string, bool) {
 		}
 		buf = make([]byte, int(n)+1)
 	}
+}
+
+// Pooling is the pooling that the GGUF asks for (<arch>.pooling_type):
+// PoolingNone for a generative model or a file that names none.
+func (m *Model) Pooling() Pooling {
+	arch, _ := m.Meta("general.architecture")
+	v, ok := m.Meta(arch + ".pooling_type")
+	if !ok {
+		return PoolingNone
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < int(PoolingNone) || n > int(PoolingRank) {
+		return PoolingNone
+	}
+	return Pooling(n)
 }
 
 // ChatTemplate returns the model's default Jinja chat template, or "" when

@@ -96,6 +96,19 @@ func Qwen3Bench(tb testing.TB) string {
 	return model(tb, filepath.Join(".build", "bench", "qwen3-0.6b-q8_0.gguf"), opts)
 }
 
+// Qwen3EmbedBench returns the path of the embedding benchmarks' decoder
+// model: Qwen3Bench's model with pooling last in its GGUF, as
+// Qwen3-Embedding-0.6B has, about 630 MB. It is written once into
+// .build/bench and kept.
+func Qwen3EmbedBench(tb testing.TB) string {
+	tb.Helper()
+	opts := inferencetest.Qwen3_0_6B()
+	opts.Tokenizer = Tokenizer(tb, Qwen3)
+	opts.Pooling = "last"
+	opts.Name = "Qwen3-Embedding-0.6B-shaped"
+	return model(tb, filepath.Join(".build", "bench", "qwen3-embedding-0.6b-q8_0.gguf"), opts)
+}
+
 // model returns the path of the model at rel under the repository root,
 // writing it with opts once per process, unless it is there. It holds mu:
 // its caller finds opts before.

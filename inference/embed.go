@@ -1,0 +1,185 @@
+//go:build cgo
+
+package inference
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/inferkit/inferkit/internal/llamacpp"
+)
+
+// embedPlan is what RunEmbed needs of a PreparedEmbed beyond its request:
+// the engine that prepared it and every input's tokens, specials
+// included.
+type embedPlan struct {
+	engine *Engine
+	inputs [][]llamacpp.Token
+}
+
+// Embed returns one L2-normalised vector per input of req, computed by an
+// embedding model: PrepareEmbed, then RunEmbed. It does not wait in the
+// generation queue: the model's encoder serves one Embed or Rank call at
+// a time, in batches of up to 64 inputs, and a call waiting for it
+// leaves when ctx ends.
+func (e *Engine) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
+	p, err := e.PrepareEmbed(req)
+	if err != nil {
+		return EmbedResult{}, err
+	}
+	return e.RunEmbed(ctx, p)
+}
+
+// PrepareEmbed checks req and tokenizes its inputs, encoding nothing.
+// Every field is checked here: a request that names a model that is not
+// an embedding model, holds no input, more than MaxEmbedInputs, an empty
+// one, a token id outside the vocabulary, more than MaxEmbedTokens in
+// all, or asks for Dimensions outside 1 to the model's size fails with an
+// error wrapping ErrInvalidRequest (a *FieldError naming the field, such
+// as "Input[3]"); an input longer than the model's context fails with a
+// *FieldError wrapping ErrContextLength. The cost is bounded whatever the
+// request: tokenizing a text stops once it passes the context.
+func (e *Engine) PrepareEmbed(req EmbedRequest) (p *PreparedEmbed, err error) {
+	err = e.use(req.Model, func(m *model) error {
+		inputs, n, err := m.embedInputs(req)
+		if err != nil {
+			return err
+		}
+		p = &PreparedEmbed{Request: req, InputTokens: n, plan: &embedPlan{engine: e, inputs: inputs}}
+		return nil
+	})
+	return p, err
+}
+
+// RunEmbed encodes a request that PrepareEmbed prepared, without
+// tokenizing it again.
+func (e *Engine) RunEmbed(ctx context.Context, p *PreparedEmbed) (res EmbedResult, err error) {
+	if p == nil || p.plan == nil || p.plan.engine != e {
+		return EmbedResult{}, fmt.Errorf("%w: the embedding request was not prepared by this engine", ErrInvalidRequest)
+	}
+	if err := ctx.Err(); err != nil {
+		return EmbedResult{}, err
+	}
+	err = e.use(p.Request.Model, func(m *model) error {
+		if !m.info.Embedding {
+			return fmt.Errorf("%w: model %q is not an embedding model", ErrInvalidRequest, p.Request.Model)
+		}
+		vecs, err := m.encoder.embed(ctx, p.plan.inputs, p.Request.Dimensions)
+		if err != nil {
+			return err
+		}
+		res.Embeddings = vecs
+		res.Usage.PromptTokens = p.InputTokens
+		return nil
+	})
+	return res, err
+}
+
+// embedInputs checks req against the model and returns every input's
+// tokens, wrapped in the vocabulary's specials, and their total.
+func (m *model) embedInputs(req EmbedRequest) ([][]llamacpp.Token, int, error) {
+	if !m.info.Embedding {
+		what := "a generative model"
+		if m.encoder != nil {
+			what = "a reranker or classifier (Engine.Rank)"
+		}
+		return nil, 0, fmt.Errorf("%w: model %q is %s, not an embedding model", ErrInvalidRequest, req.Model, what)
+	}
+	n := len(req.Input)
+	if req.Tokens != nil {
+		if req.Input != nil {
+			return nil, 0, fieldError("Input", "set either texts or token arrays, not both")
+		}
+		n = len(req.Tokens)
+	}
+	switch {
+	case n == 0:
+		return nil, 0, fieldError("Input", "no input; want 1 to %d", MaxEmbedInputs)
+	case n > MaxEmbedInputs:
+		return nil, 0, fieldError("Input", "%d inputs, at most %d", n, MaxEmbedInputs)
+	case req.Dimensions < 0 || req.Dimensions > m.info.Dimensions:
+		return nil, 0, fieldError("Dimensions", "%d; this model's vectors have %d, so want 1 to %d", req.Dimensions, m.info.Dimensions, m.info.Dimensions)
+	}
+	llm := m.llm
+	open, closing := m.specials()
+	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
+	room := limit - len(open) - len(closing)
+	tooLong := func(i int) error {
+		return &FieldError{Field: fmt.Sprintf("Input[%d]", i), Err: ErrContextLength,
+			Reason: fmt.Sprintf("more than %d tokens; this model embeds at most %d an input, special tokens included", room, limit)}
+	}
+	inputs := make([][]llamacpp.Token, n)
+	total := 0
+	for i := range n {
+		field := fmt.Sprintf("Input[%d]", i)
+		var body []llamacpp.Token
+		if req.Tokens != nil {
+			ids := req.Tokens[i]
+			switch {
+			case len(ids) == 0:
+				return nil, 0, fieldError(field, "an empty token array")
+			case len(ids) > room:
+				return nil, 0, tooLong(i)
+			}
+			body = make([]llamacpp.Token, len(ids))
+			for j, id := range ids {
+				if id < 0 || id >= llm.VocabSize() {
+					return nil, 0, fieldError(fmt.Sprintf("%s[%d]", field, j), "token %d is not in the model's vocabulary of %d tokens", id, llm.VocabSize())
+				}
+				body[j] = llamacpp.Token(id)
+			}
+		} else {
+			if req.Input[i] == "" {
+				return nil, 0, fieldError(field, "an empty string")
+			}
+			var err error
+			body, err = llm.TokenizeSegments([]llamacpp.Segment{{Text: stripMarks(req.Input[i]), Data: true}}, false, max(room, 1))
+			switch {
+			case errors.Is(err, llamacpp.ErrTooManyTokens) || (err == nil && len(body) > room):
+				return nil, 0, tooLong(i)
+			case err != nil:
+				return nil, 0, err
+			}
+		}
+		seq := make([]llamacpp.Token, 0, len(open)+len(body)+len(closing))
+		seq = append(append(append(seq, open...), body...), closing...)
+		if len(seq) == 0 {
+			return nil, 0, fieldError(field, "no tokens: the text is empty to this model's tokenizer")
+		}
+		total += len(seq)
+		if total > MaxEmbedTokens {
+			return nil, 0, fieldError("Input", "more than %d tokens in all, at most %d a request", MaxEmbedTokens, MaxEmbedTokens)
+		}
+		inputs[i] = seq
+	}
+	return inputs, total, nil
+}
+
+// embed encodes the inputs (see encode) and returns each one's pooled
+// vector, truncated to dims values when dims > 0, and L2-normalised.
+func (c *encoder) embed(ctx context.Context, inputs [][]llamacpp.Token, dims int) ([][]float32, error) {
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
+	out := make([][]float32, len(inputs))
+	err := c.encode(ctx, inputs, func(i, seq int) error {
+		v := c.ctx.SequenceEmbedding(seq)
+		if len(v) == 0 {
+			return fmt.Errorf("inference: the encoder gave no embedding for sequence %d", seq)
+		}
+		if dims > 0 && dims < len(v) {
+			v = v[:dims:dims]
+		}
+		if !normalize(v) {
+			return fmt.Errorf("inference: the model gave a non-finite embedding for input %d", i)
+		}
+		out[i] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
