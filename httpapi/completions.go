@@ -65,7 +65,7 @@ func (h *Handler) admitPrompts(w http.ResponseWriter, r *http.Request, req forma
 	// What settles the request: every prompt's tokens, under the first's
 	// request (the prompts differ in their text only).
 	all := &inference.Prepared{Request: prepared[0].Request, InputTokens: inputs}
-	a, err := h.reserve(w, r, m, all, int64(inputs), outputs)
+	a, err := h.reserve(w, r, m, int64(inputs), outputs, 0)
 	if err != nil {
 		return nil, err
 	}

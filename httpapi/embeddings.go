@@ -62,7 +62,7 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	a, err := h.admitEmbedding(w, r, m, p)
+	a, err := h.reserve(w, r, m, int64(p.InputTokens), 0, 0) // input tokens only: nothing is generated
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -102,24 +102,6 @@ func checkDimensions(m catalog.Model, info inference.ModelInfo, d int) error {
 			"dimensions: %d; model %q takes %d to %d", d, m.ID, m.MinDimensions, info.Dimensions)}
 	}
 	return nil
-}
-
-// admitEmbedding reserves a prepared embeddings request under the key's
-// rate limits: its input tokens, nothing as output, at the model's
-// prices. It returns nil without a limiter.
-func (h *Handler) admitEmbedding(w http.ResponseWriter, r *http.Request, m catalog.Model, p *inference.PreparedEmbed) (*admission, error) {
-	a := admissionFrom(r)
-	if a == nil {
-		return nil, nil
-	}
-	cost, err := prices(m.Pricing)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.reserve(w, r, ratelimit.Request{InputTokens: int64(p.InputTokens), Prices: cost}); err != nil {
-		return nil, err
-	}
-	return a, nil
 }
 
 // embeddingModel returns the catalog entry and the engine's description

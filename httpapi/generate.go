@@ -134,7 +134,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Requ
 		inputs += (int64(p.MaxOutputTokens) + summaryInstructionTokens) * n
 		outputs += int64(inference.MaxSummaryTokens(l)) * n
 	}
-	a, err := h.reserve(w, r, m, p, inputs, outputs)
+	a, err := h.reserve(w, r, m, inputs, outputs, images(p.Request))
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +170,10 @@ func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (c
 // and template, beyond the thinking it reads.
 const summaryInstructionTokens = 128
 
-// reserve reserves, under rate limits, the request p (inputs prompt
-// tokens, and its images) and outputs tokens of output; the admission is
-// nil without limits.
-func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Model, p *inference.Prepared, inputs, outputs int64) (*admission, error) {
+// reserve reserves, under rate limits and at model m's prices, one
+// request of inputs prompt tokens, up to outputs tokens of output and
+// pictures images; the admission is nil without limits.
+func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Model, inputs, outputs, pictures int64) (*admission, error) {
 	a := admissionFrom(r)
 	if a == nil {
 		return nil, nil
@@ -182,7 +182,7 @@ func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Mode
 	if err != nil {
 		return nil, err
 	}
-	want := ratelimit.Request{InputTokens: inputs, MaxOutputTokens: outputs, Images: images(p.Request), Prices: cost}
+	want := ratelimit.Request{InputTokens: inputs, MaxOutputTokens: outputs, Images: pictures, Prices: cost}
 	if err := a.reserve(w, r, want); err != nil {
 		return nil, err
 	}
