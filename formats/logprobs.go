@@ -104,3 +104,11 @@ func logprobs(out *Request, on *bool, top *int, topParam string) error {
 	out.TopLogprobs = *top
 	return nil
 }
+
+// responseLogprobs returns an output_text's entries, never null.
+func responseLogprobs(lps []inference.TokenLogprob) []TokenLogprob {
+	if out := tokenLogprobs(lps); out != nil {
+		return out
+	}
+	return []TokenLogprob{}
+}

@@ -70,3 +70,17 @@ func TestTokenText(t *testing.T) {
 		}
 	}
 }
+
+func TestGoldenResponseLogprobs(t *testing.T) {
+	req := mustParse(t, ParseResponsesRequest, `{"model":"core-2-5-pro","input":"Hi","top_logprobs":2}`)
+	res := logprobResult()
+	golden(t, "response_logprobs.json", mustJSON(t, NewResponse(req, res, testOptions())))
+
+	// The deltas carry their tokens' entries; the done event all of them.
+	var b bytes.Buffer
+	stream(t, NewResponsesStream(&b, req, testOptions()), []inference.Event{
+		{Text: "Hi", Logprobs: res.Logprobs[:1]},
+		{Final: &res},
+	}, nil)
+	golden(t, "responses_stream_logprobs.sse", b.Bytes())
+}

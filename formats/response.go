@@ -81,7 +81,7 @@ type Response struct {
 	// ToolUsage counts the calls of built-in tools: none run, so zeros.
 	ToolUsage ResponseToolUsage `json:"tool_usage"`
 	Tools     []ResponsesTool   `json:"tools"`
-	// TopLogprobs is 0: any other top_logprobs is refused.
+	// TopLogprobs is the request's top_logprobs, 0 when not set.
 	TopLogprobs int     `json:"top_logprobs"`
 	TopP        float64 `json:"top_p"`
 	// Truncation is disabled: auto is refused.
@@ -220,7 +220,9 @@ type ResponsePart struct {
 	Type        string `json:"type"`
 	Text        string `json:"text"`
 	Annotations []any  `json:"annotations,omitzero"`
-	Logprobs    []any  `json:"logprobs,omitzero"`
+	// Logprobs are an output_text's tokens, when the request asked for
+	// them; else empty.
+	Logprobs []TokenLogprob `json:"logprobs,omitzero"`
 }
 
 // ResponseUsage counts the tokens of a response; details are always
@@ -276,7 +278,7 @@ func newResponseShell(req Request, id string, created int64) Response {
 		AccessPrograms:  ResponseAccessPrograms{Cyber: "standard"},
 		MaxOutputTokens: nonZero(req.MaxTokens), Model: req.Model, Output: []ResponseItem{},
 		ParallelToolCalls: !req.OneToolCall, Store: req.Store, Truncation: "disabled",
-		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty,
+		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, TopLogprobs: req.TopLogprobs,
 		PromptCacheDiagnostics: ResponseCacheDiagnostics{Type: "unavailable"},
 		PromptCacheRetention:   "in_memory", ServiceTier: "default",
 		Reasoning: ResponseReasoning{Mode: "standard"},
@@ -363,7 +365,7 @@ func messageItem(id, status, text string, parts bool) ResponseItem {
 
 // outputText returns an output_text part.
 func outputText(text string) ResponsePart {
-	return ResponsePart{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
+	return ResponsePart{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []TokenLogprob{}}
 }
 
 // functionCallItem returns the output item of a tool call; with done
@@ -410,7 +412,11 @@ func NewResponse(req Request, res inference.Result, o Options) Response {
 		items = append(items, reasoningItem(o.id("rs_"), "completed", res.Summary))
 	}
 	if res.Text != "" || len(res.ToolCalls) == 0 {
-		items = append(items, messageItem(o.id("msg_"), itemStatus(res), res.Text, true))
+		it := messageItem(o.id("msg_"), itemStatus(res), res.Text, true)
+		if req.Logprobs {
+			it.Content[0].Logprobs = responseLogprobs(res.Logprobs)
+		}
+		items = append(items, it)
 	}
 	for _, c := range res.ToolCalls {
 		items = append(items, functionCallItem(o.id("fc_"), c, true))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -366,8 +367,11 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 	if r.Background != nil && *r.Background {
 		return Request{}, invalid("background", "background responses are not supported")
 	}
-	if r.TopLogprobs != nil && *r.TopLogprobs != 0 {
-		return Request{}, invalid("top_logprobs", "top_logprobs are not supported")
+	// Log-probabilities come with the output text when include asks for
+	// them, or when top_logprobs asks for alternatives.
+	on := slices.Contains(r.Include, "message.output_text.logprobs") || r.TopLogprobs != nil && *r.TopLogprobs > 0
+	if err := logprobs(&out, &on, r.TopLogprobs, "top_logprobs"); err != nil {
+		return Request{}, err
 	}
 	out.Store = r.Store == nil || *r.Store
 	out.Metadata = r.Metadata
@@ -386,9 +390,10 @@ const maxSafetyIdentifier = 128
 // (file_search_call.results, web_search_call.results,
 // web_search_call.action.sources, code_interpreter_call.outputs,
 // computer_call_output.output.image_url), which never run, since only
-// function tools are accepted. Refused: message.output_text.logprobs
-// (top_logprobs are not supported), message.input_image.image_url (input
-// items are not returned) and unknown values.
+// function tools are accepted; and message.output_text.logprobs, which
+// puts the answer's log-probabilities in its output_text. Refused:
+// message.input_image.image_url (input items are not returned) and
+// unknown values.
 func checkInclude(include []string) error {
 	for i, v := range include {
 		switch v {
@@ -396,7 +401,6 @@ func checkInclude(include []string) error {
 			"file_search_call.results", "web_search_call.results", "web_search_call.action.sources",
 			"code_interpreter_call.outputs", "computer_call_output.output.image_url":
 		case "message.output_text.logprobs":
-			return invalid(fmt.Sprintf("include[%d]", i), "include %q is not supported: logprobs are not returned", v)
 		case "message.input_image.image_url":
 			return invalid(fmt.Sprintf("include[%d]", i), "include %q is not supported: input items are not returned", v)
 		default:
@@ -544,6 +548,10 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 		Temperature: r.Temperature, TopP: r.TopP, Store: ptr(r.Store), Metadata: r.Metadata, User: r.User,
 		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
 		Input: ResponsesInput{Items: []ResponsesItem{}, set: true},
+	}
+	if r.Logprobs {
+		out.Include = []string{"message.output_text.logprobs"}
+		out.TopLogprobs = nonZero(r.TopLogprobs)
 	}
 	if r.MaxToolCalls != nil {
 		out.MaxToolCalls = ptr(*r.MaxToolCalls)

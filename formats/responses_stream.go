@@ -22,9 +22,9 @@ type ResponsesEvent struct {
 	Text           *string       `json:"text,omitzero"`
 	// Name and Arguments are a function call's, for
 	// response.function_call_arguments.done.
-	Name      string  `json:"name,omitzero"`
-	Arguments *string `json:"arguments,omitzero"`
-	Logprobs  []any   `json:"logprobs,omitzero"`
+	Name      string         `json:"name,omitzero"`
+	Arguments *string        `json:"arguments,omitzero"`
+	Logprobs  []TokenLogprob `json:"logprobs,omitzero"`
 	// SummaryIndex is the summary part of a reasoning item that a
 	// response.reasoning_summary_* event is about.
 	SummaryIndex *int `json:"summary_index,omitzero"`
@@ -49,6 +49,7 @@ type ResponsesEvent struct {
 type ResponsesStream struct {
 	w    io.Writer
 	o    Options
+	req  Request
 	resp Response
 	seq  int
 	sent progress
@@ -63,11 +64,15 @@ type ResponsesStream struct {
 	items    []ResponseItem  // the items done
 	message  bool            // a message item was opened
 	called   bool            // a function_call item was sent
+	// logprobs are the answer's entries so far, sentLogprobs how many
+	// deltas carried.
+	logprobs     []inference.TokenLogprob
+	sentLogprobs int
 }
 
 // NewResponsesStream returns an encoder writing to w for req.
 func NewResponsesStream(w io.Writer, req Request, o Options) *ResponsesStream {
-	return &ResponsesStream{w: w, o: o, resp: newResponseShell(req, o.id("resp_"), o.now().Unix())}
+	return &ResponsesStream{w: w, o: o, req: req, resp: newResponseShell(req, o.id("resp_"), o.now().Unix())}
 }
 
 // Response returns the response object as it stands: the final one, to
@@ -170,7 +175,11 @@ func (s *ResponsesStream) closeItem(status string) error {
 		}
 		it = reasoningItem(s.id, "completed", text)
 	case "message":
-		if err := s.emit(ResponsesEvent{Type: "response.output_text.done", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Text: &text, Logprobs: []any{}}); err != nil {
+		lps := []TokenLogprob{}
+		if s.req.Logprobs {
+			lps = responseLogprobs(s.logprobs)
+		}
+		if err := s.emit(ResponsesEvent{Type: "response.output_text.done", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Text: &text, Logprobs: lps}); err != nil {
 			return err
 		}
 		part := outputText(text)
@@ -179,6 +188,9 @@ func (s *ResponsesStream) closeItem(status string) error {
 			return err
 		}
 		it = messageItem(s.id, status, text, true)
+		if s.req.Logprobs {
+			it.Content[0].Logprobs = lps
+		}
 	default:
 		return nil
 	}
@@ -202,7 +214,8 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 		return err
 	}
 	summary := s.sent.nextSummary(ev)
-	reasoning, text, calls, _ := s.sent.next(ev)
+	reasoning, text, calls, lps := s.sent.next(ev)
+	s.logprobs = append(s.logprobs, lps...)
 	if (reasoning != "" || summary != "") && !s.message {
 		if err := s.openItem("reasoning"); err != nil {
 			return err
@@ -228,7 +241,13 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	}
 	if text != "" {
 		s.itemText.WriteString(text)
-		if err := s.emit(ResponsesEvent{Type: "response.output_text.delta", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &text, Logprobs: []any{}}); err != nil {
+		// A delta carries the entries that came since the last one.
+		delta := []TokenLogprob{}
+		if s.req.Logprobs {
+			delta = responseLogprobs(s.logprobs[s.sentLogprobs:])
+			s.sentLogprobs = len(s.logprobs)
+		}
+		if err := s.emit(ResponsesEvent{Type: "response.output_text.delta", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &text, Logprobs: delta}); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/inferkit/inferkit/catalog"
 )
 
 // logprobEntry is what a test compares of a token's entry: every value the
@@ -165,5 +168,72 @@ func TestSDKChatChoices(t *testing.T) {
 	}
 	if c.Usage.CompletionTokens < 3 || c.Usage.TotalTokens != c.Usage.PromptTokens+c.Usage.CompletionTokens {
 		t.Errorf("usage %+v", c.Usage)
+	}
+}
+
+func TestSDKResponsesLogprobs(t *testing.T) {
+	url := sdkServer(t, tinyModel(t))
+	client := openaiSDK(url, key)
+	ctx := context.Background()
+	params := responses.ResponseNewParams{
+		Model:           catalog.Core25Mini,
+		Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello.")},
+		MaxOutputTokens: openai.Int(16),
+		Temperature:     openai.Float(0),
+		Reasoning:       shared.ReasoningParam{Effort: shared.ReasoningEffortNone},
+		TopLogprobs:     openai.Int(3),
+		Include:         []responses.ResponseIncludable{responses.ResponseIncludableMessageOutputTextLogprobs},
+	}
+	r, err := client.Responses.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TopLogprobs != 3 {
+		t.Errorf("top_logprobs echoed as %d", r.TopLogprobs)
+	}
+	var blocking []logprobEntry
+	for _, it := range r.Output {
+		for _, c := range it.Content {
+			for _, lp := range c.Logprobs {
+				e := logprobEntry{Token: lp.Token, Logprob: lp.Logprob, Bytes: lp.Bytes}
+				for _, top := range lp.TopLogprobs {
+					e.Top = append(e.Top, logprobAlt{Token: top.Token, Logprob: top.Logprob, Bytes: top.Bytes})
+				}
+				blocking = append(blocking, e)
+			}
+		}
+	}
+	if len(blocking) == 0 || len(blocking[0].Top) != 3 {
+		t.Fatalf("entries %+v", blocking)
+	}
+
+	// The deltas carry the same entries, token for token and value for
+	// value (top alternatives' bytes aside: deltas do not carry them).
+	s := client.Responses.NewStreaming(ctx, params)
+	var streamed []logprobEntry
+	for s.Next() {
+		ev := s.Current()
+		if ev.Type != "response.output_text.delta" {
+			continue
+		}
+		for _, lp := range ev.AsResponseOutputTextDelta().Logprobs {
+			e := logprobEntry{Token: lp.Token, Logprob: lp.Logprob}
+			for _, top := range lp.TopLogprobs {
+				e.Top = append(e.Top, logprobAlt{Token: top.Token, Logprob: top.Logprob})
+			}
+			streamed = append(streamed, e)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range blocking {
+		blocking[i].Bytes = nil
+		for k := range blocking[i].Top {
+			blocking[i].Top[k].Bytes = nil
+		}
+	}
+	if !reflect.DeepEqual(streamed, blocking) {
+		t.Errorf("streamed entries\n%+v\ndiffer from blocking ones\n%+v", streamed, blocking)
 	}
 }
