@@ -38,7 +38,11 @@ type TopLogprob struct {
 }
 
 // logSumExp is log Σ exp(l) over the logits, computed in float64 from the
-// largest: the normaliser of a log-softmax.
+// largest: the normaliser of a log-softmax. Logits more than 50 below the
+// largest are left out: each adds less than 2e-22 to a sum of at least 1,
+// so even a vocabulary of a million of them is below float64's precision,
+// and a trained model's vocabulary is mostly such logits, whose exp is
+// most of the cost.
 func logSumExp(logits []float32) float64 {
 	hi := math.Inf(-1)
 	for _, l := range logits {
@@ -46,7 +50,9 @@ func logSumExp(logits []float32) float64 {
 	}
 	var sum float64
 	for _, l := range logits {
-		sum += math.Exp(float64(l) - hi)
+		if d := float64(l) - hi; d > -50 {
+			sum += math.Exp(d)
+		}
 	}
 	return hi + math.Log(sum)
 }
