@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/inferkit/inferkit/inference"
@@ -247,6 +248,26 @@ func TestPromptLogprobs(t *testing.T) {
 	for i := range n {
 		if a, b := scored.PromptLogprobs[i], res.PromptLogprobs[i]; a.Token != b.Token || math.Abs(a.Logprob-b.Logprob) > 1e-4 {
 			t.Errorf("prompt token %d: %+v, then %+v", i, b, a)
+		}
+	}
+}
+
+// A prompt longer than one step's share of scored tokens is scored over
+// several steps, every token once.
+func TestPromptLogprobsOverSteps(t *testing.T) {
+	e := stories(t, 1)
+	req := greedy(strings.Repeat("Once upon a time there was a little girl. ", 12), 1)
+	req.PromptLogprobs, req.PromptOnly, req.TopLogprobs = true, true, 1
+	res, err := e.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Usage.PromptTokens; n <= 64 || len(res.PromptLogprobs) != n {
+		t.Fatalf("%d entries for %d prompt tokens; the test wants more than 64", len(res.PromptLogprobs), n)
+	}
+	for i, lp := range res.PromptLogprobs[1:] {
+		if len(lp.Top) != 1 || lp.Logprob > 0 || lp.Logprob < -40 {
+			t.Fatalf("entry %d: %+v", i+1, lp)
 		}
 	}
 }

@@ -385,9 +385,18 @@ func (r *runner) step() error {
 		}
 		s.forced = nil
 	}
+	scored := 0 // prompt tokens of PromptLogprobs requests in the batch
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
 		// Text only: an image waits for the next step's prefillImages.
 		n := min(b.Cap()-b.Len(), s.textUntil()-s.prefilled)
+		if s.w.promptLP {
+			// Each scored token's logits are an output row of the whole
+			// vocabulary, which llama.cpp holds for the batch: bound them.
+			if n = min(n, maxScoredPerStep-scored); n == 0 {
+				break
+			}
+			scored += n
+		}
 		for k := range n {
 			p := s.prefilled + k
 			last := p == len(s.w.prompt)-1 && s.w.score == nil && !s.w.noOutput
@@ -435,6 +444,11 @@ func (r *runner) step() error {
 	}
 	return nil
 }
+
+// maxScoredPerStep bounds the prompt tokens of a PromptLogprobs request
+// decoded in one step, whose logits llama.cpp keeps for the batch: 64 rows
+// of a 151,936-token vocabulary are 39 MB.
+const maxScoredPerStep = 64
 
 // nextPrefill is the earliest admitted slot whose prompt is not yet all in
 // the KV cache, that follows no leader, and whose next prompt tokens are
