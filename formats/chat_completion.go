@@ -153,7 +153,7 @@ func NewChatCompletion(req Request, results []inference.Result, o Options) ChatC
 		Created: o.now().Unix(),
 		Model:   req.Model,
 		Choices: make([]ChatChoice, len(results)),
-		Usage:   newChatUsage(inference.ChoicesUsage(results)),
+		Usage:   newChatUsage(inference.ChoicesUsage(results, len(results))),
 	}
 	for i, res := range results {
 		finish, matched := chatFinish(res)

@@ -175,7 +175,7 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	}
 	s.done = true
 	if s.req.IncludeUsage {
-		u := newChatUsage(inference.ChoicesUsage(s.results))
+		u := newChatUsage(inference.ChoicesUsage(s.results, len(s.results)))
 		c := ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model,
 			Choices: []ChatChunkChoice{}, Usage: &u}
 		if err := writeJSONEvent(s.w, "", c); err != nil {

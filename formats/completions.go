@@ -261,16 +261,14 @@ func completionChoice(req Request, index int, prompt string, res inference.Resul
 // results[i][j] is choice j of prompt i.
 func NewCompletion(req Request, results [][]inference.Result, o Options) Completion {
 	c := Completion{ID: o.id("cmpl-"), Object: "text_completion", Created: o.now().Unix(), Model: req.Model, Choices: []CompletionChoice{}}
-	var u inference.Usage
+	var all []inference.Result
 	for i, choices := range results {
 		for j, res := range choices {
 			c.Choices = append(c.Choices, completionChoice(req, i*len(choices)+j, req.Prompts[i], res))
 		}
-		cu := inference.ChoicesUsage(choices)
-		u.PromptTokens += cu.PromptTokens
-		u.CompletionTokens += cu.CompletionTokens
+		all = append(all, choices...)
 	}
-	c.Usage = newCompletionUsage(u)
+	c.Usage = newCompletionUsage(inference.ChoicesUsage(all, max(1, req.Choices)))
 	return c
 }
 

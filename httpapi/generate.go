@@ -260,15 +260,7 @@ func (f *finals) add(ev inference.Event) (bool, error) {
 // Choice 0 modulo the prompt's choices), with the first choice's timings.
 func (f *finals) combined(perPrompt int) *inference.Result {
 	res := f.results[0]
-	var u inference.Usage
-	for i := 0; i < len(f.results); i += perPrompt {
-		cu := inference.ChoicesUsage(f.results[i : i+perPrompt])
-		u.PromptTokens += cu.PromptTokens
-		u.CachedTokens += cu.CachedTokens
-		u.CompletionTokens += cu.CompletionTokens
-		u.ReasoningTokens += cu.ReasoningTokens
-	}
-	res.Usage = u
+	res.Usage = inference.ChoicesUsage(f.results, perPrompt)
 	return &res
 }
 

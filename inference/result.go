@@ -101,14 +101,16 @@ type Event struct {
 	Final *Result
 }
 
-// ChoicesUsage returns the usage of the choices of one request together:
-// the prompt they share counted once, as the first choice counts it (the
-// others follow its prefill), and the tokens generated summed.
-func ChoicesUsage(results []Result) Usage {
+// ChoicesUsage returns the usage of a request's results together, n
+// choices to a prompt (those of prompt i are results[i*n:(i+1)*n]): each
+// prompt counted once, as its first choice counts it (the others follow
+// its prefill), and the tokens generated summed.
+func ChoicesUsage(results []Result, n int) Usage {
 	var u Usage
 	for i, res := range results {
-		if i == 0 {
-			u.PromptTokens, u.CachedTokens = res.Usage.PromptTokens, res.Usage.CachedTokens
+		if i%max(1, n) == 0 {
+			u.PromptTokens += res.Usage.PromptTokens
+			u.CachedTokens += res.Usage.CachedTokens
 		}
 		u.CompletionTokens += res.Usage.CompletionTokens
 		u.ReasoningTokens += res.Usage.ReasoningTokens
