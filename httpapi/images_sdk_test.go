@@ -153,8 +153,18 @@ func TestSDKImagesOnEveryStyle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("messages %s: %v", name, err)
 		}
-		if msg.Usage.InputTokens+msg.Usage.CacheReadInputTokens+msg.Usage.CacheCreationInputTokens < 16 {
+		total := msg.Usage.InputTokens + msg.Usage.CacheReadInputTokens + msg.Usage.CacheCreationInputTokens
+		if total < 16 {
 			t.Errorf("messages %s: usage %+v", name, msg.Usage)
+		}
+		// count_tokens counts the image as the messages route does.
+		count, err := ac.Messages.CountTokens(ctx, anthropic.MessageCountTokensParams{Model: catalog.Core25Mini,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is this?"), block)}})
+		if err != nil {
+			t.Fatalf("count_tokens %s: %v", name, err)
+		}
+		if count.InputTokens != total {
+			t.Errorf("count_tokens %s: %d, the messages route counted %d", name, count.InputTokens, total)
 		}
 	}
 
