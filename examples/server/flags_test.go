@@ -26,8 +26,11 @@ func TestParseFlags(t *testing.T) {
 	}
 
 	o, err = parseFlags(nil, func(string) string { return "" }, io.Discard)
-	if err != nil || o.addr != "127.0.0.1:8080" || len(o.models) != 0 || len(o.keys) != 0 || o.noMetrics {
+	if err != nil || o.addr != "127.0.0.1:8080" || len(o.models) != 0 || len(o.keys) != 0 || o.noMetrics || o.fetchImages {
 		t.Errorf("defaults %+v %v", o, err)
+	}
+	if o, err := parseFlags([]string{"-fetch-images"}, func(string) string { return "" }, io.Discard); err != nil || !o.fetchImages {
+		t.Errorf("-fetch-images: %+v %v", o, err)
 	}
 	if o, err := parseFlags([]string{"-metrics=false"}, func(string) string { return "" }, io.Discard); err != nil || !o.noMetrics {
 		t.Errorf("-metrics=false: %+v %v", o, err)
