@@ -70,3 +70,26 @@ llama_token inferkit_sample(struct llama_sampler *chain, struct llama_sampler *g
 	llama_sampler_accept(chain, tok);
 	return tok;
 }
+
+// inferkit_log_sum_exp returns log(sum(exp(x[i]))) over n values,
+// computed from the largest, in double: the normaliser of a log-softmax.
+// Terms more than 50 below the largest, each under 2e-22, are left out.
+double inferkit_log_sum_exp(const float *x, int n) {
+	float hi = -INFINITY;
+	for (int i = 0; i < n; i++) {
+		if (x[i] > hi) {
+			hi = x[i];
+		}
+	}
+	if (!isfinite(hi)) {
+		return hi;
+	}
+	double sum = 0;
+	for (int i = 0; i < n; i++) {
+		double d = (double)x[i] - (double)hi;
+		if (d > -50.0) {
+			sum += exp(d);
+		}
+	}
+	return (double)hi + log(sum);
+}

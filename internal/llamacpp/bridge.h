@@ -7,6 +7,7 @@
 
 void inferkit_set_progress(struct llama_model_params *p, uintptr_t handle);
 void inferkit_route_logs(void);
+double inferkit_log_sum_exp(const float *x, int n);
 // inferkit_free_context and inferkit_free_projector stand for llama_free
 // and mtmd_free (see deferred_free.c).
 void inferkit_free_context(struct llama_context *ctx);

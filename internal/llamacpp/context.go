@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -352,4 +353,16 @@ func (c *Context) SequenceEmbedding(seq int) []float32 {
 		return nil
 	}
 	return append([]float32(nil), unsafe.Slice((*float32)(unsafe.Pointer(p)), c.model.EmbeddingSize())...)
+}
+
+// LogSumExp returns log Σ exp(l) over logits, from the largest: the
+// normaliser of a log-softmax, so that a token's log-probability is its
+// logit less this. It runs in C, where exp is several times faster than
+// Go's: a vocabulary of 151,936 takes about half a millisecond. Logits
+// more than 50 below the largest are left out (each term is below 2e-22).
+func LogSumExp(logits []float32) float64 {
+	if len(logits) == 0 {
+		return math.Inf(-1)
+	}
+	return float64(C.inferkit_log_sum_exp((*C.float)(unsafe.Pointer(&logits[0])), C.int(len(logits))))
 }
