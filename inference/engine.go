@@ -249,17 +249,40 @@ func (e *Engine) Stats() []ModelStats {
 // messages rendered with the model's chat template, or its prompt,
 // tokenized with the model's own tokenizer, as Prepare does. It decodes
 // nothing, and checks nothing but the prompt: one longer than the context
-// fails with ErrContextLength. Images are not counted: their tokens are
-// known once they are encoded, when the request runs.
+// fails with ErrContextLength. Images count as the projector makes them.
 func (e *Engine) CountTokens(req Request) (n int, err error) {
 	err = e.use(req.Model, func(m *model) error {
 		texts, _, err := m.prompt(req, req.Format != nil)
+		if err != nil {
+			return err
+		}
 		for _, t := range texts {
 			n += len(t)
 		}
+		images, err := requestImages(req)
+		if err != nil {
+			return err
+		}
+		k, err := m.imageTokens(images)
+		n += k
 		return err
 	})
 	return n, err
+}
+
+// imageTokens counts the tokens the projector makes of images (with the
+// model's own markers around each), decoding but not encoding them: what
+// Run's encoding adds to the prompt.
+func (m *model) imageTokens(images [][]byte) (int, error) {
+	n := 0
+	for i, img := range images {
+		k, err := m.projector.CountTokens(llamacpp.MediaMarker, [][]byte{img})
+		if err != nil {
+			return 0, fieldError("Messages", "image %d: %v", i, err)
+		}
+		n += k
+	}
+	return n, nil
 }
 
 // acquire returns the model named name and holds the engine open (Close
@@ -380,6 +403,9 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 			}
 		}
 	}
+	if err := checkSummary(req.Summary); err != nil {
+		return nil, err
+	}
 	switch {
 	case req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs:
 		return nil, fieldError("TopLogprobs", "%d is not within 0 to %d", req.TopLogprobs, MaxTopLogprobs)
@@ -387,8 +413,6 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 		return nil, fieldError("TopLogprobs", "needs Logprobs or PromptLogprobs")
 	case req.PromptLogprobs && req.hasImages():
 		return nil, fieldError("PromptLogprobs", "with images in the prompt")
-	case checkSummary(req.Summary) != nil:
-		return nil, checkSummary(req.Summary)
 	case req.Choices < 0 || req.Choices > MaxChoices:
 		return nil, fieldError("Choices", "%d is not within 1 to %d", req.Choices, MaxChoices)
 	}
@@ -434,16 +458,11 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	if len(tokens) == 0 && len(images) == 0 {
 		return nil, fieldError("Messages", "the prompt is empty")
 	}
-	// The prompt's tokens, each image's counted as the projector makes
-	// them (without encoding it, which Run does).
-	inputs := len(tokens)
-	for i, img := range images {
-		n, err := m.projector.CountTokens(llamacpp.MediaMarker, [][]byte{img})
-		if err != nil {
-			return nil, fieldError("Messages", "image %d: %v", i, err)
-		}
-		inputs += n
+	n, err := m.imageTokens(images)
+	if err != nil {
+		return nil, err
 	}
+	inputs := len(tokens) + n
 	limit := m.info.ContextLength
 	maxTokens := req.MaxTokens
 	if room := limit - inputs; maxTokens == 0 || req.ClampMaxTokens && maxTokens > room {

@@ -400,15 +400,15 @@ func (r *runner) step() error {
 		for k := range n {
 			p := s.prefilled + k
 			last := p == len(s.w.prompt)-1 && s.w.score == nil && !s.w.noOutput
-			scored := s.w.promptLP && p+1 < len(s.w.prompt)
-			idx, err := b.Add(s.w.prompt[p], s.w.posAt(p), r.seqsAt(s, p), last || scored)
+			predicts := s.w.promptLP && p+1 < len(s.w.prompt) // its logits score the next token
+			idx, err := b.Add(s.w.prompt[p], s.w.posAt(p), r.seqsAt(s, p), last || predicts)
 			if err != nil {
 				return err
 			}
 			if last {
 				s.idx = idx
 			}
-			if scored {
+			if predicts {
 				s.promptIdx = append(s.promptIdx, idx)
 			}
 		}
