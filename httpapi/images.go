@@ -163,9 +163,6 @@ func (h *Handler) fetchImages(r *http.Request, ir *inference.Request) error {
 	ir.Messages = slices.Clone(ir.Messages)
 	for _, a := range named {
 		m := &ir.Messages[a.msg]
-		if m.Content[a.part].URL == "" || m.Content[a.part].Image != nil {
-			continue
-		}
 		m.Content = slices.Clone(m.Content)
 		img, err := f.fetch(ctx, m.Content[a.part].URL)
 		if err != nil {
