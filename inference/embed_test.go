@@ -23,6 +23,8 @@ import (
 //     pooling;
 //   - "qwen-last", "qwen-cls": causal qwen3 decoders of one seed, last and
 //     cls pooling;
+//   - "nomic-mean": a nomic-bert encoder (rotary positions, fused QKV,
+//     SwiGLU), mean pooling;
 //   - "rank": the BERT reranker; "tiny": the llama.
 func embedEngine(t *testing.T) *Engine {
 	t.Helper()
@@ -32,6 +34,7 @@ func embedEngine(t *testing.T) *Engine {
 		Models: []catalog.Model{
 			{ID: "bert-mean", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert", Pooling: "mean", Seed: 5})},
 			{ID: "bert-cls", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert", Pooling: "cls", Seed: 5})},
+			{ID: "nomic-mean", Path: inferencetest.Model(t, inferencetest.Options{Arch: "nomic-bert", Pooling: "mean", Seed: 5})},
 			{ID: "qwen-last", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", Pooling: "last", Seed: 5})},
 			{ID: "qwen-cls", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", Pooling: "cls", Seed: 5})},
 			{ID: "rank", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert"})},
@@ -76,11 +79,12 @@ func TestEmbed(t *testing.T) {
 		infos[info.ID] = info
 	}
 	for id, want := range map[string]ModelInfo{
-		"bert-mean": {Embedding: true, Pooling: "mean", Dimensions: 64},
-		"bert-cls":  {Embedding: true, Pooling: "cls", Dimensions: 64},
-		"qwen-last": {Embedding: true, Pooling: "last", Dimensions: 64},
-		"rank":      {Encoder: true, Pooling: "rank"},
-		"tiny":      {},
+		"bert-mean":  {Embedding: true, Pooling: "mean", Dimensions: 64},
+		"bert-cls":   {Embedding: true, Pooling: "cls", Dimensions: 64},
+		"nomic-mean": {Embedding: true, Pooling: "mean", Dimensions: 64},
+		"qwen-last":  {Embedding: true, Pooling: "last", Dimensions: 64},
+		"rank":       {Encoder: true, Pooling: "rank"},
+		"tiny":       {},
 	} {
 		got := infos[id]
 		if got.Embedding != want.Embedding || got.Encoder != want.Encoder || got.Pooling != want.Pooling || got.Dimensions != want.Dimensions {
@@ -88,7 +92,7 @@ func TestEmbed(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	for _, id := range []string{"bert-mean", "bert-cls", "qwen-last"} {
+	for _, id := range []string{"bert-mean", "bert-cls", "nomic-mean", "qwen-last"} {
 		t.Run(id, func(t *testing.T) {
 			all, err := e.Embed(ctx, EmbedRequest{Model: id, Input: embedTexts})
 			if err != nil {
@@ -199,6 +203,47 @@ func TestEmbedPooling(t *testing.T) {
 	cls, _ := e.Embed(ctx, EmbedRequest{Model: "bert-cls", Input: embedTexts[:1]})
 	if closeTo(mean.Embeddings[0], cls.Embeddings[0], 1e-3) {
 		t.Error("BERT: mean and cls pooling give one vector")
+	}
+}
+
+// TestEmbedNomicBERT checks a nomic-bert encoder beyond what TestEmbed
+// checks of every embedding model: it wraps a text in [CLS] and [SEP] as
+// BERT does, and its rotary positions make word order count, which mean
+// pooling over bidirectional attention would not see without them (the
+// architecture has no learned position embeddings).
+func TestEmbedNomicBERT(t *testing.T) {
+	e := embedEngine(t)
+	ctx := context.Background()
+	ids, err := e.Tokenize("nomic-mean", embedTexts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := e.Embed(ctx, EmbedRequest{Model: "nomic-mean", Input: embedTexts[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(ids) + 2; one.Usage.PromptTokens != want {
+		t.Errorf("input of %d tokens, want %d", one.Usage.PromptTokens, want)
+	}
+	// Tokens 10, 20, 30 and their reverse, between [CLS] 2 and [SEP] 3.
+	order, err := e.Embed(ctx, EmbedRequest{Model: "nomic-mean", Tokens: [][]int{{2, 10, 20, 30, 3}, {2, 30, 20, 10, 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range order.Embeddings {
+		if len(v) != 64 || math.Abs(norm(v)-1) > 1e-4 {
+			t.Errorf("input %d: %d values of norm %v", i, len(v), norm(v))
+		}
+	}
+	if closeTo(order.Embeddings[0], order.Embeddings[1], 1e-3) {
+		t.Error("a sequence and its reverse give one vector: positions are ignored")
+	}
+	bert, err := e.Embed(ctx, EmbedRequest{Model: "bert-mean", Input: embedTexts[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if closeTo(bert.Embeddings[0], one.Embeddings[0], 1e-3) {
+		t.Error("nomic-bert and bert of one seed give one vector")
 	}
 }
 

@@ -18,8 +18,11 @@
 // most layers; "qwen2vl": multimodal rotary positions (M-RoPE), which give
 // an image's tokens rows and columns; "mamba": a recurrent state per
 // sequence instead of a KV cache; "jamba": Mamba and attention layers, so
-// a KV cache and a recurrent state; or "bert": a BERT reranker with a
-// rank-pooling classifier head and a WordPiece vocabulary), the shape, the
+// a KV cache and a recurrent state; "bert": a BERT reranker with a
+// rank-pooling classifier head and a WordPiece vocabulary, or with
+// Pooling a BERT embedding model; or "nomic-bert": a nomic-bert embedding
+// model, BERT with rotary positions, a fused query-key-value projection
+// and a SwiGLU feed-forward layer), the shape, the
 // tensor type (F32, F16 or Q8_0) and the seed; [Qwen3_0_6B] gives the
 // shape of a real model for benchmarks, whose speed does not depend on the
 // weights' values.

@@ -35,6 +35,14 @@ type Options struct {
 	//     continuation pieces). Its context length defaults to 512, and
 	//     KVHeads, HeadDim, TiedEmbeddings, SlidingWindow, Tokenizer and
 	//     ChatTemplate must be left zero.
+	//   - "nomic-bert": a nomic-bert embedding model (nomic-embed-text's
+	//     architecture): bert's vocabulary and post-norm encoder layers,
+	//     with rotary position embeddings (RoPE base 1,000) instead of
+	//     learned positions, one fused query-key-value projection, and a
+	//     SwiGLU feed-forward layer, with no biases but the norms'. It has
+	//     no classification head, so Pooling is mean (the default), cls
+	//     or last. Its context length defaults to 2048, Embd/Heads must be
+	//     even, and the options that bert leaves zero must be left zero.
 	//
 	// Two architectures keep a recurrent state per sequence instead of, or
 	// beside, a KV cache. "mamba" is a Mamba (v1) model, whose layers are
@@ -106,10 +114,11 @@ type Options struct {
 	// Pooling makes an embedding model: <arch>.pooling_type is "mean",
 	// "cls" or "last", which llama.cpp pools each input's final states
 	// by. "" leaves the key out (a generative model; for "bert", a
-	// reranker, as "rank" does). "bert" takes all four; the attention
-	// architectures take mean, cls and last, which make a decoder
-	// embedding model (Qwen3-Embedding pools last); mamba and jamba take
-	// none.
+	// reranker, as "rank" does), except for "nomic-bert", whose key
+	// llama.cpp requires: there "" means mean. "bert" takes all four;
+	// "nomic-bert" and the attention architectures take mean, cls and
+	// last, which for the latter make a decoder embedding model
+	// (Qwen3-Embedding pools last); mamba and jamba take none.
 	Pooling string
 }
 
@@ -222,7 +231,7 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 		o.Arch = "llama"
 	}
 	switch o.Arch {
-	case "bert":
+	case "bert", "nomic-bert":
 		return layoutBERT(o)
 	case "mamba", "jamba":
 		return layoutMamba(o)
