@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // Config configures an Engine. The zero value of every field but Models is
@@ -44,6 +45,13 @@ type Config struct {
 	// these and the cells that their prefix leaves free of its own
 	// sequence's Context. Default Batch.
 	BranchContext int
+	// KeyCache and ValueCache are the element types of the generation
+	// models' KV caches: "f16" (the default, also ""), "q8_0" (about half
+	// the memory of f16) or "q4_0" (about a quarter). A quantized value
+	// cache runs attention through llama.cpp's flash attention, on the
+	// CPU too. Quantized caches change the logits slightly: see
+	// BENCHMARKS.md for what they cost in greedy agreement.
+	KeyCache, ValueCache string
 	// Progress, if set, is called while a model loads with the model's
 	// path and the fraction loaded, from the goroutine calling New.
 	Progress func(path string, fraction float64)
@@ -94,6 +102,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Parallel+c.Branches > 256 {
 		return c, fmt.Errorf("inference: Config.Parallel + Config.Branches is %d, at most 256", c.Parallel+c.Branches)
+	}
+	for name, v := range map[string]string{"KeyCache": c.KeyCache, "ValueCache": c.ValueCache} {
+		if _, err := llamacpp.ParseCacheType(v); err != nil {
+			return c, fmt.Errorf("inference: Config.%s: %w", name, err)
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

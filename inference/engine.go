@@ -141,11 +141,16 @@ func (e *Engine) load(path string) (*model, error) {
 	if pooling != llamacpp.PoolingNone {
 		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
 	} else {
+		// withDefaults checked the cache types.
+		k, _ := llamacpp.ParseCacheType(e.cfg.KeyCache)
+		v, _ := llamacpp.ParseCacheType(e.cfg.ValueCache)
 		ctx, err = llamacpp.NewContext(llm, llamacpp.ContextParams{
 			Context:   perSeq*e.cfg.Parallel + e.cfg.BranchContext,
 			Batch:     e.cfg.Batch,
 			Sequences: e.cfg.Parallel + e.cfg.Branches,
 			Threads:   e.cfg.Threads,
+			KeyType:   k,
+			ValueType: v,
 		})
 	}
 	if err != nil {

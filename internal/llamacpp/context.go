@@ -26,12 +26,27 @@ type ContextParams struct {
 	// cells instead of one unified cache. Tokens then cannot be shared
 	// between sequences, and only whole-buffer sequence copies are allowed.
 	SplitKV bool
+	// KeyType and ValueType are the KV cache's element types; the zero
+	// value is f16, llama.cpp's default. A quantized value cache needs
+	// flash attention, which NewContext then switches on (on the CPU too).
+	KeyType, ValueType CacheType
 	// Pooling, when not PoolingNone, makes an encoder context: one
 	// output per sequence instead of logits per token. PoolingRank is a
 	// reranker's or classifier's head (SequenceScores reads it); the
 	// others pool an embedding (SequenceEmbedding reads it), and should
 	// be the model's own (Model.Pooling). Encode runs such a context.
 	Pooling Pooling
+}
+
+// ggml is t as llama.cpp's ggml_type.
+func (t CacheType) ggml() C.enum_ggml_type {
+	switch t {
+	case CacheQ8_0:
+		return C.GGML_TYPE_Q8_0
+	case CacheQ4_0:
+		return C.GGML_TYPE_Q4_0
+	}
+	return C.GGML_TYPE_F16
 }
 
 // Pooling is how an encoder context turns the states of a sequence's
@@ -136,6 +151,23 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 		params.pooling_type = C.LLAMA_POOLING_TYPE_NONE
 	default:
 		return nil, fmt.Errorf("llamacpp: unknown pooling %d", int(p.Pooling))
+	}
+	// A quantized cache stores each head's keys or values in blocks of
+	// 32: llama.cpp aborts on heads of another width, so they are
+	// refused here.
+	hk, hv := m.HeadDims()
+	for _, c := range []struct {
+		what string
+		t    CacheType
+		dim  int
+	}{{"key", p.KeyType, hk}, {"value", p.ValueType, hv}} {
+		if c.t.Quantized() && c.dim%32 != 0 {
+			return nil, fmt.Errorf("llamacpp: a %s KV cache for %s needs heads of a multiple of 32 dimensions; this model's are %d", c.t, c.what+"s", c.dim)
+		}
+	}
+	params.type_k, params.type_v = p.KeyType.ggml(), p.ValueType.ggml()
+	if p.ValueType.Quantized() {
+		params.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	}
 	params.no_perf = true
 	c := C.llama_init_from_model(m.c, params)
@@ -365,4 +397,15 @@ func LogSumExp(logits []float32) float64 {
 		return math.Inf(-1)
 	}
 	return float64(C.inferkit_log_sum_exp((*C.float)(unsafe.Pointer(&logits[0])), C.int(len(logits))))
+}
+
+// SequenceStateSize returns the bytes that the state of seq takes, its KV
+// cells' keys and values with their metadata: what saving it would write.
+// It grows with the tokens in the sequence and shrinks with a quantized
+// cache type.
+func (c *Context) SequenceStateSize(seq int) int {
+	if !c.validSeq(seq) {
+		return 0
+	}
+	return int(C.llama_state_seq_get_size(c.c, C.llama_seq_id(seq)))
 }

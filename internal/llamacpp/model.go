@@ -220,3 +220,25 @@ func (m *Model) Piece(t Token, special bool) []byte {
 		buf = make([]byte, int(-n))
 	}
 }
+
+// HeadDims returns the width of the attention heads' keys and values:
+// <arch>.attention.key_length and value_length, or the embedding width
+// over the heads where the GGUF leaves them out, as llama.cpp reads them.
+// They are 0 for a model without attention heads.
+func (m *Model) HeadDims() (k, v int) {
+	heads := int(C.llama_model_n_head(m.c))
+	if heads <= 0 {
+		return 0, 0
+	}
+	k = int(C.llama_model_n_embd(m.c)) / heads
+	v = k
+	if arch, ok := m.Meta("general.architecture"); ok {
+		if s, ok := m.Meta(arch + ".attention.key_length"); ok {
+			k, _ = strconv.Atoi(s)
+		}
+		if s, ok := m.Meta(arch + ".attention.value_length"); ok {
+			v, _ = strconv.Atoi(s)
+		}
+	}
+	return k, v
+}
