@@ -32,6 +32,9 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-fetch-images"}, func(string) string { return "" }, io.Discard); err != nil || !o.fetchImages {
 		t.Errorf("-fetch-images: %+v %v", o, err)
 	}
+	if o, err := parseFlags([]string{"-cache-type-k", "q8_0", "-cache-type-v", "q4_0"}, func(string) string { return "" }, io.Discard); err != nil || o.keyCache != "q8_0" || o.valueCache != "q4_0" {
+		t.Errorf("-cache-type-k/-v: %+v %v", o, err)
+	}
 	if o, err := parseFlags([]string{"-metrics=false"}, func(string) string { return "" }, io.Discard); err != nil || !o.noMetrics {
 		t.Errorf("-metrics=false: %+v %v", o, err)
 	}

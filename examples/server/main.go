@@ -51,6 +51,11 @@
 //	-ctx N            context tokens per sequence (default 4096, at most
 //	                  the model's training context)
 //	-threads N        CPU threads per model (default: all cores)
+//	-cache-type-k TYPE, -cache-type-v TYPE
+//	                  element type of the KV cache's keys and values: f16
+//	                  (default), q8_0 (half the memory) or q4_0 (a
+//	                  quarter); quantized values use flash attention, and
+//	                  need heads a multiple of 32 wide
 //	-store PATH       keep stored responses (previous_response_id, GET
 //	                  /v1/responses/{id}) in the file PATH, so that they
 //	                  survive a restart (default: in memory)
@@ -120,6 +125,9 @@ type options struct {
 	// fetchImages lets requests name images by http(s) URL
 	// (-fetch-images).
 	fetchImages bool
+	// keyCache and valueCache are the KV cache's element types
+	// (-cache-type-k, -cache-type-v).
+	keyCache, valueCache string
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -236,6 +244,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.parallel, "parallel", 0, "sequences each model decodes at once (default 4)")
 	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
+	fs.StringVar(&o.keyCache, "cache-type-k", "f16", "element `TYPE` of the KV cache's keys: f16, q8_0 or q4_0")
+	fs.StringVar(&o.valueCache, "cache-type-v", "f16", "element `TYPE` of the KV cache's values: f16, q8_0 or q4_0 (quantized values use flash attention)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
 	fs.BoolVar(&o.fetchImages, "fetch-images", false, "fetch the images requests name by http or https URL (public addresses only, 10 MiB and 10 s at most)")
@@ -328,6 +338,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	start := time.Now()
 	eng, err := inference.New(inference.Config{
 		Models: o.models, Parallel: o.parallel, Context: o.ctx, Threads: o.threads, Logger: logger,
+		KeyCache: o.keyCache, ValueCache: o.valueCache,
 	})
 	if err != nil {
 		return err
