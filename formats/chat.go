@@ -60,8 +60,11 @@ type ChatRequest struct {
 	PresencePenalty   *float64 `json:"presence_penalty,omitzero"`
 	RepetitionPenalty *float64 `json:"repetition_penalty,omitzero"`
 	N                 *int     `json:"n,omitzero"`
-	Logprobs          *bool    `json:"logprobs,omitzero"`
-	TopLogprobs       *int     `json:"top_logprobs,omitzero"`
+	// WebSearchOptions asks for web search, which no backend here
+	// serves: it is refused rather than ignored.
+	WebSearchOptions json.RawMessage `json:"web_search_options,omitzero"`
+	Logprobs         *bool           `json:"logprobs,omitzero"`
+	TopLogprobs      *int            `json:"top_logprobs,omitzero"`
 
 	User     string            `json:"user,omitzero"`
 	Metadata map[string]string `json:"metadata,omitzero"`
@@ -334,6 +337,9 @@ func (r *ChatRequest) Canonical() (Request, error) {
 	}
 	if err := logprobs(&out, r.Logprobs, r.TopLogprobs, "top_logprobs"); err != nil {
 		return Request{}, err
+	}
+	if k := jsonKind(r.WebSearchOptions); k != "nothing" && k != "null" {
+		return Request{}, invalid("web_search_options", "web_search_options: web search is not available on this server; send the sources in the messages instead")
 	}
 	if err := checkMetadata("metadata", r.Metadata); err != nil {
 		return Request{}, err

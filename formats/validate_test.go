@@ -53,6 +53,7 @@ func TestValidation(t *testing.T) {
 		{"chat response_format", ParseChatRequest, chat(`,"response_format":{"type":"xml"}`), "response_format.type"},
 		{"chat json_schema missing", ParseChatRequest, chat(`,"response_format":{"type":"json_schema"}`), "response_format.json_schema"},
 		{"chat n 0", ParseChatRequest, chat(`,"n":0`), "n"},
+		{"chat web search", ParseChatRequest, chat(`,"web_search_options":{}`), "web_search_options"},
 		{"chat n 17", ParseChatRequest, chat(`,"n":17`), "n"},
 		{"chat top_logprobs 21", ParseChatRequest, chat(`,"logprobs":true,"top_logprobs":21`), "top_logprobs"},
 		{"chat top_logprobs -1", ParseChatRequest, chat(`,"logprobs":true,"top_logprobs":-1`), "top_logprobs"},

@@ -737,6 +737,9 @@ func (r *runner) release(s *slot, res *Result, err error) {
 	// caller that waits out the TTL and comes back finds it expired.
 	s.used = r.now()
 	s.w.close()
+	// The count drops before the caller hears of the end, so that what a
+	// caller reads of Stats after a response counts it no more.
+	r.active.Add(-1)
 	s.w.job.finish(res, err)
 	s.w = nil
 	s.leader = nil
@@ -744,7 +747,6 @@ func (r *runner) release(s *slot, res *Result, err error) {
 	s.reasoning.Reset()
 	s.calls = nil
 	s.logprobs, s.sentLP, s.promptLPs, s.promptIdx, s.sentPrompt = nil, 0, nil, nil, false
-	r.active.Add(-1)
 	for _, f := range r.slots {
 		if f.leader == s {
 			f.leader = nil
