@@ -64,9 +64,6 @@ func TestSDKLegacyCompletions(t *testing.T) {
 			}
 		}
 	}
-	if c.Choices[0].Text != c.Choices[1].Text {
-		t.Errorf("two greedy choices differ: %q, %q", c.Choices[0].Text, c.Choices[1].Text)
-	}
 	if u := c.Usage; u.PromptTokens <= 0 || u.CompletionTokens <= 0 || u.CompletionTokens > 4*8 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
 		t.Errorf("usage %+v", u)
 	}
