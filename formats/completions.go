@@ -8,8 +8,15 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// MaxPrompts is the most prompts one legacy completions request may hold.
+// MaxPrompts is the most prompts one legacy completions request may hold;
+// its prompts times n is at most inference.MaxChoices, so that one request
+// holds at most as many results, with their log-probabilities, as a chat
+// request may.
 const MaxPrompts = 16
+
+// MaxLegacyLogprobs is the most alternatives the legacy logprobs asks for
+// at each token, as OpenAI bounds it.
+const MaxLegacyLogprobs = 5
 
 // CompletionRequest is the body of POST /v1/completions, OpenAI's legacy
 // text completion: the prompt is continued as it is, with no chat
@@ -127,6 +134,9 @@ func (r *CompletionRequest) Canonical() (Request, error) {
 		}
 		n = *r.N
 	}
+	if len(r.Prompt)*n > inference.MaxChoices {
+		return Request{}, invalid("n", "n: %d prompts of %d choices each are %d completions, at most %d", len(r.Prompt), n, len(r.Prompt)*n, inference.MaxChoices)
+	}
 	if r.BestOf != nil && *r.BestOf != n {
 		return Request{}, invalid("best_of", "best_of must equal n (%d): candidates are not ranked here", n)
 	}
@@ -134,6 +144,9 @@ func (r *CompletionRequest) Canonical() (Request, error) {
 		out.Choices = n
 	}
 	if r.Logprobs != nil {
+		if *r.Logprobs > MaxLegacyLogprobs {
+			return Request{}, invalid("logprobs", "logprobs must be 0 to %d, got %d", MaxLegacyLogprobs, *r.Logprobs)
+		}
 		if err := logprobs(&out, ptr(true), r.Logprobs, "logprobs"); err != nil {
 			return Request{}, err
 		}

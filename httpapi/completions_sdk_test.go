@@ -162,9 +162,12 @@ func TestLegacyCompletionRefusals(t *testing.T) {
 		}, "prompt[0]"},
 		"17 prompts":   {func(p *openai.CompletionNewParams) { p.Prompt.OfArrayOfStrings = many }, "prompt"},
 		"empty prompt": {func(p *openai.CompletionNewParams) { p.Prompt.OfArrayOfStrings = []string{"a", ""} }, "prompt[1]"},
-		"logprobs 21":  {func(p *openai.CompletionNewParams) { p.Logprobs = openai.Int(21) }, "logprobs"},
-		"n 17":         {func(p *openai.CompletionNewParams) { p.N = openai.Int(17) }, "n"},
-		"max_tokens":   {func(p *openai.CompletionNewParams) { p.MaxTokens = openai.Int(1 << 20) }, "max_tokens"},
+		"logprobs 6":   {func(p *openai.CompletionNewParams) { p.Logprobs = openai.Int(6) }, "logprobs"},
+		"4 prompts, n 5": {func(p *openai.CompletionNewParams) {
+			p.Prompt.OfArrayOfStrings, p.N = []string{"a", "b", "c", "d"}, openai.Int(5)
+		}, "n"},
+		"n 17":       {func(p *openai.CompletionNewParams) { p.N = openai.Int(17) }, "n"},
+		"max_tokens": {func(p *openai.CompletionNewParams) { p.MaxTokens = openai.Int(1 << 20) }, "max_tokens"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			params := completionRequest("Hi")
