@@ -134,8 +134,7 @@ func TestSDKImagesOnEveryStyle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		if fetched.Usage.PromptTokens != inline.Usage.PromptTokens || fetched.Choices[0].Message.Content != inline.Choices[0].Message.Content ||
-			fetched.Usage.PromptTokensDetails.CachedTokens != fetched.Usage.PromptTokens-1 {
+		if fetched.Usage.PromptTokens != inline.Usage.PromptTokens || fetched.Usage.PromptTokensDetails.CachedTokens != fetched.Usage.PromptTokens-1 {
 			t.Errorf("%s: %+v, inline %+v", path, fetched.Usage, inline.Usage)
 		}
 	}

@@ -136,8 +136,10 @@ func TestSDKChatChoices(t *testing.T) {
 		t.Errorf("three hot choices wrote the same text: %v", texts)
 	}
 
-	// The stream interleaves the same three choices, each ended once, and
-	// its usage counts the prompt once and every choice's tokens.
+	// The stream interleaves three choices, each ended once, and its
+	// usage counts the prompt once and every choice's tokens. (Its texts
+	// need not be the blocking ones: hot sampling over logits whose last
+	// bits depend on what the prompt cache held may part ways.)
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	s := client.Chat.Completions.NewStreaming(ctx, params)
 	streamed := make([]strings.Builder, 3)
@@ -158,12 +160,18 @@ func TestSDKChatChoices(t *testing.T) {
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
+	distinct := map[string]bool{}
 	for i := range 3 {
-		if ended[i] != 1 || streamed[i].String() != c.Choices[i].Message.Content {
-			t.Errorf("choice %d: ended %d times, streamed %q, blocking %q", i, ended[i], streamed[i].String(), c.Choices[i].Message.Content)
+		if ended[i] != 1 || streamed[i].Len() == 0 {
+			t.Errorf("choice %d: ended %d times, streamed %q", i, ended[i], streamed[i].String())
 		}
+		distinct[streamed[i].String()] = true
 	}
-	if usage.PromptTokens != c.Usage.PromptTokens || usage.CompletionTokens != c.Usage.CompletionTokens {
+	if len(distinct) < 2 {
+		t.Errorf("three hot streamed choices wrote the same text: %v", distinct)
+	}
+	if usage.PromptTokens != c.Usage.PromptTokens || usage.CompletionTokens < 3 || usage.CompletionTokens > 3*24 ||
+		usage.TotalTokens != usage.PromptTokens+usage.CompletionTokens {
 		t.Errorf("streamed usage %+v, blocking %+v", usage, c.Usage)
 	}
 	if c.Usage.CompletionTokens < 3 || c.Usage.TotalTokens != c.Usage.PromptTokens+c.Usage.CompletionTokens {
