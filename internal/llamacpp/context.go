@@ -409,3 +409,42 @@ func (c *Context) SequenceStateSize(seq int) int {
 	}
 	return int(C.llama_state_seq_get_size(c.c, C.llama_seq_id(seq)))
 }
+
+// SequenceState returns the state of seq: its KV cells' positions, keys
+// and values, as llama.cpp serialises them for this context's model and
+// cache types. SetSequenceState puts it back, into this context or
+// another made over the same model file with the same cache types.
+func (c *Context) SequenceState(seq int) ([]byte, error) {
+	if !c.validSeq(seq) {
+		return nil, fmt.Errorf("llamacpp: sequence %d of %d", seq, c.nSeq)
+	}
+	n := int(C.llama_state_seq_get_size(c.c, C.llama_seq_id(seq)))
+	if n == 0 {
+		return nil, nil
+	}
+	buf := make([]byte, n)
+	if got := int(C.llama_state_seq_get_data(c.c, (*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(n), C.llama_seq_id(seq))); got != n {
+		return nil, fmt.Errorf("llamacpp: sequence %d's state: %d bytes of %d", seq, got, n)
+	}
+	return buf, nil
+}
+
+// SetSequenceState replaces the cells of seq with a state that
+// SequenceState returned. llama.cpp checks the state's own layout (cell
+// counts, layers, element types) and refuses one of another shape; it
+// cannot tell damaged keys or values, so a caller that keeps states
+// outside the process must check their integrity before it calls this.
+func (c *Context) SetSequenceState(seq int, state []byte) error {
+	if !c.validSeq(seq) {
+		return fmt.Errorf("llamacpp: sequence %d of %d", seq, c.nSeq)
+	}
+	if len(state) == 0 {
+		return errors.New("llamacpp: an empty sequence state")
+	}
+	C.llama_memory_seq_rm(c.mem, C.llama_seq_id(seq), -1, -1)
+	if C.llama_state_seq_set_data(c.c, (*C.uint8_t)(unsafe.Pointer(&state[0])), C.size_t(len(state)), C.llama_seq_id(seq)) == 0 {
+		C.llama_memory_seq_rm(c.mem, C.llama_seq_id(seq), -1, -1)
+		return errors.New("llamacpp: llama.cpp refused the sequence state")
+	}
+	return nil
+}
