@@ -27,6 +27,16 @@ type Config struct {
 	// Context is the number of tokens (prompt and output) one sequence
 	// holds. Default 4096; never more than the model was trained for.
 	Context int
+	// KVTokens is the number of KV cells that a model's Parallel
+	// sequences share: the prompt and output tokens of the requests at
+	// work and the cached prompts of idle sequences. A request reserves
+	// its prompt and output limit when it starts, and waits in the queue
+	// while the cells at work leave too few (idle caches give theirs up,
+	// least recently used first); one that could never fit fails with
+	// ErrContextLength, and ModelInfo.ContextLength is at most KVTokens.
+	// Default Parallel × Context: every sequence its whole context, the
+	// worst case. Less saves memory where requests are mostly short.
+	KVTokens int
 	// Queue is the number of requests that may wait for a free sequence of
 	// a model; past it, requests fail with ErrOverloaded. Default 64.
 	Queue int
@@ -82,6 +92,12 @@ func (c Config) withDefaults() (Config, error) {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	if c.KVTokens < 0 {
+		return c, fmt.Errorf("inference: Config.KVTokens is %d", c.KVTokens)
+	}
+	if c.KVTokens == 0 {
+		c.KVTokens = c.Parallel * c.Context
 	}
 	if c.Batch < 4*c.Parallel {
 		// Every generating sequence adds a token, and up to three more

@@ -131,7 +131,7 @@ func (e *Engine) load(path string) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	perSeq := min(e.cfg.Context, llm.TrainContext())
+	perSeq := min(e.cfg.Context, llm.TrainContext(), e.cfg.KVTokens)
 	if perSeq < e.cfg.Context {
 		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", path, "context", perSeq)
 	}
@@ -145,7 +145,7 @@ func (e *Engine) load(path string) (*model, error) {
 		k, _ := llamacpp.ParseCacheType(e.cfg.KeyCache)
 		v, _ := llamacpp.ParseCacheType(e.cfg.ValueCache)
 		ctx, err = llamacpp.NewContext(llm, llamacpp.ContextParams{
-			Context:   perSeq*e.cfg.Parallel + e.cfg.BranchContext,
+			Context:   min(e.cfg.KVTokens, perSeq*e.cfg.Parallel) + e.cfg.BranchContext,
 			Batch:     e.cfg.Batch,
 			Sequences: e.cfg.Parallel + e.cfg.Branches,
 			Threads:   e.cfg.Threads,
@@ -243,6 +243,9 @@ func (e *Engine) Stats() []ModelStats {
 		stats[i].ID = info.ID
 		if r := e.names[info.ID].runner; r != nil && !e.closed {
 			stats[i].Queued = len(r.queue)
+			if r.held.Load() {
+				stats[i].Queued++ // waiting for KV cells
+			}
 			stats[i].Active = int(r.active.Load())
 			stats[i].Sequences = len(r.slots)
 		}

@@ -64,6 +64,9 @@ type runner struct {
 	batch     *llamacpp.Batch
 	embd      *llamacpp.Batch // for images, made when the first comes
 	perSeq    int
+	cells     int         // KV cells the slots share (Config.KVTokens)
+	pending   *work       // dequeued, waiting for cells
+	held      atomic.Bool // pending is set, for Stats
 	ttl       time.Duration
 	now       func() time.Time
 	queue     chan *work
@@ -134,6 +137,7 @@ func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Confi
 		ctx:    ctx,
 		batch:  llamacpp.NewBatch(ctx, ctx.BatchSize()),
 		perSeq: perSeq,
+		cells:  min(cfg.KVTokens, perSeq*cfg.Parallel),
 		ttl:    cfg.CacheTTL,
 		now:    cfg.Clock,
 		queue:  make(chan *work, cfg.Queue),
@@ -225,8 +229,15 @@ func (r *runner) admit() bool {
 				return true
 			}
 		}
-		var w *work
-		if r.busy() {
+		w := r.pending
+		switch {
+		case w != nil:
+			select {
+			case <-r.quit:
+				return false
+			default:
+			}
+		case r.busy():
 			select {
 			case w = <-r.queue:
 			case <-r.quit:
@@ -234,20 +245,68 @@ func (r *runner) admit() bool {
 			default:
 				return true
 			}
-		} else {
+		default:
 			select {
 			case w = <-r.queue:
 			case <-r.quit:
 				return false
 			}
 		}
+		r.pending = nil
+		r.held.Store(false)
 		if w.job.abandoned() {
 			w.close()
 			w.job.finish(nil, w.job.cause())
 			continue
 		}
+		if !r.room(w) {
+			// Requests at work hold the cells: w waits for one to end,
+			// ahead of the queue.
+			r.pending = w
+			r.held.Store(true)
+			return true
+		}
 		r.start(w)
 	}
+}
+
+// reserve is the KV cells w may come to hold: its prompt and output limit,
+// or, for scoring, a whole context, whose part beyond the prefix its
+// branches may use (branchRoom).
+func (r *runner) reserve(w *work) int {
+	if w.score != nil {
+		return r.perSeq
+	}
+	return len(w.prompt) + w.maxTokens
+}
+
+// room reports whether the cells leave room to start w: those reserved by
+// the requests at work and held by idle sequences' caches, counted apart
+// even where sequences share them. Idle caches give up their cells, least
+// recently used first, until w fits. With nothing at work it always fits:
+// a request never reserves more than the cells (Prepare checks).
+func (r *runner) room(w *work) bool {
+	used := 0
+	var idle []*slot
+	for _, s := range r.slots {
+		if s.w != nil {
+			used += r.reserve(s.w)
+		} else if len(s.cache) > 0 {
+			used += len(s.cache)
+			idle = append(idle, s)
+		}
+	}
+	need := r.reserve(w)
+	slices.SortFunc(idle, func(a, b *slot) int { return a.used.Compare(b.used) })
+	for _, s := range idle {
+		if used+need <= r.cells {
+			break
+		}
+		r.ctx.ClearSequence(s.seq)
+		used -= len(s.cache)
+		s.cache = s.cache[:0]
+	}
+	return used+need <= r.cells
 }
 
 func (r *runner) hasFree() bool {
@@ -760,6 +819,12 @@ func (r *runner) shutdown() {
 		if s.w != nil {
 			r.release(s, nil, ErrClosed)
 		}
+	}
+	if w := r.pending; w != nil {
+		r.pending = nil
+		r.held.Store(false)
+		w.close()
+		w.job.finish(nil, ErrClosed)
 	}
 	for {
 		select {

@@ -32,7 +32,7 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-fetch-images"}, func(string) string { return "" }, io.Discard); err != nil || !o.fetchImages {
 		t.Errorf("-fetch-images: %+v %v", o, err)
 	}
-	if o, err := parseFlags([]string{"-cache-type-k", "q8_0", "-cache-type-v", "q4_0"}, func(string) string { return "" }, io.Discard); err != nil || o.keyCache != "q8_0" || o.valueCache != "q4_0" {
+	if o, err := parseFlags([]string{"-cache-type-k", "q8_0", "-cache-type-v", "q4_0", "-kv-tokens", "8192"}, func(string) string { return "" }, io.Discard); err != nil || o.keyCache != "q8_0" || o.valueCache != "q4_0" || o.kvTokens != 8192 {
 		t.Errorf("-cache-type-k/-v: %+v %v", o, err)
 	}
 	if o, err := parseFlags([]string{"-metrics=false"}, func(string) string { return "" }, io.Discard); err != nil || !o.noMetrics {

@@ -51,6 +51,9 @@
 //	-ctx N            context tokens per sequence (default 4096, at most
 //	                  the model's training context)
 //	-threads N        CPU threads per model (default: all cores)
+//	-kv-tokens N      KV cells each model's sequences share (default
+//	                  -parallel × -ctx); a request waits while those at
+//	                  work hold too many
 //	-cache-type-k TYPE, -cache-type-v TYPE
 //	                  element type of the KV cache's keys and values: f16
 //	                  (default), q8_0 (half the memory) or q4_0 (a
@@ -128,6 +131,8 @@ type options struct {
 	// keyCache and valueCache are the KV cache's element types
 	// (-cache-type-k, -cache-type-v).
 	keyCache, valueCache string
+	// kvTokens is the KV cells each model's sequences share (-kv-tokens).
+	kvTokens int
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -244,6 +249,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.parallel, "parallel", 0, "sequences each model decodes at once (default 4)")
 	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
+	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cells each model's sequences share (default -parallel × -ctx)")
 	fs.StringVar(&o.keyCache, "cache-type-k", "f16", "element `TYPE` of the KV cache's keys: f16, q8_0 or q4_0")
 	fs.StringVar(&o.valueCache, "cache-type-v", "f16", "element `TYPE` of the KV cache's values: f16, q8_0 or q4_0 (quantized values use flash attention)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
@@ -338,7 +344,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	start := time.Now()
 	eng, err := inference.New(inference.Config{
 		Models: o.models, Parallel: o.parallel, Context: o.ctx, Threads: o.threads, Logger: logger,
-		KeyCache: o.keyCache, ValueCache: o.valueCache,
+		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
 	})
 	if err != nil {
 		return err
