@@ -1,9 +1,10 @@
-// Package httpapi serves the Inference API over HTTP: chat completions,
-// messages, responses and embeddings (the generation routes, on the
-// spec's base_url)
-// and the model catalog (the platform routes, on its api_url), in the wire
-// formats of package formats, on an engine that runs the models in
-// process.
+// Package httpapi serves the Inference API over HTTP: chat completions
+// (with n choices and logprobs), OpenAI's legacy completions, messages
+// (and count_tokens), responses and embeddings (the generation routes, on
+// the spec's base_url), the model catalog (the platform routes, on its
+// api_url) and decisions, in the wire formats of package formats, on an
+// engine that runs the models in process. Images come as data: URLs, or
+// by http(s) URL when [Config.RemoteImages] lets the Handler fetch them.
 //
 // A [Handler] registers method+path patterns on a caller's
 // [*http.ServeMux], all together ([Handler.Register]) or the generation
