@@ -37,6 +37,12 @@ type Config struct {
 	// Default Parallel × Context: every sequence its whole context, the
 	// worst case. Less saves memory where requests are mostly short.
 	KVTokens int
+	// MemoryLimit bounds the bytes New may load: a configuration whose
+	// Plan is larger fails, with the plan in the error, before anything
+	// loads. 0 means the memory the machine has available when New runs
+	// (MemAvailable of /proc/meminfo; no bound where it cannot be read);
+	// a negative value means no bound.
+	MemoryLimit int64
 	// Queue is the number of requests that may wait for a free sequence of
 	// a model; past it, requests fail with ErrOverloaded. Default 64.
 	Queue int

@@ -61,6 +61,9 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMemory(cfg); err != nil {
+		return nil, err
+	}
 	e := &Engine{cfg: cfg, names: map[string]*model{}}
 	byPath := map[string]*model{}
 	for _, entry := range cfg.Models {

@@ -342,10 +342,19 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	defer closeShared()
 
 	start := time.Now()
-	eng, err := inference.New(inference.Config{
+	cfg := inference.Config{
 		Models: o.models, Parallel: o.parallel, Context: o.ctx, Threads: o.threads, Logger: logger,
 		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
-	})
+	}
+	// What loading will take, before it does: New refuses more than the
+	// machine has available.
+	if plan, err := inference.Plan(cfg); err == nil {
+		for _, m := range plan.Models {
+			logger.Info("inferkit-server: memory plan", "path", m.Path, "ids", strings.Join(m.IDs, ","),
+				"weights_mib", m.Weights>>20, "projector_mib", m.Projector>>20, "kv_mib", m.KV>>20, "compute_mib", m.Compute>>20, "total_mib", m.Total()>>20)
+		}
+	}
+	eng, err := inference.New(cfg)
 	if err != nil {
 		return err
 	}
