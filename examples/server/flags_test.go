@@ -26,7 +26,7 @@ func TestParseFlags(t *testing.T) {
 	}
 
 	o, err = parseFlags(nil, func(string) string { return "" }, io.Discard)
-	if err != nil || o.addr != "127.0.0.1:8080" || len(o.models) != 0 || len(o.keys) != 0 || o.noMetrics || o.fetchImages {
+	if err != nil || o.addr != "127.0.0.1:8080" || len(o.models) != 0 || len(o.keys) != 0 || o.noMetrics || o.fetchImages || o.kvTokens != 8192 {
 		t.Errorf("defaults %+v %v", o, err)
 	}
 	if o, err := parseFlags([]string{"-fetch-images"}, func(string) string { return "" }, io.Discard); err != nil || !o.fetchImages {

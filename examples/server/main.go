@@ -52,7 +52,8 @@
 //	                  the model's training context)
 //	-threads N        CPU threads per model (default: all cores)
 //	-kv-tokens N      KV cells each model's sequences share (default
-//	                  -parallel × -ctx); a request waits while those at
+//	                  twice -ctx: two requests of a whole context at once,
+//	                  or many short ones); a request waits while those at
 //	                  work hold too many
 //	-cache-type-k TYPE, -cache-type-v TYPE
 //	                  element type of the KV cache's keys and values: f16
@@ -83,6 +84,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -249,7 +251,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.parallel, "parallel", 0, "sequences each model decodes at once (default 4)")
 	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
-	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cells each model's sequences share (default -parallel × -ctx)")
+	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cells each model's sequences share (default twice -ctx)")
 	fs.StringVar(&o.keyCache, "cache-type-k", "f16", "element `TYPE` of the KV cache's keys: f16, q8_0 or q4_0")
 	fs.StringVar(&o.valueCache, "cache-type-v", "f16", "element `TYPE` of the KV cache's values: f16, q8_0 or q4_0 (quantized values use flash attention)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
@@ -261,6 +263,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	o.noMetrics = !*metrics
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("inferkit-server: unexpected arguments %q", fs.Args())
+	}
+	if o.kvTokens == 0 {
+		// Every sequence's whole context is the worst case, and mostly
+		// empty: the sequences share twice one context instead.
+		o.kvTokens = 2 * cmp.Or(o.ctx, 4096)
 	}
 	if err := attachProjectors(o.models, projectors); err != nil {
 		return o, err
