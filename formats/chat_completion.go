@@ -138,10 +138,9 @@ func chatToolCalls(calls []inference.ToolCall) []ChatToolCall {
 	return out
 }
 
-// showReasoning reports whether a chat response carries the reasoning text.
-func (r Request) showReasoning() bool {
-	return r.Reasoning.Summary != "" && r.Reasoning.Summary != "none"
-}
+// showReasoning reports whether a chat response carries the summary of
+// the reasoning (reasoning_content).
+func (r Request) showReasoning() bool { return r.Reasoning.level() != inference.SummaryNone }
 
 // NewChatCompletion returns the chat completion whose choices are results,
 // in order, answering req, with a fresh chatcmpl- id. The usage counts the

@@ -216,6 +216,12 @@ func newCompletionUsage(u inference.Usage) *CompletionUsage {
 	return &CompletionUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
 }
 
+// emptyCompletionLogprobs is a logprobs object with no tokens, its arrays
+// empty rather than null.
+func emptyCompletionLogprobs() *CompletionLogprobs {
+	return &CompletionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+}
+
 // add appends the entries of lps to l, offsets counted from offset, and
 // returns the offset after them. For a prompt's entries, those whose
 // token writes no text at its start (a BOS token) are left out, and the
@@ -258,7 +264,7 @@ func completionChoice(req Request, index int, prompt string, res inference.Resul
 		c.Text = prompt + res.Text
 	}
 	if req.Logprobs || req.PromptLogprobs {
-		l := &CompletionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+		l := emptyCompletionLogprobs()
 		offset := 0
 		if req.Echo {
 			l.add(res.PromptLogprobs, 0, true)
@@ -344,7 +350,7 @@ func (s *CompletionStream) Event(ev inference.Event) error {
 	if text != "" || len(lps) > 0 && s.req.Logprobs {
 		c := CompletionChoice{Text: text, Index: i}
 		if s.req.Logprobs {
-			c.Logprobs = &CompletionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+			c.Logprobs = emptyCompletionLogprobs()
 			offset := len(s.choices[i].text.String()) - len(text)
 			if s.req.Echo {
 				offset += len(prompt)

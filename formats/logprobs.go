@@ -58,11 +58,8 @@ func byteValues(b []byte) []int {
 	return out
 }
 
-// tokenLogprobs converts the engine's entries; nil stays nil.
+// tokenLogprobs converts the engine's entries, never to null.
 func tokenLogprobs(lps []inference.TokenLogprob) []TokenLogprob {
-	if lps == nil {
-		return nil
-	}
 	out := make([]TokenLogprob, len(lps))
 	for i, lp := range lps {
 		top := make([]TopLogprob, len(lp.Top))
@@ -80,11 +77,7 @@ func chatLogprobs(req Request, lps []inference.TokenLogprob) *ChatLogprobs {
 	if !req.Logprobs {
 		return nil
 	}
-	content := tokenLogprobs(lps)
-	if content == nil {
-		content = []TokenLogprob{}
-	}
-	return &ChatLogprobs{Content: content}
+	return &ChatLogprobs{Content: tokenLogprobs(lps)}
 }
 
 // logprobs sets the request's Logprobs and TopLogprobs: top (the
@@ -103,12 +96,4 @@ func logprobs(out *Request, on *bool, top *int, topParam string) error {
 	}
 	out.TopLogprobs = *top
 	return nil
-}
-
-// responseLogprobs returns an output_text's entries, never null.
-func responseLogprobs(lps []inference.TokenLogprob) []TokenLogprob {
-	if out := tokenLogprobs(lps); out != nil {
-		return out
-	}
-	return []TokenLogprob{}
 }

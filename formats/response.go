@@ -414,7 +414,7 @@ func NewResponse(req Request, res inference.Result, o Options) Response {
 	if res.Text != "" || len(res.ToolCalls) == 0 {
 		it := messageItem(o.id("msg_"), itemStatus(res), res.Text, true)
 		if req.Logprobs {
-			it.Content[0].Logprobs = responseLogprobs(res.Logprobs)
+			it.Content[0].Logprobs = tokenLogprobs(res.Logprobs)
 		}
 		items = append(items, it)
 	}

@@ -177,7 +177,7 @@ func (s *ResponsesStream) closeItem(status string) error {
 	case "message":
 		lps := []TokenLogprob{}
 		if s.req.Logprobs {
-			lps = responseLogprobs(s.logprobs)
+			lps = tokenLogprobs(s.logprobs)
 		}
 		if err := s.emit(ResponsesEvent{Type: "response.output_text.done", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Text: &text, Logprobs: lps}); err != nil {
 			return err
@@ -244,7 +244,7 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 		// A delta carries the entries that came since the last one.
 		delta := []TokenLogprob{}
 		if s.req.Logprobs {
-			delta = responseLogprobs(s.logprobs[s.sentLogprobs:])
+			delta = tokenLogprobs(s.logprobs[s.sentLogprobs:])
 			s.sentLogprobs = len(s.logprobs)
 		}
 		if err := s.emit(ResponsesEvent{Type: "response.output_text.delta", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &text, Logprobs: delta}); err != nil {

@@ -51,7 +51,7 @@ func (h *Handler) admitPrompts(w http.ResponseWriter, r *http.Request, req forma
 	var (
 		m        catalog.Model
 		prepared = make([]*inference.Prepared, len(req.Prompts))
-		inputs   int
+		inputs   int64
 		outputs  int64
 		err      error
 	)
@@ -59,13 +59,13 @@ func (h *Handler) admitPrompts(w http.ResponseWriter, r *http.Request, req forma
 		if m, prepared[i], err = h.prepare(r, req.Model, req.ForPrompt(i)); err != nil {
 			return nil, promptError(err, i, len(req.Prompts))
 		}
-		inputs += prepared[i].InputTokens
-		outputs += int64(prepared[i].MaxOutputTokens) * int64(choicesOf(prepared[i].Request))
+		in, out := reservation(prepared[i])
+		inputs, outputs = inputs+in, outputs+out
 	}
 	// What settles the request: every prompt's tokens, under the first's
 	// request (the prompts differ in their text only).
-	all := &inference.Prepared{Request: prepared[0].Request, InputTokens: inputs}
-	a, err := h.reserve(w, r, m, int64(inputs), outputs, 0)
+	all := &inference.Prepared{Request: prepared[0].Request, InputTokens: int(inputs)}
+	a, err := h.reserve(w, r, m, inputs, outputs, 0)
 	if err != nil {
 		return nil, err
 	}

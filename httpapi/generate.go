@@ -126,14 +126,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, req formats.Requ
 	if err != nil {
 		return nil, err
 	}
-	n := int64(choicesOf(p.Request))
-	inputs, outputs := int64(p.InputTokens), int64(p.MaxOutputTokens)*n
-	if l := p.Request.Summary; l != inference.SummaryNone {
-		// A summary reads each choice's thinking, at most its output,
-		// under a short instruction, and writes a bounded text.
-		inputs += (int64(p.MaxOutputTokens) + summaryInstructionTokens) * n
-		outputs += int64(inference.MaxSummaryTokens(l)) * n
-	}
+	inputs, outputs := reservation(p)
 	a, err := h.reserve(w, r, m, inputs, outputs, images(p.Request))
 	if err != nil {
 		return nil, err
@@ -169,6 +162,20 @@ func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (c
 // summaryInstructionTokens bounds the tokens of a summary's instruction
 // and template, beyond the thinking it reads.
 const summaryInstructionTokens = 128
+
+// reservation is the most a prepared request may use: its prompt tokens
+// and each choice's output limit, and, when it asks for a summary, each
+// choice's thinking read again under a short instruction and the
+// summary's bound.
+func reservation(p *inference.Prepared) (inputs, outputs int64) {
+	n := int64(choicesOf(p.Request))
+	inputs, outputs = int64(p.InputTokens), int64(p.MaxOutputTokens)*n
+	if l := p.Request.Summary; l != inference.SummaryNone {
+		inputs += (int64(p.MaxOutputTokens) + summaryInstructionTokens) * n
+		outputs += int64(inference.MaxSummaryTokens(l)) * n
+	}
+	return inputs, outputs
+}
 
 // reserve reserves, under rate limits and at model m's prices, one
 // request of inputs prompt tokens, up to outputs tokens of output and
@@ -286,14 +293,14 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, gen *generati
 			break
 		}
 	}
-	if !done && err == nil {
+	var res *inference.Result
+	switch {
+	case done:
+		res = f.combined(choicesOf(p.Request))
+	case err == nil:
 		err = errors.New("httpapi: the engine's stream ended without a result")
 	}
-	if done {
-		h.settle(r, a, p, f.combined(choicesOf(p.Request)), &g)
-	} else {
-		h.settle(r, a, p, nil, &g)
-	}
+	h.settle(r, a, p, res, &g)
 	if err != nil {
 		h.fail(w, r, err)
 		return nil, false
