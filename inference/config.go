@@ -69,15 +69,42 @@ type Config struct {
 	// BENCHMARKS.md for what they cost in greedy agreement.
 	KeyCache, ValueCache string
 	// Progress, if set, is called while a model loads with the model's
-	// path and the fraction loaded, from the goroutine calling New.
+	// path and the fraction loaded: from the goroutine calling New, and,
+	// when a request loads a model again after KeepAlive unloaded it,
+	// from the engine's loading goroutine.
 	Progress func(path string, fraction float64)
+	// KeepAlive is how long a model stays loaded with no request at work
+	// on it; then its weights, KV cache and projector are freed (its
+	// prompt prefixes saved first, with CacheDir), and the next request
+	// that needs it, or Engine.Load, loads it again while the request
+	// waits. Default 5 minutes, as Ollama's; negative means never.
+	KeepAlive time.Duration
 	// Logger receives the engine's log. Default slog.Default().
 	Logger *slog.Logger
 	// CacheTTL is how long the tokens of a finished request stay usable as
-	// a cached prompt prefix. Default 5 minutes.
+	// a cached prompt prefix in memory. Default 5 minutes.
 	CacheTTL time.Duration
+	// CacheDir, if set, keeps the KV states of prompt prefixes in files
+	// under this directory, so that they outlive the process: after a
+	// restart, a prompt that starts with a saved prefix restores it
+	// instead of decoding it again, and Usage.CachedTokens counts it.
+	// A prefix of at least 256 tokens is saved when a request reuses it
+	// from memory, when a request decodes a prompt of 1,024 tokens or
+	// more, and when the engine closes or unloads the model with it
+	// cached. Entries are keyed by the model file and the KV cache types,
+	// written atomically and checked (a CRC-32C) before use. Requests
+	// that ask for log-probabilities, and prompts with images, neither
+	// save nor restore. One engine should use a directory at a time.
+	CacheDir string
+	// CacheBytes bounds the bytes of the files under CacheDir; the least
+	// recently used entries go first. Default 4 GiB.
+	CacheBytes int64
 	// Clock tells the time for CacheTTL. Default time.Now.
 	Clock func() time.Time
+
+	// saveMin and saveLong are the prompt cache's thresholds (see
+	// CacheDir); tests lower them.
+	saveMin, saveLong int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -141,6 +168,18 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
+	}
+	if c.KeepAlive == 0 {
+		c.KeepAlive = 5 * time.Minute
+	}
+	if c.CacheBytes < 0 {
+		return c, fmt.Errorf("inference: Config.CacheBytes is %d", c.CacheBytes)
+	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = 4 << 30
+	}
+	if c.saveMin == 0 {
+		c.saveMin, c.saveLong = 256, 1024
 	}
 	return c, nil
 }

@@ -41,7 +41,7 @@ func (e *Engine) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, erro
 // *FieldError wrapping ErrContextLength. The cost is bounded whatever the
 // request: tokenizing a text stops once it passes the context.
 func (e *Engine) PrepareEmbed(req EmbedRequest) (p *PreparedEmbed, err error) {
-	err = e.use(req.Model, func(m *model) error {
+	err = e.use(context.Background(), req.Model, func(m *model) error {
 		inputs, n, err := m.embedInputs(req)
 		if err != nil {
 			return err
@@ -61,7 +61,7 @@ func (e *Engine) RunEmbed(ctx context.Context, p *PreparedEmbed) (res EmbedResul
 	if err := ctx.Err(); err != nil {
 		return EmbedResult{}, err
 	}
-	err = e.use(p.Request.Model, func(m *model) error {
+	err = e.use(ctx, p.Request.Model, func(m *model) error {
 		if !m.info.Embedding {
 			return fmt.Errorf("%w: model %q is not an embedding model", ErrInvalidRequest, p.Request.Model)
 		}

@@ -29,6 +29,9 @@ type Engine struct {
 	names  map[string]*model
 	models []*model // each loaded file once
 	infos  []ModelInfo
+	disk   *prefixStore // the prompt cache on disk, or nil
+
+	sweepQuit, sweepDone chan struct{} // the sweeper's (residency.go)
 
 	mu     sync.RWMutex
 	closed bool
@@ -53,6 +56,19 @@ type model struct {
 	// projector, when set, reads the images of Score requests.
 	projector     *llamacpp.Projector
 	projectorPath string
+	perSeq        int           // tokens one sequence holds
+	loadTime      time.Duration // of the last open
+
+	// The fields from llm to projector are set while the model is
+	// loaded (residency.go), which m.mu guards: code that reads them
+	// holds the model (hold), so that it is not unloaded meanwhile.
+	mu       sync.Mutex
+	loaded   bool
+	users    int           // holds at work
+	idle     time.Time     // when users last fell to 0
+	changing chan struct{} // closed when a load or unload under way ends
+	released chan struct{} // closed when users next falls to 0
+	loadErr  error         // of the last load that failed
 }
 
 // New loads every model of cfg and starts its runner.
@@ -65,6 +81,11 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, names: map[string]*model{}}
+	if cfg.CacheDir != "" {
+		if e.disk, err = openPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Clock); err != nil {
+			return nil, err
+		}
+	}
 	byPath := map[string]*model{}
 	for _, entry := range cfg.Models {
 		path, err := filepath.Abs(entry.Path)
@@ -95,6 +116,7 @@ func New(cfg Config) (*Engine, error) {
 	for i := range e.infos {
 		e.infos[i].Images = e.names[e.infos[i].ID].projector != nil
 	}
+	e.startSweeper()
 	return e, nil
 }
 
@@ -124,42 +146,14 @@ func (e *Engine) attachProjector(m *model, path string) error {
 	return nil
 }
 
+// load opens the model file at path for the first time: what open loads,
+// and what the engine keeps of the model while it is unloaded.
 func (e *Engine) load(path string) (*model, error) {
-	start := time.Now()
-	var progress func(float32) bool
-	if e.cfg.Progress != nil {
-		progress = func(f float32) bool { e.cfg.Progress(path, float64(f)); return true }
-	}
-	llm, err := llamacpp.LoadModel(path, llamacpp.ModelParams{Progress: progress})
-	if err != nil {
+	m := &model{path: path}
+	if err := e.open(m); err != nil {
 		return nil, err
 	}
-	perSeq := min(e.cfg.Context, llm.TrainContext(), e.cfg.KVTokens)
-	if perSeq < e.cfg.Context {
-		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", path, "context", perSeq)
-	}
-	var ctx *llamacpp.Context
-	var enc *encoder
-	pooling := llm.Pooling()
-	if pooling != llamacpp.PoolingNone {
-		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
-	} else {
-		// withDefaults checked the cache types.
-		k, _ := llamacpp.ParseCacheType(e.cfg.KeyCache)
-		v, _ := llamacpp.ParseCacheType(e.cfg.ValueCache)
-		ctx, err = llamacpp.NewContext(llm, llamacpp.ContextParams{
-			Context:   min(e.cfg.KVTokens, perSeq*e.cfg.Parallel) + e.cfg.BranchContext,
-			Batch:     e.cfg.Batch,
-			Sequences: e.cfg.Parallel + e.cfg.Branches,
-			Threads:   e.cfg.Threads,
-			KeyType:   k,
-			ValueType: v,
-		})
-	}
-	if err != nil {
-		llm.Close()
-		return nil, err
-	}
+	llm := m.llm
 	tmpl, err := newChatTemplate(llm.ChatTemplate(), llm.TokenText(llm.BOS()), llm.TokenText(llm.EOS()))
 	if err != nil {
 		// A template our Jinja cannot read should not make the model
@@ -167,23 +161,20 @@ func (e *Engine) load(path string) (*model, error) {
 		e.cfg.Logger.Warn("inference: using ChatML instead of the model's chat template", "path", path, "err", err)
 		tmpl, _ = newChatTemplate("", llm.TokenText(llm.BOS()), llm.TokenText(llm.EOS()))
 	}
+	m.tmpl = tmpl
 	arch, _ := llm.Meta("general.architecture")
-	m := &model{
-		path: path,
-		llm:  llm,
-		tmpl: tmpl,
-		info: ModelInfo{
-			Path:          path,
-			Architecture:  arch,
-			ContextLength: perSeq,
-			TrainContext:  llm.TrainContext(),
-			Params:        llm.Params(),
-			Size:          llm.Size(),
-			ChatTemplate:  llm.ChatTemplate(),
-			Encoder:       pooling == llamacpp.PoolingRank,
-			Embedding:     enc != nil && pooling != llamacpp.PoolingRank,
-		},
-		encoder: enc,
+	pooling := llm.Pooling()
+	m.info = ModelInfo{
+		Path:          path,
+		Architecture:  arch,
+		ContextLength: m.perSeq,
+		TrainContext:  llm.TrainContext(),
+		Params:        llm.Params(),
+		Size:          llm.Size(),
+		ChatTemplate:  llm.ChatTemplate(),
+		Encoder:       pooling == llamacpp.PoolingRank,
+		Embedding:     m.encoder != nil && pooling != llamacpp.PoolingRank,
+		LoadTime:      m.loadTime,
 	}
 	if open, _ := llm.Tokenize(thinkOpen, true); len(open) == 1 {
 		if close, _ := llm.Tokenize(thinkClose, true); len(close) == 1 {
@@ -191,21 +182,107 @@ func (e *Engine) load(path string) (*model, error) {
 		}
 	}
 	m.tools = toolFamilyOf(m.info.ChatTemplate)
-	if enc != nil {
+	if m.encoder != nil {
 		m.info.Pooling = pooling.String()
 		if m.info.Embedding {
 			m.info.Dimensions = llm.EmbeddingSize()
 		}
-	} else {
-		m.runner = newRunner(llm, ctx, perSeq, e.cfg)
-		go m.runner.run()
 	}
-	m.info.LoadTime = time.Since(start)
+	m.loaded, m.idle = true, e.cfg.Clock()
 	return m, nil
 }
 
+// open loads the model's file and makes what serves it: a context and
+// its runner, or an encoder, and the projector once one is attached.
+func (e *Engine) open(m *model) error {
+	start := time.Now()
+	var progress func(float32) bool
+	if e.cfg.Progress != nil {
+		progress = func(f float32) bool { e.cfg.Progress(m.path, float64(f)); return true }
+	}
+	llm, err := llamacpp.LoadModel(m.path, llamacpp.ModelParams{Progress: progress})
+	if err != nil {
+		return err
+	}
+	perSeq := min(e.cfg.Context, llm.TrainContext(), e.cfg.KVTokens)
+	if perSeq < e.cfg.Context {
+		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", m.path, "context", perSeq)
+	}
+	var projector *llamacpp.Projector
+	if m.projectorPath != "" {
+		if projector, err = llamacpp.LoadProjector(m.projectorPath, llm, e.cfg.Threads); err != nil {
+			llm.Close()
+			return err
+		}
+	}
+	var runner *runner
+	var enc *encoder
+	if pooling := llm.Pooling(); pooling != llamacpp.PoolingNone {
+		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
+	} else {
+		runner, err = e.newRunner(m.path, llm, perSeq)
+	}
+	if err != nil {
+		if projector != nil {
+			projector.Close()
+		}
+		llm.Close()
+		return err
+	}
+	m.llm, m.runner, m.encoder, m.projector = llm, runner, enc, projector
+	m.perSeq, m.loadTime = perSeq, time.Since(start)
+	if runner != nil {
+		go runner.run()
+	}
+	return nil
+}
+
+// newRunner makes the context of a generative model and its runner.
+func (e *Engine) newRunner(path string, llm *llamacpp.Model, perSeq int) (*runner, error) {
+	// withDefaults checked the cache types.
+	k, _ := llamacpp.ParseCacheType(e.cfg.KeyCache)
+	v, _ := llamacpp.ParseCacheType(e.cfg.ValueCache)
+	var key string
+	if e.disk != nil {
+		var err error
+		if key, err = prefixKey(path, k.String()+"/"+v.String()); err != nil {
+			return nil, err
+		}
+	}
+	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
+		Context:   min(e.cfg.KVTokens, perSeq*e.cfg.Parallel) + e.cfg.BranchContext,
+		Batch:     e.cfg.Batch,
+		Sequences: e.cfg.Parallel + e.cfg.Branches,
+		Threads:   e.cfg.Threads,
+		KeyType:   k,
+		ValueType: v,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newRunner(llm, ctx, perSeq, e.cfg, e.disk, key), nil
+}
+
+// free stops the model's runner (which saves its prompt cache's prefixes,
+// with a cache directory) and frees what open made.
+func (m *model) free() {
+	if m.runner != nil {
+		m.runner.stop()
+	}
+	if m.projector != nil {
+		m.projector.Close()
+	}
+	if m.encoder != nil {
+		m.encoder.sem <- struct{}{}
+		m.encoder.close()
+	}
+	m.llm.Close()
+	m.llm, m.runner, m.encoder, m.projector = nil, nil, nil, nil
+}
+
 // Close ends every request, stops the runners and frees the models. It
-// waits for the runners to finish their current step.
+// waits for the runners to finish their current step, and, with a cache
+// directory, for the prompt cache's prefixes to be saved.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	if e.closed {
@@ -214,37 +291,39 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	e.stopSweeper()
 	for _, m := range e.models {
-		if m.runner != nil {
-			m.runner.stop()
-		}
-		if m.projector != nil {
-			m.projector.Close()
-		}
-		if m.encoder != nil {
-			m.encoder.sem <- struct{}{}
-			m.encoder.close()
-		}
-		m.llm.Close()
+		m.close()
 	}
 	return nil
 }
 
 // Models describes the configured models, one entry per catalog entry.
-func (e *Engine) Models() []ModelInfo { return append([]ModelInfo(nil), e.infos...) }
+func (e *Engine) Models() []ModelInfo {
+	infos := append([]ModelInfo(nil), e.infos...)
+	for i := range infos {
+		m := e.names[infos[i].ID]
+		m.mu.Lock()
+		infos[i].Loaded = m.loaded
+		m.mu.Unlock()
+	}
+	return infos
+}
 
 // Stats reports, per catalog entry in the order of Models, the requests
 // waiting for a sequence and the sequences at work. It reads two counters
 // per model and takes no lock that a decode step holds, so that a metrics
 // scrape may call it at any time; the numbers may be a step stale. After
-// Close it reports zeros.
+// Close, and for a model that is not loaded, it reports zeros.
 func (e *Engine) Stats() []ModelStats {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	stats := make([]ModelStats, len(e.infos))
 	for i, info := range e.infos {
 		stats[i].ID = info.ID
-		if r := e.names[info.ID].runner; r != nil && !e.closed {
+		m := e.names[info.ID]
+		m.mu.Lock()
+		if r := m.runner; r != nil && m.loaded && !e.closed {
 			stats[i].Queued = len(r.queue)
 			if r.held.Load() {
 				stats[i].Queued++ // waiting for KV cells
@@ -252,6 +331,7 @@ func (e *Engine) Stats() []ModelStats {
 			stats[i].Active = int(r.active.Load())
 			stats[i].Sequences = len(r.slots)
 		}
+		m.mu.Unlock()
 	}
 	return stats
 }
@@ -262,7 +342,7 @@ func (e *Engine) Stats() []ModelStats {
 // nothing, and checks nothing but the prompt: one longer than the context
 // fails with ErrContextLength. Images count as the projector makes them.
 func (e *Engine) CountTokens(req Request) (n int, err error) {
-	err = e.use(req.Model, func(m *model) error {
+	err = e.use(context.Background(), req.Model, func(m *model) error {
 		texts, _, err := m.prompt(req, req.Format != nil)
 		if err != nil {
 			return err
@@ -296,10 +376,10 @@ func (m *model) imageTokens(images [][]byte) (int, error) {
 	return n, nil
 }
 
-// acquire returns the model named name and holds the engine open (Close
-// waits) until the caller calls release: the model's C memory stays valid
-// meanwhile.
-func (e *Engine) acquire(name string) (m *model, release func(), err error) {
+// acquire returns the model named name, loaded (see hold), and holds the
+// engine open (Close waits) and the model loaded until the caller calls
+// release: the model's C memory stays valid meanwhile.
+func (e *Engine) acquire(ctx context.Context, name string) (m *model, release func(), err error) {
 	e.mu.RLock()
 	switch m = e.names[name]; {
 	case e.closed:
@@ -307,21 +387,31 @@ func (e *Engine) acquire(name string) (m *model, release func(), err error) {
 	case m == nil:
 		err = fmt.Errorf("%w: %q", ErrModelNotFound, name)
 	default:
-		return m, e.mu.RUnlock, nil
+		if err = e.hold(ctx, m); err == nil {
+			return m, func() { m.release(e.cfg.Clock()); e.mu.RUnlock() }, nil
+		}
 	}
 	e.mu.RUnlock()
 	return nil, nil, err
 }
 
-// use runs fn on the model named name, holding the engine open until fn
-// returns (see acquire).
-func (e *Engine) use(name string, fn func(*model) error) error {
-	m, release, err := e.acquire(name)
+// use runs fn on the model named name, holding the engine open and the
+// model loaded until fn returns (see acquire).
+func (e *Engine) use(ctx context.Context, name string, fn func(*model) error) error {
+	m, release, err := e.acquire(ctx, name)
 	if err != nil {
 		return err
 	}
 	defer release()
 	return fn(m)
+}
+
+// holdJob keeps m loaded until j finishes; m is held already.
+func (e *Engine) holdJob(m *model, j *job) {
+	m.mu.Lock()
+	m.users++
+	m.mu.Unlock()
+	j.release = func() { m.release(e.cfg.Clock()) }
 }
 
 // Generate runs req to the end and returns the result. It takes one
@@ -384,7 +474,7 @@ func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
 // stops once the prompt passes the context, and schemas are bounded
 // before they are converted to grammars.
 func (e *Engine) Prepare(req Request) (*Prepared, error) {
-	m, release, err := e.acquire(req.Model)
+	m, release, err := e.acquire(context.Background(), req.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -520,7 +610,7 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 		return nil, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest)
 	}
 	req := p.Request
-	m, release, err := e.acquire(req.Model)
+	m, release, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -544,15 +634,18 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 	jobs := newJobs(ctx, len(works))
 	for i, w := range works {
 		w.job = jobs[i]
+		e.holdJob(m, w.job)
 		if !m.runner.enqueue(w) {
 			// The runner drops the choices already queued.
+			err := fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
 			for _, w := range works[i:] {
 				w.close()
 			}
 			for _, j := range jobs {
 				j.cancelled.Store(true)
 			}
-			return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
+			w.job.finish(nil, err)
+			return nil, err
 		}
 	}
 	return jobs, nil

@@ -86,3 +86,9 @@ func (*Engine) PrepareEmbed(EmbedRequest) (*PreparedEmbed, error) { return nil, 
 func (*Engine) RunEmbed(context.Context, *PreparedEmbed) (EmbedResult, error) {
 	return EmbedResult{}, errNoCgo
 }
+
+// Load fails: the engine needs cgo.
+func (*Engine) Load(context.Context, string) error { return errNoCgo }
+
+// Unload fails: the engine needs cgo.
+func (*Engine) Unload(context.Context, string) error { return errNoCgo }

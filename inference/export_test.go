@@ -2,14 +2,31 @@
 
 package inference
 
+import "context"
+
 // PromptTokens returns the tokens Prepare made of a request's prompt.
 func PromptTokens(p *Prepared) []int32 { return p.plan.prompt }
 
 // TokenText returns the vocabulary entry of tok in the model named name.
 func (e *Engine) TokenText(name string, tok int) (text string, err error) {
-	err = e.use(name, func(m *model) error {
+	err = e.use(context.Background(), name, func(m *model) error {
 		text = m.llm.TokenText(int32(tok))
 		return nil
 	})
 	return text, err
 }
+
+// Sweep unloads the models idle for Config.KeepAlive, as the sweeper
+// does every second.
+func (e *Engine) Sweep() { e.sweep() }
+
+// WithSaveThresholds returns cfg with the prompt cache's save thresholds
+// (see Config.CacheDir) set to min and long tokens.
+func WithSaveThresholds(cfg Config, min, long int) Config {
+	cfg.saveMin, cfg.saveLong = min, long
+	return cfg
+}
+
+// OnMidSave sets a function that runs in the middle of writing each prompt
+// cache entry, before the engine saves any.
+func (e *Engine) OnMidSave(f func()) { e.disk.midWrite = f }

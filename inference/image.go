@@ -65,14 +65,3 @@ func reusable(cache, prompt []llamacpp.Token, limit int) int {
 	}
 	return n
 }
-
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b []llamacpp.Token) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}

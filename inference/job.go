@@ -22,6 +22,9 @@ type job struct {
 	err      error
 	finished bool
 	wake     chan struct{}
+	// release, if set, runs once when the job finishes: it lets go of
+	// the model the job kept loaded.
+	release func()
 }
 
 func newJob(ctx context.Context) *job { return newJobs(ctx, 1)[0] }
@@ -58,7 +61,8 @@ func (j *job) send(ev Event) {
 // finish ends the job with its final result, or with err.
 func (j *job) finish(final *Result, err error) {
 	j.mu.Lock()
-	if !j.finished {
+	first := !j.finished
+	if first {
 		if final != nil {
 			j.events = append(j.events, Event{Final: final})
 		}
@@ -66,6 +70,9 @@ func (j *job) finish(final *Result, err error) {
 	}
 	j.mu.Unlock()
 	j.notify()
+	if first && j.release != nil {
+		j.release()
+	}
 }
 
 func (j *job) notify() {

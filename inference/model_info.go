@@ -42,6 +42,10 @@ type ModelInfo struct {
 	// Images says the model reads images: it was loaded with a projector
 	// (catalog.Model.Projector), and ScoreRequest.Images work on it.
 	Images bool
+	// Loaded says the model's weights are in memory now: Config.KeepAlive
+	// and Engine.Unload unload an idle model, and a request or
+	// Engine.Load loads it again.
+	Loaded bool
 	// LoadTime is how long New took to load the model's file and make
 	// its context, the projector aside. Entries that share one file
 	// report the same time.

@@ -124,7 +124,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (res RankResult, err
 	if err := ctx.Err(); err != nil {
 		return RankResult{}, err
 	}
-	err = e.use(req.Model, func(m *model) error {
+	err = e.use(ctx, req.Model, func(m *model) error {
 		if m.encoder == nil || m.encoder.pooling != llamacpp.PoolingRank {
 			return fmt.Errorf("%w: model %q is not a reranker or classifier", ErrInvalidRequest, req.Model)
 		}

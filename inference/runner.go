@@ -83,6 +83,12 @@ type runner struct {
 	branchSeqs  []int
 	branchCells int
 
+	// disk, when set, keeps prompt prefixes across restarts under the
+	// model's key (see Config.CacheDir and prefixstore.go).
+	disk              *prefixStore
+	diskKey           string
+	saveMin, saveLong int
+
 	// Read by tests from other goroutines.
 	steps   atomic.Int64 // decode steps run
 	active  atomic.Int32 // slots serving a request
@@ -130,8 +136,11 @@ type slot struct {
 	thinking        time.Duration
 }
 
-func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Config) *runner {
+func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Config, disk *prefixStore, diskKey string) *runner {
 	r := &runner{
+		disk:    disk,
+		diskKey: diskKey,
+		saveMin: cfg.saveMin, saveLong: cfg.saveLong,
 		share:  llm.SharesKV(),
 		llm:    llm,
 		ctx:    ctx,
@@ -167,9 +176,11 @@ func (r *runner) enqueue(w *work) bool {
 }
 
 // stop ends the runner: running and queued requests fail with ErrClosed.
+// The prompt cache's prefixes go to disk first, when it has one.
 func (r *runner) stop() {
 	close(r.quit)
 	<-r.done
+	r.persist()
 	r.batch.Close()
 	if r.embd != nil {
 		r.embd.Close()
@@ -371,6 +382,12 @@ func (r *runner) start(w *work) {
 		}
 	}
 	cache := s.cache[:reuse]
+	if n := r.restore(s, w, max(reuse, copied), cached); n >= 0 {
+		// The slot's sequence now holds n tokens from disk (none when
+		// the entry failed).
+		reuse, src = n, nil
+		cache = s.cache[:n]
+	}
 	if src != nil {
 		r.ctx.ClearSequence(s.seq)
 		if err := r.ctx.CopyTokens(src.seq, s.seq, 0, w.posAt(copied)); err != nil {
@@ -399,6 +416,90 @@ func (r *runner) start(w *work) {
 	// sequence now is: its next tokens are this prompt's next tokens.
 	if leader != nil && shared > s.prefilled && leader.prefilled == s.prefilled && !w.promptLP {
 		s.leader, s.shared = leader, shared
+	}
+	r.snapshot(s) // a prefix reused, if it is long enough
+}
+
+// restoreGain is the fewest tokens a saved prefix must add to what memory
+// gives for restoring it to be worth reading its file.
+const restoreGain = 32
+
+// restore puts into s's sequence the saved prefix that shares the most of
+// w's prompt, up to limit tokens, when that is restoreGain more than have,
+// what memory gives. It returns the tokens restored, which s.cache holds,
+// or -1 when it left the slot as it was. An entry that fails its checks
+// or that llama.cpp refuses leaves the sequence empty: 0.
+func (r *runner) restore(s *slot, w *work, have, limit int) int {
+	if r.disk == nil || len(w.images) > 0 {
+		return -1
+	}
+	// An entry longer than the prompt takes free cells for a moment:
+	// where there are too few, llama.cpp refuses it. One that fails its
+	// check is removed, and the next best tried.
+	var e *storedPrefix
+	var n int
+	var state []byte
+	for {
+		if e, n = r.disk.longest(r.diskKey, w.prompt, limit, r.share); e == nil || n < have+restoreGain {
+			return -1
+		}
+		var err error
+		if state, err = r.disk.load(e); err == nil {
+			break
+		}
+		r.log.Warn("inference: a saved prompt prefix failed its check and was removed", "path", e.path, "err", err)
+	}
+	s.cache = s.cache[:0]
+	if err := r.ctx.SetSequenceState(s.seq, state); err != nil {
+		r.log.Warn("inference: restoring a saved prompt prefix", "path", e.path, "err", err)
+		return 0
+	}
+	if !r.ctx.RemoveTokens(s.seq, n, -1) || r.ctx.MaxPos(s.seq) != n-1 {
+		r.ctx.ClearSequence(s.seq)
+		return 0
+	}
+	s.cache = append(s.cache, e.tokens[:n]...)
+	r.log.Debug("inference: restored a saved prompt prefix", "tokens", n)
+	return n
+}
+
+// snapshot saves the tokens in s's sequence to disk in the background,
+// when there is a disk, they are at least saveMin, hold no image, and no
+// entry holds them yet, and no other save is under way.
+func (r *runner) snapshot(s *slot) {
+	if r.disk == nil || r.disk.busy() || !r.worthSaving(s) {
+		return
+	}
+	state, err := r.ctx.SequenceState(s.seq)
+	if err != nil {
+		r.log.Warn("inference: reading a prompt prefix to save", "err", err)
+		return
+	}
+	r.disk.saveAsync(r.diskKey, slices.Clone(s.cache), state)
+}
+
+func (r *runner) worthSaving(s *slot) bool {
+	return len(s.cache) >= r.saveMin && !slices.ContainsFunc(s.cache, func(t llamacpp.Token) bool { return t < 0 }) &&
+		int64(r.ctx.SequenceStateSize(s.seq)) <= r.disk.limit && !r.disk.covered(r.diskKey, s.cache, r.share)
+}
+
+// persist saves the prefixes that the sequences hold, once the runner has
+// stopped, and waits for the writes.
+func (r *runner) persist() {
+	if r.disk == nil {
+		return
+	}
+	r.disk.flush()
+	for _, s := range r.slots {
+		if !r.worthSaving(s) {
+			continue
+		}
+		state, err := r.ctx.SequenceState(s.seq)
+		if err != nil {
+			r.log.Warn("inference: reading a prompt prefix to save", "err", err)
+			continue
+		}
+		r.disk.save(r.diskKey, slices.Clone(s.cache), state)
 	}
 }
 
@@ -484,6 +585,9 @@ func (r *runner) step() error {
 		if s.w != nil && s.w.noOutput && s.prefilled == len(s.w.prompt) {
 			r.finish(s, FinishLength, "")
 			continue
+		}
+		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong {
+			r.snapshot(s) // a long prompt, all in the KV cache now
 		}
 		if s.w != nil && s.idx >= 0 {
 			g := s.w.grammar

@@ -27,7 +27,7 @@ type scoreWork struct {
 // special-token text outside Literal's marks becomes those tokens, and no
 // BOS is added. It decodes nothing.
 func (e *Engine) Tokenize(modelID, text string) (out []int, err error) {
-	err = e.use(modelID, func(m *model) error {
+	err = e.use(context.Background(), modelID, func(m *model) error {
 		toks, err := m.tokenize(text, false, 0)
 		for _, t := range toks {
 			out = append(out, int(t))
@@ -43,7 +43,7 @@ func (e *Engine) Tokenize(modelID, text string) (out []int, err error) {
 // messages: what Generate tokenizes. The control-token text of the
 // messages stays marked as data in it. It decodes nothing.
 func (e *Engine) RenderPrompt(req Request) (text string, err error) {
-	err = e.use(req.Model, func(m *model) error {
+	err = e.use(context.Background(), req.Model, func(m *model) error {
 		if len(req.Messages) == 0 {
 			text = req.Prompt
 			return nil
@@ -86,7 +86,7 @@ type scorePlan struct {
 // ErrInvalidRequest (an *ImageError for an image that is no picture the
 // model reads).
 func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
-	m, release, err := e.acquire(req.Model)
+	m, release, err := e.acquire(context.Background(), req.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 	if p == nil || p.plan == nil || p.plan.engine != e {
 		return nil, fmt.Errorf("%w: a PreparedScore not made by this engine's PrepareScore", ErrInvalidRequest)
 	}
-	m, release, err := e.acquire(p.Request.Model)
+	m, release, err := e.acquire(ctx, p.Request.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +206,11 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 	}
 	sw := &scoreWork{branches: p.plan.branches, trees: p.plan.trees}
 	w := &work{prompt: prefix, images: images, score: sw, job: newJob(ctx)}
+	e.holdJob(m, w.job)
 	if !m.runner.enqueue(w) {
-		return nil, fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, p.Request.Model, cap(m.runner.queue))
+		err := fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, p.Request.Model, cap(m.runner.queue))
+		w.job.finish(nil, err)
+		return nil, err
 	}
 	return w, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -35,10 +36,16 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-cache-type-k", "q8_0", "-cache-type-v", "q4_0", "-kv-tokens", "8192"}, func(string) string { return "" }, io.Discard); err != nil || o.keyCache != "q8_0" || o.valueCache != "q4_0" || o.kvTokens != 8192 {
 		t.Errorf("-cache-type-k/-v: %+v %v", o, err)
 	}
+	if o, err := parseFlags([]string{"-cache-dir", "/tmp/kv", "-cache-mib", "512", "-keep-alive", "0"}, func(string) string { return "" }, io.Discard); err != nil || o.cacheDir != "/tmp/kv" || o.cacheMiB != 512 || o.keepAlive != 0 {
+		t.Errorf("-cache-dir, -cache-mib, -keep-alive: %+v %v", o, err)
+	}
+	if o.keepAlive != 5*time.Minute || o.cacheMiB != 4096 || o.cacheDir != "" {
+		t.Errorf("prompt cache and keep-alive defaults: %+v", o)
+	}
 	if o, err := parseFlags([]string{"-metrics=false"}, func(string) string { return "" }, io.Discard); err != nil || !o.noMetrics {
 		t.Errorf("-metrics=false: %+v %v", o, err)
 	}
-	for _, args := range [][]string{{"-model", "nopath"}, {"-model", "=x.gguf"}, {"-model", "id="}, {"extra"}, {"-ctx", "many"}} {
+	for _, args := range [][]string{{"-model", "nopath"}, {"-model", "=x.gguf"}, {"-model", "id="}, {"extra"}, {"-ctx", "many"}, {"-cache-mib", "0"}, {"-keep-alive", "-1s"}} {
 		if _, err := parseFlags(args, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%q accepted", args)
 		}

@@ -60,6 +60,14 @@
 //	                  (default), q8_0 (half the memory) or q4_0 (a
 //	                  quarter); quantized values use flash attention, and
 //	                  need heads a multiple of 32 wide
+//	-cache-dir DIR    keep the KV states of prompt prefixes in DIR, so that
+//	                  a long system prompt is restored, not decoded again,
+//	                  after a restart (default: in memory only)
+//	-cache-mib N      bound the files of -cache-dir at N MiB, least
+//	                  recently used first out (default 4096)
+//	-keep-alive D     free a model's memory after D without a request,
+//	                  and load it again on the next (default 5m; 0 keeps
+//	                  models loaded)
 //	-store PATH       keep stored responses (previous_response_id, GET
 //	                  /v1/responses/{id}) in the file PATH, so that they
 //	                  survive a restart (default: in memory)
@@ -101,6 +109,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -135,6 +144,13 @@ type options struct {
 	keyCache, valueCache string
 	// kvTokens is the KV cells each model's sequences share (-kv-tokens).
 	kvTokens int
+	// cacheDir and cacheMiB are the prompt cache's directory and bound
+	// (-cache-dir, -cache-mib).
+	cacheDir string
+	cacheMiB int64
+	// keepAlive is how long an idle model stays loaded (-keep-alive); 0
+	// is for ever.
+	keepAlive time.Duration
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -254,6 +270,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cells each model's sequences share (default twice -ctx)")
 	fs.StringVar(&o.keyCache, "cache-type-k", "f16", "element `TYPE` of the KV cache's keys: f16, q8_0 or q4_0")
 	fs.StringVar(&o.valueCache, "cache-type-v", "f16", "element `TYPE` of the KV cache's values: f16, q8_0 or q4_0 (quantized values use flash attention)")
+	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep the KV states of prompt prefixes in `DIR` across restarts (default in memory only)")
+	fs.Int64Var(&o.cacheMiB, "cache-mib", 4096, "bound the files of -cache-dir at `N` MiB")
+	fs.DurationVar(&o.keepAlive, "keep-alive", 5*time.Minute, "free an idle model's memory after this long, and load it again on the next request (0: never)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
 	fs.BoolVar(&o.fetchImages, "fetch-images", false, "fetch the images requests name by http or https URL (public addresses only, 10 MiB and 10 s at most)")
@@ -263,6 +282,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	o.noMetrics = !*metrics
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("inferkit-server: unexpected arguments %q", fs.Args())
+	}
+	if o.cacheMiB <= 0 || o.keepAlive < 0 {
+		return o, fmt.Errorf("inferkit-server: -cache-mib %d and -keep-alive %v: want a positive size and a duration of 0 or more", o.cacheMiB, o.keepAlive)
 	}
 	if o.kvTokens == 0 {
 		// Every sequence's whole context is the worst case, and mostly
@@ -295,6 +317,28 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		}
 	}
 	return o, nil
+}
+
+// loadProgress logs a line each time a model's load passes another
+// quarter: at start-up, and when a request loads a model that -keep-alive
+// unloaded.
+func loadProgress(logger *slog.Logger) func(path string, fraction float64) {
+	var mu sync.Mutex
+	last := map[string]int{}
+	return func(path string, fraction float64) {
+		q := int(fraction * 4)
+		mu.Lock()
+		defer mu.Unlock()
+		if q == last[path] && fraction < 1 {
+			return
+		}
+		if fraction >= 1 {
+			delete(last, path)
+		} else {
+			last[path] = q
+		}
+		logger.Info("inferkit-server: loading model", "path", path, "percent", int(fraction*100))
+	}
 }
 
 // attachProjectors gives each model its projector, and says a decision
@@ -352,6 +396,10 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	cfg := inference.Config{
 		Models: o.models, Parallel: o.parallel, Context: o.ctx, Threads: o.threads, Logger: logger,
 		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
+		CacheDir: o.cacheDir, CacheBytes: o.cacheMiB << 20, KeepAlive: o.keepAlive, Progress: loadProgress(logger),
+	}
+	if o.keepAlive == 0 {
+		cfg.KeepAlive = -1 // for ever
 	}
 	// What loading will take, before it does: New refuses more than the
 	// machine has available.

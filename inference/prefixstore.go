@@ -1,0 +1,466 @@
+package inference
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// prefixStore keeps the KV states of prompt prefixes in files under a
+// directory (Config.CacheDir), so that they outlive the process. Each
+// model has a folder named by its key (prefixKey): the identity of its
+// file and of the settings that shape its KV bytes. An entry is one file:
+//
+//	magic "inferkv\n", version (uint32), key length (uint32) and key,
+//	token count (uint32), state length (uint64), the tokens (int32 each),
+//	the state, and a CRC-32C of everything before it.
+//
+// Little-endian throughout. A file is written under a temporary name,
+// synced and renamed, so that a crash mid-write leaves a temporary file
+// that is never read; an entry is checked whole (sizes, key, tokens,
+// checksum) before its state is used, and dropped when it fails.
+//
+// The store is bounded in bytes and forgets the least recently used
+// entries first. It is safe for concurrent use; one process should use a
+// directory at a time.
+type prefixStore struct {
+	dir   string
+	limit int64
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*storedPrefix // by file path
+	bytes   int64
+
+	writing atomic.Bool // an asynchronous save is under way
+	writes  sync.WaitGroup
+	// midWrite, when set (by tests), runs in the middle of writing an
+	// entry's temporary file.
+	midWrite func()
+}
+
+// storedPrefix is an entry in the store's index: its tokens are read at
+// open, its state only when it is restored.
+type storedPrefix struct {
+	key    string
+	path   string
+	tokens []int32
+	size   int64
+	used   time.Time
+}
+
+const (
+	prefixMagic   = "inferkv\n"
+	prefixVersion = 1
+	// prefixMaxTokens bounds the token count a file may claim.
+	prefixMaxTokens = 1 << 24
+	// staleTemp is the age past which an unfinished temporary file is a
+	// crash's leftover, and removed at open.
+	staleTemp = time.Hour
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// openPrefixStore reads the index of the entries under dir, creating it if
+// needed. Files that are not whole entries are removed.
+func openPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.Time) (*prefixStore, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
+	}
+	s := &prefixStore{dir: dir, limit: limit, log: log, now: now, entries: map[string]*storedPrefix{}}
+	keys, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
+	}
+	for _, k := range keys {
+		if !k.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(dir, k.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
+		}
+		for _, f := range files {
+			path := filepath.Join(dir, k.Name(), f.Name())
+			switch {
+			case strings.HasPrefix(f.Name(), ".tmp-"):
+				if info, err := f.Info(); err == nil && now().Sub(info.ModTime()) > staleTemp {
+					os.Remove(path)
+				}
+			case strings.HasSuffix(f.Name(), ".kv"):
+				e, err := readPrefixHeader(path, k.Name())
+				if err != nil {
+					log.Warn("inference: removing a damaged prompt cache entry", "path", path, "err", err)
+					os.Remove(path)
+					continue
+				}
+				s.entries[path] = e
+				s.bytes += e.size
+			}
+		}
+	}
+	s.mu.Lock()
+	s.evict(0)
+	s.mu.Unlock()
+	return s, nil
+}
+
+// readPrefixHeader reads an entry's header and tokens, and checks that the
+// file is as long as they say.
+func readPrefixHeader(path, key string) (*storedPrefix, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(f)
+	tokens, stateLen, err := readHeader(r, key, info.Size())
+	if err != nil {
+		return nil, err
+	}
+	if want := headerSize(key, len(tokens)) + stateLen + 4; info.Size() != want {
+		return nil, fmt.Errorf("%d bytes, the header says %d", info.Size(), want)
+	}
+	return &storedPrefix{key: key, path: path, tokens: tokens, size: info.Size(), used: info.ModTime()}, nil
+}
+
+func headerSize(key string, tokens int) int64 {
+	return int64(len(prefixMagic) + 4 + 4 + len(key) + 4 + 8 + 4*tokens)
+}
+
+// readHeader reads the header and tokens of an entry whose file has size
+// bytes, checking each length against the file before reading it.
+func readHeader(r io.Reader, key string, size int64) (tokens []int32, stateLen int64, err error) {
+	var fixed [len(prefixMagic) + 8]byte
+	if _, err := io.ReadFull(r, fixed[:]); err != nil {
+		return nil, 0, err
+	}
+	if string(fixed[:len(prefixMagic)]) != prefixMagic {
+		return nil, 0, errors.New("not a prompt cache entry")
+	}
+	if v := binary.LittleEndian.Uint32(fixed[len(prefixMagic):]); v != prefixVersion {
+		return nil, 0, fmt.Errorf("format version %d, this build reads %d", v, prefixVersion)
+	}
+	if n := binary.LittleEndian.Uint32(fixed[len(prefixMagic)+4:]); int(n) != len(key) {
+		return nil, 0, errors.New("the entry belongs to another model or settings")
+	}
+	var rest = make([]byte, len(key)+12)
+	if _, err := io.ReadFull(r, rest); err != nil {
+		return nil, 0, err
+	}
+	if string(rest[:len(key)]) != key {
+		return nil, 0, errors.New("the entry belongs to another model or settings")
+	}
+	n := binary.LittleEndian.Uint32(rest[len(key):])
+	stateLen = int64(binary.LittleEndian.Uint64(rest[len(key)+4:]))
+	if n == 0 || n > prefixMaxTokens || headerSize(key, int(n)) > size || stateLen <= 0 || stateLen > size {
+		return nil, 0, fmt.Errorf("%d tokens and %d state bytes in a file of %d", n, stateLen, size)
+	}
+	raw := make([]byte, 4*int(n))
+	if _, err := io.ReadFull(r, raw); err != nil {
+		return nil, 0, err
+	}
+	tokens = make([]int32, n)
+	for i := range tokens {
+		tokens[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return tokens, stateLen, nil
+}
+
+// longest returns the entry of key that shares the longest prefix with
+// prompt, up to limit tokens, and that length. With partial false, only an
+// entry whose tokens are all a prefix of the prompt counts (a recurrent
+// state cannot be cut short).
+func (s *prefixStore) longest(key string, prompt []int32, limit int, partial bool) (*storedPrefix, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var best *storedPrefix
+	n := 0
+	for _, e := range s.entries {
+		if e.key != key {
+			continue
+		}
+		k := min(commonPrefix(e.tokens, prompt), limit)
+		if !partial && k < len(e.tokens) {
+			continue
+		}
+		if k > n || k == n && best != nil && len(e.tokens) < len(best.tokens) {
+			best, n = e, k
+		}
+	}
+	return best, n
+}
+
+// commonPrefix is the length of the longest common prefix of a and b,
+// token sequences.
+func commonPrefix(a, b []int32) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// covered reports whether an entry of key holds tokens: exactly, or, with
+// partial, as its prefix.
+func (s *prefixStore) covered(key string, tokens []int32, partial bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.entries {
+		if e.key == key && (len(e.tokens) == len(tokens) || partial && len(e.tokens) > len(tokens)) &&
+			slices.Equal(e.tokens[:len(tokens)], tokens) {
+			return true
+		}
+	}
+	return false
+}
+
+// load reads and checks e's file and returns its state. An entry that
+// fails the check is removed.
+func (s *prefixStore) load(e *storedPrefix) ([]byte, error) {
+	state, err := s.read(e)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.drop(e)
+		return nil, err
+	}
+	e.used = s.now()
+	os.Chtimes(e.path, e.used, e.used) // the LRU order outlives the process
+	return state, nil
+}
+
+func (s *prefixStore) read(e *storedPrefix) ([]byte, error) {
+	f, err := os.Open(e.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.Size() != e.size {
+		return nil, fmt.Errorf("%d bytes, %d when the store opened", info.Size(), e.size)
+	}
+	// The checksum sees exactly what the header, tokens and state take.
+	crc := crc32.New(castagnoli)
+	br := bufio.NewReaderSize(f, 1<<16)
+	r := io.TeeReader(br, crc)
+	tokens, stateLen, err := readHeader(r, e.key, e.size)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(tokens, e.tokens) || headerSize(e.key, len(tokens))+stateLen+4 != e.size {
+		return nil, errors.New("it changed since the store opened")
+	}
+	state := make([]byte, stateLen)
+	if _, err := io.ReadFull(r, state); err != nil {
+		return nil, err
+	}
+	var tail [4]byte
+	if _, err := io.ReadFull(br, tail[:]); err != nil {
+		return nil, err
+	}
+	if binary.LittleEndian.Uint32(tail[:]) != crc.Sum32() {
+		return nil, errors.New("its checksum does not match")
+	}
+	return state, nil
+}
+
+// drop forgets e and removes its file; s.mu is held.
+func (s *prefixStore) drop(e *storedPrefix) {
+	if s.entries[e.path] == e {
+		delete(s.entries, e.path)
+		s.bytes -= e.size
+	}
+	os.Remove(e.path)
+}
+
+// evict removes the least recently used entries until room more bytes
+// fit; s.mu is held.
+func (s *prefixStore) evict(room int64) {
+	if s.bytes+room <= s.limit {
+		return
+	}
+	lru := make([]*storedPrefix, 0, len(s.entries))
+	for _, e := range s.entries {
+		lru = append(lru, e)
+	}
+	slices.SortFunc(lru, func(a, b *storedPrefix) int { return a.used.Compare(b.used) })
+	for _, e := range lru {
+		if s.bytes+room <= s.limit {
+			return
+		}
+		s.drop(e)
+	}
+}
+
+// saveAsync writes an entry in the background, unless a save is already
+// under way: then it reports false, and the caller keeps nothing.
+func (s *prefixStore) saveAsync(key string, tokens []int32, state []byte) bool {
+	if !s.writing.CompareAndSwap(false, true) {
+		return false
+	}
+	s.writes.Add(1)
+	go func() {
+		defer s.writes.Done()
+		defer s.writing.Store(false)
+		s.save(key, tokens, state)
+	}()
+	return true
+}
+
+// busy reports whether an asynchronous save is under way.
+func (s *prefixStore) busy() bool { return s.writing.Load() }
+
+// flush waits for the asynchronous save, if any.
+func (s *prefixStore) flush() { s.writes.Wait() }
+
+// save writes an entry of key for tokens, replacing one for the same
+// tokens, and makes room for it; an entry larger than the whole store is
+// not kept. Failures are logged: the cache is an optimisation.
+func (s *prefixStore) save(key string, tokens []int32, state []byte) {
+	size := headerSize(key, len(tokens)) + int64(len(state)) + 4
+	if size > s.limit || len(tokens) == 0 || len(state) == 0 {
+		return
+	}
+	sum := sha256.New()
+	binary.Write(sum, binary.LittleEndian, tokens)
+	folder := filepath.Join(s.dir, key)
+	path := filepath.Join(folder, hex.EncodeToString(sum.Sum(nil)[:16])+".kv")
+	if err := s.write(folder, path, key, tokens, state); err != nil {
+		s.log.Warn("inference: saving a prompt prefix", "tokens", len(tokens), "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.entries[path]; old != nil {
+		delete(s.entries, path)
+		s.bytes -= old.size
+	}
+	s.evict(size)
+	now := s.now()
+	os.Chtimes(path, now, now)
+	s.entries[path] = &storedPrefix{key: key, path: path, tokens: tokens, size: size, used: now}
+	s.bytes += size
+}
+
+// write writes an entry to a temporary file, syncs it and renames it to
+// path.
+func (s *prefixStore) write(folder, path, key string, tokens []int32, state []byte) error {
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(folder, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // a no-op once renamed
+	crc := crc32.New(castagnoli)
+	w := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<16)
+	var head bytes.Buffer
+	head.WriteString(prefixMagic)
+	binary.Write(&head, binary.LittleEndian, uint32(prefixVersion))
+	binary.Write(&head, binary.LittleEndian, uint32(len(key)))
+	head.WriteString(key)
+	binary.Write(&head, binary.LittleEndian, uint32(len(tokens)))
+	binary.Write(&head, binary.LittleEndian, uint64(len(state)))
+	binary.Write(&head, binary.LittleEndian, tokens)
+	w.Write(head.Bytes())
+	half := len(state) / 2
+	w.Write(state[:half])
+	if s.midWrite != nil {
+		w.Flush()
+		s.midWrite()
+	}
+	w.Write(state[half:])
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := binary.Write(f, binary.LittleEndian, crc.Sum32()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(folder); err == nil {
+		d.Sync() // the rename itself survives a crash
+		d.Close()
+	}
+	return nil
+}
+
+// prefixKey names a model's entries: a hash of the store's format, the
+// llama.cpp build (the module that holds it), the model file's size and
+// its first and last MiB (the header and the last tensors: another file,
+// or another fine-tune of the same shape, differs there), and settings,
+// the engine's settings that shape the KV bytes.
+func prefixKey(path, settings string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "inferkv %d\n%s\n%s\n%d\n", prefixVersion, engineBuild(), settings, info.Size())
+	const edge = 1 << 20
+	if _, err := io.Copy(h, io.LimitReader(f, edge)); err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(h, io.NewSectionReader(f, max(0, info.Size()-edge), edge)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// engineBuild is the version of the module that holds llama.cpp, whose
+// state format may change from one build to the next.
+func engineBuild() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/ollama/ollama" {
+				if m.Replace != nil {
+					return m.Path + " " + m.Version + " => " + m.Replace.Path + " " + m.Replace.Version
+				}
+				return m.Path + " " + m.Version
+			}
+		}
+	}
+	return "unknown build"
+}
