@@ -309,6 +309,18 @@ func TestKeepAliveUnloadsAndReloads(t *testing.T) {
 	if err := <-done; err != nil || loaded() {
 		t.Fatalf("Unload: %v, loaded %v", err, loaded())
 	}
+	// A file that went away fails the request that needs it, clearly,
+	// and the next one loads it once it is back.
+	path := e.Models()[0].Path
+	if err := os.Rename(path, path+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Generate(context.Background(), Request{Model: "tiny", Prompt: "Hello", MaxTokens: 1}); err == nil || !strings.Contains(err.Error(), "loading") {
+		t.Errorf("with the model file gone: %v, want a loading error", err)
+	}
+	if err := os.Rename(path+".away", path); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.Load(context.Background(), "tiny"); err != nil || !loaded() {
 		t.Fatalf("Load: %v, loaded %v", err, loaded())
 	}
