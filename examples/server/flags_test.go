@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,24 @@ func TestParseKeyTiers(t *testing.T) {
 	env["INFERKIT_API_KEYS"] = "k:platinum"
 	if _, err := parseFlags(nil, func(k string) string { return env[k] }, io.Discard); err == nil {
 		t.Error("an unknown tier in INFERKIT_API_KEYS was accepted")
+	}
+}
+
+func TestLoadProgressLogsQuarters(t *testing.T) {
+	var buf strings.Builder
+	progress := loadProgress(slog.New(slog.NewTextHandler(&buf, nil)))
+	for _, f := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1} {
+		progress("m.gguf", f)
+	}
+	var percents []string
+	for line := range strings.Lines(buf.String()) {
+		if !strings.Contains(line, "loading model") || !strings.Contains(line, "path=m.gguf") {
+			t.Errorf("line %q", line)
+		}
+		_, p, _ := strings.Cut(strings.TrimSpace(line), "percent=")
+		percents = append(percents, p)
+	}
+	if got := strings.Join(percents, ","); got != "30,60,80,100" {
+		t.Errorf("percents logged: %s, want one line a quarter: 30,60,80,100", got)
 	}
 }
