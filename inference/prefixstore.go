@@ -124,24 +124,50 @@ func openPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.
 // readPrefixHeader reads an entry's header and tokens, and checks that the
 // file is as long as they say.
 func readPrefixHeader(path, key string) (*storedPrefix, error) {
+	e, _, err := readEntry(path, key, false)
+	return e, err
+}
+
+// readEntry reads the entry in the file at path: its header and tokens,
+// checking that the file is as long as they say, and, with state, its
+// state, checking the checksum.
+func readEntry(path, key string, state bool) (*storedPrefix, []byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r := bufio.NewReader(f)
+	// The checksum sees exactly what the header, tokens and state take.
+	crc := crc32.New(castagnoli)
+	br := bufio.NewReaderSize(f, 1<<16)
+	r := io.TeeReader(br, crc)
 	tokens, stateLen, err := readHeader(r, key, info.Size())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if want := headerSize(key, len(tokens)) + stateLen + 4; info.Size() != want {
-		return nil, fmt.Errorf("%d bytes, the header says %d", info.Size(), want)
+		return nil, nil, fmt.Errorf("%d bytes, the header says %d", info.Size(), want)
 	}
-	return &storedPrefix{key: key, path: path, tokens: tokens, size: info.Size(), used: info.ModTime()}, nil
+	e := &storedPrefix{key: key, path: path, tokens: tokens, size: info.Size(), used: info.ModTime()}
+	if !state {
+		return e, nil, nil
+	}
+	data := make([]byte, stateLen)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, nil, err
+	}
+	var tail [4]byte
+	if _, err := io.ReadFull(br, tail[:]); err != nil {
+		return nil, nil, err
+	}
+	if binary.LittleEndian.Uint32(tail[:]) != crc.Sum32() {
+		return nil, nil, errors.New("its checksum does not match")
+	}
+	return e, data, nil
 }
 
 func headerSize(key string, tokens int) int64 {
@@ -253,39 +279,12 @@ func (s *prefixStore) load(e *storedPrefix) ([]byte, error) {
 }
 
 func (s *prefixStore) read(e *storedPrefix) ([]byte, error) {
-	f, err := os.Open(e.path)
+	got, state, err := readEntry(e.path, e.key, true)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if info.Size() != e.size {
-		return nil, fmt.Errorf("%d bytes, %d when the store opened", info.Size(), e.size)
-	}
-	// The checksum sees exactly what the header, tokens and state take.
-	crc := crc32.New(castagnoli)
-	br := bufio.NewReaderSize(f, 1<<16)
-	r := io.TeeReader(br, crc)
-	tokens, stateLen, err := readHeader(r, e.key, e.size)
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Equal(tokens, e.tokens) || headerSize(e.key, len(tokens))+stateLen+4 != e.size {
+	if got.size != e.size || !slices.Equal(got.tokens, e.tokens) {
 		return nil, errors.New("it changed since the store opened")
-	}
-	state := make([]byte, stateLen)
-	if _, err := io.ReadFull(r, state); err != nil {
-		return nil, err
-	}
-	var tail [4]byte
-	if _, err := io.ReadFull(br, tail[:]); err != nil {
-		return nil, err
-	}
-	if binary.LittleEndian.Uint32(tail[:]) != crc.Sum32() {
-		return nil, errors.New("its checksum does not match")
 	}
 	return state, nil
 }

@@ -470,12 +470,19 @@ func (r *runner) snapshot(s *slot) {
 	if r.disk == nil || r.disk.busy() || !r.worthSaving(s) {
 		return
 	}
+	if state := r.state(s); state != nil {
+		r.disk.saveAsync(r.diskKey, slices.Clone(s.cache), state)
+	}
+}
+
+// state is the state of s's sequence, or nil (logged) when llama.cpp
+// cannot give it.
+func (r *runner) state(s *slot) []byte {
 	state, err := r.ctx.SequenceState(s.seq)
 	if err != nil {
 		r.log.Warn("inference: reading a prompt prefix to save", "err", err)
-		return
 	}
-	r.disk.saveAsync(r.diskKey, slices.Clone(s.cache), state)
+	return state
 }
 
 func (r *runner) worthSaving(s *slot) bool {
@@ -494,12 +501,9 @@ func (r *runner) persist() {
 		if !r.worthSaving(s) {
 			continue
 		}
-		state, err := r.ctx.SequenceState(s.seq)
-		if err != nil {
-			r.log.Warn("inference: reading a prompt prefix to save", "err", err)
-			continue
+		if state := r.state(s); state != nil {
+			r.disk.save(r.diskKey, slices.Clone(s.cache), state)
 		}
-		r.disk.save(r.diskKey, slices.Clone(s.cache), state)
 	}
 }
 
