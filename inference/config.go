@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	"github.com/inferkit/inferkit/search"
 )
 
 // Config configures an Engine. The zero value of every field but Models is
@@ -79,6 +80,11 @@ type Config struct {
 	// that needs it, or Engine.Load, loads it again while the request
 	// waits. Default 5 minutes, as Ollama's; negative means never.
 	KeepAlive time.Duration
+	// Search runs the web searches of requests that enable them
+	// (Request.Search): a search.SearXNG, a search.Index over local
+	// documents, or an application's own. nil: requests that ask to
+	// search fail with a *FieldError naming Search.
+	Search search.Searcher
 	// Logger receives the engine's log. Default slog.Default().
 	Logger *slog.Logger
 	// CacheTTL is how long the tokens of a finished request stay usable as

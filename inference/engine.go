@@ -452,17 +452,27 @@ func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error
 // rendering or tokenizing it again.
 func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		jobs, err := e.start(ctx, p)
-		if err != nil {
-			yield(Event{}, err)
+		if p != nil && p.plan != nil && p.plan.search != nil {
+			e.searchLoop(ctx, p, yield)
 			return
 		}
-		if p.Request.Summary == SummaryNone {
-			streamJobs(ctx, jobs, yield)
-			return
-		}
-		streamJobs(ctx, jobs, e.summaries(ctx, p.Request, len(jobs), yield))
+		e.runPlain(ctx, p, yield)
 	}
+}
+
+// runPlain runs a prepared request that does not search, or one turn of
+// one that does.
+func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, error) bool) {
+	jobs, err := e.start(ctx, p)
+	if err != nil {
+		yield(Event{}, err)
+		return
+	}
+	if p.Request.Summary == SummaryNone {
+		streamJobs(ctx, jobs, yield)
+		return
+	}
+	streamJobs(ctx, jobs, e.summaries(ctx, p.Request, len(jobs), yield))
 }
 
 // Prepare checks req, renders its messages with the model's chat template
@@ -479,11 +489,22 @@ func (e *Engine) Prepare(req Request) (*Prepared, error) {
 		return nil, err
 	}
 	defer release()
-	p, err := m.prepare(req)
+	turn, opts := req, (*SearchOptions)(nil)
+	if req.Search != nil {
+		if turn, opts, err = e.searchTurn(req); err != nil {
+			return nil, err
+		}
+	}
+	p, err := m.prepare(turn)
 	if err != nil {
 		return nil, err
 	}
 	p.plan.engine = e
+	if opts != nil {
+		// The request runs as its first turn, which shows the search
+		// tool; its Search holds the options with their defaults.
+		p.Request.Search, p.plan.search = opts, &searchPlan{opts: opts, req: req}
+	}
 	return p, nil
 }
 

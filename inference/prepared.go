@@ -34,4 +34,14 @@ type plan struct {
 	thinking bool   // the prompt opens a thinking section
 	grammar  string // GBNF of the answer, or ""
 	budget   int    // thinking tokens, -1 for no bound
+	// search, for a request with Search, is what its later turns need;
+	// the plan is its first turn's.
+	search *searchPlan
+}
+
+// searchPlan is a request with Search as it was given, and its options
+// with their defaults.
+type searchPlan struct {
+	opts *SearchOptions
+	req  Request
 }

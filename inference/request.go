@@ -145,6 +145,11 @@ type Request struct {
 	// Final; Generate takes one choice only.
 	Choices int
 
+	// Search lets the model search the web through the engine's
+	// Config.Search while it answers, and cite what it read: see
+	// SearchOptions. nil: no search.
+	Search *SearchOptions
+
 	// IgnoreEOS never samples the model's end-of-turn tokens, so that
 	// generation runs to MaxTokens: for benchmarks and tests.
 	IgnoreEOS bool

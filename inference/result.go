@@ -29,6 +29,10 @@ type Usage struct {
 	CompletionTokens int
 	// ReasoningTokens is the part of CompletionTokens spent thinking.
 	ReasoningTokens int
+	// WebSearches is the number of searches the request ran
+	// (Request.Search). Their results count in PromptTokens, as the model
+	// reads them: each turn after a search is a prompt of its own.
+	WebSearches int
 }
 
 // Timings measure where a request spent its time.
@@ -69,8 +73,30 @@ type Result struct {
 	// them (Request.PromptLogprobs): the first, which nothing before it
 	// predicts, with Logprob 0 and no alternatives.
 	PromptLogprobs []TokenLogprob
-	Usage          Usage
-	Timings        Timings
+	// Searches are the web searches the model ran, in order, when the
+	// request let it (Request.Search).
+	Searches []SearchCall
+	// Citations tie spans of Text to the search results the model cited.
+	Citations []Citation
+	Usage     Usage
+	Timings   Timings
+}
+
+// add counts a turn of a request that searches (searchLoop) into r: its
+// thinking, summary, usage and time.
+func (r *Result) add(turn *Result, first bool) {
+	r.Reasoning += turn.Reasoning
+	r.Summary += turn.Summary
+	r.Usage.PromptTokens += turn.Usage.PromptTokens
+	r.Usage.CachedTokens += turn.Usage.CachedTokens
+	r.Usage.CompletionTokens += turn.Usage.CompletionTokens
+	r.Usage.ReasoningTokens += turn.Usage.ReasoningTokens
+	if first {
+		r.Timings = turn.Timings
+		return
+	}
+	r.Timings.Decode += turn.Timings.Queued + turn.Timings.Prefill + turn.Timings.Decode
+	r.Timings.Thinking += turn.Timings.Thinking
 }
 
 // Event is one step of a stream: a piece of text, or the end.
@@ -86,6 +112,12 @@ type Event struct {
 	Summary string
 	// ToolCalls are calls the model has just finished writing, whole.
 	ToolCalls []ToolCall
+	// Search is a web search the engine runs for the model (Request.Search):
+	// an event when it starts (SearchSearching) and one when it ends.
+	Search *SearchCall
+	// Citations are the citations whose markers the model has just
+	// written, taken out of Text; their offsets are in the whole answer.
+	Citations []Citation
 	// Logprobs are the entries of the answer tokens generated since the
 	// previous event, when the request asked for them: the entries of a
 	// stream's events, in order, are its result's Logprobs.

@@ -1,0 +1,161 @@
+//go:build cgo
+
+package inference_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/search"
+)
+
+// fakeSearch answers every query with the same results (or err), and
+// keeps the queries.
+type fakeSearch struct {
+	results []search.Result
+	err     error
+
+	mu      sync.Mutex
+	queries []search.Query
+}
+
+func (f *fakeSearch) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.queries = append(f.queries, q)
+	f.mu.Unlock()
+	return append([]search.Result(nil), f.results...), f.err
+}
+
+var paris = []search.Result{
+	{URL: "https://example.org/paris", Title: "Paris", Content: "Paris is the capital of France."},
+	{URL: "https://example.org/lyon", Title: "Lyon", Content: "Lyon is a city in France."},
+}
+
+func searchEngine(t *testing.T, s search.Searcher) *inference.Engine {
+	t.Helper()
+	return newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})}},
+		Parallel: 2, Context: 2048, Search: s})
+}
+
+func searchRequest(opts *inference.SearchOptions) inference.Request {
+	zero := 0.0
+	return inference.Request{Model: "tiny", Messages: []inference.Message{inference.Text(inference.RoleUser, "What is the capital of France?")},
+		MaxTokens: 400, Temperature: &zero, NoThinking: true, Search: opts}
+}
+
+// stream runs req and returns its events and final result.
+func stream(t *testing.T, e *inference.Engine, req inference.Request) ([]inference.Event, inference.Result) {
+	t.Helper()
+	var evs []inference.Event
+	var res inference.Result
+	for ev, err := range e.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Final != nil {
+			res = *ev.Final
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	return evs, res
+}
+
+// A request that forces a search: the model's first turn calls the search
+// tool, the engine runs the search, announces it before and after, and
+// the model goes on over the results, reusing the first turn's KV cells.
+func TestSearchForced(t *testing.T) {
+	fs := &fakeSearch{results: paris}
+	e := searchEngine(t, fs)
+	req := searchRequest(&inference.SearchOptions{Force: true, MaxSearches: 1, Locale: "fr", Domains: []string{"example.org"}})
+	first, err := e.Prepare(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, res := stream(t, e, req)
+
+	if len(fs.queries) != 1 || strings.TrimSpace(fs.queries[0].Text) == "" || fs.queries[0].Count != 5 || fs.queries[0].Locale != "fr" || fs.queries[0].Domains[0] != "example.org" {
+		t.Fatalf("queries %+v, want one with the model's text, 5 results, the locale and the domain", fs.queries)
+	}
+	var statuses []inference.SearchStatus
+	var text strings.Builder
+	for _, ev := range evs {
+		if ev.Search != nil {
+			statuses = append(statuses, ev.Search.Status)
+		}
+		text.WriteString(ev.Text)
+		for _, c := range ev.ToolCalls {
+			t.Errorf("the search call came out as a tool call: %+v", c)
+		}
+	}
+	if len(statuses) != 2 || statuses[0] != inference.SearchSearching || statuses[1] != inference.SearchCompleted {
+		t.Errorf("search events %v, want searching then completed", statuses)
+	}
+	if len(res.Searches) != 1 {
+		t.Fatalf("%d searches in the result, want 1", len(res.Searches))
+	}
+	s := res.Searches[0]
+	if s.Status != inference.SearchCompleted || s.Query != fs.queries[0].Text || s.First != 1 || len(s.Results) != 2 || s.Results[0].URL != paris[0].URL || !strings.HasPrefix(s.ID, "ws_") || s.At != 0 {
+		t.Errorf("search %+v", s)
+	}
+	if text.String() != res.Text || len(res.ToolCalls) != 0 {
+		t.Errorf("streamed %q, result %q with calls %v", text.String(), res.Text, res.ToolCalls)
+	}
+	u := res.Usage
+	if u.WebSearches != 1 || u.PromptTokens <= 2*first.InputTokens || u.CachedTokens < first.InputTokens || u.CompletionTokens > 400 {
+		t.Errorf("usage %+v; the first turn's prompt is %d tokens: the second reads it again (cached) with the results", u, first.InputTokens)
+	}
+}
+
+// A search that fails is reported, and the model answers anyway.
+func TestSearchFailed(t *testing.T) {
+	e := searchEngine(t, &fakeSearch{err: errors.New("the search service is down")})
+	_, res := stream(t, e, searchRequest(&inference.SearchOptions{Force: true, MaxSearches: 1}))
+	if len(res.Searches) != 1 || res.Searches[0].Status != inference.SearchFailed || !strings.Contains(res.Searches[0].Error, "down") || res.Usage.WebSearches != 1 {
+		t.Errorf("searches %+v, usage %+v", res.Searches, res.Usage)
+	}
+	if res.FinishReason == "" {
+		t.Error("no finish reason")
+	}
+}
+
+func TestSearchRefused(t *testing.T) {
+	with := searchEngine(t, &fakeSearch{results: paris})
+	without := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Context: 1024})
+	opts := &inference.SearchOptions{}
+	for _, tc := range []struct {
+		name  string
+		e     *inference.Engine
+		req   func(r *inference.Request)
+		field string
+	}{
+		{"no backend", without, func(r *inference.Request) {}, "Search"},
+		{"a tool of the search's name", with, func(r *inference.Request) { r.Tools = []inference.Tool{{Name: "web_search"}} }, "Tools[0].Name"},
+		{"choices", with, func(r *inference.Request) { r.Choices = 2 }, "Search"},
+		{"logprobs", with, func(r *inference.Request) { r.Logprobs = true }, "Search"},
+		{"a raw prompt", with, func(r *inference.Request) { r.Messages, r.Prompt = nil, "Hello" }, "Search"},
+		{"tool choice none", with, func(r *inference.Request) { r.ToolChoice.Mode = inference.ToolNone }, "ToolChoice"},
+		{"too many searches", with, func(r *inference.Request) { r.Search = &inference.SearchOptions{MaxSearches: 11} }, "Search.MaxSearches"},
+		{"too many results", with, func(r *inference.Request) { r.Search = &inference.SearchOptions{Results: 21} }, "Search.Results"},
+		{"a bad domain", with, func(r *inference.Request) { r.Search = &inference.SearchOptions{Domains: []string{"http://x/"}} }, "Search"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := searchRequest(opts)
+			tc.req(&req)
+			_, err := tc.e.Prepare(req)
+			var fe *inference.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, inference.ErrInvalidRequest) {
+				t.Errorf("got %v, want a field error on %s", err, tc.field)
+			}
+		})
+	}
+}

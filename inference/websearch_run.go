@@ -1,0 +1,193 @@
+//go:build cgo
+
+package inference
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/inferkit/inferkit/search"
+)
+
+// searchTimeout bounds one search.
+const searchTimeout = 15 * time.Second
+
+// searchTurn checks a request with Search and returns the request of its
+// first turn: the search tool beside the request's own, called first when
+// the request forces it. The returned options have their defaults.
+func (e *Engine) searchTurn(req Request) (Request, *SearchOptions, error) {
+	if e.cfg.Search == nil {
+		return req, nil, fieldError("Search", "this engine has no search backend (Config.Search)")
+	}
+	opts := *req.Search
+	if err := opts.check(); err != nil {
+		return req, nil, err
+	}
+	switch {
+	case len(req.Messages) == 0:
+		return req, nil, fieldError("Search", "needs Messages: a raw Prompt has no tool calls")
+	case req.Choices > 1:
+		return req, nil, fieldError("Search", "with %d Choices: a request that searches has one", req.Choices)
+	case req.Logprobs || req.PromptLogprobs || req.PromptOnly:
+		return req, nil, fieldError("Search", "with log-probabilities or PromptOnly")
+	case req.ToolChoice.Mode == ToolNone:
+		return req, nil, fieldError("ToolChoice", "none, with Search: the model cannot search")
+	case opts.Force && (req.ToolChoice.Mode == ToolFunction || req.ToolChoice.Mode == ToolRequired):
+		return req, nil, fieldError("ToolChoice", "forces another tool, and Search.Force the search")
+	}
+	for i, t := range req.Tools {
+		if t.Name == SearchToolName {
+			return req, nil, fieldError(fmt.Sprintf("Tools[%d].Name", i), "%q is the search tool's name", t.Name)
+		}
+	}
+	turn := req
+	turn.Search = nil
+	turn.Tools = append(slices.Clip(req.Tools), searchTool)
+	if opts.Force {
+		turn.ToolChoice = ToolChoice{Mode: ToolFunction, Name: SearchToolName}
+	}
+	return turn, &opts, nil
+}
+
+// searchLoop runs a request with Search: turn after turn, each a
+// generation over the conversation so far, until a turn calls no search
+// (or calls the request's own tools, which end it as usual). The searches
+// a turn calls run between turns, and their results go to the model as
+// tool messages; each turn reuses the previous one's KV cells through the
+// prompt cache. Events carry the answer with its citation markers taken
+// out, the citations, and each search as it starts and ends; the final
+// result sums the turns.
+func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, error) bool) {
+	req, opts := p.plan.search.req, p.plan.search.opts
+	msgs := slices.Clone(req.Messages)
+	var res Result
+	var text strings.Builder
+	c := &citer{}
+	budget := p.MaxOutputTokens
+	searches := 0
+	turn := p
+	for n := 0; ; n++ {
+		var final *Result
+		ok := e.runTurn(ctx, turn, func(ev Event, err error) bool {
+			if err != nil {
+				yield(ev, err)
+				return false
+			}
+			if ev.Final != nil {
+				final = ev.Final
+				return true
+			}
+			ev.ToolCalls = slices.DeleteFunc(ev.ToolCalls, isSearchCall)
+			ev.Text, ev.Citations = c.push(ev.Text)
+			text.WriteString(ev.Text)
+			res.Citations = append(res.Citations, ev.Citations...)
+			if ev.Text == "" && ev.Reasoning == "" && ev.Summary == "" && len(ev.ToolCalls) == 0 && len(ev.Citations) == 0 {
+				return true
+			}
+			return yield(ev, nil)
+		})
+		if !ok {
+			return
+		}
+		if final == nil {
+			yield(Event{}, errors.New("inference: a search turn ended without a result"))
+			return
+		}
+		if rest := c.flush(); rest != "" {
+			text.WriteString(rest)
+			if !yield(Event{Text: rest}, nil) {
+				return
+			}
+		}
+		c.open, c.prev = false, nil
+		res.add(final, n == 0)
+		calls := slices.DeleteFunc(slices.Clone(final.ToolCalls), func(c ToolCall) bool { return !isSearchCall(c) })
+		own := slices.DeleteFunc(slices.Clone(final.ToolCalls), isSearchCall)
+		budget -= final.Usage.CompletionTokens
+		if len(calls) == 0 || len(own) > 0 || n > opts.MaxSearches || budget <= 0 {
+			res.Text, res.ToolCalls = text.String(), own
+			res.FinishReason, res.StopSequence, res.StopToken = final.FinishReason, final.StopSequence, final.StopToken
+			if len(calls) > 0 && len(own) == 0 {
+				// Searches the request had no turn left to run.
+				res.FinishReason = FinishLength
+			}
+			yield(Event{Final: &res}, nil)
+			return
+		}
+		msgs = append(msgs, Message{Role: RoleAssistant, Content: []Part{{Text: final.Text}}, Reasoning: final.Reasoning, ToolCalls: calls})
+		for _, call := range calls {
+			content := "The search limit of this request is reached: answer with the results you have."
+			if searches < opts.MaxSearches {
+				searches++
+				sc, ok := e.search(ctx, call, opts, len(c.sources)+1, text.Len(), yield)
+				if !ok {
+					return
+				}
+				res.Searches = append(res.Searches, sc)
+				res.Usage.WebSearches++
+				c.sources = append(c.sources, sc.Results...)
+				content = "The search failed: " + sc.Error
+				if sc.Status == SearchCompleted {
+					content = searchResultText(sc.Query, sc.Results, sc.First, opts.ContentChars)
+				}
+			}
+			msgs = append(msgs, Message{Role: RoleTool, ToolCallID: call.ID, Name: SearchToolName, Content: []Part{{Text: content}}})
+		}
+		next := req
+		next.Search, next.Messages = nil, msgs
+		next.Tools = append(slices.Clip(req.Tools), searchTool)
+		next.MaxTokens, next.ClampMaxTokens = budget, false
+		var err error
+		if turn, err = e.Prepare(next); err != nil {
+			yield(Event{}, fmt.Errorf("inference: the conversation with the search results: %w", err))
+			return
+		}
+	}
+}
+
+// runTurn runs one turn of a search loop and reports whether yield wanted
+// more.
+func (e *Engine) runTurn(ctx context.Context, p *Prepared, yield func(Event, error) bool) bool {
+	more := true
+	e.runPlain(ctx, p, func(ev Event, err error) bool {
+		more = yield(ev, err) && err == nil
+		return more
+	})
+	return more
+}
+
+// search runs the search that call asks for, announcing it (yield) as it
+// starts and ends; first is the number its first result takes, at the
+// length of the answer so far. ok is false when yield wanted no more.
+func (e *Engine) search(ctx context.Context, call ToolCall, opts *SearchOptions, first, at int, yield func(Event, error) bool) (sc SearchCall, ok bool) {
+	sc = SearchCall{ID: "ws_" + rand.Text(), Status: SearchSearching, First: first, At: at}
+	query, err := searchQuery(call)
+	sc.Query = query
+	if ann := sc; !yield(Event{Search: &ann}, nil) {
+		return sc, false
+	}
+	var results []search.Result
+	if err == nil {
+		sctx, cancel := context.WithTimeout(ctx, searchTimeout)
+		results, err = e.cfg.Search.Search(sctx, search.Query{Text: query, Count: opts.Results, Locale: opts.Locale, Location: opts.Location, Domains: opts.Domains})
+		cancel()
+	}
+	if err != nil {
+		sc.Status, sc.Error = SearchFailed, err.Error()
+	} else {
+		sc.Status, sc.Results = SearchCompleted, results[:min(len(results), opts.Results)]
+		for i := range sc.Results {
+			sc.Results[i].Content = cutRunes(sc.Results[i].Content, opts.ContentChars)
+		}
+	}
+	done := sc
+	return sc, yield(Event{Search: &done}, nil)
+}
+
+// isSearchCall reports whether c calls the search tool.
+func isSearchCall(c ToolCall) bool { return c.Name == SearchToolName }
