@@ -34,30 +34,16 @@ func normalizeDomain(d string) (string, error) {
 	return n, nil
 }
 
-// hostAllowed reports whether host is one of domains or a subdomain of
-// one: "example.com" allows "example.com" and "docs.example.com", never
-// "badexample.com" nor "example.com.evil.net". domains must be normalized
-// (normalizeDomain); no domains allows every host. host is compared
-// without regard to case or a trailing dot; an empty host is never
-// allowed by a non-empty list.
-func hostAllowed(host string, domains []string) bool {
-	if len(domains) == 0 {
-		return true
-	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "" {
-		return false
-	}
-	for _, d := range domains {
-		if host == d || strings.HasSuffix(host, "."+d) {
-			return true
-		}
-	}
-	return false
-}
-
-// urlAllowed reports whether the host of rawURL passes hostAllowed.
-func urlAllowed(rawURL string, domains []string) bool {
+// AllowedURL reports whether rawURL may be a result of a query whose
+// Domains are domains: always when domains is empty, else when the
+// host of rawURL is one of domains or a subdomain of one, label by label.
+// "example.com" allows https://example.com/ and
+// https://docs.example.com:8443/a, never https://badexample.com/ nor
+// https://example.com.evil.net/. Hosts and domains are compared without
+// regard to case or a trailing dot, so both Query.Domains and the
+// canonical ones of Query.Normalize work. A URL that does not parse, or
+// has no host (a file URL), is never allowed by a non-empty list.
+func AllowedURL(rawURL string, domains []string) bool {
 	if len(domains) == 0 {
 		return true
 	}
@@ -68,20 +54,31 @@ func urlAllowed(rawURL string, domains []string) bool {
 	return hostAllowed(u.Hostname(), domains)
 }
 
-// hostSuffixes returns host and each of its parent domains, such as
-// "docs.example.com", "example.com" and "com": the terms an index stores
-// so that a query for any allowed domain finds its subdomains too, by the
-// same rule as hostAllowed.
-func hostSuffixes(host string) []string {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "" {
-		return nil
+// hostAllowed reports whether host is one of domains or a subdomain of
+// one, by AllowedURL's rule; no domains allows every host, an empty host
+// none of a non-empty list.
+func hostAllowed(host string, domains []string) bool {
+	if len(domains) == 0 {
+		return true
 	}
-	out := []string{host}
-	for i := 0; i < len(host); i++ {
-		if host[i] == '.' {
-			out = append(out, host[i+1:])
+	host = strings.TrimSuffix(host, ".")
+	if host == "" {
+		return false
+	}
+	for _, d := range domains {
+		d = strings.TrimSuffix(d, ".")
+		switch {
+		case d == "":
+		case len(host) == len(d):
+			if strings.EqualFold(host, d) {
+				return true
+			}
+		case len(host) > len(d):
+			cut := len(host) - len(d)
+			if host[cut-1] == '.' && strings.EqualFold(host[cut:], d) {
+				return true
+			}
 		}
 	}
-	return out
+	return false
 }

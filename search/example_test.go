@@ -4,52 +4,54 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
+	"net/http"
+	"net/http/httptest"
 
 	"github.com/inferkit/inferkit/search"
 )
 
-// An Index over a folder of Markdown files, served at docs.example.com.
-func ExampleIndex() {
-	docs, err := os.MkdirTemp("", "docs")
+// A SearXNG client, here against a stand-in for an instance that answers
+// every search with the same JSON. Titles and snippets come back as plain
+// text, and Domains keeps only results from go.dev and its subdomains.
+func Example() {
+	instance := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"query": "go iterators", "results": [
+			{"url": "https://go.dev/blog/range-functions", "title": "Range Over Function Types",
+			 "content": "Iterators in <b>Go</b> 1.23 &amp; later.", "publishedDate": "2024-08-20T00:00:00"},
+			{"url": "https://example.org/go-iterators", "title": "Go iterators, explained",
+			 "content": "A blog post elsewhere.", "publishedDate": null},
+			{"url": "https://pkg.go.dev/iter", "title": "iter package - iter - Go Packages",
+			 "content": "Package iter provides basic definitions related to iterators.", "publishedDate": null}
+		]}`)
+	}))
+	defer instance.Close()
+
+	s, err := search.NewSearXNG(search.SearXNGConfig{URL: instance.URL})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(docs)
-	for name, text := range map[string]string{
-		"kv-cache.md":  "# The KV cache\n\nPrompts that start like an earlier one reuse its KV cache.\n",
-		"decisions.md": "# Decisions\n\nA decision answers with a probability for every option.\n",
-	} {
-		if err := os.WriteFile(filepath.Join(docs, name), []byte(text), 0o644); err != nil {
-			log.Fatal(err)
-		}
-	}
-
-	ix, err := search.OpenIndex(filepath.Join(docs + "-index"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(docs + "-index")
-	defer ix.Close()
-
-	ctx := context.Background()
-	n, err := ix.AddFolder(ctx, docs, search.FolderOptions{BaseURL: "https://docs.example.com/"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("indexed", n, "documents")
-
-	results, err := ix.Search(ctx, search.Query{Text: "which prompts reuse the cache?", Count: 3})
+	var searcher search.Searcher = s // what a web-search tool calls
+	results, err := searcher.Search(context.Background(), search.Query{
+		Text:    "go iterators",
+		Count:   3,
+		Domains: []string{"go.dev"},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, r := range results {
 		fmt.Printf("%s\n  %s\n  %s\n", r.Title, r.URL, r.Content)
+		if !r.Published.IsZero() {
+			fmt.Println("  published", r.Published.Format("2006-01-02"))
+		}
 	}
 	// Output:
-	// indexed 2 documents
-	// The KV cache
-	//   https://docs.example.com/kv-cache.md
-	//   # The KV cache Prompts that start like an earlier one reuse its KV cache.
+	// Range Over Function Types
+	//   https://go.dev/blog/range-functions
+	//   Iterators in Go 1.23 & later.
+	//   published 2024-08-20
+	// iter package - iter - Go Packages
+	//   https://pkg.go.dev/iter
+	//   Package iter provides basic definitions related to iterators.
 }

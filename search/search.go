@@ -22,11 +22,12 @@ const (
 	maxLocationBytes = 100
 )
 
-// Searcher runs a web or document search. SearXNG and Index implement it;
-// an application may plug in its own. Implementations must be safe for
-// concurrent use, honour ctx, call q.Validate (or apply the same rules)
-// and return at most q's count of results, best first, only from q's
-// allowed domains when it names any.
+// Searcher runs a web or document search. SearXNG and localindex.Index
+// implement it; an application may plug in its own. Implementations must
+// be safe for concurrent use, honour ctx, search with q.Normalize's copy
+// of q (refusing what it refuses with its *QueryError) and return at most
+// its Count of results, best first, only from URLs that AllowedURL allows
+// for its Domains.
 type Searcher interface {
 	Search(ctx context.Context, q Query) ([]Result, error)
 }
@@ -43,7 +44,8 @@ type Query struct {
 	// as "en" or "en-US"; empty means the backend's default.
 	Locale string
 	// Location is where the user is, when known; nil means unknown.
-	// Backends that cannot use it ignore it (SearXNG and Index do).
+	// Backends that cannot use it ignore it (SearXNG and localindex.Index
+	// do).
 	Location *Location
 	// Domains, when not empty, restricts results to these hosts and their
 	// subdomains: "example.com" allows example.com and docs.example.com,
@@ -68,7 +70,8 @@ type Location struct {
 // callers own.
 type Result struct {
 	// URL is the address of the page or document, always http or https
-	// for SearXNG; a file URL or one under the caller's base URL for Index.
+	// for SearXNG; a file URL or one under the caller's base URL for
+	// localindex.Index.
 	URL string
 	// Title is the page's title, as plain text.
 	Title string
@@ -102,53 +105,56 @@ func queryErr(field, format string, args ...any) *QueryError {
 
 // Validate reports the first thing wrong with q as a *QueryError, or nil.
 func (q Query) Validate() error {
-	_, err := q.normalize()
+	_, err := q.Normalize()
 	return err
 }
 
-// normalize validates q and returns a copy with Count defaulted and
-// Domains in canonical form (lower case, no trailing dot).
-func (q Query) normalize() (Query, error) {
+// Normalize validates q as Validate does and returns the copy of it that a
+// backend searches with: Count is DefaultCount when it was 0, and Domains
+// are in canonical form (lower case, without a trailing dot) in a new
+// slice, so q's own are left as they were. On error it returns the zero
+// Query and a *QueryError.
+func (q Query) Normalize() (Query, error) {
 	switch {
 	case strings.TrimSpace(q.Text) == "":
-		return q, queryErr("text", "must not be empty")
+		return Query{}, queryErr("text", "must not be empty")
 	case len(q.Text) > MaxTextBytes:
-		return q, queryErr("text", "is %d bytes, more than the %d allowed", len(q.Text), MaxTextBytes)
+		return Query{}, queryErr("text", "is %d bytes, more than the %d allowed", len(q.Text), MaxTextBytes)
 	case !utf8.ValidString(q.Text):
-		return q, queryErr("text", "is not valid UTF-8")
+		return Query{}, queryErr("text", "is not valid UTF-8")
 	case strings.ContainsFunc(q.Text, func(r rune) bool { return isControl(r) && r != '\t' && r != '\n' && r != '\r' }):
-		return q, queryErr("text", "holds a control character")
+		return Query{}, queryErr("text", "holds a control character")
 	}
 	switch {
 	case q.Count == 0:
 		q.Count = DefaultCount
 	case q.Count < 0 || q.Count > MaxCount:
-		return q, queryErr("count", "is %d; it must be 1 to %d, or 0 for %d", q.Count, MaxCount, DefaultCount)
+		return Query{}, queryErr("count", "is %d; it must be 1 to %d, or 0 for %d", q.Count, MaxCount, DefaultCount)
 	}
 	if q.Locale != "" && !validLocale(q.Locale) {
-		return q, queryErr("locale", "%q is not a BCP 47 language tag such as \"en\" or \"en-US\"", q.Locale)
+		return Query{}, queryErr("locale", "%q is not a BCP 47 language tag such as \"en\" or \"en-US\"", q.Locale)
 	}
 	if l := q.Location; l != nil {
 		for _, f := range []struct{ name, v string }{
 			{"city", l.City}, {"region", l.Region}, {"country", l.Country}, {"timezone", l.Timezone},
 		} {
 			if len(f.v) > maxLocationBytes || !utf8.ValidString(f.v) || strings.ContainsFunc(f.v, isControl) {
-				return q, queryErr("location."+f.name, "must be UTF-8 text of at most %d bytes without control characters", maxLocationBytes)
+				return Query{}, queryErr("location."+f.name, "must be UTF-8 text of at most %d bytes without control characters", maxLocationBytes)
 			}
 		}
 		if l.Country != "" && !(len(l.Country) == 2 && isASCIILetter(l.Country[0]) && isASCIILetter(l.Country[1])) {
-			return q, queryErr("location.country", "%q is not an ISO 3166-1 alpha-2 code such as \"US\"", l.Country)
+			return Query{}, queryErr("location.country", "%q is not an ISO 3166-1 alpha-2 code such as \"US\"", l.Country)
 		}
 	}
 	if len(q.Domains) > MaxDomains {
-		return q, queryErr("domains", "names %d domains, more than the %d allowed", len(q.Domains), MaxDomains)
+		return Query{}, queryErr("domains", "names %d domains, more than the %d allowed", len(q.Domains), MaxDomains)
 	}
 	if len(q.Domains) > 0 {
 		domains := make([]string, len(q.Domains))
 		for i, d := range q.Domains {
 			n, err := normalizeDomain(d)
 			if err != nil {
-				return q, queryErr(fmt.Sprintf("domains[%d]", i), "%q %s", d, err.Error())
+				return Query{}, queryErr(fmt.Sprintf("domains[%d]", i), "%q %s", d, err.Error())
 			}
 			domains[i] = n
 		}

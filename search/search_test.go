@@ -71,7 +71,8 @@ func TestQueryValidate(t *testing.T) {
 }
 
 func TestQueryNormalize(t *testing.T) {
-	q, err := Query{Text: "x", Domains: []string{"Docs.Example.COM."}}.normalize()
+	in := Query{Text: "x", Domains: []string{"Docs.Example.COM."}}
+	q, err := in.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +81,20 @@ func TestQueryNormalize(t *testing.T) {
 	}
 	if len(q.Domains) != 1 || q.Domains[0] != "docs.example.com" {
 		t.Errorf("Domains = %q, want [docs.example.com]", q.Domains)
+	}
+	if in.Domains[0] != "Docs.Example.COM." {
+		t.Errorf("Normalize changed the caller's Domains to %q", in.Domains)
+	}
+	if q, err := (Query{Text: "x", Count: 3}).Normalize(); err != nil || q.Count != 3 {
+		t.Errorf("Normalize(Count 3) = %+v, %v; want Count 3 kept", q, err)
+	}
+	q, err = Query{Text: "x", Count: 2, Domains: []string{"ok.com", "a/b"}}.Normalize()
+	var qe *QueryError
+	if !errors.As(err, &qe) || qe.Field != "domains[1]" {
+		t.Errorf("Normalize(bad domain) error = %v, want a *QueryError for domains[1]", err)
+	}
+	if q.Text != "" || q.Count != 0 || q.Domains != nil {
+		t.Errorf("Normalize(bad domain) = %+v, want the zero Query", q)
 	}
 }
 
@@ -115,9 +130,18 @@ func TestHostAllowed(t *testing.T) {
 	if !hostAllowed("anything.org", nil) {
 		t.Error("no domains must allow every host")
 	}
+	// Domains as a caller wrote them, not normalized, follow the same rule.
+	for host, want := range map[string]bool{
+		"docs.example.com": true, "example.com": true, "badexample.com": false,
+		"pkg.go.dev": true, "notgo.dev": false, "": false,
+	} {
+		if got := hostAllowed(host, []string{"", "Example.COM.", "GO.dev"}); got != want {
+			t.Errorf("hostAllowed(%q, unnormalized) = %v, want %v", host, got, want)
+		}
+	}
 }
 
-func TestURLAllowed(t *testing.T) {
+func TestAllowedURL(t *testing.T) {
 	domains := []string{"example.com"}
 	tests := []struct {
 		url  string
@@ -135,24 +159,17 @@ func TestURLAllowed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
-			if got := urlAllowed(tt.url, domains); got != tt.want {
-				t.Errorf("urlAllowed(%q) = %v, want %v", tt.url, got, tt.want)
+			if got := AllowedURL(tt.url, domains); got != tt.want {
+				t.Errorf("AllowedURL(%q) = %v, want %v", tt.url, got, tt.want)
 			}
 		})
 	}
-}
-
-func TestHostSuffixes(t *testing.T) {
-	got := strings.Join(hostSuffixes("Docs.Example.com."), ",")
-	if want := "docs.example.com,example.com,com"; got != want {
-		t.Errorf("hostSuffixes = %s, want %s", got, want)
-	}
-	if hostSuffixes("") != nil {
-		t.Error("hostSuffixes(\"\") must be empty")
+	if !AllowedURL("file:///srv/a.md", nil) {
+		t.Error("no domains must allow every URL")
 	}
 }
 
-func TestHTMLToText(t *testing.T) {
+func TestHTMLText(t *testing.T) {
 	tests := []struct {
 		name, src, title, text string
 	}{
@@ -172,9 +189,9 @@ func TestHTMLToText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			title, text := htmlToText(tt.src)
+			title, text := HTMLText(tt.src)
 			if title != tt.title || text != tt.text {
-				t.Errorf("htmlToText = %q, %q; want %q, %q", title, text, tt.title, tt.text)
+				t.Errorf("HTMLText = %q, %q; want %q, %q", title, text, tt.title, tt.text)
 			}
 		})
 	}
@@ -193,29 +210,7 @@ func TestPlainText(t *testing.T) {
 	}
 }
 
-func TestMarkdownTitle(t *testing.T) {
-	tests := []struct{ name, src, want string }{
-		{"atx", "intro\n\n# Hello `world`\n\n## Sub", "Hello world"},
-		{"atx level 3 first", "### Deep\n# Top", "Deep"},
-		{"closing hashes", "## Title ##\n", "Title"},
-		{"hash without space", "#hashtag\n# Real", "Real"},
-		{"in a fence", "```sh\n# comment\n```\n# After", "After"},
-		{"tilde fence", "~~~\n# comment\n~~~~\nTitle\n=====\n", "Title"},
-		{"setext", "The **Title**\n===\n\ntext", "The Title"},
-		{"indented code", "    # code\n# Real", "Real"},
-		{"none", "just text\n---\n", ""},
-		{"crlf", "# Windows\r\n", "Windows"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := markdownTitle(tt.src); got != tt.want {
-				t.Errorf("markdownTitle = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestTruncateRunes(t *testing.T) {
+func TestTruncate(t *testing.T) {
 	tests := []struct {
 		in   string
 		n    int
@@ -225,11 +220,15 @@ func TestTruncateRunes(t *testing.T) {
 		{"exactly10!", 10, "exactly10!"},
 		{"hello world again", 12, "hello world…"},
 		{"ééééééééééé", 5, "éééé…"},
+		{"word", 1, "…"},
+		{"word", 0, ""},
+		{"word", -1, ""},
+		{"", 0, ""},
 	}
 	for _, tt := range tests {
-		got := truncateRunes(tt.in, tt.n)
-		if got != tt.want || utf8.RuneCountInString(got) > tt.n {
-			t.Errorf("truncateRunes(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		got := Truncate(tt.in, tt.n)
+		if got != tt.want || utf8.RuneCountInString(got) > max(tt.n, 0) {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
 	}
 }

@@ -133,7 +133,7 @@ func NewSearXNG(cfg SearXNGConfig) (*SearXNG, error) {
 // Search asks SearXNG for q and returns up to q.Count results with http
 // or https URLs, in SearXNG's order.
 func (s *SearXNG) Search(ctx context.Context, q Query) ([]Result, error) {
-	q, err := q.normalize()
+	q, err := q.Normalize()
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (s *SearXNG) Search(ctx context.Context, q Query) ([]Result, error) {
 		if len(out) == q.Count {
 			break
 		}
-		if urlAllowed(r.URL, q.Domains) {
+		if AllowedURL(r.URL, q.Domains) {
 			out = append(out, r)
 		}
 	}
@@ -234,8 +234,8 @@ func parseSearXNG(body []byte) ([]Result, error) {
 		}
 		out = append(out, Result{
 			URL:       link,
-			Title:     truncateRunes(title, MaxSnippetRunes),
-			Content:   truncateRunes(plainText(r.Content), MaxSnippetRunes),
+			Title:     Truncate(title, MaxSnippetRunes),
+			Content:   Truncate(plainText(r.Content), MaxSnippetRunes),
 			Published: published,
 		})
 	}

@@ -12,11 +12,13 @@ import (
 // MaxSnippetRunes bounds Result.Content, in characters.
 const MaxSnippetRunes = 1000
 
-// htmlToText returns the text of the first <title> element of src, and
-// the rest of its text: tags dropped, entities decoded, scripts, styles
-// and templates skipped, a line break at each block element, runs of
-// spaces collapsed. src may be a whole document or a fragment.
-func htmlToText(src string) (title, text string) {
+// HTMLText returns the text of the first <title> element of src, and the
+// rest of its text, as plain text for a Result: tags dropped, entities
+// decoded, the contents of scripts, styles, templates, SVG and MathML
+// skipped, a line break at each block element such as <p> or <li>, other
+// runs of whitespace made one space, invalid UTF-8 dropped. src may be a
+// whole document or a fragment; a document without a title gives "".
+func HTMLText(src string) (title, text string) {
 	z := html.NewTokenizer(strings.NewReader(src))
 	var body, head strings.Builder
 	skip := 0 // depth inside elements whose text is not content
@@ -90,7 +92,7 @@ var blockAtoms = map[atom.Atom]bool{
 // or an entity), else s, with runs of whitespace collapsed to one space.
 func plainText(s string) string {
 	if strings.ContainsAny(s, "<&") {
-		_, s = htmlToText(s)
+		_, s = HTMLText(s)
 	}
 	return strings.Join(strings.Fields(s), " ")
 }
@@ -121,9 +123,14 @@ func tidySpace(s string) string {
 	return b.String()
 }
 
-// truncateRunes returns s cut to at most n characters, at a space when
-// one is near the end, with "…" marking the cut.
-func truncateRunes(s string, n int) string {
+// Truncate returns s when it has at most n characters, else s cut to at
+// most n characters with "…" marking the cut: at a space or line break
+// when one is within 80 characters of the end, so that a word is not
+// split, else in the middle of one. n of 0 or less gives "".
+func Truncate(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -141,56 +148,4 @@ func truncateRunes(s string, n int) string {
 		s = s[:sp]
 	}
 	return strings.TrimRight(s, " \n") + "…"
-}
-
-// markdownTitle returns the text of the first heading of a Markdown
-// document (ATX "# Title" or setext "Title" over "===="), skipping fenced
-// code blocks; "" when it has none.
-func markdownTitle(src string) string {
-	fence := ""
-	prev := ""
-	for line := range strings.Lines(src) {
-		line = strings.TrimRight(line, "\r\n")
-		t := strings.TrimLeft(line, " ")
-		indent := len(line) - len(t)
-		if fence != "" {
-			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]+" ") == "" {
-				fence = ""
-			}
-			continue
-		}
-		if indent < 4 && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
-			c := t[:1]
-			fence = t[:len(t)-len(strings.TrimLeft(t, c))]
-			prev = ""
-			continue
-		}
-		if indent < 4 && strings.HasPrefix(t, "#") {
-			level := len(t) - len(strings.TrimLeft(t, "#"))
-			rest := t[level:]
-			if level <= 6 && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-				rest = strings.TrimSpace(rest)
-				// A closing sequence of #s is not part of the heading.
-				if trimmed := strings.TrimRight(rest, "#"); trimmed == "" || strings.HasSuffix(trimmed, " ") {
-					rest = strings.TrimSpace(trimmed)
-				}
-				if title := cleanTitle(rest); title != "" {
-					return title
-				}
-			}
-		}
-		if indent < 4 && prev != "" && t != "" && strings.Trim(t, "= ") == "" {
-			if title := cleanTitle(prev); title != "" {
-				return title
-			}
-		}
-		prev = strings.TrimSpace(line)
-	}
-	return ""
-}
-
-// cleanTitle drops inline code marks and emphasis from a Markdown heading.
-func cleanTitle(s string) string {
-	s = strings.NewReplacer("`", "", "**", "", "__", "").Replace(s)
-	return strings.Join(strings.Fields(s), " ")
 }

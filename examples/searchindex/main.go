@@ -1,6 +1,6 @@
 // Command searchindex builds and queries a local full-text index of
-// documents (package search), the index a server's web-search tool can
-// read.
+// documents (package search/localindex), the index a server's web-search
+// tool can read.
 //
 //	searchindex -index DIR [-base-url URL] FOLDER...
 //	searchindex -index DIR -query TEXT [-count N] [-domain HOST]...
@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/inferkit/inferkit/search"
+	"github.com/inferkit/inferkit/search/localindex"
 )
 
 func main() {
@@ -68,14 +69,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return errors.New("give FOLDERs to index, -query TEXT, or both")
 	}
 
-	ix, err := search.OpenIndex(*dir)
+	ix, err := localindex.Open(*dir)
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
 
 	for _, folder := range folders {
-		n, err := ix.AddFolder(ctx, folder, search.FolderOptions{BaseURL: *baseURL})
+		n, err := ix.AddFolder(ctx, folder, localindex.FolderOptions{BaseURL: *baseURL})
 		if err != nil {
 			return err
 		}

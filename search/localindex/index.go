@@ -1,4 +1,4 @@
-package search
+package localindex
 
 import (
 	"context"
@@ -9,12 +9,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
@@ -23,17 +20,24 @@ import (
 	blevesearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/inferkit/inferkit/search"
 )
 
 // DefaultMaxFileBytes is the largest file AddFolder indexes when
 // FolderOptions.MaxFileBytes is 0.
 const DefaultMaxFileBytes = 8 << 20
 
-// ErrIndexClosed is returned by the methods of an Index after Close.
-var ErrIndexClosed = errors.New("search: index is closed")
+// ErrClosed is returned by the methods of an Index after Close.
+var ErrClosed = errors.New("localindex: index is closed")
+
+// Index is a search.Searcher.
+var _ search.Searcher = (*Index)(nil)
 
 // Fields of an indexed document, and the version of their mapping, kept
 // in the index so that an index made with another mapping is refused.
+// versionKey keeps the name it had when the index was part of package
+// search, so that indexes made then still open.
 const (
 	fieldURL       = "url"
 	fieldTitle     = "title"
@@ -45,7 +49,7 @@ const (
 	version    = "1"
 )
 
-// openTimeout bounds how long OpenIndex waits for an index that another
+// openTimeout bounds how long Open waits for an index that another
 // process holds.
 const openTimeout = time.Second
 
@@ -56,15 +60,15 @@ const (
 )
 
 // Index is a full-text index of local documents kept in a directory, a
-// Searcher (bleve, English stemming, titles weigh twice the text). It is
-// safe for concurrent use: searches run in parallel with each other and
-// with AddFolder. The zero Index is not usable: OpenIndex makes one, and
-// whoever opens it must Close it; after Close every
-// method returns ErrIndexClosed. One Index at a time may hold a
-// directory: opening one that another process or Index holds fails.
+// search.Searcher (bleve, English stemming, titles weigh twice the text).
+// It is safe for concurrent use: searches run in parallel with each other
+// and with AddFolder. The zero Index is not usable: Open makes one, and
+// whoever opens it must Close it; after Close every method returns
+// ErrClosed. One Index at a time may hold a directory: opening one that
+// another process or Index holds fails.
 //
-// Search ignores Query.Locale and Query.Location; Query.Domains matches
-// the host of each document's URL, so it never matches file URLs.
+// Search ignores the Locale and Location of a [search.Query]; its Domains
+// match the host of each document's URL, so they never match file URLs.
 type Index struct {
 	mu  sync.RWMutex
 	idx bleve.Index // nil once closed
@@ -83,16 +87,16 @@ type FolderOptions struct {
 	MaxFileBytes int64
 }
 
-// OpenIndex opens the index in dir, or creates one there when dir does
-// not exist or is empty. The caller must Close it.
-func OpenIndex(dir string) (*Index, error) {
+// Open opens the index in dir, or creates one there when dir does not
+// exist or is empty. The caller must Close it.
+func Open(dir string) (*Index, error) {
 	if dir == "" {
-		return nil, errors.New("search: OpenIndex needs a directory")
+		return nil, errors.New("localindex: Open needs a directory")
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
 		// bleve creates its directory itself and refuses one that exists.
 		if err := os.Remove(dir); err != nil {
-			return nil, fmt.Errorf("search: preparing %s: %w", dir, err)
+			return nil, fmt.Errorf("localindex: preparing %s: %w", dir, err)
 		}
 	}
 	// Another process holding the index makes the open fail, not wait.
@@ -101,23 +105,23 @@ func OpenIndex(dir string) (*Index, error) {
 	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
 		idx, err = bleve.New(dir, indexMapping())
 		if err != nil {
-			return nil, fmt.Errorf("search: creating an index in %s: %w", dir, err)
+			return nil, fmt.Errorf("localindex: creating an index in %s: %w", dir, err)
 		}
 		if err := idx.SetInternal([]byte(versionKey), []byte(version)); err != nil {
 			idx.Close()
-			return nil, fmt.Errorf("search: creating an index in %s: %w", dir, err)
+			return nil, fmt.Errorf("localindex: creating an index in %s: %w", dir, err)
 		}
 	case errors.Is(err, bleve.ErrorIndexMetaMissing):
-		return nil, fmt.Errorf("search: %s is not a search index (and not empty)", dir)
+		return nil, fmt.Errorf("localindex: %s is not a search index (and not empty)", dir)
 	case errors.Is(err, bolt.ErrTimeout):
-		return nil, fmt.Errorf("search: the index in %s is open in another process or Index: %w", dir, err)
+		return nil, fmt.Errorf("localindex: the index in %s is open in another process or Index: %w", dir, err)
 	case err != nil:
-		return nil, fmt.Errorf("search: opening the index in %s: %w", dir, err)
+		return nil, fmt.Errorf("localindex: opening the index in %s: %w", dir, err)
 	default:
 		v, err := idx.GetInternal([]byte(versionKey))
 		if err != nil || string(v) != version {
 			idx.Close()
-			return nil, fmt.Errorf("search: %s holds an index of another layout (%q, want %q); delete it and index again", dir, v, version)
+			return nil, fmt.Errorf("localindex: %s holds an index of another layout (%q, want %q); delete it and index again", dir, v, version)
 		}
 	}
 	return &Index{idx: idx}, nil
@@ -125,7 +129,7 @@ func OpenIndex(dir string) (*Index, error) {
 
 // indexMapping maps the fields of a document: text analysed in English
 // with positions for snippets, the URL and date stored only, the URL's
-// host and parent domains as exact terms for Query.Domains.
+// host and parent domains as exact terms for search.Query.Domains.
 func indexMapping() mapping.IndexMapping {
 	text := func() *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
@@ -158,17 +162,17 @@ func indexMapping() mapping.IndexMapping {
 }
 
 // Close closes the index, waiting for calls in progress. Closing twice
-// returns ErrIndexClosed.
+// returns ErrClosed.
 func (ix *Index) Close() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.idx == nil {
-		return ErrIndexClosed
+		return ErrClosed
 	}
 	err := ix.idx.Close()
 	ix.idx = nil
 	if err != nil {
-		return fmt.Errorf("search: closing the index: %w", err)
+		return fmt.Errorf("localindex: closing the index: %w", err)
 	}
 	return nil
 }
@@ -178,7 +182,7 @@ func (ix *Index) use(f func(bleve.Index) error) error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.idx == nil {
-		return ErrIndexClosed
+		return ErrClosed
 	}
 	return f(ix.idx)
 }
@@ -195,7 +199,7 @@ func (ix *Index) use(f func(bleve.Index) error) error {
 // documents written, also when the walk stopped part way.
 func (ix *Index) AddFolder(ctx context.Context, root string, opts FolderOptions) (n int, err error) {
 	if opts.MaxFileBytes < 0 {
-		return 0, fmt.Errorf("search: FolderOptions.MaxFileBytes %d is negative", opts.MaxFileBytes)
+		return 0, fmt.Errorf("localindex: FolderOptions.MaxFileBytes %d is negative", opts.MaxFileBytes)
 	}
 	if opts.MaxFileBytes == 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes
@@ -204,7 +208,7 @@ func (ix *Index) AddFolder(ctx context.Context, root string, opts FolderOptions)
 	if opts.BaseURL != "" {
 		base, err = url.Parse(opts.BaseURL)
 		if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" || base.RawQuery != "" || base.Fragment != "" {
-			return 0, fmt.Errorf("search: FolderOptions.BaseURL %q must be an http or https URL without query or fragment", opts.BaseURL)
+			return 0, fmt.Errorf("localindex: FolderOptions.BaseURL %q must be an http or https URL without query or fragment", opts.BaseURL)
 		}
 		if !strings.HasSuffix(base.Path, "/") {
 			base.Path += "/"
@@ -212,12 +216,12 @@ func (ix *Index) AddFolder(ctx context.Context, root string, opts FolderOptions)
 	}
 	root, err = filepath.Abs(root)
 	if err != nil {
-		return 0, fmt.Errorf("search: AddFolder: %w", err)
+		return 0, fmt.Errorf("localindex: AddFolder: %w", err)
 	}
 	if info, err := os.Stat(root); err != nil {
-		return 0, fmt.Errorf("search: AddFolder: %w", err)
+		return 0, fmt.Errorf("localindex: AddFolder: %w", err)
 	} else if !info.IsDir() {
-		return 0, fmt.Errorf("search: AddFolder: %s is not a directory", root)
+		return 0, fmt.Errorf("localindex: AddFolder: %s is not a directory", root)
 	}
 
 	var batch *bleve.Batch
@@ -228,7 +232,7 @@ func (ix *Index) AddFolder(ctx context.Context, root string, opts FolderOptions)
 		}
 		err := ix.use(func(idx bleve.Index) error { return idx.Batch(batch) })
 		if err != nil {
-			return fmt.Errorf("search: writing to the index: %w", err)
+			return fmt.Errorf("localindex: writing to the index: %w", err)
 		}
 		n += pending
 		pending = 0
@@ -288,7 +292,7 @@ func (ix *Index) AddFolder(ctx context.Context, root string, opts FolderOptions)
 		return nil
 	})
 	if walkErr != nil {
-		walkErr = fmt.Errorf("search: AddFolder %s: %w", root, walkErr)
+		walkErr = fmt.Errorf("localindex: AddFolder %s: %w", root, walkErr)
 		// What was read before the error is still worth keeping.
 		if err := flush(); err != nil {
 			return n, errors.Join(walkErr, err)
@@ -341,7 +345,7 @@ func makeDocument(kind documentKind, name, src string) map[string]any {
 	var title, content string
 	switch kind {
 	case kindHTML:
-		title, content = htmlToText(src)
+		title, content = search.HTMLText(src)
 	case kindMarkdown:
 		title, content = markdownTitle(src), src
 	default:
@@ -366,10 +370,28 @@ func documentURL(base *url.URL, root, rel string) string {
 	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
+// hostSuffixes returns host and each of its parent domains, such as
+// "docs.example.com", "example.com" and "com": the terms the index stores
+// so that a query for any allowed domain finds its subdomains too, by the
+// same rule as search.AllowedURL.
+func hostSuffixes(host string) []string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "" {
+		return nil
+	}
+	out := []string{host}
+	for i := 0; i < len(host); i++ {
+		if host[i] == '.' {
+			out = append(out, host[i+1:])
+		}
+	}
+	return out
+}
+
 // Search returns up to q.Count documents that match q's words, best
 // first, each with a snippet of its text around the words it matched.
-func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
-	q, err := q.normalize()
+func (ix *Index) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
+	q, err := q.Normalize()
 	if err != nil {
 		return nil, err
 	}
@@ -412,10 +434,10 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrIndexClosed) {
+		if errors.Is(err, ErrClosed) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("search: searching the index: %w", err)
+		return nil, fmt.Errorf("localindex: searching the index: %w", err)
 	}
 	if len(top.Hits) == 0 {
 		return nil, nil
@@ -424,17 +446,17 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	for _, h := range res.Hits {
 		byID[h.ID] = h
 	}
-	out := make([]Result, 0, len(top.Hits))
+	out := make([]search.Result, 0, len(top.Hits))
 	for _, ranked := range top.Hits {
 		hit := byID[ranked.ID]
 		if hit == nil {
 			continue // replaced or deleted between the passes
 		}
 		link, _ := hit.Fields[fieldURL].(string)
-		if link == "" || !urlAllowed(link, q.Domains) {
+		if link == "" || !search.AllowedURL(link, q.Domains) {
 			continue
 		}
-		r := Result{URL: link}
+		r := search.Result{URL: link}
 		r.Title, _ = hit.Fields[fieldTitle].(string)
 		text, _ := hit.Fields[fieldContent].(string)
 		var offsets []int
@@ -443,79 +465,11 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 				offsets = append(offsets, int(l.Start))
 			}
 		}
-		r.Content = snippet(text, offsets, MaxSnippetRunes)
+		r.Content = snippet(text, offsets, search.MaxSnippetRunes)
 		if p, _ := hit.Fields[fieldPublished].(string); p != "" {
 			r.Published, _ = time.Parse(time.RFC3339Nano, p)
 		}
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// snippet returns at most n characters of text, whitespace collapsed,
-// from the window that holds the most of the byte offsets of matched
-// terms (the start of text when none), marked with "…" where cut.
-func snippet(text string, offsets []int, n int) string {
-	start := 0
-	if len(offsets) > 0 && len(text) > n {
-		slices.Sort(offsets)
-		// The window of about n bytes that holds the most offsets, two
-		// pointers over the sorted offsets; earliest wins ties.
-		best, bestCount := offsets[0], 0
-		for i, j := 0, 0; i < len(offsets); i++ {
-			for j < len(offsets) && offsets[j] < offsets[i]+n*3/4 {
-				j++
-			}
-			if j-i > bestCount {
-				best, bestCount = offsets[i], j-i
-			}
-		}
-		// Some context before the first match, from a word boundary.
-		start = max(0, min(best, len(text))-n/8)
-		for start > 0 && !utf8.RuneStart(text[start]) {
-			start--
-		}
-		if sp := strings.IndexAny(text[start:min(best, len(text))], " \n\t"); start > 0 && sp >= 0 {
-			start += sp + 1
-		}
-	}
-	prefix := ""
-	if strings.TrimSpace(text[:start]) != "" {
-		prefix = "…"
-	}
-	room := n - utf8.RuneCountInString(prefix)
-	// One character more than there is room for says whether to cut.
-	body := collapseSpace(text[start:], room+1)
-	if utf8.RuneCountInString(body) > room {
-		body = truncateRunes(body, room)
-	}
-	return prefix + body
-}
-
-// collapseSpace returns the first n characters of s with leading and
-// trailing whitespace dropped and each run of whitespace made one space;
-// it reads no further into s than it needs.
-func collapseSpace(s string, n int) string {
-	var b strings.Builder
-	count, space := 0, false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			if count == n {
-				break
-			}
-			b.WriteByte(' ')
-			count++
-			space = false
-		}
-		if count == n {
-			break
-		}
-		b.WriteRune(r)
-		count++
-	}
-	return b.String()
 }

@@ -1,4 +1,4 @@
-package search
+package localindex
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/inferkit/inferkit/search"
 )
 
 // writeFiles writes files (path under dir → content) and returns dir.
@@ -31,7 +33,7 @@ func writeFiles(t testing.TB, dir string, files map[string]string) string {
 
 func openTestIndex(t testing.TB) *Index {
 	t.Helper()
-	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"))
+	ix, err := Open(filepath.Join(t.TempDir(), "index"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func openTestIndex(t testing.TB) *Index {
 	return ix
 }
 
-func urls(rs []Result) []string {
+func urls(rs []search.Result) []string {
 	var out []string
 	for _, r := range rs {
 		out = append(out, r.URL)
@@ -94,7 +96,7 @@ func TestIndexAddFolderAndSearch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			got, err := ix.Search(t.Context(), Query{Text: tt.query})
+			got, err := ix.Search(t.Context(), search.Query{Text: tt.query})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +121,7 @@ func TestIndexAddFolderAndSearch(t *testing.T) {
 			}
 		})
 	}
-	got, _ := ix.Search(t.Context(), Query{Text: "bananas"})
+	got, _ := ix.Search(t.Context(), search.Query{Text: "bananas"})
 	if len(got) != 1 || !got[0].Published.Equal(mtime) {
 		t.Errorf("Published = %v, want the file's modification time %v", got, mtime)
 	}
@@ -135,7 +137,7 @@ func TestIndexRanking(t *testing.T) {
 	if _, err := ix.AddFolder(t.Context(), root, FolderOptions{BaseURL: "https://example.com/"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ix.Search(t.Context(), Query{Text: "kv cache"})
+	got, err := ix.Search(t.Context(), search.Query{Text: "kv cache"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +172,7 @@ func TestIndexReindexReplaces(t *testing.T) {
 		{"bananas", []string{"file://" + filepath.ToSlash(filepath.Join(filepath.Dir(abs), "keep.md"))}},
 	}
 	for _, tt := range tests {
-		got, err := ix.Search(t.Context(), Query{Text: tt.query})
+		got, err := ix.Search(t.Context(), search.Query{Text: tt.query})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,12 +211,12 @@ func TestIndexDomainsAndCount(t *testing.T) {
 		{"parent of evil", []string{"evil.net"}, 3, 3, []string{"example.com.evil.net"}},
 		{"no match", []string{"other.org"}, 20, 0, nil},
 		{"count", nil, 2, 2, nil},
-		{"default count", nil, 0, DefaultCount, nil},
+		{"default count", nil, 0, search.DefaultCount, nil},
 		{"all", nil, 20, 20, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ix.Search(t.Context(), Query{Text: "common", Count: tt.count, Domains: tt.domains})
+			got, err := ix.Search(t.Context(), search.Query{Text: "common", Count: tt.count, Domains: tt.domains})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,13 +248,13 @@ func TestIndexSnippet(t *testing.T) {
 	if _, err := ix.AddFolder(t.Context(), root, FolderOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ix.Search(t.Context(), Query{Text: "quokka"})
+	got, err := ix.Search(t.Context(), search.Query{Text: "quokka"})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("got %v, %v; want one result", got, err)
 	}
 	c := got[0].Content
-	if n := utf8.RuneCountInString(c); n > MaxSnippetRunes || n < MaxSnippetRunes/2 {
-		t.Errorf("snippet has %d characters, want up to %d", n, MaxSnippetRunes)
+	if n := utf8.RuneCountInString(c); n > search.MaxSnippetRunes || n < search.MaxSnippetRunes/2 {
+		t.Errorf("snippet has %d characters, want up to %d", n, search.MaxSnippetRunes)
 	}
 	if !strings.HasPrefix(c, "…") || !strings.HasSuffix(c, "…") || !strings.Contains(c, "the quokka smiles") {
 		t.Errorf("snippet = %q, want the middle of the text around the match", c)
@@ -262,7 +264,7 @@ func TestIndexSnippet(t *testing.T) {
 func TestIndexLifecycle(t *testing.T) {
 	t.Parallel() // waits a second for a lock
 	dir := filepath.Join(t.TempDir(), "index")
-	ix, err := OpenIndex(dir)
+	ix, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,45 +275,45 @@ func TestIndexLifecycle(t *testing.T) {
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ix.Search(t.Context(), Query{Text: "wombats"}); !errors.Is(err, ErrIndexClosed) {
-		t.Errorf("Search after Close = %v, want ErrIndexClosed", err)
+	if _, err := ix.Search(t.Context(), search.Query{Text: "wombats"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Search after Close = %v, want ErrClosed", err)
 	}
-	if _, err := ix.AddFolder(t.Context(), root, FolderOptions{}); !errors.Is(err, ErrIndexClosed) {
-		t.Errorf("AddFolder after Close = %v, want ErrIndexClosed", err)
+	if _, err := ix.AddFolder(t.Context(), root, FolderOptions{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("AddFolder after Close = %v, want ErrClosed", err)
 	}
-	if err := ix.Close(); !errors.Is(err, ErrIndexClosed) {
-		t.Errorf("second Close = %v, want ErrIndexClosed", err)
+	if err := ix.Close(); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Close = %v, want ErrClosed", err)
 	}
 
 	// Reopened, it still holds the document.
-	ix, err = OpenIndex(dir)
+	ix, err = Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	if got, err := ix.Search(t.Context(), Query{Text: "wombats"}); err != nil || len(got) != 1 {
+	if got, err := ix.Search(t.Context(), search.Query{Text: "wombats"}); err != nil || len(got) != 1 {
 		t.Errorf("Search after reopening = %v, %v; want one result", got, err)
 	}
 
 	// A second Index on the same directory fails rather than waits.
 	start := time.Now()
-	if ix2, err := OpenIndex(dir); err == nil {
+	if ix2, err := Open(dir); err == nil {
 		ix2.Close()
-		t.Error("OpenIndex of an index already open succeeded, want an error")
+		t.Error("Open of an index already open succeeded, want an error")
 	} else if !strings.Contains(err.Error(), "open in another") || time.Since(start) > 10*time.Second {
-		t.Errorf("OpenIndex of an index already open = %v after %v", err, time.Since(start))
+		t.Errorf("Open of an index already open = %v after %v", err, time.Since(start))
 	}
 
 	// An empty directory becomes an index; one that holds other things
 	// does not.
 	empty := t.TempDir()
-	if ix2, err := OpenIndex(empty); err != nil {
-		t.Errorf("OpenIndex(empty dir) = %v", err)
+	if ix2, err := Open(empty); err != nil {
+		t.Errorf("Open(empty dir) = %v", err)
 	} else {
 		ix2.Close()
 	}
-	if _, err := OpenIndex(root); err == nil || !strings.Contains(err.Error(), "not a search index") {
-		t.Errorf("OpenIndex(folder of documents) = %v, want an error", err)
+	if _, err := Open(root); err == nil || !strings.Contains(err.Error(), "not a search index") {
+		t.Errorf("Open(folder of documents) = %v, want an error", err)
 	}
 }
 
@@ -348,11 +350,11 @@ func TestIndexErrors(t *testing.T) {
 		{"cancelled search", func() error {
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
-			_, err := ix.Search(ctx, Query{Text: "x"})
+			_, err := ix.Search(ctx, search.Query{Text: "x"})
 			return err
 		}, "context canceled"},
 		{"invalid query", func() error {
-			_, err := ix.Search(t.Context(), Query{Text: "x", Domains: []string{"a/b"}})
+			_, err := ix.Search(t.Context(), search.Query{Text: "x", Domains: []string{"a/b"}})
 			return err
 		}, "query.domains[0]"},
 	}
@@ -376,7 +378,7 @@ func TestIndexConcurrentSearch(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			for range 10 {
-				got, err := ix.Search(t.Context(), Query{Text: "bananas"})
+				got, err := ix.Search(t.Context(), search.Query{Text: "bananas"})
 				if err != nil || len(got) != 1 {
 					errs <- fmt.Errorf("searcher %d: %d results, %v", i, len(got), err)
 					return
@@ -396,60 +398,13 @@ func TestIndexConcurrentSearch(t *testing.T) {
 	}
 }
 
-func TestSnippet(t *testing.T) {
-	words := make([]string, 2000)
-	for i := range words {
-		words[i] = "filler"
+func TestHostSuffixes(t *testing.T) {
+	got := strings.Join(hostSuffixes("Docs.Example.com."), ",")
+	if want := "docs.example.com,example.com,com"; got != want {
+		t.Errorf("hostSuffixes = %s, want %s", got, want)
 	}
-	words[1500] = "needle"
-	text := strings.Join(words, " \n ")
-	at := strings.Index(text, "needle")
-	tests := []struct {
-		name    string
-		offsets []int
-		prefix  string
-		has     string
-	}{
-		{"around the match", []int{at}, "…", "needle"},
-		{"no match", nil, "filler", "filler"},
-		{"offset past the end", []int{len(text) + 10}, "…", "filler"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := snippet(text, tt.offsets, 100)
-			if n := utf8.RuneCountInString(s); n > 100 {
-				t.Errorf("snippet has %d characters, more than 100", n)
-			}
-			if !strings.HasPrefix(s, tt.prefix) || !strings.Contains(s, tt.has) {
-				t.Errorf("snippet = %q, want it to start with %q and hold %q", s, tt.prefix, tt.has)
-			}
-			if strings.Contains(s, "\n") || strings.Contains(s, "  ") {
-				t.Errorf("snippet = %q, want whitespace collapsed", s)
-			}
-		})
-	}
-	if s := snippet("short  text", []int{0}, 100); s != "short text" {
-		t.Errorf("short snippet = %q", s)
-	}
-}
-
-func TestCollapseSpace(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"  a \n\t b  ", 10, "a b"},
-		{"abc def", 3, "abc"},
-		{"abc def", 4, "abc "},
-		{"abc def", 5, "abc d"},
-		{"ünï cödé", 5, "ünï c"},
-		{"", 5, ""},
-	}
-	for _, tt := range tests {
-		if got := collapseSpace(tt.in, tt.n); got != tt.want {
-			t.Errorf("collapseSpace(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
+	if hostSuffixes("") != nil {
+		t.Error("hostSuffixes(\"\") must be empty")
 	}
 }
 
@@ -471,7 +426,7 @@ func BenchmarkIndexSearch(b *testing.B) {
 	if n, err := ix.AddFolder(context.Background(), root, FolderOptions{BaseURL: "https://docs.example.com/"}); err != nil || n != 200 {
 		b.Fatalf("AddFolder = %d, %v", n, err)
 	}
-	q := Query{Text: "grammar sampling caveats", Count: 5}
+	q := search.Query{Text: "grammar sampling caveats", Count: 5}
 	b.ResetTimer()
 	for b.Loop() {
 		got, err := ix.Search(context.Background(), q)
