@@ -320,6 +320,12 @@ var engineParams = map[string][3]string{
 	"PromptLogprobs":    {"echo", "echo", "echo"},
 	"Choices":           {"n", "n", "n"},
 	"Dimensions":        {"dimensions", "dimensions", "dimensions"},
+	// The search options come from web_search_options (chat), the
+	// web_search tool (messages, responses).
+	"Search":              {"web_search_options", "tools", "tools"},
+	"Search.MaxSearches":  {"web_search_options", "tools.max_uses", "max_tool_calls"},
+	"Search.Results":      {"web_search_options.search_context_size", "tools", "tools.search_context_size"},
+	"Search.ContentChars": {"web_search_options.search_context_size", "tools", "tools.search_context_size"},
 }
 
 // toolField matches the engine's field of a tool's parameters.

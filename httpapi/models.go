@@ -69,10 +69,15 @@ func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
 
 // chatObject is a chat model's catalog object, with the context one
 // request may really use. It lists images among the inputs when the
-// engine loaded a projector for the model, and only then, whatever the
-// catalog entry says.
+// engine loaded a projector for the model, and web_search among the
+// features when the engine has a search backend, and only then, whatever
+// the catalog entry says.
 func chatObject(m catalog.Model, info inference.ModelInfo) catalog.Object {
 	o := m.Object(info.ContextLength)
+	o.SupportedFeatures = slices.DeleteFunc(o.SupportedFeatures, func(s string) bool { return s == "web_search" })
+	if info.WebSearch {
+		o.SupportedFeatures = append(o.SupportedFeatures, "web_search")
+	}
 	hasImage := slices.Contains(o.InputModalities, "image")
 	switch {
 	case info.Images && !hasImage:

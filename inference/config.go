@@ -81,7 +81,7 @@ type Config struct {
 	// waits. Default 5 minutes, as Ollama's; negative means never.
 	KeepAlive time.Duration
 	// Search runs the web searches of requests that enable them
-	// (Request.Search): a search.SearXNG, a search.Index over local
+	// (Request.Search): a search.SearXNG, a localindex.Index over local
 	// documents, or an application's own. nil: requests that ask to
 	// search fail with a *FieldError naming Search.
 	Search search.Searcher

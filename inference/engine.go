@@ -175,6 +175,7 @@ func (e *Engine) load(path string) (*model, error) {
 		Encoder:       pooling == llamacpp.PoolingRank,
 		Embedding:     m.encoder != nil && pooling != llamacpp.PoolingRank,
 		LoadTime:      m.loadTime,
+		WebSearch:     m.runner != nil && e.cfg.Search != nil,
 	}
 	if open, _ := llm.Tokenize(thinkOpen, true); len(open) == 1 {
 		if close, _ := llm.Tokenize(thinkClose, true); len(close) == 1 {

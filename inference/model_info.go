@@ -42,6 +42,9 @@ type ModelInfo struct {
 	// Images says the model reads images: it was loaded with a projector
 	// (catalog.Model.Projector), and ScoreRequest.Images work on it.
 	Images bool
+	// WebSearch says requests may search the web on the model
+	// (Request.Search): it generates, and the engine has Config.Search.
+	WebSearch bool
 	// Loaded says the model's weights are in memory now: Config.KeepAlive
 	// and Engine.Unload unload an idle model, and a request or
 	// Engine.Load loads it again.

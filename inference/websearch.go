@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/search"
 )
@@ -144,26 +143,11 @@ func searchResultText(query string, results []search.Result, first, chars int) s
 		if !r.Published.IsZero() {
 			fmt.Fprintf(&b, "Published %s\n", r.Published.Format("2006-01-02"))
 		}
-		b.WriteString(cutRunes(r.Content, chars))
+		b.WriteString(search.Truncate(r.Content, chars))
 		b.WriteString("\n")
 	}
 	b.WriteString("\nCite a result you use with its number in brackets, such as [1].")
 	return b.String()
-}
-
-// cutRunes returns s cut to at most n characters.
-func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for k := range s {
-		if i == n {
-			return s[:k] + "…"
-		}
-		i++
-	}
-	return s
 }
 
 // citer takes the citation markers ([n], for a source n the model has

@@ -182,7 +182,7 @@ func (e *Engine) search(ctx context.Context, call ToolCall, opts *SearchOptions,
 	} else {
 		sc.Status, sc.Results = SearchCompleted, results[:min(len(results), opts.Results)]
 		for i := range sc.Results {
-			sc.Results[i].Content = cutRunes(sc.Results[i].Content, opts.ContentChars)
+			sc.Results[i].Content = search.Truncate(sc.Results[i].Content, opts.ContentChars)
 		}
 	}
 	done := sc
