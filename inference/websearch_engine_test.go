@@ -159,3 +159,27 @@ func TestSearchRefused(t *testing.T) {
 		})
 	}
 }
+
+// The model's [2] becomes a citation of the second result, tied to the
+// sentence it ends, and leaves the text; the answer is forced here through
+// a grammar, after the forced search.
+func TestSearchCitation(t *testing.T) {
+	e := searchEngine(t, &fakeSearch{results: paris})
+	req := searchRequest(&inference.SearchOptions{Force: true, MaxSearches: 1})
+	req.Format = &inference.Format{Grammar: `root ::= "Lyon is a city in France [2]. It is big."`}
+	evs, res := stream(t, e, req)
+	if res.Text != "Lyon is a city in France. It is big." {
+		t.Fatalf("text %q", res.Text)
+	}
+	want := inference.Citation{Start: 0, End: len("Lyon is a city in France"), Source: 2, URL: paris[1].URL, Title: "Lyon"}
+	if len(res.Citations) != 1 || res.Citations[0] != want {
+		t.Fatalf("citations %+v, want %+v", res.Citations, want)
+	}
+	var streamed []inference.Citation
+	for _, ev := range evs {
+		streamed = append(streamed, ev.Citations...)
+	}
+	if len(streamed) != 1 || streamed[0] != want {
+		t.Errorf("streamed citations %+v", streamed)
+	}
+}
