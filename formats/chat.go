@@ -60,9 +60,9 @@ type ChatRequest struct {
 	PresencePenalty   *float64 `json:"presence_penalty,omitzero"`
 	RepetitionPenalty *float64 `json:"repetition_penalty,omitzero"`
 	N                 *int     `json:"n,omitzero"`
-	// WebSearchOptions asks for web search, which no backend here
-	// serves: it is refused rather than ignored.
-	WebSearchOptions json.RawMessage `json:"web_search_options,omitzero"`
+	// WebSearchOptions makes the model search the web before it answers,
+	// as OpenAI's search models do (see inference.SearchOptions).
+	WebSearchOptions *ChatWebSearchOptions `json:"web_search_options,omitzero"`
 	Logprobs         *bool           `json:"logprobs,omitzero"`
 	TopLogprobs      *int            `json:"top_logprobs,omitzero"`
 
@@ -182,6 +182,22 @@ type ChatToolCall struct {
 type ChatFunctionCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// ChatWebSearchOptions is a chat request's web_search_options.
+type ChatWebSearchOptions struct {
+	// SearchContextSize is low, medium (the default) or high: how much
+	// of each search the model reads.
+	SearchContextSize string `json:"search_context_size,omitzero"`
+	// UserLocation is {type: approximate, approximate: {city, country,
+	// region, timezone}}.
+	UserLocation *ChatUserLocation `json:"user_location,omitzero"`
+}
+
+// ChatUserLocation is web_search_options.user_location.
+type ChatUserLocation struct {
+	Type        string             `json:"type,omitzero"` // approximate
+	Approximate *WebSearchLocation `json:"approximate,omitzero"`
 }
 
 // ChatToolChoice is the string none, auto or required, or the object
@@ -338,8 +354,20 @@ func (r *ChatRequest) Canonical() (Request, error) {
 	if err := logprobs(&out, r.Logprobs, r.TopLogprobs, "top_logprobs"); err != nil {
 		return Request{}, err
 	}
-	if k := jsonKind(r.WebSearchOptions); k != "nothing" && k != "null" {
-		return Request{}, invalid("web_search_options", "web_search_options: web search is not available on this server; send the sources in the messages instead")
+	if o := r.WebSearchOptions; o != nil {
+		if out.Search, err = searchContextSize("web_search_options.search_context_size", o.SearchContextSize); err != nil {
+			return Request{}, err
+		}
+		// A search model searches before it answers.
+		out.Search.Force = true
+		if l := o.UserLocation; l != nil {
+			if l.Type != "" && l.Type != "approximate" {
+				return Request{}, invalid("web_search_options.user_location.type", "web_search_options.user_location.type must be approximate, got %q", l.Type)
+			}
+			if out.Search.Location, err = l.Approximate.location("web_search_options.user_location.approximate"); err != nil {
+				return Request{}, err
+			}
+		}
 	}
 	if err := checkMetadata("metadata", r.Metadata); err != nil {
 		return Request{}, err
@@ -581,6 +609,13 @@ func NewChatRequest(r Request) ChatRequest {
 	}
 	if r.OneToolCall {
 		out.ParallelToolCalls = ptr(false)
+	}
+	if o := r.Search; o != nil {
+		out.WebSearchOptions = &ChatWebSearchOptions{SearchContextSize: contextSizeOf(o)}
+		if l := webSearchLocation(o.Location); l != nil {
+			l.Type = ""
+			out.WebSearchOptions.UserLocation = &ChatUserLocation{Type: "approximate", Approximate: l}
+		}
 	}
 	if r.Instructions != "" {
 		out.Messages = append(out.Messages, ChatMessage{Role: "system", Content: ChatText(r.Instructions)})

@@ -43,6 +43,35 @@ type ChatCompletionMessage struct {
 	Refusal *string `json:"refusal"`
 	// ToolCalls is null when the model called no tool.
 	ToolCalls []ChatToolCall `json:"tool_calls"`
+	// Annotations are the url_citation annotations of the search
+	// results the answer cites (web_search_options), else absent.
+	Annotations []ChatAnnotation `json:"annotations,omitzero"`
+}
+
+// ChatAnnotation is a url_citation: the span of the content, in
+// characters, that cites a search result.
+type ChatAnnotation struct {
+	Type        string          `json:"type"` // url_citation
+	URLCitation ChatURLCitation `json:"url_citation"`
+}
+
+// ChatURLCitation is what a url_citation cites and where.
+type ChatURLCitation struct {
+	StartIndex int    `json:"start_index"`
+	EndIndex   int    `json:"end_index"`
+	URL        string `json:"url"`
+	Title      string `json:"title"`
+}
+
+// chatAnnotations returns the annotations of citations over text (the
+// answer, or the part of it streamed so far).
+func chatAnnotations(text string, cites []inference.Citation) []ChatAnnotation {
+	var out []ChatAnnotation
+	for _, c := range cites {
+		out = append(out, ChatAnnotation{Type: "url_citation", URLCitation: ChatURLCitation{
+			StartIndex: charIndex(text, c.Start), EndIndex: charIndex(text, c.End), URL: c.URL, Title: c.Title}})
+	}
+	return out
 }
 
 // ChatUsage counts the tokens of a completion. The details are always
@@ -156,7 +185,7 @@ func NewChatCompletion(req Request, results []inference.Result, o Options) ChatC
 	}
 	for i, res := range results {
 		finish, matched := chatFinish(res)
-		msg := ChatCompletionMessage{Role: "assistant", Content: res.Text, ToolCalls: chatToolCalls(res.ToolCalls)}
+		msg := ChatCompletionMessage{Role: "assistant", Content: res.Text, ToolCalls: chatToolCalls(res.ToolCalls), Annotations: chatAnnotations(res.Text, res.Citations)}
 		if req.showReasoning() {
 			msg.ReasoningContent = res.Summary
 		}

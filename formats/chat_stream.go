@@ -3,6 +3,7 @@ package formats
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -41,6 +42,9 @@ type ChatDelta struct {
 	// index, id, type and function name with empty arguments; the next
 	// has the index and the arguments.
 	ToolCalls []ChatToolCallDelta `json:"tool_calls,omitzero"`
+	// Annotations are the citations of search results that the text up
+	// to this chunk's completes, as the message's annotations.
+	Annotations []ChatAnnotation `json:"annotations,omitzero"`
 }
 
 // ChatToolCallDelta is a piece of a streamed tool call, as OpenAI streams
@@ -85,6 +89,7 @@ type chatChoiceStream struct {
 	sent    progress
 	calls   int // tool calls sent
 	ended   bool
+	text    strings.Builder // the content sent, for citations' offsets
 }
 
 // NewChatStream returns an encoder writing to w for req.
@@ -141,8 +146,9 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	}
 	// Entries go with the text of their tokens, or alone when their
 	// tokens wrote nothing to show (tool-call markup, a held-back end).
-	if text != "" || len(lps) > 0 && s.req.Logprobs {
-		d := ChatDelta{}
+	c.text.WriteString(text)
+	if text != "" || len(lps) > 0 && s.req.Logprobs || len(ev.Citations) > 0 {
+		d := ChatDelta{Annotations: chatAnnotations(c.text.String(), ev.Citations)}
 		if text != "" {
 			d.Content = ptr(text)
 		}

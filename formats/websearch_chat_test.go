@@ -1,0 +1,84 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/search"
+)
+
+func TestChatWebSearchOptions(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{"search_context_size":"low",
+		"user_location":{"type":"approximate","approximate":{"city":"Lyon","country":"FR","timezone":"Europe/Paris"}}}}`
+	r, err := ParseChatRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &inference.SearchOptions{Force: true, Results: 3, ContentChars: 500, Location: &search.Location{City: "Lyon", Country: "FR", Timezone: "Europe/Paris"}}
+	if !reflect.DeepEqual(r.Search, want) {
+		t.Errorf("search %+v, want %+v", r.Search, want)
+	}
+	// Back to the wire and in again: the same request.
+	again, err := ParseChatRequest(mustJSON(t, NewChatRequest(r)))
+	if err != nil || !reflect.DeepEqual(again.Search, want) {
+		t.Errorf("round trip: %+v, %v", again.Search, err)
+	}
+	r, err = ParseChatRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{}}`))
+	if err != nil || r.Search == nil || r.Search.Results != 5 || r.Search.ContentChars != 1000 || !r.Search.Force {
+		t.Errorf("empty options: %+v, %v; want medium, forced", r.Search, err)
+	}
+}
+
+// A chat answer that cites search results carries url_citation
+// annotations in characters, whole in a completion and with the chunk
+// that completes each in a stream.
+func TestChatAnnotations(t *testing.T) {
+	text := "Café ☕ is in Lyon. Paris too."
+	cites := []inference.Citation{
+		{Start: 0, End: strings.Index(text, "."), Source: 2, URL: "https://example.org/lyon", Title: "Lyon"},
+		{Start: strings.Index(text, "Paris"), End: len(text) - 1, Source: 1, URL: "https://example.org/paris", Title: "Paris"},
+	}
+	res := inference.Result{Text: text, Citations: cites, FinishReason: inference.FinishStop}
+	want := []ChatAnnotation{
+		{Type: "url_citation", URLCitation: ChatURLCitation{StartIndex: 0, EndIndex: 17, URL: "https://example.org/lyon", Title: "Lyon"}},
+		{Type: "url_citation", URLCitation: ChatURLCitation{StartIndex: 19, EndIndex: 28, URL: "https://example.org/paris", Title: "Paris"}},
+	}
+	c := NewChatCompletion(Request{Request: inference.Request{Model: "m"}}, []inference.Result{res}, Options{})
+	if got := c.Choices[0].Message.Annotations; !reflect.DeepEqual(got, want) {
+		t.Errorf("completion annotations %+v, want %+v", got, want)
+	}
+
+	var buf bytes.Buffer
+	s := NewChatStream(&buf, Request{Request: inference.Request{Model: "m"}}, Options{})
+	cut := strings.Index(text, " Paris")
+	for _, ev := range []inference.Event{
+		{Text: text[:cut], Citations: cites[:1]},
+		{Text: text[cut:], Citations: cites[1:]},
+		{Final: &res},
+	} {
+		if err := s.Event(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []ChatAnnotation
+	for line := range strings.Lines(buf.String()) {
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var chunk ChatCompletionChunk
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range chunk.Choices {
+			got = append(got, ch.Delta.Annotations...)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("streamed annotations %+v, want %+v", got, want)
+	}
+}
