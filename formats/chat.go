@@ -63,8 +63,8 @@ type ChatRequest struct {
 	// WebSearchOptions makes the model search the web before it answers,
 	// as OpenAI's search models do (see inference.SearchOptions).
 	WebSearchOptions *ChatWebSearchOptions `json:"web_search_options,omitzero"`
-	Logprobs         *bool           `json:"logprobs,omitzero"`
-	TopLogprobs      *int            `json:"top_logprobs,omitzero"`
+	Logprobs         *bool                 `json:"logprobs,omitzero"`
+	TopLogprobs      *int                  `json:"top_logprobs,omitzero"`
 
 	User     string            `json:"user,omitzero"`
 	Metadata map[string]string `json:"metadata,omitzero"`
