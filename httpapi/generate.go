@@ -163,16 +163,29 @@ func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (c
 // and template, beyond the thinking it reads.
 const summaryInstructionTokens = 128
 
+// searchTurnTokens bounds the tokens that one search adds to the
+// conversation beyond its results' text: the call, the tool message's
+// markup and numbering.
+const searchTurnTokens = 128
+
 // reservation is the most a prepared request may use: its prompt tokens
 // and each choice's output limit, and, when it asks for a summary, each
 // choice's thinking read again under a short instruction and the
-// summary's bound.
+// summary's bound. A request that searches reads its prompt again after
+// each search, with the results so far: each search reserves the prompt
+// again and its results at a token per two characters, more than English
+// text takes (settling counts what the turns really read). The output
+// limit bounds the turns' output together.
 func reservation(p *inference.Prepared) (inputs, outputs int64) {
 	n := int64(choicesOf(p.Request))
 	inputs, outputs = int64(p.InputTokens), int64(p.MaxOutputTokens)*n
 	if l := p.Request.Summary; l != inference.SummaryNone {
 		inputs += (int64(p.MaxOutputTokens) + summaryInstructionTokens) * n
 		outputs += int64(inference.MaxSummaryTokens(l)) * n
+	}
+	if s := p.Request.Search; s != nil {
+		perSearch := int64(p.InputTokens) + int64(s.Results)*int64(s.ContentChars/2+searchTurnTokens) + searchTurnTokens
+		inputs += int64(s.MaxSearches) * perSearch
 	}
 	return inputs, outputs
 }
@@ -197,16 +210,25 @@ func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Mode
 }
 
 // generated accumulates what a generation produced, for the usage of one
-// that ends without a result.
+// that ends without a result: its text, and the searches it ran, whose
+// results the model read.
 type generated struct {
-	text  strings.Builder
-	steps int
+	text     strings.Builder
+	steps    int
+	searches int
+	read     strings.Builder // the results of the searches
 }
 
 func (g *generated) add(ev inference.Event) {
 	g.text.WriteString(ev.Reasoning)
 	g.text.WriteString(ev.Text)
 	g.steps++
+	if s := ev.Search; s != nil && s.Status != inference.SearchSearching {
+		g.searches++
+		for _, r := range s.Results {
+			g.read.WriteString(r.Title + "\n" + r.URL + "\n" + r.Content + "\n")
+		}
+	}
 }
 
 // settle settles a's reservation at the end of a generation of p: with
@@ -232,7 +254,13 @@ func (h *Handler) settle(r *http.Request, a *admission, p *inference.Prepared, r
 		if k, err := h.engine.CountTokens(inference.Request{Model: ir.Model, Prompt: g.text.String()}); err == nil && k > out {
 			out = k
 		}
-		a.settle(r, ratelimit.Usage{Requests: 1, InputTokens: int64(n), OutputTokens: int64(out), Images: images(ir)})
+		// After each search the model read its prompt again, and the
+		// results.
+		in := n * (1 + g.searches)
+		if k, err := h.engine.CountTokens(inference.Request{Model: ir.Model, Prompt: g.read.String()}); err == nil && g.searches > 0 {
+			in += k
+		}
+		a.settle(r, ratelimit.Usage{Requests: 1, InputTokens: int64(in), OutputTokens: int64(out), Images: images(ir)})
 	}
 }
 

@@ -84,12 +84,14 @@ type metrics struct {
 	ids      []string               // the keys of models, sorted
 
 	prompt, cached, generated, ratio *prometheus.Desc
+	searches                         *prometheus.Desc
 	queue, active, sequences, load   *prometheus.Desc
 }
 
 // modelUsage is the running totals of one catalog model.
 type modelUsage struct {
 	prompt, cached, generated atomic.Int64
+	searches                  atomic.Int64
 	ttft, tpot                prometheus.Observer
 }
 
@@ -110,6 +112,7 @@ func newMetrics(engine Engine, models []catalog.Model) *metrics {
 		cached:    desc("cached_tokens_total", "Prompt tokens served from the prefix cache without being decoded again."),
 		generated: desc("generated_tokens_total", "Tokens generated, reasoning included."),
 		ratio:     desc("prefix_cache_hit_ratio", "Cached prompt tokens over prompt tokens since the server started."),
+		searches:  desc("web_searches_total", "Web searches that generations ran (their results count as prompt tokens)."),
 		queue:     desc("queue_depth", "Requests waiting for a free sequence of the model."),
 		active:    desc("active_sequences", "Sequences of the model serving a request."),
 		sequences: desc("sequences", "Sequences the model decodes at once."),
@@ -132,7 +135,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.requests.Describe(ch)
 	m.ttft.Describe(ch)
 	m.tpot.Describe(ch)
-	for _, d := range []*prometheus.Desc{m.prompt, m.cached, m.generated, m.ratio, m.queue, m.active, m.sequences, m.load} {
+	for _, d := range []*prometheus.Desc{m.prompt, m.cached, m.generated, m.ratio, m.searches, m.queue, m.active, m.sequences, m.load} {
 		ch <- d
 	}
 }
@@ -149,6 +152,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.prompt, prometheus.CounterValue, float64(prompt), id)
 		ch <- prometheus.MustNewConstMetric(m.cached, prometheus.CounterValue, float64(cached), id)
 		ch <- prometheus.MustNewConstMetric(m.generated, prometheus.CounterValue, float64(u.generated.Load()), id)
+		ch <- prometheus.MustNewConstMetric(m.searches, prometheus.CounterValue, float64(u.searches.Load()), id)
 		if prompt > 0 {
 			ch <- prometheus.MustNewConstMetric(m.ratio, prometheus.GaugeValue, float64(cached)/float64(prompt), id)
 		}
@@ -208,6 +212,7 @@ func (m *metrics) generation(id string, res *inference.Result) {
 	u.prompt.Add(int64(us.PromptTokens))
 	u.cached.Add(int64(us.CachedTokens))
 	u.generated.Add(int64(us.CompletionTokens))
+	u.searches.Add(int64(us.WebSearches))
 	if us.CompletionTokens > 0 {
 		u.ttft.Observe((tm.Queued + tm.Prefill).Seconds())
 	}

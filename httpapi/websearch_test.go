@@ -57,7 +57,9 @@ func searxng(t *testing.T) search.Searcher {
 }
 
 // docsIndex indexes a temporary folder of two Markdown pages served at
-// https://docs.example.org/.
+// https://docs.example.org/. The tiny model's queries are noise, which
+// matches no word: the index is searched for "capital of France" instead,
+// which ranks Paris first and Lyon second, as the SearXNG server does.
 func docsIndex(t *testing.T) search.Searcher {
 	t.Helper()
 	docs := t.TempDir()
@@ -77,7 +79,18 @@ func docsIndex(t *testing.T) search.Searcher {
 	if _, err := ix.AddFolder(context.Background(), docs, localindex.FolderOptions{BaseURL: "https://docs.example.org/"}); err != nil {
 		t.Fatal(err)
 	}
-	return ix
+	return fixedQuery{ix, "capital of France"}
+}
+
+// fixedQuery searches s for its text, whatever the query's.
+type fixedQuery struct {
+	s    search.Searcher
+	text string
+}
+
+func (f fixedQuery) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
+	q.Text = f.text
+	return f.s.Search(ctx, q)
 }
 
 // searchServer serves the tiny model under core-2-5-mini with s as the
