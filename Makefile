@@ -29,7 +29,7 @@ export CGO_CFLAGS   := -O3 $(ARCH)
 export CGO_CXXFLAGS := -O3 $(ARCH)
 export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
 
-.PHONY: setup build run test bench env redis ffmpeg hostile
+.PHONY: setup build run test bench env redis ffmpeg hostile docs-index
 .DEFAULT_GOAL := build
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
@@ -94,6 +94,11 @@ build: setup
 
 run: build
 	./bin/inferkit-server -addr $(ADDR) $(ARGS)
+
+# docs-index indexes the repository's own documents for the offline web
+# search demo: make docs-index && make run ARGS="-search-index .build/docs-index"
+docs-index:
+	$(GO) run ./examples/searchindex -index .build/docs-index -base-url https://github.com/inferkit/inferkit/blob/main/ .
 
 bench: setup
 	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi

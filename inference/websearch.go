@@ -113,7 +113,7 @@ func (o *SearchOptions) check() error {
 var searchTool = Tool{
 	Name:        SearchToolName,
 	Description: "Search the web. Returns numbered results; cite a result you use with its number in brackets, such as [1], right after the sentence that uses it.",
-	Parameters:  []byte(`{"type":"object","properties":{"query":{"type":"string","description":"What to search for","minLength":1,"maxLength":200}},"required":["query"]}`),
+	Parameters:  []byte(`{"type":"object","properties":{"query":{"type":"string","description":"What to search for","minLength":1,"maxLength":100}},"required":["query"]}`),
 }
 
 // searchQuery reads the query of a call of the search tool.

@@ -43,10 +43,13 @@ func TestParseFlags(t *testing.T) {
 	if o.keepAlive != 5*time.Minute || o.cacheMiB != 4096 || o.cacheDir != "" {
 		t.Errorf("prompt cache and keep-alive defaults: %+v", o)
 	}
+	if o, err := parseFlags([]string{"-search-url", "http://127.0.0.1:8888"}, func(string) string { return "" }, io.Discard); err != nil || o.searchURL != "http://127.0.0.1:8888" {
+		t.Errorf("-search-url: %+v %v", o, err)
+	}
 	if o, err := parseFlags([]string{"-metrics=false"}, func(string) string { return "" }, io.Discard); err != nil || !o.noMetrics {
 		t.Errorf("-metrics=false: %+v %v", o, err)
 	}
-	for _, args := range [][]string{{"-model", "nopath"}, {"-model", "=x.gguf"}, {"-model", "id="}, {"extra"}, {"-ctx", "many"}, {"-cache-mib", "0"}, {"-keep-alive", "-1s"}} {
+	for _, args := range [][]string{{"-model", "nopath"}, {"-model", "=x.gguf"}, {"-model", "id="}, {"extra"}, {"-ctx", "many"}, {"-cache-mib", "0"}, {"-keep-alive", "-1s"}, {"-search-url", "http://a", "-search-index", "b"}} {
 		if _, err := parseFlags(args, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%q accepted", args)
 		}

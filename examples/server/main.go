@@ -68,6 +68,13 @@
 //	-keep-alive D     free a model's memory after D without a request,
 //	                  and load it again on the next (default 5m; 0 keeps
 //	                  models loaded)
+//	-search-url URL   let chat models search the web through the SearXNG
+//	                  instance at URL (its JSON API): chat's
+//	                  web_search_options, the responses and messages
+//	                  web_search tools
+//	-search-index DIR let them search the local index in DIR instead,
+//	                  which go run ./examples/searchindex builds from
+//	                  folders of text, Markdown and HTML (offline search)
 //	-store PATH       keep stored responses (previous_response_id, GET
 //	                  /v1/responses/{id}) in the file PATH, so that they
 //	                  survive a restart (default: in memory)
@@ -121,6 +128,8 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/search"
+	"github.com/inferkit/inferkit/search/localindex"
 )
 
 // options are the command line's settings.
@@ -151,6 +160,9 @@ type options struct {
 	// keepAlive is how long an idle model stays loaded (-keep-alive); 0
 	// is for ever.
 	keepAlive time.Duration
+	// searchURL and searchIndex name the search backend (-search-url,
+	// -search-index); at most one.
+	searchURL, searchIndex string
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -273,6 +285,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep the KV states of prompt prefixes in `DIR` across restarts (default in memory only)")
 	fs.Int64Var(&o.cacheMiB, "cache-mib", 4096, "bound the files of -cache-dir at `N` MiB")
 	fs.DurationVar(&o.keepAlive, "keep-alive", 5*time.Minute, "free an idle model's memory after this long, and load it again on the next request (0: never)")
+	fs.StringVar(&o.searchURL, "search-url", "", "search the web through the SearXNG instance at `URL`")
+	fs.StringVar(&o.searchIndex, "search-index", "", "search the local index in `DIR` (built by examples/searchindex)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
 	fs.BoolVar(&o.fetchImages, "fetch-images", false, "fetch the images requests name by http or https URL (public addresses only, 10 MiB and 10 s at most)")
@@ -282,6 +296,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	o.noMetrics = !*metrics
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("inferkit-server: unexpected arguments %q", fs.Args())
+	}
+	if o.searchURL != "" && o.searchIndex != "" {
+		return o, errors.New("inferkit-server: -search-url and -search-index: give one search backend")
 	}
 	if o.cacheMiB <= 0 || o.keepAlive < 0 {
 		return o, fmt.Errorf("inferkit-server: -cache-mib %d and -keep-alive %v: want a positive size and a duration of 0 or more", o.cacheMiB, o.keepAlive)
@@ -317,6 +334,29 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		}
 	}
 	return o, nil
+}
+
+// searchBackend opens the search backend that -search-url or
+// -search-index names (nil, and a no-op close, for none).
+func searchBackend(o options) (search.Searcher, func(), error) {
+	switch {
+	case o.searchURL != "":
+		s, err := search.NewSearXNG(search.SearXNGConfig{URL: o.searchURL})
+		if err != nil {
+			return nil, nil, fmt.Errorf("inferkit-server: -search-url: %w", err)
+		}
+		return s, func() {}, nil
+	case o.searchIndex != "":
+		if _, err := os.Stat(o.searchIndex); err != nil {
+			return nil, nil, fmt.Errorf("inferkit-server: -search-index: %w (build it with go run ./examples/searchindex -index %s FOLDER)", err, o.searchIndex)
+		}
+		ix, err := localindex.Open(o.searchIndex)
+		if err != nil {
+			return nil, nil, fmt.Errorf("inferkit-server: -search-index: %w", err)
+		}
+		return ix, func() { ix.Close() }, nil
+	}
+	return nil, func() {}, nil
 }
 
 // loadProgress logs a line each time a model's load passes another
@@ -392,11 +432,18 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	}
 	defer closeShared()
 
+	searcher, closeSearch, err := searchBackend(o)
+	if err != nil {
+		return err
+	}
+	defer closeSearch()
+
 	start := time.Now()
 	cfg := inference.Config{
 		Models: o.models, Parallel: o.parallel, Context: o.ctx, Threads: o.threads, Logger: logger,
 		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
 		CacheDir: o.cacheDir, CacheBytes: o.cacheMiB << 20, KeepAlive: o.keepAlive, Progress: loadProgress(logger),
+		Search: searcher,
 	}
 	if o.keepAlive == 0 {
 		cfg.KeepAlive = -1 // for ever
