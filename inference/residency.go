@@ -158,11 +158,10 @@ func (e *Engine) stopSweeper() {
 // now. Requests load a model themselves; Load lets an application do it
 // ahead of them.
 func (e *Engine) Load(ctx context.Context, id string) error {
-	m, release, err := e.acquire(ctx, id)
+	_, release, err := e.acquire(ctx, id)
 	if err != nil {
 		return err
 	}
-	_ = m
 	release()
 	return nil
 }
