@@ -14,6 +14,10 @@ import (
 // and each call of it runs a search whose numbered results go back to the
 // model, which goes on answering and cites them as [n]. The zero value
 // searches at most 3 times, 5 results of up to 1,000 characters each.
+//
+// Request.MaxTokens bounds the output of every turn together. A turn that
+// calls the request's own tools ends the request with those calls, as
+// without Search; searches called beside them do not run.
 type SearchOptions struct {
 	// MaxSearches bounds the searches of the request, 1 to
 	// MaxSearchesPerRequest; 0 means 3. Calls past it are answered with

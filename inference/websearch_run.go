@@ -141,7 +141,9 @@ func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, 
 		next := req
 		next.Search, next.Messages = nil, msgs
 		next.Tools = append(slices.Clip(req.Tools), searchTool)
-		next.MaxTokens, next.ClampMaxTokens = budget, false
+		// What is left of the output limit, within the room the longer
+		// conversation leaves.
+		next.MaxTokens, next.ClampMaxTokens = budget, true
 		var err error
 		if turn, err = e.Prepare(next); err != nil {
 			yield(Event{}, fmt.Errorf("inference: the conversation with the search results: %w", err))
