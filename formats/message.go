@@ -5,9 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/search"
 )
 
 // Message is the response of a messages request.
@@ -17,7 +22,11 @@ type Message struct {
 	Role string `json:"role"` // assistant
 	// Content is a thinking block when the model thought, then the text
 	// block (left out when the model only called tools), then a tool_use
-	// block per tool call.
+	// block per tool call. The answer of a request that searches is
+	// split instead, as its stream writes it (see MessagesStream): its
+	// text in blocks, with a server_tool_use and a web_search_tool_result
+	// block where the model searched, and each span of text that cites
+	// results a block of its own with its citations.
 	Content []MessagesBlock `json:"content"`
 	Model   string          `json:"model"`
 	// StopReason is end_turn, stop_sequence, max_tokens or tool_use; null
@@ -46,15 +55,29 @@ type MessagesUsage struct {
 	OutputTokens             int `json:"output_tokens"`
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	// ServerToolUse counts the searches of a request with the web search
+	// tool; nil for other requests.
+	ServerToolUse *MessagesServerToolUse `json:"server_tool_use,omitzero"`
+}
+
+// MessagesServerToolUse counts the requests of the server tools: the web
+// searches (inference.Usage.WebSearches). Web fetches are always 0.
+type MessagesServerToolUse struct {
+	WebSearchRequests int `json:"web_search_requests"`
+	WebFetchRequests  int `json:"web_fetch_requests"`
 }
 
 // newMessagesUsage converts the engine's usage of a finished request.
-func newMessagesUsage(u inference.Usage) MessagesUsage {
-	return MessagesUsage{
+func newMessagesUsage(req Request, u inference.Usage) MessagesUsage {
+	out := MessagesUsage{
 		OutputTokens:             u.CompletionTokens,
 		CacheCreationInputTokens: u.PromptTokens - u.CachedTokens,
 		CacheReadInputTokens:     u.CachedTokens,
 	}
+	if req.Search != nil {
+		out.ServerToolUse = &MessagesServerToolUse{WebSearchRequests: u.WebSearches}
+	}
+	return out
 }
 
 // messagesStop returns the stop reason and stop sequence of a result.
@@ -81,6 +104,97 @@ func toolUseBlock(c inference.ToolCall) MessagesBlock {
 	return MessagesBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input}
 }
 
+// srvToolID is the id of a search's server_tool_use block: srvtoolu_ and
+// the search's id without its ws_.
+func srvToolID(searchID string) string { return "srvtoolu_" + strings.TrimPrefix(searchID, "ws_") }
+
+// serverToolUseBlock returns the server_tool_use block of a search.
+func serverToolUseBlock(sc inference.SearchCall) MessagesBlock {
+	input, _ := marshal(struct {
+		Query string `json:"query"`
+	}{sc.Query})
+	return MessagesBlock{Type: "server_tool_use", ID: srvToolID(sc.ID), Name: inference.SearchToolName, Input: input}
+}
+
+// webSearchResultBlock returns the web_search_tool_result block of a
+// finished search: its results, or the error unavailable when it failed.
+func webSearchResultBlock(sc inference.SearchCall) MessagesBlock {
+	content := &MessagesWebSearchContent{Results: []MessagesWebSearchResult{}}
+	if sc.Status == inference.SearchFailed {
+		content = &MessagesWebSearchContent{ErrorCode: "unavailable"}
+	}
+	for _, r := range sc.Results {
+		res := MessagesWebSearchResult{Type: "web_search_result", URL: r.URL, Title: r.Title,
+			EncryptedContent: seal(sealedResult{URL: r.URL, Title: r.Title, Content: r.Content, PageAge: r.Published})}
+		if !r.Published.IsZero() {
+			res.PageAge = ptr(r.Published.Format("January 2, 2006"))
+		}
+		content.Results = append(content.Results, res)
+	}
+	return MessagesBlock{Type: "web_search_tool_result", ToolUseID: srvToolID(sc.ID), WebSearch: content}
+}
+
+// citedChars bounds a citation's cited_text, in characters.
+const citedChars = 150
+
+// messagesCitation returns the citation of c, a result of searches.
+func messagesCitation(c inference.Citation, searches []inference.SearchCall) MessagesCitation {
+	out := MessagesCitation{Type: "web_search_result_location", URL: c.URL, Title: c.Title,
+		EncryptedIndex: seal(sealedIndex{Source: c.Source})}
+	for _, sc := range searches {
+		if i := c.Source - sc.First; i >= 0 && i < len(sc.Results) {
+			out.CitedText = search.Truncate(sc.Results[i].Content, citedChars)
+		}
+	}
+	return out
+}
+
+// sealedResult is what a result's encrypted_content carries: the result
+// as the model read it.
+type sealedResult struct {
+	URL     string    `json:"url"`
+	Title   string    `json:"title"`
+	Content string    `json:"content"`
+	PageAge time.Time `json:"page_age,omitzero"`
+}
+
+// sealedIndex is what a citation's encrypted_index carries: the number
+// the model cited the result with.
+type sealedIndex struct {
+	Source int `json:"source"`
+}
+
+// sealVersion is the first byte that seal writes: the version of its
+// layout.
+const sealVersion = 1
+
+// seal returns v as an encrypted_content or encrypted_index: base64 of a
+// version byte and v's JSON, which unseal reads back when a client gives
+// the block back. It is opaque, not encrypted: it carries only what the
+// client was shown or could write in a tool result itself.
+func seal(v any) string {
+	b, err := marshal(v)
+	if err != nil { // cannot happen: v is one of the sealed types
+		panic(err)
+	}
+	return base64.StdEncoding.EncodeToString(append([]byte{sealVersion}, b...))
+}
+
+// unseal reads what seal wrote into v.
+func unseal(s string, v any) error {
+	b, err := base64.StdEncoding.DecodeString(s)
+	switch {
+	case err != nil:
+		return errors.New("it is not base64")
+	case len(b) == 0 || b[0] != sealVersion:
+		return errors.New("its version is unknown")
+	}
+	if err := json.Unmarshal(b[1:], v); err != nil {
+		return fmt.Errorf("its JSON is not valid: %v", err)
+	}
+	return nil
+}
+
 // signature returns the signature of a thinking block: an opaque,
 // deterministic digest of its text. The Anthropic SDKs require the field
 // and send it back with the block; the server does not check it.
@@ -102,13 +216,21 @@ func NewMessage(req Request, res inference.Result, o Options) Message {
 		ID: o.id("msg_"), Type: "message", Role: "assistant", Model: req.Model,
 		Content:    []MessagesBlock{},
 		StopReason: stop, StopSequence: seq,
-		Usage: newMessagesUsage(res.Usage),
+		Usage: newMessagesUsage(req, res.Usage),
 	}
 	if res.Reasoning != "" {
 		m.Content = append(m.Content, MessagesBlock{Type: "thinking", Thinking: res.Reasoning,
 			Signature: signature(res.Reasoning), ThinkingLatencyMS: ptr(thinkingLatency(res))})
 	}
-	if res.Text != "" || len(res.ToolCalls) == 0 {
+	switch {
+	case req.Search != nil:
+		// The blocks that the stream of res writes.
+		s := &MessagesStream{req: req, index: len(m.Content), collect: m.add}
+		_ = s.rest(res) // collecting cannot fail
+		if !s.textDone && len(res.ToolCalls) == 0 {
+			m.Content = append(m.Content, MessagesBlock{Type: "text"})
+		}
+	case res.Text != "" || len(res.ToolCalls) == 0:
 		m.Content = append(m.Content, MessagesBlock{Type: "text", Text: res.Text})
 	}
 	for _, c := range res.ToolCalls {
@@ -117,18 +239,68 @@ func NewMessage(req Request, res inference.Result, o Options) Message {
 	return m
 }
 
-// Result returns the engine result that m carries. Timings are zero.
+// add folds an event of a messages stream into m's blocks: a block
+// started, or a delta of the last one.
+func (m *Message) add(ev MessagesEvent) {
+	switch ev.Type {
+	case "content_block_start":
+		m.Content = append(m.Content, *ev.ContentBlock)
+	case "content_block_delta":
+		b := &m.Content[len(m.Content)-1]
+		switch d := ev.Delta; d.Type {
+		case "text_delta":
+			b.Text += *d.Text
+		case "citations_delta":
+			b.Citations = append(b.Citations, *d.Citation)
+		case "input_json_delta":
+			b.Input = json.RawMessage(*d.PartialJSON)
+		}
+	}
+}
+
+// Result returns the engine result that m carries. Timings are zero; a
+// failed search's Error is its error_code.
 func (m Message) Result() inference.Result {
 	var res inference.Result
 	var text, thinking strings.Builder
+	sources := 0 // the results of the searches so far
 	for _, b := range m.Content {
 		switch b.Type {
 		case "text":
+			start := text.Len()
 			text.WriteString(b.Text)
+			for _, c := range b.Citations {
+				var ix sealedIndex
+				_ = unseal(c.EncryptedIndex, &ix)
+				res.Citations = append(res.Citations, inference.Citation{Start: start, End: text.Len(), Source: ix.Source, URL: c.URL, Title: c.Title})
+			}
 		case "thinking":
 			thinking.WriteString(b.Thinking)
 		case "tool_use":
 			res.ToolCalls = append(res.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
+		case "server_tool_use":
+			var input struct {
+				Query string `json:"query"`
+			}
+			_ = json.Unmarshal(b.Input, &input)
+			res.Searches = append(res.Searches, inference.SearchCall{ID: "ws_" + strings.TrimPrefix(b.ID, "srvtoolu_"),
+				Query: input.Query, Status: inference.SearchSearching, At: text.Len()})
+		case "web_search_tool_result":
+			i := slices.IndexFunc(res.Searches, func(sc inference.SearchCall) bool { return srvToolID(sc.ID) == b.ToolUseID })
+			if i < 0 || b.WebSearch == nil {
+				continue
+			}
+			sc := &res.Searches[i]
+			sc.Status, sc.First = inference.SearchCompleted, sources+1
+			if b.WebSearch.ErrorCode != "" {
+				sc.Status, sc.Error = inference.SearchFailed, b.WebSearch.ErrorCode
+			}
+			for _, r := range b.WebSearch.Results {
+				sr := sealedResult{URL: r.URL, Title: r.Title}
+				_ = unseal(r.EncryptedContent, &sr)
+				sc.Results = append(sc.Results, search.Result{URL: sr.URL, Title: sr.Title, Content: sr.Content, Published: sr.PageAge})
+			}
+			sources += len(sc.Results)
 		}
 	}
 	res.Text, res.Reasoning = text.String(), thinking.String()
@@ -151,6 +323,9 @@ func (m Message) Result() inference.Result {
 		PromptTokens:     u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
 		CachedTokens:     u.CacheReadInputTokens,
 		CompletionTokens: u.OutputTokens,
+	}
+	if u.ServerToolUse != nil {
+		res.Usage.WebSearches = u.ServerToolUse.WebSearchRequests
 	}
 	return res
 }

@@ -3,12 +3,14 @@ package formats
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/search"
 )
 
 // Messages defaults of the spec.
@@ -21,8 +23,9 @@ const (
 
 // MessagesRequest is the body of POST /v1/messages. Beside the spec's
 // fields it accepts what the Anthropic SDKs send: system as a string,
-// content as a string, stop_sequences, top_k, tools, tool_choice and
-// metadata.user_id. Unknown fields are ignored.
+// content as a string, stop_sequences, top_k, tools (the web search tool
+// among them), tool_choice and metadata.user_id. Unknown fields are
+// ignored.
 type MessagesRequest struct {
 	Model    string            `json:"model"`
 	Messages []MessagesMessage `json:"messages"`
@@ -69,12 +72,79 @@ type MessagesMetadata struct {
 	UserID string `json:"user_id,omitzero"`
 }
 
-// MessagesTool is a tool definition of the messages style.
+// MessagesTool is a tool definition of the messages style: a custom tool
+// (type custom or absent), or the web search tool (type
+// web_search_20250305 or a newer dated web_search type, name web_search),
+// which lets the model search through the engine's search backend
+// (inference.SearchOptions) with the options below.
 type MessagesTool struct {
-	Type        string          `json:"type,omitzero"` // custom or absent
+	Type        string          `json:"type,omitzero"`
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitzero"`
 	InputSchema json.RawMessage `json:"input_schema,omitzero"`
+
+	// MaxUses bounds the searches of the request, 1 to
+	// inference.MaxSearchesPerRequest; absent means the engine's 3.
+	MaxUses *int `json:"max_uses,omitzero"`
+	// AllowedDomains restricts the results to these hosts and their
+	// subdomains.
+	AllowedDomains []string `json:"allowed_domains,omitzero"`
+	// BlockedDomains is refused: the search backends filter by allowed
+	// domains only.
+	BlockedDomains []string              `json:"blocked_domains,omitzero"`
+	UserLocation   *MessagesUserLocation `json:"user_location,omitzero"`
+}
+
+// MessagesUserLocation is where the user is, for the web search tool:
+// type approximate, each field optional.
+type MessagesUserLocation struct {
+	Type     string `json:"type"`
+	City     string `json:"city,omitzero"`
+	Region   string `json:"region,omitzero"`
+	Country  string `json:"country,omitzero"`
+	Timezone string `json:"timezone,omitzero"`
+}
+
+// webSearchTypes are the web search tool's types, as the Anthropic SDKs
+// name them.
+var webSearchTypes = []string{"web_search_20250305", "web_search_20260209", "web_search_20260318"}
+
+// isWebSearch reports whether t is the web search tool.
+func (t MessagesTool) isWebSearch() bool { return slices.Contains(webSearchTypes, t.Type) }
+
+// searchOptions checks the web search tool at path p and returns its
+// options: 5 results of up to 1,000 characters each.
+func (t MessagesTool) searchOptions(p string) (*inference.SearchOptions, error) {
+	if t.Name != inference.SearchToolName {
+		return nil, invalid(p+".name", "%s.name must be %q for the web search tool, got %q", p, inference.SearchToolName, t.Name)
+	}
+	if len(t.BlockedDomains) > 0 {
+		return nil, invalid(p+".blocked_domains", "%s.blocked_domains is not supported: the search backends filter by allowed domains only (allowed_domains)", p)
+	}
+	opts := &inference.SearchOptions{Results: 5, ContentChars: 1000, Domains: slices.Clone(t.AllowedDomains)}
+	if t.MaxUses != nil {
+		if n := *t.MaxUses; n < 1 || n > inference.MaxSearchesPerRequest {
+			return nil, invalid(p+".max_uses", "%s.max_uses must be 1 to %d, got %d", p, inference.MaxSearchesPerRequest, n)
+		}
+		opts.MaxSearches = *t.MaxUses
+	}
+	if l := t.UserLocation; l != nil {
+		if l.Type != "approximate" {
+			return nil, invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
+		}
+		opts.Location = &search.Location{City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
+	}
+	// Every query of the request carries these options: check them once
+	// here, to name the parameter at fault.
+	q := search.Query{Text: "x", Count: opts.Results, Location: opts.Location, Domains: opts.Domains}
+	var qe *search.QueryError
+	if err := q.Validate(); errors.As(err, &qe) {
+		param := p + "." + strings.NewReplacer("domains", "allowed_domains", "location", "user_location").Replace(qe.Field)
+		return nil, invalid(param, "%s %s", param, qe.Message)
+	} else if err != nil {
+		return nil, invalid(p, "%s: %v", p, err)
+	}
+	return opts, nil
 }
 
 // MessagesToolChoice is {type: auto|any|tool|none, name}.
@@ -151,20 +221,23 @@ func (c *MessagesContent) UnmarshalJSON(data []byte) error {
 
 // messagesWireBlock is a block as a content array holds it, its content
 // kept raw: MessagesContent.decode reads it only where it means something.
+// Citations are not read: a text block given back means its text.
 type messagesWireBlock struct {
 	messagesPlainBlock
-	Content json.RawMessage `json:"content"`
+	Content   json.RawMessage `json:"content"`
+	Citations json.RawMessage `json:"citations"`
 }
 
 // messagesPlainBlock is MessagesBlock's fields without its methods.
 type messagesPlainBlock MessagesBlock
 
 // decode reads content; with toolResults, a tool_result block's content
-// too, itself without toolResults. The content of other blocks, and of the
-// blocks in a tool result, is left out: the canonical request reads
-// neither, and reading content inside content level after level would take
-// time quadratic in the nesting (json.Unmarshal checks its whole input at
-// every level), minutes for a hostile body of tool results thousands deep.
+// too, itself without toolResults, and a web_search_tool_result's results.
+// The content of other blocks, and of the blocks in a tool result, is left
+// out: the canonical request reads neither, and reading content inside
+// content level after level would take time quadratic in the nesting
+// (json.Unmarshal checks its whole input at every level), minutes for a
+// hostile body of tool results thousands deep.
 func (c *MessagesContent) decode(data []byte, toolResults bool) error {
 	*c = MessagesContent{}
 	var wire []messagesWireBlock
@@ -183,16 +256,25 @@ func (c *MessagesContent) decode(data []byte, toolResults bool) error {
 				return err
 			}
 		}
+		if raw := bytes.TrimSpace(w.Content); toolResults && w.Type == "web_search_tool_result" && len(raw) > 0 && string(raw) != "null" {
+			c.Blocks[i].WebSearch = new(MessagesWebSearchContent)
+			c.Blocks[i].WebSearch.decode(raw)
+		}
 	}
 	return nil
 }
 
-// MessagesBlock is one content block: text (Text), thinking (Thinking,
-// Signature, ThinkingLatencyMS), image (Source), tool_use (ID, Name,
-// Input) or tool_result (ToolUseID, Content, IsError).
+// MessagesBlock is one content block: text (Text, Citations), thinking
+// (Thinking, Signature, ThinkingLatencyMS), image (Source), tool_use (ID,
+// Name, Input), tool_result (ToolUseID, Content, IsError), or a web
+// search: server_tool_use (ID, Name web_search, Input {query}) and
+// web_search_tool_result (ToolUseID, WebSearch).
 type MessagesBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text,omitzero"`
+	// Citations are the web search results that a text block's text
+	// comes from.
+	Citations []MessagesCitation `json:"citations,omitzero"`
 
 	Thinking  string `json:"thinking,omitzero"`
 	Signature string `json:"signature,omitzero"`
@@ -208,6 +290,134 @@ type MessagesBlock struct {
 	ToolUseID string           `json:"tool_use_id,omitzero"`
 	Content   *MessagesContent `json:"content,omitzero"`
 	IsError   bool             `json:"is_error,omitzero"`
+	// WebSearch is the content of a web_search_tool_result, written as
+	// its "content".
+	WebSearch *MessagesWebSearchContent `json:"-"`
+}
+
+// MessagesCitation is a citation of a web search result
+// (web_search_result_location): its URL and title, an opaque reference
+// to it, and the start of its text, up to 150 characters.
+type MessagesCitation struct {
+	Type           string `json:"type"`
+	URL            string `json:"url"`
+	Title          string `json:"title"`
+	EncryptedIndex string `json:"encrypted_index"`
+	CitedText      string `json:"cited_text"`
+}
+
+// MessagesWebSearchContent is the content of a web_search_tool_result:
+// the results, or, when ErrorCode is set, the error object
+// {type: web_search_tool_result_error, error_code}.
+type MessagesWebSearchContent struct {
+	Results   []MessagesWebSearchResult
+	ErrorCode string
+
+	err error // what decode found wrong, reported with its path by canonical
+}
+
+// MessagesWebSearchResult is one result of a web search
+// (web_search_result). EncryptedContent carries what the model read of
+// it, so that the result means the same when a client gives it back (see
+// seal); PageAge is the date the page was published, or null.
+type MessagesWebSearchResult struct {
+	Type             string  `json:"type"`
+	URL              string  `json:"url"`
+	Title            string  `json:"title"`
+	EncryptedContent string  `json:"encrypted_content"`
+	PageAge          *string `json:"page_age"`
+}
+
+// MarshalJSON writes the results (an array), or the error object.
+func (c MessagesWebSearchContent) MarshalJSON() ([]byte, error) {
+	if c.ErrorCode != "" {
+		return marshal(struct {
+			Type      string `json:"type"`
+			ErrorCode string `json:"error_code"`
+		}{"web_search_tool_result_error", c.ErrorCode})
+	}
+	if c.Results == nil {
+		return []byte("[]"), nil
+	}
+	return marshal(c.Results)
+}
+
+// decode reads the results or the error object, keeping what is wrong
+// with them in err.
+func (c *MessagesWebSearchContent) decode(data []byte) {
+	switch kind := jsonKind(data); kind {
+	case "array":
+		c.err = decodeJSON(data, &c.Results)
+	case "object":
+		var e struct {
+			Type      string `json:"type"`
+			ErrorCode string `json:"error_code"`
+		}
+		if c.err = decodeJSON(data, &e); c.err != nil {
+			return
+		}
+		switch {
+		case e.Type != "web_search_tool_result_error":
+			c.err = &RequestError{Param: "type", Message: fmt.Sprintf("type must be web_search_tool_result_error, got %q", e.Type)}
+		case e.ErrorCode == "":
+			c.err = missing("error_code")
+		}
+		c.ErrorCode = e.ErrorCode
+	default:
+		c.err = typeError("", kind, "array of web_search_result or web_search_tool_result_error")
+	}
+}
+
+// toolText returns the tool message of a search given back (at path)
+// with its query: the results that the encrypted_content of each carries,
+// numbered from first, as the model read them; or its failure. n is the
+// number of results.
+func (c *MessagesWebSearchContent) toolText(path, query string, first int) (text string, n int, err error) {
+	switch {
+	case c == nil:
+		return "", 0, missing(path)
+	case c.err != nil:
+		return "", 0, prefixed(path, c.err)
+	case c.ErrorCode != "":
+		return "The search failed: " + c.ErrorCode, 0, nil
+	}
+	results := make([]search.Result, len(c.Results))
+	for k, r := range c.Results {
+		var sr sealedResult
+		if err := unseal(r.EncryptedContent, &sr); err != nil {
+			p := fmt.Sprintf("%s[%d].encrypted_content", path, k)
+			return "", 0, invalid(p, "%s is not the encrypted_content of a result from this server: %v", p, err)
+		}
+		results[k] = search.Result{URL: sr.URL, Title: sr.Title, Content: sr.Content, Published: sr.PageAge}
+	}
+	return searchText(query, results, first, maxSearchChars), len(results), nil
+}
+
+// maxSearchChars bounds the text of a result given back, as
+// inference.SearchOptions.ContentChars bounds it.
+const maxSearchChars = 10000
+
+// searchText is what the model reads of a search: each result numbered
+// from first, with its title, URL, date and text (cut to chars
+// characters). It is the layout of the engine's own tool message
+// (inference's searchResultText, which is not exported), so that a search
+// given back reads as the model read it.
+func searchText(query string, results []search.Result, first, chars int) string {
+	if len(results) == 0 {
+		return fmt.Sprintf("No results for %q.", query)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Results for %q:\n", query)
+	for i, r := range results {
+		fmt.Fprintf(&b, "\n[%d] %s\n%s\n", first+i, r.Title, r.URL)
+		if !r.Published.IsZero() {
+			fmt.Fprintf(&b, "Published %s\n", r.Published.Format("2006-01-02"))
+		}
+		b.WriteString(search.Truncate(r.Content, chars))
+		b.WriteString("\n")
+	}
+	b.WriteString("\nCite a result you use with its number in brackets, such as [1].")
+	return b.String()
 }
 
 // MarshalJSON writes the fields of the block's type, empty strings
@@ -216,9 +426,10 @@ func (b MessagesBlock) MarshalJSON() ([]byte, error) {
 	switch b.Type {
 	case "text":
 		return marshal(struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}{b.Type, b.Text})
+			Type      string             `json:"type"`
+			Text      string             `json:"text"`
+			Citations []MessagesCitation `json:"citations,omitzero"`
+		}{b.Type, b.Text, b.Citations})
 	case "thinking":
 		return marshal(struct {
 			Type              string `json:"type"`
@@ -226,7 +437,7 @@ func (b MessagesBlock) MarshalJSON() ([]byte, error) {
 			Signature         string `json:"signature"`
 			ThinkingLatencyMS *int64 `json:"thinking_latency_ms,omitzero"`
 		}{b.Type, b.Thinking, b.Signature, b.ThinkingLatencyMS})
-	case "tool_use":
+	case "tool_use", "server_tool_use":
 		input := b.Input
 		if len(input) == 0 {
 			input = json.RawMessage("{}")
@@ -237,6 +448,12 @@ func (b MessagesBlock) MarshalJSON() ([]byte, error) {
 			Name  string          `json:"name"`
 			Input json.RawMessage `json:"input"`
 		}{b.Type, b.ID, b.Name, input})
+	case "web_search_tool_result":
+		return marshal(struct {
+			Type      string                    `json:"type"`
+			ToolUseID string                    `json:"tool_use_id"`
+			Content   *MessagesWebSearchContent `json:"content"`
+		}{b.Type, b.ToolUseID, b.WebSearch})
 	}
 	type plain MessagesBlock
 	return marshal(plain(b))
@@ -259,7 +476,10 @@ func ParseMessagesRequest(body []byte) (Request, error) {
 
 // Canonical validates r and returns its canonical Request with the
 // messages defaults: 512 max tokens, thinking enabled with 8192 budget
-// tokens (effort high, its text returned), temperature 0.1, top_p 1.
+// tokens (effort high, its text returned), temperature 0.1, top_p 1. The
+// web search tool becomes Search (see MessagesTool); a tool_choice that
+// names it, or any with no other tool, makes the model search first
+// (Search.Force).
 func (r *MessagesRequest) Canonical() (Request, error) {
 	out := Request{Request: inference.Request{Model: r.Model}}
 	if r.Model == "" {
@@ -340,10 +560,20 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 	}
 
 	var err error
+	searches := slices.ContainsFunc(r.Tools, MessagesTool.isWebSearch)
 	for i, t := range r.Tools {
 		p := fmt.Sprintf("tools[%d]", i)
+		if t.isWebSearch() {
+			if out.Search != nil {
+				return Request{}, invalid(p+".type", "%s.type: a request has at most one web search tool", p)
+			}
+			if out.Search, err = t.searchOptions(p); err != nil {
+				return Request{}, err
+			}
+			continue
+		}
 		if t.Type != "" && t.Type != "custom" {
-			return Request{}, invalid(p+".type", "%s.type %q is not supported; only custom tools", p, t.Type)
+			return Request{}, invalid(p+".type", "%s.type %q is not supported; only custom tools and %s", p, t.Type, strings.Join(webSearchTypes, ", "))
 		}
 		if err := checkToolName(p+".name", t.Name); err != nil {
 			return Request{}, err
@@ -351,16 +581,25 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		if err := checkSchema(p+".input_schema", t.InputSchema); err != nil {
 			return Request{}, err
 		}
+		if t.Name == inference.SearchToolName && searches {
+			return Request{}, invalid(p+".name", "%s.name %q is the web search tool's name", p, t.Name)
+		}
 		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.InputSchema)})
 	}
 	out.ToolChoice = ToolChoice{Mode: "auto"}
 	if c := r.ToolChoice; c != nil {
 		mode := map[string]string{"auto": "auto", "any": "required", "tool": "function", "none": "none"}[c.Type]
-		if mode == "" {
+		switch {
+		case mode == "":
 			return Request{}, invalid("tool_choice.type", "tool_choice.type must be auto, any, tool or none, got %q", c.Type)
-		}
-		if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice{Mode: mode, Name: c.Name}, out.Tools); err != nil {
-			return Request{}, err
+		case out.Search != nil && (mode == "function" && c.Name == inference.SearchToolName || mode == "required" && len(out.Tools) == 0):
+			// The search is the tool the model must call: it searches
+			// first, then answers as it likes.
+			out.Search.Force = true
+		default:
+			if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice{Mode: mode, Name: c.Name}, out.Tools); err != nil {
+				return Request{}, err
+			}
 		}
 		out.OneToolCall = c.DisableParallelToolUse
 	}
@@ -378,7 +617,12 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 }
 
 // canonical checks one message and converts it: tool_result blocks become
-// tool messages before the rest of the user's content.
+// tool messages before the rest of the user's content. An assistant's
+// web search, a server_tool_use block and its web_search_tool_result,
+// becomes what the engine gave the model: a call of the search tool that
+// ends an assistant message, and a tool message with the results as the
+// model read them; the assistant's content after it is a message of its
+// own.
 func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 	var msg inference.Message
 	switch m.Role {
@@ -405,6 +649,11 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 	// The thinking of all blocks, built up in one buffer: += would copy
 	// the text so far at every block, quadratic time for many blocks.
 	var reasoning strings.Builder
+	// The queries of the searches, by server_tool_use id, and the number
+	// of the next search result: the model numbers the results of a
+	// response from 1.
+	queries := map[string]string{}
+	first := 1
 	for j, b := range m.Content.Blocks {
 		bp := fmt.Sprintf("%s.content[%d]", path, j)
 		switch b.Type {
@@ -447,6 +696,48 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 				return nil, invalid(bp+".input", "%s.input must be an object", bp)
 			}
 			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
+		case "server_tool_use":
+			if msg.Role != inference.RoleAssistant {
+				return nil, invalid(bp+".type", "%s: only assistant messages carry server_tool_use", bp)
+			}
+			if b.Name != inference.SearchToolName {
+				return nil, invalid(bp+".name", "%s.name must be %q, the one server tool, got %q", bp, inference.SearchToolName, b.Name)
+			}
+			if b.ID == "" {
+				return nil, missing(bp + ".id")
+			}
+			var input struct {
+				Query string `json:"query"`
+			}
+			if s := bytes.TrimSpace(b.Input); len(s) == 0 || s[0] != '{' || json.Unmarshal(s, &input) != nil {
+				return nil, invalid(bp+".input", "%s.input must be an object with a query", bp)
+			}
+			queries[b.ID] = input.Query
+			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: inference.SearchToolName, Arguments: toolArguments(b.Input)})
+		case "web_search_tool_result":
+			if msg.Role != inference.RoleAssistant {
+				return nil, invalid(bp+".type", "%s: only assistant messages carry web_search_tool_result", bp)
+			}
+			if b.ToolUseID == "" {
+				return nil, missing(bp + ".tool_use_id")
+			}
+			query, ok := queries[b.ToolUseID]
+			if !ok {
+				return nil, invalid(bp+".tool_use_id", "%s.tool_use_id %q names no server_tool_use block before it", bp, b.ToolUseID)
+			}
+			text, n, err := b.WebSearch.toolText(bp+".content", query, first)
+			if err != nil {
+				return nil, err
+			}
+			first += n
+			msg.Reasoning = reasoning.String()
+			reasoning.Reset()
+			if len(msg.Content) > 0 || len(msg.ToolCalls) > 0 || msg.Reasoning != "" {
+				out = append(out, msg)
+			}
+			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: b.ToolUseID, Name: inference.SearchToolName,
+				Content: []inference.Part{{Text: text}}})
+			msg = inference.Message{Role: msg.Role}
 		case "tool_result":
 			if msg.Role != inference.RoleUser {
 				return nil, invalid(bp+".type", "%s: only user messages carry tool_result", bp)
@@ -474,7 +765,7 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 		case "":
 			return nil, missing(bp + ".type")
 		default:
-			return nil, invalid(bp+".type", "%s.type must be text, image, thinking, tool_use or tool_result, got %q", bp, b.Type)
+			return nil, invalid(bp+".type", "%s.type must be text, image, thinking, tool_use, tool_result, server_tool_use or web_search_tool_result, got %q", bp, b.Type)
 		}
 	}
 	msg.Reasoning = reasoning.String()
@@ -486,8 +777,8 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 
 // NewMessagesRequest returns the messages request of r. Instructions and
 // system messages become the system blocks; tool messages become
-// tool_result blocks of a user message; every value is written, defaults
-// included.
+// tool_result blocks of a user message; Search becomes the web search
+// tool; every value is written, defaults included.
 func NewMessagesRequest(r Request) MessagesRequest {
 	out := MessagesRequest{
 		Model:         r.Model,
@@ -526,6 +817,19 @@ func NewMessagesRequest(r Request) MessagesRequest {
 	}
 	if mode := map[string]string{"auto": "auto", "required": "any", "function": "tool", "none": "none"}[r.ToolChoice.Mode]; mode != "" {
 		out.ToolChoice = &MessagesToolChoice{Type: mode, Name: r.ToolChoice.Name, DisableParallelToolUse: r.OneToolCall}
+	}
+	if o := r.Search; o != nil {
+		t := MessagesTool{Type: webSearchTypes[0], Name: inference.SearchToolName, AllowedDomains: slices.Clone(o.Domains)}
+		if o.MaxSearches > 0 {
+			t.MaxUses = ptr(o.MaxSearches)
+		}
+		if l := o.Location; l != nil {
+			t.UserLocation = &MessagesUserLocation{Type: "approximate", City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
+		}
+		out.Tools = append(out.Tools, t)
+		if o.Force {
+			out.ToolChoice = &MessagesToolChoice{Type: "tool", Name: inference.SearchToolName, DisableParallelToolUse: r.OneToolCall}
+		}
 	}
 	if r.Instructions != "" {
 		out.System.Blocks = append(out.System.Blocks, MessagesBlock{Type: "text", Text: r.Instructions})

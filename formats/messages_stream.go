@@ -3,6 +3,7 @@ package formats
 import (
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -15,10 +16,12 @@ type MessagesEvent struct {
 	Message *Message `json:"message,omitzero"`
 	// Index is the block of content_block_start, _delta and _stop.
 	Index *int `json:"index,omitzero"`
-	// ContentBlock is the empty block of content_block_start.
+	// ContentBlock is the block of content_block_start: empty, but for a
+	// web_search_tool_result, which comes whole.
 	ContentBlock *MessagesBlock `json:"content_block,omitzero"`
-	// Delta is a thinking_delta, signature_delta or text_delta of
-	// content_block_delta, or the stop reason of message_delta.
+	// Delta is a thinking_delta, signature_delta, text_delta,
+	// input_json_delta or citations_delta of content_block_delta, or the
+	// stop reason of message_delta.
 	Delta *MessagesDelta `json:"delta,omitzero"`
 	// Usage is the usage of message_delta.
 	Usage *MessagesUsage `json:"usage,omitzero"`
@@ -33,9 +36,12 @@ type MessagesDelta struct {
 	Signature *string `json:"signature,omitzero"`
 	// PartialJSON is a piece of a tool_use block's input, for
 	// input_json_delta.
-	PartialJSON  *string `json:"partial_json,omitzero"`
-	StopReason   *string `json:"stop_reason,omitzero"`
-	StopSequence *string `json:"stop_sequence,omitzero"`
+	PartialJSON *string `json:"partial_json,omitzero"`
+	// Citation is a citation of the open text block, for
+	// citations_delta.
+	Citation     *MessagesCitation `json:"citation,omitzero"`
+	StopReason   *string           `json:"stop_reason,omitzero"`
+	StopSequence *string           `json:"stop_sequence,omitzero"`
 }
 
 // MarshalJSON writes a content block delta's fields, or for message_delta
@@ -62,8 +68,24 @@ func (d MessagesDelta) MarshalJSON() ([]byte, error) {
 // with the stop reason (tool_use when the model called tools) and usage;
 // message_stop; and the spec's closing `data: [DONE]`, under the event
 // name "ping" (see messagesDoneEvent), so that every frame has an `event:`
-// line and the Anthropic SDKs skip the sentinel. A MessagesStream is not
-// safe for concurrent use.
+// line and the Anthropic SDKs skip the sentinel.
+//
+// The answer of a request that searches (Request.Search) comes in more
+// blocks, which NewMessage writes alike. When a search starts, the open
+// text block ends and a server_tool_use block holds its query
+// (content_block_start with input {}, one input_json_delta); when it
+// ends, a web_search_tool_result block holds its results, whole in its
+// content_block_start. Text after it opens a new text block. A
+// citation ends the span of text it follows (inference.Citation): it
+// comes as a citations_delta of the open text block, which then ends, so
+// that each cited span is a block of its own. The spaces and punctuation
+// after a citation or a search, which no span starts with, wait and
+// become a text block of their own before the next text. The thinking
+// of the turns after a search comes in thinking blocks after its blocks
+// (NewMessage has the whole thinking in its one thinking block), and
+// message_delta's usage counts the searches (server_tool_use).
+//
+// A MessagesStream is not safe for concurrent use.
 type MessagesStream struct {
 	// InputTokens, when set before the first event, is the prompt's token
 	// count, which message_start reports as usage.input_tokens (the part
@@ -82,6 +104,16 @@ type MessagesStream struct {
 	open     string // the open block's type: "", "thinking" or "text"
 	textDone bool   // a text block was opened
 	called   bool   // a tool_use block was sent
+	thought  int    // where the open thinking block's thinking starts in sent.reasoning
+
+	// The answer of a request that searches (see answer):
+	collect   func(MessagesEvent) // when set, takes the events in place of w (NewMessage)
+	at        int                 // bytes of the answer written
+	cited     bool                // the open text block has citations
+	lead      string              // spaces and punctuation held after a citation or a search
+	cites     int                 // citations taken
+	searches  []inference.SearchCall
+	announced string // the id of the last search whose server_tool_use block was written
 }
 
 // NewMessagesStream returns an encoder writing to w for req.
@@ -94,6 +126,10 @@ func (s *MessagesStream) ID() string { return s.id }
 
 // emit writes one event.
 func (s *MessagesStream) emit(ev MessagesEvent) error {
+	if s.collect != nil {
+		s.collect(ev)
+		return nil
+	}
 	return writeJSONEvent(s.w, ev.Type, ev)
 }
 
@@ -132,7 +168,7 @@ func (s *MessagesStream) closeBlock() error {
 		return nil
 	}
 	if s.open == "thinking" {
-		sig := signature(s.sent.reasoning.String())
+		sig := signature(s.sent.reasoning.String()[s.thought:])
 		if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
 			Delta: &MessagesDelta{Type: "signature_delta", Signature: &sig}}); err != nil {
 			return err
@@ -146,11 +182,16 @@ func (s *MessagesStream) closeBlock() error {
 
 // toolUse writes the block of one tool call.
 func (s *MessagesStream) toolUse(c inference.ToolCall) error {
+	s.called = true
+	return s.inputBlock(toolUseBlock(c))
+}
+
+// inputBlock writes a tool_use or server_tool_use block: its start with
+// input {}, the input in one input_json_delta, its stop.
+func (s *MessagesStream) inputBlock(block MessagesBlock) error {
 	if err := s.closeBlock(); err != nil {
 		return err
 	}
-	s.called = true
-	block := toolUseBlock(c)
 	input := string(block.Input)
 	block.Input = json.RawMessage("{}")
 	if err := s.emit(MessagesEvent{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block}); err != nil {
@@ -176,7 +217,12 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 		return err
 	}
 	reasoning, text, calls, _ := s.sent.next(ev)
-	if reasoning != "" && !s.textDone {
+	// Thinking comes before the text; with searches, before the text of
+	// each turn.
+	if reasoning != "" && (!s.textDone || s.req.Search != nil && s.open != "text") {
+		if s.open != "thinking" {
+			s.thought = s.sent.reasoning.Len() - len(reasoning)
+		}
 		if err := s.openBlock("thinking"); err != nil {
 			return err
 		}
@@ -184,6 +230,12 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 			Delta: &MessagesDelta{Type: "thinking_delta", Thinking: &reasoning}}); err != nil {
 			return err
 		}
+	}
+	if s.req.Search != nil {
+		if err := s.answer(ev, text); err != nil {
+			return err
+		}
+		text = ""
 	}
 	if text != "" || (ev.Final != nil && !s.textDone && !s.called && len(calls) == 0) {
 		if err := s.openBlock("text"); err != nil {
@@ -209,7 +261,7 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 		return err
 	}
 	stop, seq := messagesStop(*ev.Final)
-	u := newMessagesUsage(ev.Final.Usage)
+	u := newMessagesUsage(s.req, ev.Final.Usage)
 	delta := &MessagesDelta{StopReason: stop, StopSequence: seq}
 	if err := s.emit(MessagesEvent{Type: "message_delta", Delta: delta, Usage: &u}); err != nil {
 		return err
@@ -218,6 +270,170 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 		return err
 	}
 	return writeNamedDone(s.w, messagesDoneEvent)
+}
+
+// answer writes the text of an event of a request that searches, its
+// citations and its search; for the Final event, what its result holds
+// beyond the events before it (rest).
+func (s *MessagesStream) answer(ev inference.Event, text string) error {
+	if ev.Final != nil {
+		return s.rest(*ev.Final)
+	}
+	if err := s.citedText(text, ev.Citations); err != nil {
+		return err
+	}
+	if ev.Search != nil {
+		return s.search(*ev.Search)
+	}
+	return nil
+}
+
+// rest writes what res holds beyond what the stream wrote: the text from
+// s.at on, with the citations and searches not written yet, each where
+// the model wrote it; then the lead held at its end. NewMessage writes a
+// whole result so.
+func (s *MessagesStream) rest(res inference.Result) error {
+	var text string
+	if s.at <= len(res.Text) {
+		text = res.Text[s.at:]
+	}
+	cites := res.Citations[min(s.cites, len(res.Citations)):]
+	for _, sc := range res.Searches[min(len(s.searches), len(res.Searches)):] {
+		cut := min(max(sc.At-s.at, 0), len(text))
+		n := 0
+		for n < len(cites) && cites[n].End <= sc.At {
+			n++
+		}
+		if err := s.citedText(text[:cut], cites[:n]); err != nil {
+			return err
+		}
+		text, cites = text[cut:], cites[n:]
+		if err := s.search(sc); err != nil {
+			return err
+		}
+	}
+	if err := s.citedText(text, cites); err != nil {
+		return err
+	}
+	return s.flushLead()
+}
+
+// citedText writes text, the next piece of the answer, and cites, the
+// citations whose markers the model wrote in it, each where its span
+// ends.
+func (s *MessagesStream) citedText(text string, cites []inference.Citation) error {
+	for _, c := range cites {
+		cut := min(max(c.End-s.at, 0), len(text))
+		if err := s.answerText(text[:cut]); err != nil {
+			return err
+		}
+		text = text[cut:]
+		if err := s.cite(c); err != nil {
+			return err
+		}
+	}
+	return s.answerText(text)
+}
+
+// spanLead are the characters that the engine never starts a cited span
+// with (its citer): after a citation or a search, they wait in s.lead.
+const spanLead = " .,;:!?)\n"
+
+// answerText writes text of the answer of a request that searches. After
+// a citation, a search or the start, its leading spaces and punctuation
+// wait; the first other character ends the open block, writes what waited
+// as a block of its own (flushLead) and opens the text block where a
+// cited span would start.
+func (s *MessagesStream) answerText(text string) error {
+	if text == "" {
+		return nil
+	}
+	s.at += len(text)
+	if s.open != "text" || s.cited {
+		rest := strings.TrimLeft(text, spanLead)
+		s.lead += text[:len(text)-len(rest)]
+		if rest == "" {
+			return nil
+		}
+		if err := s.flushLead(); err != nil {
+			return err
+		}
+		if err := s.closeBlock(); err != nil {
+			return err
+		}
+		if err := s.openBlock("text"); err != nil {
+			return err
+		}
+		s.cited, text = false, rest
+	}
+	return s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &MessagesDelta{Type: "text_delta", Text: &text}})
+}
+
+// flushLead writes the text held in s.lead as a text block of its own.
+func (s *MessagesStream) flushLead() error {
+	if s.lead == "" {
+		return nil
+	}
+	lead := s.lead
+	s.lead = ""
+	if err := s.closeBlock(); err != nil {
+		return err
+	}
+	if err := s.openBlock("text"); err != nil {
+		return err
+	}
+	s.cited = false
+	if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &MessagesDelta{Type: "text_delta", Text: &lead}}); err != nil {
+		return err
+	}
+	return s.closeBlock()
+}
+
+// cite writes a citation of the open text block, whose text is the cited
+// span: the block ends at the next text, and a citation that follows
+// before it (the same span: a marker right after another) joins it. A
+// citation of no text, or with no text block open, cites nothing and is
+// dropped.
+func (s *MessagesStream) cite(c inference.Citation) error {
+	s.cites++
+	if c.Start >= c.End || s.open != "text" {
+		return nil
+	}
+	s.cited = true
+	mc := messagesCitation(c, s.searches)
+	return s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &MessagesDelta{Type: "citations_delta", Citation: &mc}})
+}
+
+// search writes the blocks of a search: server_tool_use when it starts,
+// web_search_tool_result when it ends (both for a search that the stream
+// sees only finished).
+func (s *MessagesStream) search(sc inference.SearchCall) error {
+	if err := s.flushLead(); err != nil {
+		return err
+	}
+	if s.announced != sc.ID {
+		s.announced = sc.ID
+		if err := s.inputBlock(serverToolUseBlock(sc)); err != nil {
+			return err
+		}
+	}
+	if sc.Status == inference.SearchSearching {
+		return nil
+	}
+	if err := s.closeBlock(); err != nil {
+		return err
+	}
+	s.searches = append(s.searches, sc)
+	block := webSearchResultBlock(sc)
+	if err := s.emit(MessagesEvent{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block}); err != nil {
+		return err
+	}
+	err := s.emit(MessagesEvent{Type: "content_block_stop", Index: ptr(s.index)})
+	s.index++
+	return err
 }
 
 // Fail writes err as an `event: error` with the messages error body and
