@@ -12,7 +12,7 @@ import (
 // used for the request: the request's parameters as applied (defaults
 // filled in), and for the fields of OpenAI's platform that inferkit has no
 // counterpart of, the value that says so in the shape the SDKs accept:
-// null, or a zero count (tool_usage), or the plain choice (service_tier
+// null, or a zero count (tool_usage.image_gen), or the plain choice (service_tier
 // default, access_programs.cyber standard, reasoning.mode standard,
 // prompt_cache_diagnostics unavailable).
 type Response struct {
@@ -45,7 +45,10 @@ type Response struct {
 	Moderation any `json:"moderation"`
 	// Output is a reasoning item when the model thought, then the message
 	// (none when the model only called tools), then a function_call item
-	// per tool call.
+	// per tool call. A response that searched the web has the text
+	// written before each search as a message, then the search's
+	// web_search_call item, and the text after the last search as the
+	// message, whose output_text's annotations cite the results.
 	Output []ResponseItem `json:"output"`
 	// OutputText joins the text of the output_text parts.
 	OutputText        string `json:"output_text"`
@@ -78,9 +81,13 @@ type Response struct {
 	Temperature float64             `json:"temperature"`
 	Text        ResponseText        `json:"text"`
 	ToolChoice  ResponsesToolChoice `json:"tool_choice"`
-	// ToolUsage counts the calls of built-in tools: none run, so zeros.
+	// ToolUsage counts the calls of built-in tools: the web searches
+	// run; no image is generated.
 	ToolUsage ResponseToolUsage `json:"tool_usage"`
-	Tools     []ResponsesTool   `json:"tools"`
+	// Tools are the function tools, then the web search tool as applied
+	// (searchTool): absent when max_tool_calls 0 or tool_choice none
+	// leave no search, and typed web_search whatever version was sent.
+	Tools []ResponsesTool `json:"tools"`
 	// TopLogprobs is the request's top_logprobs, 0 when not set.
 	TopLogprobs int     `json:"top_logprobs"`
 	TopP        float64 `json:"top_p"`
@@ -178,12 +185,13 @@ type ResponseText struct {
 }
 
 // ResponseItem is an output item: a message (role, content of output_text
-// parts), a reasoning item (summary, content of reasoning_text parts) or a
-// function_call (call_id, name, arguments).
+// parts), a reasoning item (summary, content of reasoning_text parts), a
+// function_call (call_id, name, arguments) or a web_search_call (action).
 type ResponseItem struct {
 	ID   string `json:"id"`
-	Type string `json:"type"` // message, reasoning or function_call
-	// Status is in_progress, completed or incomplete.
+	Type string `json:"type"` // message, reasoning, function_call or web_search_call
+	// Status is in_progress, completed or incomplete, or for a
+	// web_search_call failed.
 	Status  string         `json:"status"`
 	Role    string         `json:"role,omitzero"`
 	Summary []ResponsePart `json:"summary,omitzero"`
@@ -195,12 +203,16 @@ type ResponseItem struct {
 	Name string `json:"name,omitzero"`
 	// Arguments is a function_call's arguments, a JSON object.
 	Arguments string `json:"arguments,omitzero"`
+	// Action is what a web_search_call did.
+	Action *ResponseSearchAction `json:"action,omitzero"`
 }
 
 // MarshalJSON writes the fields of the item's type: a function_call has
-// no content and always has arguments ("" while it is in progress).
+// no content and always has arguments ("" while it is in progress); a
+// web_search_call has only its action.
 func (it ResponseItem) MarshalJSON() ([]byte, error) {
-	if it.Type == "function_call" {
+	switch it.Type {
+	case "function_call":
 		return marshal(struct {
 			ID        string `json:"id"`
 			Type      string `json:"type"`
@@ -209,17 +221,54 @@ func (it ResponseItem) MarshalJSON() ([]byte, error) {
 			Name      string `json:"name"`
 			Arguments string `json:"arguments"`
 		}{it.ID, it.Type, it.Status, it.CallID, it.Name, it.Arguments})
+	case "web_search_call":
+		return marshal(struct {
+			ID     string                `json:"id"`
+			Type   string                `json:"type"`
+			Status string                `json:"status"`
+			Action *ResponseSearchAction `json:"action"`
+		}{it.ID, it.Type, it.Status, it.Action})
 	}
 	type plain ResponseItem
 	return marshal(plain(it))
 }
 
+// ResponseSearchAction is the action of a web_search_call: type search,
+// with the query (also as queries) and the URLs of the results (sources).
+// Read from input, it may be an open_page (url) or find_in_page (url,
+// pattern) action of another server.
+type ResponseSearchAction struct {
+	Type    string           `json:"type"`
+	Query   string           `json:"query,omitzero"`
+	Queries []string         `json:"queries,omitzero"`
+	Sources []ResponseSource `json:"sources,omitzero"`
+	URL     string           `json:"url,omitzero"`
+	Pattern string           `json:"pattern,omitzero"`
+}
+
+// ResponseSource is a page a search read: type url.
+type ResponseSource struct {
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+// ResponseAnnotation is an annotation of an output_text: a url_citation,
+// whose start_index and end_index are character (code point) offsets in
+// the part's text of the span that cites the page at url.
+type ResponseAnnotation struct {
+	Type       string `json:"type"` // url_citation
+	StartIndex int    `json:"start_index"`
+	EndIndex   int    `json:"end_index"`
+	URL        string `json:"url"`
+	Title      string `json:"title"`
+}
+
 // ResponsePart is a part of an output item: output_text with annotations,
 // summary_text or reasoning_text.
 type ResponsePart struct {
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	Annotations []any  `json:"annotations,omitzero"`
+	Type        string               `json:"type"`
+	Text        string               `json:"text"`
+	Annotations []ResponseAnnotation `json:"annotations,omitzero"`
 	// Logprobs are an output_text's tokens, when the request asked for
 	// them; else empty.
 	Logprobs []TokenLogprob `json:"logprobs,omitzero"`
@@ -329,6 +378,12 @@ func newResponseShell(req Request, id string, created int64) Response {
 	for _, t := range req.Tools {
 		r.Tools = append(r.Tools, ResponsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: ptr(false)})
 	}
+	if s := req.Search; s != nil {
+		r.Tools = append(r.Tools, searchTool(s))
+		if s.Force {
+			r.ToolChoice = ResponsesToolChoice{Mode: "web_search"}
+		}
+	}
 	if req.User != "" {
 		r.User = ptr(req.User)
 	}
@@ -365,7 +420,57 @@ func messageItem(id, status, text string, parts bool) ResponseItem {
 
 // outputText returns an output_text part.
 func outputText(text string) ResponsePart {
-	return ResponsePart{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []TokenLogprob{}}
+	return ResponsePart{Type: "output_text", Text: text, Annotations: []ResponseAnnotation{}, Logprobs: []TokenLogprob{}}
+}
+
+// citedMessage returns a message item of the answer's text from byte
+// start to end, annotated with the citations of that span.
+func citedMessage(id, status string, res inference.Result, start, end int) ResponseItem {
+	text := res.Text[start:end]
+	it := messageItem(id, status, text, true)
+	for _, c := range res.Citations {
+		if c.Start >= start && c.End <= end {
+			if a, ok := urlCitation(c, text, start); ok {
+				it.Content[0].Annotations = append(it.Content[0].Annotations, a)
+			}
+		}
+	}
+	return it
+}
+
+// urlCitation returns the annotation of a citation in a part whose text
+// starts at byte off of the answer. A citation of no text (a marker with
+// nothing before it) has none.
+func urlCitation(c inference.Citation, text string, off int) (ResponseAnnotation, bool) {
+	if c.Start >= c.End {
+		return ResponseAnnotation{}, false
+	}
+	return ResponseAnnotation{Type: "url_citation", StartIndex: charIndex(text, c.Start-off), EndIndex: charIndex(text, c.End-off),
+		URL: c.URL, Title: c.Title}, true
+}
+
+// webSearchItem returns the output item of a search: in progress, as in
+// output_item.added, or done (completed or failed), with the URLs of its
+// results as the action's sources.
+func webSearchItem(sc inference.SearchCall, done bool) ResponseItem {
+	action := &ResponseSearchAction{Type: "search", Query: sc.Query}
+	if sc.Query != "" {
+		action.Queries = []string{sc.Query}
+	}
+	it := ResponseItem{ID: sc.ID, Type: "web_search_call", Status: "in_progress", Action: action}
+	if !done {
+		return it
+	}
+	switch sc.Status {
+	case inference.SearchCompleted, inference.SearchFailed:
+		it.Status = string(sc.Status)
+	default: // the stream ended while it ran
+		it.Status = "incomplete"
+	}
+	for _, r := range sc.Results {
+		action.Sources = append(action.Sources, ResponseSource{Type: "url", URL: r.URL})
+	}
+	return it
 }
 
 // functionCallItem returns the output item of a tool call; with done
@@ -396,13 +501,17 @@ func (r *Response) finish(res inference.Result, items []ResponseItem, now int64)
 	r.Output = append([]ResponseItem{}, items...)
 	r.OutputText = res.Text
 	r.Usage = newResponseUsage(res.Usage)
+	r.ToolUsage.WebSearch.NumRequests = res.Usage.WebSearches
 }
 
 // NewResponse returns the response object of res answering req, with a
-// fresh resp_ id and item ids rs_, msg_ and fc_. The output is a
-// reasoning item when the model thought, the message (left out when the
-// model only called tools), and a function_call item per tool call. A
-// result cut by the output limit gives status incomplete with
+// fresh resp_ id and item ids rs_, msg_ and fc_ (a web_search_call keeps
+// the engine's ws_ id). The output is a reasoning item when the model
+// thought; for each search, the text written before it (when there is
+// some) as a message and the search's web_search_call item; the message
+// of the text after the last search, left out when there is none and the
+// model searched or called tools; and a function_call item per tool call.
+// A result cut by the output limit gives status incomplete with
 // incomplete_details.reason max_output_tokens.
 func NewResponse(req Request, res inference.Result, o Options) Response {
 	now := o.now().Unix()
@@ -411,8 +520,16 @@ func NewResponse(req Request, res inference.Result, o Options) Response {
 	if res.Reasoning != "" {
 		items = append(items, reasoningItem(o.id("rs_"), "completed", res.Summary))
 	}
-	if res.Text != "" || len(res.ToolCalls) == 0 {
-		it := messageItem(o.id("msg_"), itemStatus(res), res.Text, true)
+	start := 0
+	for _, sc := range res.Searches {
+		if at := min(sc.At, len(res.Text)); at > start {
+			items = append(items, citedMessage(o.id("msg_"), "completed", res, start, at))
+			start = at
+		}
+		items = append(items, webSearchItem(sc, true))
+	}
+	if start < len(res.Text) || len(res.ToolCalls) == 0 && len(res.Searches) == 0 {
+		it := citedMessage(o.id("msg_"), itemStatus(res), res, start, len(res.Text))
 		if req.Logprobs {
 			it.Content[0].Logprobs = tokenLogprobs(res.Logprobs)
 		}

@@ -202,7 +202,7 @@ func TestResponsesRequestFields(t *testing.T) {
 		"store":                {resp(`,"store":false`), func(r Request) bool { return !r.Store }, resp(`,"store":1`), "store"},
 		"metadata":             {resp(`,"metadata":{"a":"b"}`), func(r Request) bool { return r.Metadata["a"] == "b" }, resp(`,"metadata":{"a":1}`), "metadata.a"},
 		"tools": {resp(`,"tools":[{"type":"function","name":"f"}]`), func(r Request) bool { return r.Tools[0].Name == "f" },
-			resp(`,"tools":[{"type":"web_search"}]`), "tools[0].type"},
+			resp(`,"tools":[{"type":"file_search"}]`), "tools[0].type"},
 		"tool_choice": {resp(`,"tool_choice":"none"`), func(r Request) bool { return r.ToolChoice.Mode == "none" }, resp(`,"tool_choice":"sometimes"`), "tool_choice"},
 		"parallel_tool_calls": {resp(`,"parallel_tool_calls":false`), func(r Request) bool { return r.OneToolCall },
 			resp(`,"parallel_tool_calls":"no"`), "parallel_tool_calls"},

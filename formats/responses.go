@@ -2,7 +2,9 @@ package formats
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/search"
 )
 
 // Responses defaults of the spec.
@@ -21,10 +24,12 @@ const (
 )
 
 // ResponsesRequest is the body of POST /v1/responses. Beside the spec's
-// fields it accepts what the OpenAI SDKs send: tools, tool_choice,
+// fields it accepts what the OpenAI SDKs send: tools (function tools and
+// one web search tool, see ResponsesTool), tool_choice,
 // parallel_tool_calls, presence_penalty and frequency_penalty (applied by
 // the sampler), user, safety_identifier and prompt_cache_key (echoed),
-// max_tool_calls, truncation (disabled), include (see checkInclude),
+// max_tool_calls (the searches' bound), truncation (disabled), include
+// (see checkInclude),
 // background (false) and top_logprobs (0); conversation and prompt are
 // refused. Each field it accepts is applied or refused with a 400 that
 // names it; unknown fields are ignored.
@@ -86,17 +91,128 @@ type ResponsesFormat struct {
 	Strict      *bool           `json:"strict,omitzero"`
 }
 
-// ResponsesTool is a function tool of the responses style.
+// ResponsesTool is a tool of the responses style: a function tool (type
+// function, with name, description, parameters and strict), or the web
+// search tool (type web_search, web_search_preview or one of their dated
+// versions, see isSearchTool), which lets the model search through the
+// engine's search backend (inference.SearchOptions) with the results and
+// characters of SearchContextSize, UserLocation and
+// Filters.AllowedDomains.
 type ResponsesTool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitzero"`
 	Parameters  json.RawMessage `json:"parameters,omitzero"`
 	Strict      *bool           `json:"strict,omitzero"`
+
+	// SearchContextSize is low (3 results of up to 500 characters each),
+	// medium (the default: 5 of 1,000) or high (8 of 2,000).
+	SearchContextSize string                  `json:"search_context_size,omitzero"`
+	UserLocation      *ResponsesUserLocation  `json:"user_location,omitzero"`
+	Filters           *ResponsesSearchFilters `json:"filters,omitzero"`
+}
+
+// ResponsesUserLocation is a web search tool's user_location: type
+// approximate, and any of city, region, country (ISO 3166-1 alpha-2) and
+// timezone (IANA).
+type ResponsesUserLocation struct {
+	Type     string `json:"type"`
+	City     string `json:"city,omitzero"`
+	Region   string `json:"region,omitzero"`
+	Country  string `json:"country,omitzero"`
+	Timezone string `json:"timezone,omitzero"`
+}
+
+// ResponsesSearchFilters restricts a web search to allowed domains and
+// their subdomains.
+type ResponsesSearchFilters struct {
+	AllowedDomains []string `json:"allowed_domains"`
+}
+
+// MarshalJSON writes the fields of the tool's type: a web search tool's
+// user_location and filters are null when not set.
+func (t ResponsesTool) MarshalJSON() ([]byte, error) {
+	if isSearchTool(t.Type) {
+		return marshal(struct {
+			Type              string                  `json:"type"`
+			SearchContextSize string                  `json:"search_context_size,omitzero"`
+			UserLocation      *ResponsesUserLocation  `json:"user_location"`
+			Filters           *ResponsesSearchFilters `json:"filters"`
+		}{t.Type, t.SearchContextSize, t.UserLocation, t.Filters})
+	}
+	type plain ResponsesTool
+	return marshal(plain(t))
+}
+
+// isSearchTool reports whether a tool type (or a tool_choice's) is the
+// web search tool's.
+func isSearchTool(typ string) bool {
+	switch typ {
+	case "web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11":
+		return true
+	}
+	return false
+}
+
+// searchContextSizes are the results and characters of each
+// search_context_size.
+var searchContextSizes = map[string]struct{ results, chars int }{
+	"low": {3, 500}, "medium": {5, 1000}, "high": {8, 2000},
+}
+
+// searchOptions converts the web search tool at path p.
+func (t ResponsesTool) searchOptions(p string) (*inference.SearchOptions, error) {
+	size := cmp.Or(t.SearchContextSize, "medium")
+	n, ok := searchContextSizes[size]
+	if !ok {
+		return nil, invalid(p+".search_context_size", "%s.search_context_size must be low, medium or high, got %q", p, t.SearchContextSize)
+	}
+	opts := &inference.SearchOptions{Results: n.results, ContentChars: n.chars}
+	if l := t.UserLocation; l != nil {
+		if l.Type != "" && l.Type != "approximate" {
+			return nil, invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
+		}
+		if *l != (ResponsesUserLocation{Type: l.Type}) {
+			opts.Location = &search.Location{City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
+		}
+	}
+	if t.Filters != nil && len(t.Filters.AllowedDomains) > 0 {
+		opts.Domains = slices.Clone(t.Filters.AllowedDomains)
+	}
+	// The query's own checks, named after the tool's fields.
+	q := search.Query{Text: "x", Location: opts.Location, Domains: opts.Domains}
+	var qe *search.QueryError
+	if err := q.Validate(); errors.As(err, &qe) {
+		field := strings.NewReplacer("location.", "user_location.", "domains", "filters.allowed_domains").Replace(qe.Field)
+		return nil, invalid(p+"."+field, "%s.%s %s", p, field, qe.Message)
+	}
+	return opts, nil
+}
+
+// searchTool returns the web search tool of opts, as a response echoes it
+// and NewResponsesRequest writes it: type web_search, the context size
+// whose number of results is nearest opts', the location and the allowed
+// domains.
+func searchTool(opts *inference.SearchOptions) ResponsesTool {
+	t := ResponsesTool{Type: "web_search", SearchContextSize: "medium"}
+	switch {
+	case opts.Results != 0 && opts.Results <= 3:
+		t.SearchContextSize = "low"
+	case opts.Results >= 8:
+		t.SearchContextSize = "high"
+	}
+	if l := opts.Location; l != nil {
+		t.UserLocation = &ResponsesUserLocation{Type: "approximate", City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
+	}
+	if len(opts.Domains) > 0 {
+		t.Filters = &ResponsesSearchFilters{AllowedDomains: slices.Clone(opts.Domains)}
+	}
+	return t
 }
 
 // ResponsesToolChoice is the string none, auto or required, or the object
-// {type:"function", name} when Mode is "function".
+// {type:"function", name} when Mode is "function", or {type} when Mode is
+// a web search tool's type.
 type ResponsesToolChoice struct {
 	Mode string
 	Name string
@@ -104,8 +220,11 @@ type ResponsesToolChoice struct {
 
 // MarshalJSON writes the string or the object.
 func (c ResponsesToolChoice) MarshalJSON() ([]byte, error) {
-	if c.Mode == "function" {
+	switch {
+	case c.Mode == "function":
 		return marshal(map[string]string{"type": "function", "name": c.Name})
+	case isSearchTool(c.Mode):
+		return marshal(map[string]string{"type": c.Mode})
 	}
 	return marshal(c.Mode)
 }
@@ -180,8 +299,10 @@ func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
 
 // ResponsesItem is an input item: a message (type "message" or absent,
 // with role and content), a function_call (call_id, name, arguments), a
-// function_call_output (call_id, output), or a reasoning item given back
-// (its reasoning_text content joins the next assistant message).
+// function_call_output (call_id, output), a reasoning item given back
+// (its reasoning_text content joins the next assistant message), or a
+// web_search_call given back (id, status, action), which becomes a call
+// of the search tool whose results are not kept.
 type ResponsesItem struct {
 	Type    string           `json:"type,omitzero"`
 	ID      string           `json:"id,omitzero"`
@@ -197,6 +318,8 @@ type ResponsesItem struct {
 	Output ResponsesContent `json:"output,omitzero"`
 	// Summary is a reasoning item's summary (summary_text parts).
 	Summary []ResponsePart `json:"summary,omitzero"`
+	// Action is what a web_search_call did.
+	Action *ResponseSearchAction `json:"action,omitzero"`
 }
 
 // ResponsesContent is an item's content: a string when Parts is nil, else
@@ -309,24 +432,8 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 			}
 		}
 	}
-	for i, t := range r.Tools {
-		p := fmt.Sprintf("tools[%d]", i)
-		if t.Type != "function" {
-			return Request{}, invalid(p+".type", "%s.type %q is not supported; only function tools", p, t.Type)
-		}
-		if err := checkToolName(p+".name", t.Name); err != nil {
-			return Request{}, err
-		}
-		if err := checkSchema(p+".parameters", t.Parameters); err != nil {
-			return Request{}, err
-		}
-		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)})
-	}
-	out.ToolChoice = ToolChoice{Mode: "auto"}
-	if r.ToolChoice != nil {
-		if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice(*r.ToolChoice), out.Tools); err != nil {
-			return Request{}, err
-		}
+	if err := r.tools(&out); err != nil {
+		return Request{}, err
 	}
 	out.OneToolCall = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
 	if err := sampling(&out, samplingParams{temperature: r.Temperature, topP: r.TopP, presence: r.PresencePenalty, frequency: r.FrequencyPenalty},
@@ -354,6 +461,17 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 	}
 	if r.MaxToolCalls != nil {
 		out.MaxToolCalls = ptr(*r.MaxToolCalls)
+		// The searches are the only built-in tool calls; none allowed
+		// means that the search tool is not offered.
+		switch s := out.Search; {
+		case s == nil:
+		case *r.MaxToolCalls == 0 && s.Force:
+			return Request{}, invalid("max_tool_calls", "max_tool_calls 0 allows no search, and tool_choice forces one")
+		case *r.MaxToolCalls == 0:
+			out.Search = nil
+		default:
+			s.MaxSearches = min(*r.MaxToolCalls, inference.MaxSearchesPerRequest)
+		}
 	}
 	if n := utf8.RuneCountInString(r.SafetyIdentifier); n > maxSafetyIdentifier {
 		return Request{}, invalid("safety_identifier", "safety_identifier may be at most %d characters, got %d", maxSafetyIdentifier, n)
@@ -378,6 +496,66 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 	return out, nil
 }
 
+// tools converts the tools and the tool choice into out's: function tools
+// into Tools, the web search tool into Search, and a tool_choice of the
+// search tool's type, or required with no function tool, into
+// Search.Force. tool_choice none offers no search.
+func (r *ResponsesRequest) tools(out *Request) error {
+	for i, t := range r.Tools {
+		p := fmt.Sprintf("tools[%d]", i)
+		if isSearchTool(t.Type) {
+			if out.Search != nil {
+				return invalid(p+".type", "%s.type %q: a request may have one web search tool", p, t.Type)
+			}
+			opts, err := t.searchOptions(p)
+			if err != nil {
+				return err
+			}
+			out.Search = opts
+			continue
+		}
+		if t.Type != "function" {
+			return invalid(p+".type", "%s.type %q is not supported; only function tools and web_search", p, t.Type)
+		}
+		if err := checkToolName(p+".name", t.Name); err != nil {
+			return err
+		}
+		if err := checkSchema(p+".parameters", t.Parameters); err != nil {
+			return err
+		}
+		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)})
+	}
+	if out.Search != nil {
+		for i, t := range r.Tools {
+			if t.Type == "function" && t.Name == inference.SearchToolName {
+				p := fmt.Sprintf("tools[%d].name", i)
+				return invalid(p, "%s %q is the web search tool's name", p, t.Name)
+			}
+		}
+	}
+	out.ToolChoice = ToolChoice{Mode: "auto"}
+	c := r.ToolChoice
+	switch {
+	case c == nil:
+	case isSearchTool(c.Mode):
+		if out.Search == nil {
+			return invalid("tool_choice", "tool_choice %q needs a web search tool in tools", c.Mode)
+		}
+		out.Search.Force = true
+	case c.Mode == "required" && len(out.Tools) == 0 && out.Search != nil:
+		out.Search.Force = true
+	default:
+		var err error
+		if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice(*c), out.Tools); err != nil {
+			return err
+		}
+		if out.ToolChoice.Mode == "none" {
+			out.Search = nil
+		}
+	}
+	return nil
+}
+
 // maxSafetyIdentifier is the longest safety_identifier, in characters, as
 // the OpenAI API documents it.
 const maxSafetyIdentifier = 128
@@ -386,12 +564,14 @@ const maxSafetyIdentifier = 128
 // cannot carry. Accepted: reasoning.encrypted_content, since a reasoning
 // item carries its text in content, which the input reads back when the
 // item is given back (nothing is encrypted, so there is no
-// encrypted_content); and the outputs of built-in tools
-// (file_search_call.results, web_search_call.results,
-// web_search_call.action.sources, code_interpreter_call.outputs,
-// computer_call_output.output.image_url), which never run, since only
-// function tools are accepted; and message.output_text.logprobs, which
-// puts the answer's log-probabilities in its output_text. Refused:
+// encrypted_content); web_search_call.action.sources, which a
+// web_search_call item always has, and web_search_call.results, which
+// the item's shape has no field for (their URLs are its sources); the
+// outputs of the other built-in tools (file_search_call.results,
+// code_interpreter_call.outputs, computer_call_output.output.image_url),
+// which never run, since only function tools and web search are
+// accepted; and message.output_text.logprobs, which puts the answer's
+// log-probabilities in its output_text. Refused:
 // message.input_image.image_url (input items are not returned) and
 // unknown values.
 func checkInclude(include []string) error {
@@ -475,8 +655,16 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 					reasoning.WriteString(part.Text)
 				}
 			}
+		case "web_search_call":
+			// A search of an earlier response: a call of the search tool
+			// and its result, whose text is not kept.
+			call := it.searchCall(i)
+			a := lastAssistant()
+			a.ToolCalls = append(a.ToolCalls, call)
+			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: call.ID, Name: call.Name,
+				Content: []inference.Part{{Text: it.searchResult()}}})
 		default:
-			return nil, invalid(p+".type", "%s.type must be message, function_call, function_call_output or reasoning, got %q", p, it.Type)
+			return nil, invalid(p+".type", "%s.type must be message, function_call, function_call_output, reasoning or web_search_call, got %q", p, it.Type)
 		}
 	}
 	if len(out) == 0 {
@@ -486,6 +674,37 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 	}
 	nameToolResults(out)
 	return out, nil
+}
+
+// searchCall returns the call of the search tool that web_search_call
+// item i made: its id (or one of its index), and its query, or what an
+// open_page or find_in_page action read.
+func (it ResponsesItem) searchCall(i int) inference.ToolCall {
+	id := cmp.Or(it.ID, fmt.Sprintf("ws_input_%d", i))
+	var query string
+	if a := it.Action; a != nil {
+		query = cmp.Or(a.Query, strings.Join(a.Queries, "; "), a.URL, a.Pattern)
+	}
+	args, _ := marshal(map[string]string{"query": query})
+	return inference.ToolCall{ID: id, Name: inference.SearchToolName, Arguments: string(args)}
+}
+
+// searchResult is what a web_search_call item given back tells the model
+// of the search's results: that they are not kept, and which pages they
+// were, when the item lists its sources.
+func (it ResponsesItem) searchResult() string {
+	if it.Status == "failed" {
+		return "The search failed."
+	}
+	text := "The results of this search are not kept."
+	if a := it.Action; a != nil && len(a.Sources) > 0 {
+		urls := make([]string, len(a.Sources))
+		for i, s := range a.Sources {
+			urls[i] = s.URL
+		}
+		text += " They came from: " + strings.Join(urls, ", ")
+	}
+	return text
 }
 
 // message converts a message item.
@@ -540,7 +759,8 @@ func (c ResponsesContent) parts(p string) ([]inference.Part, error) {
 
 // NewResponsesRequest returns the responses request of r. System messages
 // become system items; tool calls and results become function_call and
-// function_call_output items; every value is written, defaults included.
+// function_call_output items (searches given back too); Search becomes
+// the web_search tool; every value is written, defaults included.
 func NewResponsesRequest(r Request) ResponsesRequest {
 	out := ResponsesRequest{
 		Model: r.Model, Instructions: r.Instructions, PreviousResponseID: r.PreviousResponseID,
@@ -588,6 +808,15 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 	}
 	if r.ToolChoice.Mode != "" {
 		out.ToolChoice = &ResponsesToolChoice{Mode: r.ToolChoice.Mode, Name: r.ToolChoice.Name}
+	}
+	if s := r.Search; s != nil {
+		out.Tools = append(out.Tools, searchTool(s))
+		if s.Force {
+			out.ToolChoice = &ResponsesToolChoice{Mode: "web_search"}
+		}
+		if out.MaxToolCalls == nil && s.MaxSearches != 0 {
+			out.MaxToolCalls = ptr(s.MaxSearches)
+		}
 	}
 	if r.OneToolCall {
 		out.ParallelToolCalls = ptr(false)

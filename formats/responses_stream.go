@@ -28,6 +28,10 @@ type ResponsesEvent struct {
 	// SummaryIndex is the summary part of a reasoning item that a
 	// response.reasoning_summary_* event is about.
 	SummaryIndex *int `json:"summary_index,omitzero"`
+	// AnnotationIndex and Annotation are the annotation that
+	// response.output_text.annotation.added adds to the output_text.
+	AnnotationIndex *int                `json:"annotation_index,omitzero"`
+	Annotation      *ResponseAnnotation `json:"annotation,omitzero"`
 }
 
 // ResponsesStream encodes inference events as a responses stream:
@@ -36,9 +40,16 @@ type ResponsesEvent struct {
 // response.reasoning_summary_part.added, reasoning_summary_text.delta
 // pieces, reasoning_summary_text.done and reasoning_summary_part.done;
 // output_item.done), which carries no thinking text; the message
-// item (output_item.added, content_part.added, output_text.delta pieces,
-// output_text.done, content_part.done, output_item.done), left out when
-// the model only called tools; a function_call item per tool call
+// item (output_item.added, content_part.added, output_text.delta pieces
+// each followed by a response.output_text.annotation.added per citation
+// it completes, output_text.done, content_part.done and output_item.done
+// with the annotations), left out when the model only called tools or
+// searched; for each web search, which ends the open message, a
+// web_search_call item (output_item.added, in progress;
+// response.web_search_call.in_progress and .searching; when it ends,
+// response.web_search_call.completed and output_item.done, completed or
+// failed), the text after it going into a new message; a function_call
+// item per tool call
 // (output_item.added with empty arguments, one
 // response.function_call_arguments.delta holding the whole arguments,
 // since the engine releases a call once it is complete,
@@ -56,7 +67,8 @@ type ResponsesStream struct {
 
 	started bool
 	done    bool
-	// open is the open item: "", "reasoning" or "message".
+	// open is the open item: "", "reasoning", "message" or
+	// "web_search_call".
 	open     string
 	index    int // the open or next item's output index
 	id       string
@@ -64,6 +76,13 @@ type ResponsesStream struct {
 	items    []ResponseItem  // the items done
 	message  bool            // a message item was opened
 	called   bool            // a function_call item was sent
+	searched bool            // a web_search_call item was opened
+	// written is the length of the answer sent so far, itemStart where
+	// the open message's text starts in it, and annotations the open
+	// message's.
+	written, itemStart int
+	annotations        []ResponseAnnotation
+	search             inference.SearchCall // the open web_search_call's
 	// logprobs are the answer's entries so far, sentLogprobs how many
 	// deltas carried.
 	logprobs     []inference.TokenLogprob
@@ -122,6 +141,7 @@ func (s *ResponsesStream) openItem(kind string) error {
 	}
 	s.message = true
 	s.id = s.o.id("msg_")
+	s.itemStart, s.annotations = s.written, nil
 	it := messageItem(s.id, "in_progress", "", false)
 	if err := s.emit(ResponsesEvent{Type: "response.output_item.added", OutputIndex: ptr(s.index), Item: &it}); err != nil {
 		return err
@@ -129,6 +149,53 @@ func (s *ResponsesStream) openItem(kind string) error {
 	part := outputText("")
 	part.Logprobs = nil
 	return s.emit(ResponsesEvent{Type: "response.content_part.added", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Part: &part})
+}
+
+// webSearch writes the events of a search as it starts (which ends the
+// open item and opens the search's) and as it ends.
+func (s *ResponsesStream) webSearch(sc inference.SearchCall) error {
+	if sc.Status != inference.SearchSearching && s.open == "web_search_call" && s.id == sc.ID {
+		s.search = sc
+		return s.closeItem("completed")
+	}
+	if err := s.closeItem("completed"); err != nil {
+		return err
+	}
+	s.open, s.id, s.search, s.searched = "web_search_call", sc.ID, sc, true
+	it := webSearchItem(sc, false)
+	if err := s.emit(ResponsesEvent{Type: "response.output_item.added", OutputIndex: ptr(s.index), Item: &it}); err != nil {
+		return err
+	}
+	for _, typ := range []string{"response.web_search_call.in_progress", "response.web_search_call.searching"} {
+		if err := s.emit(ResponsesEvent{Type: typ, ItemID: s.id, OutputIndex: ptr(s.index)}); err != nil {
+			return err
+		}
+	}
+	if sc.Status != inference.SearchSearching { // an end without a start
+		return s.closeItem("completed")
+	}
+	return nil
+}
+
+// annotate writes response.output_text.annotation.added for each
+// citation of the open message's text.
+func (s *ResponsesStream) annotate(cites []inference.Citation) error {
+	for _, c := range cites {
+		if s.open != "message" || c.Start < s.itemStart {
+			continue
+		}
+		a, ok := urlCitation(c, s.itemText.String(), s.itemStart)
+		if !ok {
+			continue
+		}
+		err := s.emit(ResponsesEvent{Type: "response.output_text.annotation.added", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0),
+			AnnotationIndex: ptr(len(s.annotations)), Annotation: &a})
+		if err != nil {
+			return err
+		}
+		s.annotations = append(s.annotations, a)
+	}
+	return nil
 }
 
 // functionCall writes the item of one tool call.
@@ -184,13 +251,22 @@ func (s *ResponsesStream) closeItem(status string) error {
 		}
 		part := outputText(text)
 		part.Logprobs = nil
+		if s.annotations != nil {
+			part.Annotations = s.annotations
+		}
 		if err := s.emit(ResponsesEvent{Type: "response.content_part.done", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Part: &part}); err != nil {
 			return err
 		}
 		it = messageItem(s.id, status, text, true)
+		it.Content[0].Annotations = part.Annotations
 		if s.req.Logprobs {
 			it.Content[0].Logprobs = lps
 		}
+	case "web_search_call":
+		if err := s.emit(ResponsesEvent{Type: "response.web_search_call.completed", ItemID: s.id, OutputIndex: ptr(s.index)}); err != nil {
+			return err
+		}
+		it = webSearchItem(s.search, true)
 	default:
 		return nil
 	}
@@ -216,7 +292,9 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	summary := s.sent.nextSummary(ev)
 	reasoning, text, calls, lps := s.sent.next(ev)
 	s.logprobs = append(s.logprobs, lps...)
-	if (reasoning != "" || summary != "") && !s.message {
+	// Thinking after the first message or search (a later turn's) is
+	// counted, not shown.
+	if (reasoning != "" || summary != "") && !s.message && !s.searched {
 		if err := s.openItem("reasoning"); err != nil {
 			return err
 		}
@@ -234,7 +312,7 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 			return err
 		}
 	}
-	if text != "" || (ev.Final != nil && !s.message && !s.called && len(calls) == 0) {
+	if text != "" || (ev.Final != nil && !s.message && !s.called && !s.searched && len(calls) == 0) {
 		if err := s.openItem("message"); err != nil {
 			return err
 		}
@@ -248,6 +326,15 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 			s.sentLogprobs = len(s.logprobs)
 		}
 		if err := s.emit(ResponsesEvent{Type: "response.output_text.delta", ItemID: s.id, OutputIndex: ptr(s.index), ContentIndex: ptr(0), Delta: &text, Logprobs: delta}); err != nil {
+			return err
+		}
+		s.written += len(text)
+	}
+	if err := s.annotate(ev.Citations); err != nil {
+		return err
+	}
+	if ev.Search != nil {
+		if err := s.webSearch(*ev.Search); err != nil {
 			return err
 		}
 	}
@@ -266,6 +353,10 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 	res.Text, res.Reasoning, res.Summary = s.sent.text.String(), s.sent.reasoning.String(), s.sent.summary.String()
 	if err := s.closeItem(itemStatus(res)); err != nil {
 		return err
+	}
+	if len(s.items) > 0 && s.items[0].Type == "reasoning" {
+		// With the summaries of later turns, which were not shown.
+		s.items[0] = reasoningItem(s.items[0].ID, "completed", res.Summary)
 	}
 	s.resp.finish(res, s.items, s.o.now().Unix())
 	return s.emit(ResponsesEvent{Type: "response." + s.resp.Status, Response: s.snapshot()})

@@ -115,7 +115,7 @@ func TestValidation(t *testing.T) {
 		{"responses metadata pairs", ParseResponsesRequest, resp(`,"metadata":{` + pairs(17) + `}`), "metadata"},
 		{"responses metadata key", ParseResponsesRequest, resp(`,"metadata":{"` + long + `":"v"}`), "metadata"},
 		{"responses metadata value", ParseResponsesRequest, resp(`,"metadata":{"k":"` + strings.Repeat("v", 513) + `"}`), "metadata.k"},
-		{"responses tool type", ParseResponsesRequest, resp(`,"tools":[{"type":"web_search"}]`), "tools[0].type"},
+		{"responses tool type", ParseResponsesRequest, resp(`,"tools":[{"type":"file_search"}]`), "tools[0].type"},
 		{"responses tool name", ParseResponsesRequest, resp(`,"tools":[{"type":"function","name":"` + long + `"}]`), "tools[0].name"},
 		{"responses tool_choice", ParseResponsesRequest, resp(`,"tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}`), "tool_choice"},
 		{"responses function_call id", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call","name":"f"}]}`, "input[0].call_id"},
@@ -144,7 +144,7 @@ func TestValidation(t *testing.T) {
 		{"responses function_call_output id", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call_output","output":"x"}]}`, "input[0].call_id"},
 		{"responses function_call_output type", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":5}]}`, "input[0].output"},
 		{"responses function_call_output part", ParseResponsesRequest, `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_file"}]}]}`, "input[0].output[0].type"},
-		{"responses item type", ParseResponsesRequest, `{"model":"m","input":[{"type":"web_search_call"}]}`, "input[0].type"},
+		{"responses item type", ParseResponsesRequest, `{"model":"m","input":[{"type":"file_search_call"}]}`, "input[0].type"},
 		{"responses schema not an object", ParseResponsesRequest, resp(`,"text":{"format":{"type":"json_schema","name":"a","schema":[1]}}`), "text.format.schema"},
 	}
 	for _, tc := range cases {
