@@ -41,7 +41,7 @@ var (
 		URL: "https://example.org/lyon", Title: "Lyon"}
 	citeCafe = inference.Citation{Start: len(searchPre) + len("Lyon est une ville de France.\n"), End: len(searchPre + searchPost), Source: 1,
 		URL: "https://example.org/paris", Title: "Paris"}
-	resSearch = inference.Result{
+	respSearch = inference.Result{
 		Text: searchPre + searchPost, FinishReason: inference.FinishStop, StopToken: 151645,
 		Searches:  []inference.SearchCall{searchLyon, searchFailed},
 		Citations: []inference.Citation{citeLyon, citeCafe},
@@ -49,13 +49,13 @@ var (
 	}
 )
 
-// searchEvents are the stream of resSearch as the engine sends it.
-func searchEvents() []inference.Event {
+// respSearchEvents are the stream of respSearch as the engine sends it.
+func respSearchEvents() []inference.Event {
 	started := func(sc inference.SearchCall) *inference.SearchCall {
 		sc.Status, sc.Error, sc.Results = inference.SearchSearching, "", nil
 		return &sc
 	}
-	final := resSearch
+	final := respSearch
 	return []inference.Event{
 		{Text: searchPre},
 		{Search: started(searchLyon)},
@@ -72,11 +72,11 @@ func searchEvents() []inference.Event {
 func TestGoldenResponsesWebSearch(t *testing.T) {
 	req := mustParse(t, ParseResponsesRequest, searchResponsesBody)
 	golden(t, "responses_websearch_request.json", mustJSON(t, req))
-	resp := mustJSON(t, NewResponse(req, resSearch, testOptions()))
+	resp := mustJSON(t, NewResponse(req, respSearch, testOptions()))
 	golden(t, "response_websearch.json", resp)
 
 	var b bytes.Buffer
-	stream(t, NewResponsesStream(&b, req, testOptions()), searchEvents(), nil)
+	stream(t, NewResponsesStream(&b, req, testOptions()), respSearchEvents(), nil)
 	golden(t, "responses_stream_websearch.sse", b.Bytes())
 
 	// The stream's last response is the blocking one.
@@ -142,18 +142,18 @@ func TestSDKResponsesWebSearch(t *testing.T) {
 	}
 	want := map[string]int{"response.web_search_call.in_progress": 2, "response.web_search_call.searching": 2,
 		"response.web_search_call.completed": 2, "response.output_text.annotation.added": 2}
-	if !reflect.DeepEqual(seen, want) || text.String() != resSearch.Text {
+	if !reflect.DeepEqual(seen, want) || text.String() != respSearch.Text {
 		t.Errorf("events %v, text %q", seen, text.String())
 	}
 	checkSearchResponse(t, final)
 }
 
-// checkSearchResponse checks the output of resSearch as the SDK reads it:
+// checkSearchResponse checks the output of respSearch as the SDK reads it:
 // the text before the searches, both searches, and the text after them
 // with its citations, whose character offsets pick the cited sentences.
 func checkSearchResponse(t *testing.T, r responses.Response) {
 	t.Helper()
-	if len(r.Output) != 4 || r.OutputText() != resSearch.Text {
+	if len(r.Output) != 4 || r.OutputText() != respSearch.Text {
 		t.Fatalf("output %s", r.JSON.Output.Raw())
 	}
 	if m := r.Output[0].AsMessage(); m.Content[0].Text != searchPre || len(m.Content[0].Annotations) != 0 {
