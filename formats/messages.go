@@ -379,7 +379,7 @@ func (c *MessagesWebSearchContent) toolText(path, query string, first int) (text
 	case c.err != nil:
 		return "", 0, prefixed(path, c.err)
 	case c.ErrorCode != "":
-		return "The search failed: " + c.ErrorCode, 0, nil
+		return inference.SearchCall{Status: inference.SearchFailed, Error: c.ErrorCode}.Text(0), 0, nil
 	}
 	results := make([]search.Result, len(c.Results))
 	for k, r := range c.Results {
@@ -390,35 +390,13 @@ func (c *MessagesWebSearchContent) toolText(path, query string, first int) (text
 		}
 		results[k] = search.Result{URL: sr.URL, Title: sr.Title, Content: sr.Content, Published: sr.PageAge}
 	}
-	return searchText(query, results, first, maxSearchChars), len(results), nil
+	call := inference.SearchCall{Query: query, Status: inference.SearchCompleted, Results: results, First: first}
+	return call.Text(maxSearchChars), len(results), nil
 }
 
 // maxSearchChars bounds the text of a result given back, as
 // inference.SearchOptions.ContentChars bounds it.
 const maxSearchChars = 10000
-
-// searchText is what the model reads of a search: each result numbered
-// from first, with its title, URL, date and text (cut to chars
-// characters). It is the layout of the engine's own tool message
-// (inference's searchResultText, which is not exported), so that a search
-// given back reads as the model read it.
-func searchText(query string, results []search.Result, first, chars int) string {
-	if len(results) == 0 {
-		return fmt.Sprintf("No results for %q.", query)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Results for %q:\n", query)
-	for i, r := range results {
-		fmt.Fprintf(&b, "\n[%d] %s\n%s\n", first+i, r.Title, r.URL)
-		if !r.Published.IsZero() {
-			fmt.Fprintf(&b, "Published %s\n", r.Published.Format("2006-01-02"))
-		}
-		b.WriteString(search.Truncate(r.Content, chars))
-		b.WriteString("\n")
-	}
-	b.WriteString("\nCite a result you use with its number in brackets, such as [1].")
-	return b.String()
-}
 
 // MarshalJSON writes the fields of the block's type, empty strings
 // included where the type has them (a text block always has "text").

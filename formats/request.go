@@ -62,8 +62,8 @@ type Request struct {
 	PromptCacheKey string
 	// MaxToolCalls is the responses style's max_tool_calls, a bound on the
 	// calls of built-in tools, echoed in the response; nil when not set.
-	// Only function tools are accepted, so no built-in tool is ever
-	// called and the bound always holds.
+	// The one built-in tool is web search: it bounds the searches
+	// (Search.MaxSearches is at most it), and 0 offers no search.
 	MaxToolCalls *int
 }
 
@@ -196,11 +196,29 @@ func (r Request) Inference() inference.Request {
 }
 
 // Transcript returns the conversation after res answered r: r's messages
-// (instructions left out) followed by the assistant's reply, with its
-// text, reasoning and tool calls. It is what a server stores under a
-// response's id for previous_response_id.
+// (instructions left out), each search the model ran as its call and the
+// results it read, then the assistant's reply, with its text, reasoning
+// and tool calls. It is what a server stores under a response's id for
+// previous_response_id.
 func (r Request) Transcript(res inference.Result) []inference.Message {
 	msgs := slices.Clone(r.Messages)
+	chars := 1000
+	if r.Search != nil && r.Search.ContentChars > 0 {
+		chars = r.Search.ContentChars
+	}
+	at := 0
+	for _, s := range res.Searches {
+		args, _ := marshal(map[string]string{"query": s.Query})
+		call := inference.Message{Role: inference.RoleAssistant,
+			ToolCalls: []inference.ToolCall{{ID: s.ID, Name: inference.SearchToolName, Arguments: string(args)}}}
+		if end := min(max(s.At, at), len(res.Text)); end > at {
+			call.Content = []inference.Part{{Text: res.Text[at:end]}}
+			at = end
+		}
+		msgs = append(msgs, call, inference.Message{Role: inference.RoleTool, ToolCallID: s.ID, Name: inference.SearchToolName,
+			Content: []inference.Part{{Text: s.Text(chars)}}})
+	}
+	res.Text = res.Text[at:]
 	reply := inference.Text(inference.RoleAssistant, res.Text)
 	if res.Text == "" && len(res.ToolCalls) > 0 {
 		reply.Content = nil

@@ -694,7 +694,7 @@ func (it ResponsesItem) searchCall(i int) inference.ToolCall {
 // were, when the item lists its sources.
 func (it ResponsesItem) searchResult() string {
 	if it.Status == "failed" {
-		return "The search failed."
+		return inference.SearchCall{Status: inference.SearchFailed}.Text(0)
 	}
 	text := "The results of this search are not kept."
 	if a := it.Action; a != nil && len(a.Sources) > 0 {

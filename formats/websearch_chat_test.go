@@ -82,3 +82,27 @@ func TestChatAnnotations(t *testing.T) {
 		t.Errorf("streamed annotations %+v, want %+v", got, want)
 	}
 }
+
+// A stored conversation keeps the searches as the model read them, so
+// that previous_response_id continues with their results.
+func TestTranscriptKeepsSearches(t *testing.T) {
+	r := Request{Request: inference.Request{Messages: []inference.Message{inference.Text(inference.RoleUser, "Lyon?")},
+		Search: &inference.SearchOptions{ContentChars: 500}}}
+	call := inference.SearchCall{ID: "ws_1", Query: "Lyon", Status: inference.SearchCompleted, First: 1, At: len("Let me look."),
+		Results: []search.Result{{URL: "https://example.org/lyon", Title: "Lyon", Content: "Lyon is a city in France."}}}
+	res := inference.Result{Text: "Let me look.In France.", Searches: []inference.SearchCall{call}}
+	msgs := r.Transcript(res)
+	if len(msgs) != 4 {
+		t.Fatalf("%d messages, want the question, the call, its results and the reply", len(msgs))
+	}
+	if m := msgs[1]; m.Role != inference.RoleAssistant || m.Content[0].Text != "Let me look." || m.ToolCalls[0].Name != inference.SearchToolName ||
+		m.ToolCalls[0].Arguments != `{"query":"Lyon"}` || m.ToolCalls[0].ID != "ws_1" {
+		t.Errorf("call %+v", m)
+	}
+	if m := msgs[2]; m.Role != inference.RoleTool || m.ToolCallID != "ws_1" || m.Content[0].Text != call.Text(500) || !strings.Contains(m.Content[0].Text, "[1] Lyon") {
+		t.Errorf("results %+v", m)
+	}
+	if m := msgs[3]; m.Content[0].Text != "In France." {
+		t.Errorf("reply %+v", m)
+	}
+}

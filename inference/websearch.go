@@ -134,16 +134,25 @@ func searchQuery(call ToolCall) (string, error) {
 	return args.Query, nil
 }
 
-// searchResultText is what the model reads of a search: each result
-// numbered, with its title, URL, date and text (cut to chars characters).
-func searchResultText(query string, results []search.Result, first, chars int) string {
-	if len(results) == 0 {
-		return fmt.Sprintf("No results for %q.", query)
+// Text is what the model reads of the search, in the tool message that
+// answers its call: the results numbered from First, each with its
+// title, URL, date and text (cut to chars characters), and how to cite
+// them; or that it failed, and why. A server that takes a search back
+// from a client's history gives the model the same text.
+func (c SearchCall) Text(chars int) string {
+	switch {
+	case c.Status == SearchFailed && c.Error == "":
+		return "The search failed."
+	case c.Status == SearchFailed:
+		return "The search failed: " + c.Error
+	}
+	if len(c.Results) == 0 {
+		return fmt.Sprintf("No results for %q.", c.Query)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Results for %q:\n", query)
-	for i, r := range results {
-		fmt.Fprintf(&b, "\n[%d] %s\n%s\n", first+i, r.Title, r.URL)
+	fmt.Fprintf(&b, "Results for %q:\n", c.Query)
+	for i, r := range c.Results {
+		fmt.Fprintf(&b, "\n[%d] %s\n%s\n", c.First+i, r.Title, r.URL)
 		if !r.Published.IsZero() {
 			fmt.Fprintf(&b, "Published %s\n", r.Published.Format("2006-01-02"))
 		}

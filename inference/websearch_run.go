@@ -131,10 +131,7 @@ func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, 
 				res.Searches = append(res.Searches, sc)
 				res.Usage.WebSearches++
 				c.sources = append(c.sources, sc.Results...)
-				content = "The search failed: " + sc.Error
-				if sc.Status == SearchCompleted {
-					content = searchResultText(sc.Query, sc.Results, sc.First, opts.ContentChars)
-				}
+				content = sc.Text(opts.ContentChars)
 			}
 			msgs = append(msgs, Message{Role: RoleTool, ToolCallID: call.ID, Name: SearchToolName, Content: []Part{{Text: content}}})
 		}
