@@ -43,7 +43,7 @@ func TestWebSearchChat(t *testing.T) {
 		lyon string
 	}{
 		{"searxng", searxng, "https://example.org/lyon"},
-		{"index", docsIndex, "https://docs.example.org/lyon.md"},
+		{"index", func(t *testing.T) search.Searcher { return pinned(docsIndex(t)) }, "https://docs.example.org/lyon.md"},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
 			client := openaiSDK(searchServer(t, backend.s(t)), key)

@@ -17,19 +17,6 @@ import (
 	"github.com/inferkit/inferkit/search"
 )
 
-// askedFor is a Searcher that searches for text, whatever the query's
-// text: the tiny model's queries are random, which match nothing in an
-// index. "Paris France" ranks Paris's page first and Lyon's second.
-type askedFor struct {
-	search.Searcher
-	text string
-}
-
-func (a askedFor) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
-	q.Text = a.text
-	return a.Searcher.Search(ctx, q)
-}
-
 // webSearchParams is a messages request with the web search tool, forced
 // to search and then to answer citedAnswer.
 func webSearchParams(t *testing.T) anthropic.MessageNewParams {
@@ -54,7 +41,7 @@ func TestWebSearchMessages(t *testing.T) {
 		searcher func(*testing.T) search.Searcher
 	}{
 		{"searxng", searxng},
-		{"index", func(t *testing.T) search.Searcher { return askedFor{docsIndex(t), "Paris France"} }},
+		{"index", func(t *testing.T) search.Searcher { return pinned(docsIndex(t)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.searcher(t)

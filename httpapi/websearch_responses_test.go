@@ -14,7 +14,6 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/inferkit/inferkit/catalog"
-	"github.com/inferkit/inferkit/search"
 )
 
 // searchResponseParams asks for a forced web search and, through
@@ -80,7 +79,7 @@ func TestResponsesWebSearch(t *testing.T) {
 	}{
 		{"searxng", "https://example.org/lyon", func(t *testing.T) string { return searchServer(t, searxng(t)) }},
 		{"index", "https://docs.example.org/lyon.md", func(t *testing.T) string {
-			return searchServer(t, pinnedQuery{docsIndex(t), "Paris capital Lyon"})
+			return searchServer(t, pinned(docsIndex(t)))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -171,19 +170,6 @@ func TestResponsesWebSearch(t *testing.T) {
 			}
 		})
 	}
-}
-
-// pinnedQuery searches for its text whatever the model asked: the tiny
-// model's queries are noise, of which an index matches nothing. This text
-// ranks Paris's page first and Lyon's second, the one the answer cites.
-type pinnedQuery struct {
-	search.Searcher
-	text string
-}
-
-func (p pinnedQuery) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
-	q.Text = p.text
-	return p.Searcher.Search(ctx, q)
 }
 
 // A search of the index for the model's own query finds nothing: the

@@ -58,8 +58,9 @@ func searxng(t *testing.T) search.Searcher {
 
 // docsIndex indexes a temporary folder of two Markdown pages served at
 // https://docs.example.org/. The tiny model's queries are noise, which
-// matches no word: the index is searched for "capital of France" instead,
-// which ranks Paris first and Lyon second, as the SearXNG server does.
+// match no word: pinned(docsIndex(t)) searches it for "capital of
+// France" instead, which ranks Paris first and Lyon second, as the
+// SearXNG server does.
 func docsIndex(t *testing.T) search.Searcher {
 	t.Helper()
 	docs := t.TempDir()
@@ -79,18 +80,21 @@ func docsIndex(t *testing.T) search.Searcher {
 	if _, err := ix.AddFolder(context.Background(), docs, localindex.FolderOptions{BaseURL: "https://docs.example.org/"}); err != nil {
 		t.Fatal(err)
 	}
-	return fixedQuery{ix, "capital of France"}
+	return ix
 }
 
-// fixedQuery searches s for its text, whatever the query's.
-type fixedQuery struct {
-	s    search.Searcher
+// pinned searches s for "capital of France", whatever the model asked.
+func pinned(s search.Searcher) search.Searcher { return pinnedQuery{s, "capital of France"} }
+
+// pinnedQuery searches for its text whatever the model asked.
+type pinnedQuery struct {
+	search.Searcher
 	text string
 }
 
-func (f fixedQuery) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
-	q.Text = f.text
-	return f.s.Search(ctx, q)
+func (p pinnedQuery) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
+	q.Text = p.text
+	return p.Searcher.Search(ctx, q)
 }
 
 // searchServer serves the tiny model under core-2-5-mini with s as the
