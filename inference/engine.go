@@ -33,6 +33,10 @@ type Engine struct {
 
 	sweepQuit, sweepDone chan struct{} // the sweeper's (residency.go)
 
+	// onSearchTurn, when set (by tests), sees each turn a search loop
+	// prepares after a search.
+	onSearchTurn func(*Prepared)
+
 	mu     sync.RWMutex
 	closed bool
 }

@@ -16,6 +16,10 @@ func (e *Engine) TokenText(name string, tok int) (text string, err error) {
 	return text, err
 }
 
+// OnSearchTurn sets a function that sees each turn a search loop
+// prepares after a search, before the engine runs any.
+func (e *Engine) OnSearchTurn(f func(*Prepared)) { e.onSearchTurn = f }
+
 // Sweep unloads the models idle for Config.KeepAlive, as the sweeper
 // does every second.
 func (e *Engine) Sweep() { e.sweep() }

@@ -146,6 +146,9 @@ func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, 
 			yield(Event{}, fmt.Errorf("inference: the conversation with the search results: %w", err))
 			return
 		}
+		if e.onSearchTurn != nil {
+			e.onSearchTurn(turn)
+		}
 	}
 }
 
