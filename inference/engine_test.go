@@ -285,7 +285,9 @@ func TestCancelledContext(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	// bleve, which the search benchmark links in, starts its analysis
+	// workers when its package loads.
+	defer goleak.VerifyNone(t, goleak.IgnoreTopFunction("github.com/blevesearch/bleve_index_api.AnalysisWorker"))
 	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "stories", Path: storiesPath(t)}}, Context: 256, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
