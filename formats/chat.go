@@ -368,6 +368,9 @@ func (r *ChatRequest) Canonical() (Request, error) {
 				return Request{}, err
 			}
 		}
+		if err := checkSearch("web_search_options", out.Search, strings.NewReplacer("location", "user_location.approximate")); err != nil {
+			return Request{}, err
+		}
 	}
 	if err := checkMetadata("metadata", r.Metadata); err != nil {
 		return Request{}, err

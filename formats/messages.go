@@ -3,7 +3,6 @@ package formats
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -91,18 +90,8 @@ type MessagesTool struct {
 	AllowedDomains []string `json:"allowed_domains,omitzero"`
 	// BlockedDomains is refused: the search backends filter by allowed
 	// domains only.
-	BlockedDomains []string              `json:"blocked_domains,omitzero"`
-	UserLocation   *MessagesUserLocation `json:"user_location,omitzero"`
-}
-
-// MessagesUserLocation is where the user is, for the web search tool:
-// type approximate, each field optional.
-type MessagesUserLocation struct {
-	Type     string `json:"type"`
-	City     string `json:"city,omitzero"`
-	Region   string `json:"region,omitzero"`
-	Country  string `json:"country,omitzero"`
-	Timezone string `json:"timezone,omitzero"`
+	BlockedDomains []string           `json:"blocked_domains,omitzero"`
+	UserLocation   *WebSearchLocation `json:"user_location,omitzero"`
 }
 
 // webSearchTypes are the web search tool's types, as the Anthropic SDKs
@@ -128,23 +117,14 @@ func (t MessagesTool) searchOptions(p string) (*inference.SearchOptions, error) 
 		}
 		opts.MaxSearches = *t.MaxUses
 	}
-	if l := t.UserLocation; l != nil {
-		if l.Type != "approximate" {
-			return nil, invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
-		}
-		opts.Location = &search.Location{City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
+	if l := t.UserLocation; l != nil && l.Type != "approximate" {
+		return nil, invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
 	}
-	// Every query of the request carries these options: check them once
-	// here, to name the parameter at fault.
-	q := search.Query{Text: "x", Count: opts.Results, Location: opts.Location, Domains: opts.Domains}
-	var qe *search.QueryError
-	if err := q.Validate(); errors.As(err, &qe) {
-		param := p + "." + strings.NewReplacer("domains", "allowed_domains", "location", "user_location").Replace(qe.Field)
-		return nil, invalid(param, "%s %s", param, qe.Message)
-	} else if err != nil {
-		return nil, invalid(p, "%s: %v", p, err)
+	var err error
+	if opts.Location, err = t.UserLocation.location(p + ".user_location"); err != nil {
+		return nil, err
 	}
-	return opts, nil
+	return opts, checkSearch(p, opts, strings.NewReplacer("domains", "allowed_domains", "location", "user_location"))
 }
 
 // MessagesToolChoice is {type: auto|any|tool|none, name}.
@@ -801,9 +781,7 @@ func NewMessagesRequest(r Request) MessagesRequest {
 		if o.MaxSearches > 0 {
 			t.MaxUses = ptr(o.MaxSearches)
 		}
-		if l := o.Location; l != nil {
-			t.UserLocation = &MessagesUserLocation{Type: "approximate", City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
-		}
+		t.UserLocation = webSearchLocation(o.Location)
 		out.Tools = append(out.Tools, t)
 		if o.Force {
 			out.ToolChoice = &MessagesToolChoice{Type: "tool", Name: inference.SearchToolName, DisableParallelToolUse: r.OneToolCall}

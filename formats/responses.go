@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/inference"
-	"github.com/inferkit/inferkit/search"
 )
 
 // Responses defaults of the spec.
@@ -108,19 +106,8 @@ type ResponsesTool struct {
 	// SearchContextSize is low (3 results of up to 500 characters each),
 	// medium (the default: 5 of 1,000) or high (8 of 2,000).
 	SearchContextSize string                  `json:"search_context_size,omitzero"`
-	UserLocation      *ResponsesUserLocation  `json:"user_location,omitzero"`
+	UserLocation      *WebSearchLocation      `json:"user_location,omitzero"`
 	Filters           *ResponsesSearchFilters `json:"filters,omitzero"`
-}
-
-// ResponsesUserLocation is a web search tool's user_location: type
-// approximate, and any of city, region, country (ISO 3166-1 alpha-2) and
-// timezone (IANA).
-type ResponsesUserLocation struct {
-	Type     string `json:"type"`
-	City     string `json:"city,omitzero"`
-	Region   string `json:"region,omitzero"`
-	Country  string `json:"country,omitzero"`
-	Timezone string `json:"timezone,omitzero"`
 }
 
 // ResponsesSearchFilters restricts a web search to allowed domains and
@@ -136,7 +123,7 @@ func (t ResponsesTool) MarshalJSON() ([]byte, error) {
 		return marshal(struct {
 			Type              string                  `json:"type"`
 			SearchContextSize string                  `json:"search_context_size,omitzero"`
-			UserLocation      *ResponsesUserLocation  `json:"user_location"`
+			UserLocation      *WebSearchLocation      `json:"user_location"`
 			Filters           *ResponsesSearchFilters `json:"filters"`
 		}{t.Type, t.SearchContextSize, t.UserLocation, t.Filters})
 	}
@@ -154,39 +141,19 @@ func isSearchTool(typ string) bool {
 	return false
 }
 
-// searchContextSizes are the results and characters of each
-// search_context_size.
-var searchContextSizes = map[string]struct{ results, chars int }{
-	"low": {3, 500}, "medium": {5, 1000}, "high": {8, 2000},
-}
-
 // searchOptions converts the web search tool at path p.
 func (t ResponsesTool) searchOptions(p string) (*inference.SearchOptions, error) {
-	size := cmp.Or(t.SearchContextSize, "medium")
-	n, ok := searchContextSizes[size]
-	if !ok {
-		return nil, invalid(p+".search_context_size", "%s.search_context_size must be low, medium or high, got %q", p, t.SearchContextSize)
+	opts, err := searchContextSize(p+".search_context_size", t.SearchContextSize)
+	if err != nil {
+		return nil, err
 	}
-	opts := &inference.SearchOptions{Results: n.results, ContentChars: n.chars}
-	if l := t.UserLocation; l != nil {
-		if l.Type != "" && l.Type != "approximate" {
-			return nil, invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
-		}
-		if *l != (ResponsesUserLocation{Type: l.Type}) {
-			opts.Location = &search.Location{City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
-		}
+	if opts.Location, err = t.UserLocation.location(p + ".user_location"); err != nil {
+		return nil, err
 	}
 	if t.Filters != nil && len(t.Filters.AllowedDomains) > 0 {
 		opts.Domains = slices.Clone(t.Filters.AllowedDomains)
 	}
-	// The query's own checks, named after the tool's fields.
-	q := search.Query{Text: "x", Location: opts.Location, Domains: opts.Domains}
-	var qe *search.QueryError
-	if err := q.Validate(); errors.As(err, &qe) {
-		field := strings.NewReplacer("location.", "user_location.", "domains", "filters.allowed_domains").Replace(qe.Field)
-		return nil, invalid(p+"."+field, "%s.%s %s", p, field, qe.Message)
-	}
-	return opts, nil
+	return opts, checkSearch(p, opts, strings.NewReplacer("location", "user_location", "domains", "filters.allowed_domains"))
 }
 
 // searchTool returns the web search tool of opts, as a response echoes it
@@ -194,16 +161,7 @@ func (t ResponsesTool) searchOptions(p string) (*inference.SearchOptions, error)
 // whose number of results is nearest opts', the location and the allowed
 // domains.
 func searchTool(opts *inference.SearchOptions) ResponsesTool {
-	t := ResponsesTool{Type: "web_search", SearchContextSize: "medium"}
-	switch {
-	case opts.Results != 0 && opts.Results <= 3:
-		t.SearchContextSize = "low"
-	case opts.Results >= 8:
-		t.SearchContextSize = "high"
-	}
-	if l := opts.Location; l != nil {
-		t.UserLocation = &ResponsesUserLocation{Type: "approximate", City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
-	}
+	t := ResponsesTool{Type: "web_search", SearchContextSize: contextSizeOf(opts), UserLocation: webSearchLocation(opts.Location)}
 	if len(opts.Domains) > 0 {
 		t.Filters = &ResponsesSearchFilters{AllowedDomains: slices.Clone(opts.Domains)}
 	}

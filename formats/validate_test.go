@@ -55,7 +55,7 @@ func TestValidation(t *testing.T) {
 		{"chat n 0", ParseChatRequest, chat(`,"n":0`), "n"},
 		{"chat web search context size", ParseChatRequest, chat(`,"web_search_options":{"search_context_size":"huge"}`), "web_search_options.search_context_size"},
 		{"chat web search location type", ParseChatRequest, chat(`,"web_search_options":{"user_location":{"type":"exact"}}`), "web_search_options.user_location.type"},
-		{"chat web search country", ParseChatRequest, chat(`,"web_search_options":{"user_location":{"type":"approximate","approximate":{"country":"United States"}}}`), "web_search_options.user_location.approximate"},
+		{"chat web search country", ParseChatRequest, chat(`,"web_search_options":{"user_location":{"type":"approximate","approximate":{"country":"United States"}}}`), "web_search_options.user_location.approximate.country"},
 		{"chat n 17", ParseChatRequest, chat(`,"n":17`), "n"},
 		{"chat top_logprobs 21", ParseChatRequest, chat(`,"logprobs":true,"top_logprobs":21`), "top_logprobs"},
 		{"chat top_logprobs -1", ParseChatRequest, chat(`,"logprobs":true,"top_logprobs":-1`), "top_logprobs"},

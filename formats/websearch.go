@@ -1,6 +1,9 @@
 package formats
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
 )
@@ -27,8 +30,20 @@ func searchContextSize(param, size string) (*inference.SearchOptions, error) {
 	return &o, nil
 }
 
+// contextSizeOf is the search_context_size nearest o's number of results.
+func contextSizeOf(o *inference.SearchOptions) string {
+	switch {
+	case o.Results != 0 && o.Results <= searchContext["low"].Results:
+		return "low"
+	case o.Results >= searchContext["high"].Results:
+		return "high"
+	}
+	return "medium"
+}
+
 // WebSearchLocation is an approximate user location of a search request,
-// as every style writes it: type approximate, and each field optional.
+// as every style writes it: type approximate (absent in chat's nested
+// form), and each field optional.
 type WebSearchLocation struct {
 	Type     string `json:"type,omitzero"`
 	City     string `json:"city,omitzero"`
@@ -37,7 +52,9 @@ type WebSearchLocation struct {
 	Timezone string `json:"timezone,omitzero"`
 }
 
-// location checks l and returns the engine's, or an error naming param.
+// location checks l, given at param, and returns the engine's: nil for no
+// location or one that says nothing. Its fields are checked with the rest
+// of the search options (checkSearch).
 func (l *WebSearchLocation) location(param string) (*search.Location, error) {
 	if l == nil {
 		return nil, nil
@@ -46,21 +63,10 @@ func (l *WebSearchLocation) location(param string) (*search.Location, error) {
 		return nil, invalid(param+".type", "%s.type must be approximate, got %q", param, l.Type)
 	}
 	loc := &search.Location{City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
-	if err := (search.Query{Text: "x", Location: loc}).Validate(); err != nil {
-		return nil, invalid(param, "%s: %v", param, err)
+	if *loc == (search.Location{}) {
+		return nil, nil
 	}
 	return loc, nil
-}
-
-// contextSizeOf is the search_context_size whose options o has: the
-// size with o's number of results, else medium.
-func contextSizeOf(o *inference.SearchOptions) string {
-	for size, c := range searchContext {
-		if c.Results == o.Results {
-			return size
-		}
-	}
-	return "medium"
 }
 
 // webSearchLocation is the wire form of the engine's location.
@@ -69,4 +75,20 @@ func webSearchLocation(l *search.Location) *WebSearchLocation {
 		return nil
 	}
 	return &WebSearchLocation{Type: "approximate", City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
+}
+
+// checkSearch checks the options that every query of a request will
+// carry, once, so that an error names the parameter at fault: p and the
+// query's field, renamed to the style's parameter ("location" to
+// "user_location", "domains" to the style's allowed domains).
+func checkSearch(p string, o *inference.SearchOptions, names *strings.Replacer) error {
+	q := search.Query{Text: "x", Count: o.Results, Locale: o.Locale, Location: o.Location, Domains: o.Domains}
+	var qe *search.QueryError
+	if err := q.Validate(); errors.As(err, &qe) {
+		param := p + "." + names.Replace(qe.Field)
+		return invalid(param, "%s %s", param, qe.Message)
+	} else if err != nil {
+		return invalid(p, "%s: %v", p, err)
+	}
+	return nil
 }
