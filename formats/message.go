@@ -218,14 +218,22 @@ func NewMessage(req Request, res inference.Result, o Options) Message {
 		StopReason: stop, StopSequence: seq,
 		Usage: newMessagesUsage(req, res.Usage),
 	}
-	if res.Reasoning != "" {
-		m.Content = append(m.Content, MessagesBlock{Type: "thinking", Thinking: res.Reasoning,
-			Signature: signature(res.Reasoning), ThinkingLatencyMS: ptr(thinkingLatency(res))})
+	// With searches, the thinking of each turn comes after the search
+	// before it (see MessagesStream.rest): the first block holds the
+	// first turn's.
+	thought := res.Reasoning
+	if req.Search != nil && len(res.Searches) > 0 {
+		thought = res.Reasoning[:min(res.Searches[0].ReasoningAt, len(res.Reasoning))]
+	}
+	if thought != "" {
+		m.Content = append(m.Content, MessagesBlock{Type: "thinking", Thinking: thought,
+			Signature: signature(thought), ThinkingLatencyMS: ptr(thinkingLatency(res))})
 	}
 	switch {
 	case req.Search != nil:
 		// The blocks that the stream of res writes.
 		s := &MessagesStream{req: req, index: len(m.Content), collect: m.add}
+		s.sent.reasoning.WriteString(thought)
 		_ = s.rest(res) // collecting cannot fail
 		if !s.textDone && len(res.ToolCalls) == 0 {
 			m.Content = append(m.Content, MessagesBlock{Type: "text"})
@@ -250,6 +258,10 @@ func (m *Message) add(ev MessagesEvent) {
 		switch d := ev.Delta; d.Type {
 		case "text_delta":
 			b.Text += *d.Text
+		case "thinking_delta":
+			b.Thinking += *d.Thinking
+		case "signature_delta":
+			b.Signature = *d.Signature
 		case "citations_delta":
 			b.Citations = append(b.Citations, *d.Citation)
 		case "input_json_delta":

@@ -220,14 +220,7 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 	// Thinking comes before the text; with searches, before the text of
 	// each turn.
 	if reasoning != "" && (!s.textDone || s.req.Search != nil && s.open != "text") {
-		if s.open != "thinking" {
-			s.thought = s.sent.reasoning.Len() - len(reasoning)
-		}
-		if err := s.openBlock("thinking"); err != nil {
-			return err
-		}
-		if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
-			Delta: &MessagesDelta{Type: "thinking_delta", Thinking: &reasoning}}); err != nil {
+		if err := s.thinking(reasoning); err != nil {
 			return err
 		}
 	}
@@ -298,7 +291,8 @@ func (s *MessagesStream) rest(res inference.Result) error {
 		text = res.Text[s.at:]
 	}
 	cites := res.Citations[min(s.cites, len(res.Citations)):]
-	for _, sc := range res.Searches[min(len(s.searches), len(res.Searches)):] {
+	for k := min(len(s.searches), len(res.Searches)); k < len(res.Searches); k++ {
+		sc := res.Searches[k]
 		cut := min(max(sc.At-s.at, 0), len(text))
 		n := 0
 		for n < len(cites) && cites[n].End <= sc.At {
@@ -309,6 +303,14 @@ func (s *MessagesStream) rest(res inference.Result) error {
 		}
 		text, cites = text[cut:], cites[n:]
 		if err := s.search(sc); err != nil {
+			return err
+		}
+		// The next turn's thinking, up to the next search's.
+		end := len(res.Reasoning)
+		if k+1 < len(res.Searches) {
+			end = res.Searches[k+1].ReasoningAt
+		}
+		if err := s.thinkingUntil(res, end); err != nil {
 			return err
 		}
 	}
@@ -434,6 +436,33 @@ func (s *MessagesStream) search(sc inference.SearchCall) error {
 	err := s.emit(MessagesEvent{Type: "content_block_stop", Index: ptr(s.index)})
 	s.index++
 	return err
+}
+
+// thinking writes piece, the next piece of the thinking, which s.sent
+// holds already, in the open thinking block or a new one.
+func (s *MessagesStream) thinking(piece string) error {
+	if s.open != "thinking" {
+		s.thought = s.sent.reasoning.Len() - len(piece)
+	}
+	if err := s.openBlock("thinking"); err != nil {
+		return err
+	}
+	return s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &MessagesDelta{Type: "thinking_delta", Thinking: &piece}})
+}
+
+// thinkingUntil writes the thinking of res up to byte end that s has not
+// written: the thinking of the turn after a search (see
+// inference.SearchCall.ReasoningAt).
+func (s *MessagesStream) thinkingUntil(res inference.Result, end int) error {
+	end = min(end, len(res.Reasoning))
+	done := s.sent.reasoning.Len()
+	if end <= done {
+		return nil
+	}
+	piece := res.Reasoning[done:end]
+	s.sent.reasoning.WriteString(piece)
+	return s.thinking(piece)
 }
 
 // Fail writes err as an `event: error` with the messages error body and

@@ -230,6 +230,61 @@ func TestMessagesStreamWebSearchMatches(t *testing.T) {
 	final := resSearch
 	for name, events := range map[string][]inference.Event{"pieces": searchEvents(), "final only": {{Final: &final}}} {
 		t.Run(name, func(t *testing.T) {
+			sameStream(t, req, events, want)
+		})
+	}
+
+	// With thinking, each turn's thinking comes after the search before
+	// it, in a block of its own, in both forms.
+	thinking := resSearch
+	thinking.Reasoning = "First, search. " + "Lyon is in the results. " + "Nothing more."
+	thinking.Searches = slices.Clone(resSearch.Searches)
+	thinking.Searches[0].ReasoningAt = len("First, search. ")
+	thinking.Searches[1].ReasoningAt = len("First, search. Lyon is in the results. ")
+	body, err = marshal(NewMessage(req, thinking, testOptions()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = anthropic.Message{}
+	if err := json.Unmarshal(body, &want); err != nil {
+		t.Fatal(err)
+	}
+	var thoughts []string
+	for _, b := range want.Content {
+		if b.Type == "thinking" {
+			thoughts = append(thoughts, b.Thinking)
+		}
+	}
+	if len(thoughts) != 3 || thoughts[1] != "Lyon is in the results. " {
+		t.Errorf("thinking blocks %q, want one a turn", thoughts)
+	}
+	// Each turn thinks first: the first at the start, the next ones once
+	// the search before them has ended.
+	events := []inference.Event{{Reasoning: thinking.Reasoning[:thinking.Searches[0].ReasoningAt]}}
+	ended := 0
+	for _, ev := range searchEvents() {
+		if ev.Final != nil {
+			ev.Final = &thinking
+		}
+		events = append(events, ev)
+		if ev.Search != nil && ev.Search.Status != inference.SearchSearching {
+			end := len(thinking.Reasoning)
+			if ended+1 < len(thinking.Searches) {
+				end = thinking.Searches[ended+1].ReasoningAt
+			}
+			events = append(events, inference.Event{Reasoning: thinking.Reasoning[thinking.Searches[ended].ReasoningAt:end]})
+			ended++
+		}
+	}
+	sameStream(t, req, events, want)
+}
+
+// sameStream checks that the stream of events builds want's blocks, as
+// the SDK accumulates them.
+func sameStream(t *testing.T, req Request, events []inference.Event, want anthropic.Message) {
+	t.Helper()
+	{
+		{
 			var b bytes.Buffer
 			stream(t, NewMessagesStream(&b, req, testOptions()), events, nil)
 			checkMessagesFrames(t, b.Bytes())
@@ -255,7 +310,7 @@ func TestMessagesStreamWebSearchMatches(t *testing.T) {
 				t.Errorf("%d citations_delta, usage %+v", citations, acc.Usage)
 			}
 			sameBlocks(t, acc.Content, want.Content)
-		})
+		}
 	}
 }
 
@@ -266,13 +321,16 @@ func sameBlocks(t *testing.T, got, want []anthropic.ContentBlockUnion) {
 		t.Fatalf("%d blocks, want %d", len(got), len(want))
 	}
 	for i := range got {
-		var g, w any
+		var g, w map[string]any
 		if err := json.Unmarshal([]byte(got[i].RawJSON()), &g); err != nil {
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal([]byte(want[i].RawJSON()), &w); err != nil {
 			t.Fatal(err)
 		}
+		// thinking_latency_ms is the blocking form's extension, which a
+		// stream's thinking block does not carry.
+		delete(w, "thinking_latency_ms")
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("block %d\n got %s\nwant %s", i, got[i].RawJSON(), want[i].RawJSON())
 		}

@@ -71,8 +71,10 @@ type SearchCall struct {
 	Results []search.Result
 	First   int
 	// At is the length of Result.Text when the model called the search:
-	// text before it was written before the search.
-	At int
+	// text before it was written before the search. ReasoningAt is the
+	// length of Result.Reasoning then: the thinking after it is the next
+	// turn's.
+	At, ReasoningAt int
 }
 
 // Citation ties a span of the answer to a search result the model cited.

@@ -124,7 +124,7 @@ func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, 
 			content := "The search limit of this request is reached: answer with the results you have."
 			if searches < opts.MaxSearches {
 				searches++
-				sc, ok := e.search(ctx, call, opts, len(c.sources)+1, text.Len(), yield)
+				sc, ok := e.search(ctx, call, opts, len(c.sources)+1, text.Len(), len(res.Reasoning), yield)
 				if !ok {
 					return
 				}
@@ -164,10 +164,11 @@ func (e *Engine) runTurn(ctx context.Context, p *Prepared, yield func(Event, err
 }
 
 // search runs the search that call asks for, announcing it (yield) as it
-// starts and ends; first is the number its first result takes, at the
-// length of the answer so far. ok is false when yield wanted no more.
-func (e *Engine) search(ctx context.Context, call ToolCall, opts *SearchOptions, first, at int, yield func(Event, error) bool) (sc SearchCall, ok bool) {
-	sc = SearchCall{ID: "ws_" + rand.Text(), Status: SearchSearching, First: first, At: at}
+// starts and ends; first is the number its first result takes, at and
+// reasoningAt the lengths of the answer and thinking so far. ok is false
+// when yield wanted no more.
+func (e *Engine) search(ctx context.Context, call ToolCall, opts *SearchOptions, first, at, reasoningAt int, yield func(Event, error) bool) (sc SearchCall, ok bool) {
+	sc = SearchCall{ID: "ws_" + rand.Text(), Status: SearchSearching, First: first, At: at, ReasoningAt: reasoningAt}
 	query, err := searchQuery(call)
 	sc.Query = query
 	if ann := sc; !yield(Event{Search: &ann}, nil) {
