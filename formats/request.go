@@ -65,6 +65,14 @@ type Request struct {
 	// The one built-in tool is web search: it bounds the searches
 	// (Search.MaxSearches is at most it), and 0 offers no search.
 	MaxToolCalls *int
+
+	// searchTool is the responses style's web search tool as the
+	// request sent it (type and options), which the response echoes,
+	// also where tool_choice none or max_tool_calls 0 offers no search;
+	// nil for a request without one. searchChoice is the tool_choice
+	// that forced the search, as sent (its type, or required).
+	searchTool   *ResponsesTool
+	searchChoice string
 }
 
 // Reasoning is the thinking a request asks for. Inference turns it into

@@ -378,7 +378,14 @@ func newResponseShell(req Request, id string, created int64) Response {
 	for _, t := range req.Tools {
 		r.Tools = append(r.Tools, ResponsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: ptr(false)})
 	}
-	if s := req.Search; s != nil {
+	switch s := req.Search; {
+	case req.searchTool != nil:
+		// As the request sent them.
+		r.Tools = append(r.Tools, *req.searchTool)
+		if req.searchChoice != "" {
+			r.ToolChoice = ResponsesToolChoice{Mode: req.searchChoice}
+		}
+	case s != nil:
 		r.Tools = append(r.Tools, searchTool(s))
 		if s.Force {
 			r.ToolChoice = ResponsesToolChoice{Mode: "web_search"}

@@ -469,7 +469,7 @@ func (r *ResponsesRequest) tools(out *Request) error {
 			if err != nil {
 				return err
 			}
-			out.Search = opts
+			out.Search, out.searchTool = opts, &t
 			continue
 		}
 		if t.Type != "function" {
@@ -499,9 +499,9 @@ func (r *ResponsesRequest) tools(out *Request) error {
 		if out.Search == nil {
 			return invalid("tool_choice", "tool_choice %q needs a web search tool in tools", c.Mode)
 		}
-		out.Search.Force = true
+		out.Search.Force, out.searchChoice = true, c.Mode
 	case c.Mode == "required" && len(out.Tools) == 0 && out.Search != nil:
-		out.Search.Force = true
+		out.Search.Force, out.searchChoice = true, c.Mode
 	default:
 		var err error
 		if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice(*c), out.Tools); err != nil {
