@@ -68,6 +68,9 @@ type ChatURLCitation struct {
 func chatAnnotations(text string, cites []inference.Citation) []ChatAnnotation {
 	var out []ChatAnnotation
 	for _, c := range cites {
+		if c.Start >= c.End {
+			continue // a marker with no text before it cites nothing
+		}
 		out = append(out, ChatAnnotation{Type: "url_citation", URLCitation: ChatURLCitation{
 			StartIndex: charIndex(text, c.Start), EndIndex: charIndex(text, c.End), URL: c.URL, Title: c.Title}})
 	}

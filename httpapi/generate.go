@@ -172,9 +172,10 @@ const searchTurnTokens = 128
 // and each choice's output limit, and, when it asks for a summary, each
 // choice's thinking read again under a short instruction and the
 // summary's bound. A request that searches reads its prompt again after
-// each search, with the results so far: each search reserves the prompt
-// again and its results at a token per two characters, more than English
-// text takes (settling counts what the turns really read). The output
+// each search, with the results of every search so far: the k-th search
+// reserves the prompt again and k searches' results, at a token per two
+// characters, more than English text takes. The turns' calls are left
+// out, as small; settling counts what the turns really read. The output
 // limit bounds the turns' output together.
 func reservation(p *inference.Prepared) (inputs, outputs int64) {
 	n := int64(choicesOf(p.Request))
@@ -184,8 +185,9 @@ func reservation(p *inference.Prepared) (inputs, outputs int64) {
 		outputs += int64(inference.MaxSummaryTokens(l)) * n
 	}
 	if s := p.Request.Search; s != nil {
-		perSearch := int64(p.InputTokens) + int64(s.Results)*int64(s.ContentChars/2+searchTurnTokens) + searchTurnTokens
-		inputs += int64(s.MaxSearches) * perSearch
+		results := int64(s.Results)*int64(s.ContentChars/2+searchTurnTokens) + searchTurnTokens
+		m := int64(s.MaxSearches)
+		inputs += m*int64(p.InputTokens) + m*(m+1)/2*results
 	}
 	return inputs, outputs
 }
@@ -257,7 +259,11 @@ func (h *Handler) settle(r *http.Request, a *admission, p *inference.Prepared, r
 		// After each search the model read its prompt again, and the
 		// results.
 		in := n * (1 + g.searches)
-		if k, err := h.engine.CountTokens(inference.Request{Model: ir.Model, Prompt: g.read.String()}); err == nil && g.searches > 0 {
+		if g.searches > 0 {
+			k, err := h.engine.CountTokens(inference.Request{Model: ir.Model, Prompt: g.read.String()})
+			if err != nil {
+				k = g.read.Len() / 2 // longer than a context: the reservation's estimate
+			}
 			in += k
 		}
 		a.settle(r, ratelimit.Usage{Requests: 1, InputTokens: int64(in), OutputTokens: int64(out), Images: images(ir)})

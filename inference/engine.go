@@ -328,7 +328,10 @@ func (e *Engine) Stats() []ModelStats {
 		stats[i].ID = info.ID
 		m := e.names[info.ID]
 		m.mu.Lock()
-		if r := m.runner; r != nil && m.loaded && !e.closed {
+		// loaded, read under m.mu, says that no load or unload writes
+		// m.runner meanwhile.
+		if m.loaded && m.runner != nil && !e.closed {
+			r := m.runner
 			stats[i].Queued = len(r.queue)
 			if r.held.Load() {
 				stats[i].Queued++ // waiting for KV cells
@@ -413,9 +416,7 @@ func (e *Engine) use(ctx context.Context, name string, fn func(*model) error) er
 
 // holdJob keeps m loaded until j finishes; m is held already.
 func (e *Engine) holdJob(m *model, j *job) {
-	m.mu.Lock()
-	m.users++
-	m.mu.Unlock()
+	m.holdAgain()
 	j.release = func() { m.release(e.cfg.Clock()) }
 }
 
@@ -444,7 +445,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 // sequence is single use.
 func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		p, err := e.Prepare(req)
+		p, err := e.prepare(ctx, req)
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -489,7 +490,13 @@ func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, er
 // stops once the prompt passes the context, and schemas are bounded
 // before they are converted to grammars.
 func (e *Engine) Prepare(req Request) (*Prepared, error) {
-	m, release, err := e.acquire(context.Background(), req.Model)
+	return e.prepare(context.Background(), req)
+}
+
+// prepare is Prepare, waiting for the model to load (when it was
+// unloaded) only until ctx is done.
+func (e *Engine) prepare(ctx context.Context, req Request) (*Prepared, error) {
+	m, release, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -48,8 +47,9 @@ type prefixStore struct {
 	entries map[string]*storedPrefix // by file path
 	bytes   int64
 
-	writing atomic.Bool // an asynchronous save is under way
-	writes  sync.WaitGroup
+	// writing, when set, is closed when the asynchronous save under way
+	// ends (s.mu guards it): one at a time.
+	writing chan struct{}
 	// midWrite, when set (by tests), runs in the middle of writing an
 	// entry's temporary file.
 	midWrite func()
@@ -213,17 +213,18 @@ func readHeader(r io.Reader, key string, size int64) (tokens []int32, stateLen i
 	return tokens, stateLen, nil
 }
 
-// longest returns the entry of key that shares the longest prefix with
-// prompt, up to limit tokens, and that length. With partial false, only an
-// entry whose tokens are all a prefix of the prompt counts (a recurrent
-// state cannot be cut short).
-func (s *prefixStore) longest(key string, prompt []int32, limit int, partial bool) (*storedPrefix, int) {
+// longest returns the entry of key, of at most most tokens (what one
+// sequence holds), that shares the longest prefix with prompt, up to limit
+// tokens, and that length. With partial false, only an entry whose tokens
+// are all a prefix of the prompt counts (a recurrent state cannot be cut
+// short).
+func (s *prefixStore) longest(key string, prompt []int32, limit, most int, partial bool) (*storedPrefix, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var best *storedPrefix
 	n := 0
 	for _, e := range s.entries {
-		if e.key != key {
+		if e.key != key || len(e.tokens) > most {
 			continue
 		}
 		k := min(commonPrefix(e.tokens, prompt), limit)
@@ -320,23 +321,39 @@ func (s *prefixStore) evict(room int64) {
 // saveAsync writes an entry in the background, unless a save is already
 // under way: then it reports false, and the caller keeps nothing.
 func (s *prefixStore) saveAsync(key string, tokens []int32, state []byte) bool {
-	if !s.writing.CompareAndSwap(false, true) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writing != nil {
 		return false
 	}
-	s.writes.Add(1)
+	done := make(chan struct{})
+	s.writing = done
 	go func() {
-		defer s.writes.Done()
-		defer s.writing.Store(false)
 		s.save(key, tokens, state)
+		s.mu.Lock()
+		s.writing = nil
+		s.mu.Unlock()
+		close(done)
 	}()
 	return true
 }
 
 // busy reports whether an asynchronous save is under way.
-func (s *prefixStore) busy() bool { return s.writing.Load() }
+func (s *prefixStore) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writing != nil
+}
 
-// flush waits for the asynchronous save, if any.
-func (s *prefixStore) flush() { s.writes.Wait() }
+// flush waits for the asynchronous save under way, if any.
+func (s *prefixStore) flush() {
+	s.mu.Lock()
+	done := s.writing
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
 
 // save writes an entry of key for tokens, replacing one for the same
 // tokens, and makes room for it; an entry larger than the whole store is
@@ -422,10 +439,12 @@ func (s *prefixStore) write(folder, path, key string, tokens []int32, state []by
 }
 
 // prefixKey names a model's entries: a hash of the store's format, the
-// llama.cpp build (the module that holds it), the model file's size and
-// its first and last MiB (the header and the last tensors: another file,
-// or another fine-tune of the same shape, differs there), and settings,
-// the engine's settings that shape the KV bytes.
+// llama.cpp build (the module that holds it), the model file's size, its
+// first MiB (the header), 64 blocks of 64 KiB spread over the rest and
+// its last MiB (another file, or another fine-tune of the same shape,
+// differs in every tensor it changed, and each layer's tensors span more
+// than the distance between two blocks), and settings, the engine's
+// settings that shape the KV bytes.
 func prefixKey(path, settings string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -441,6 +460,12 @@ func prefixKey(path, settings string) (string, error) {
 	const edge = 1 << 20
 	if _, err := io.Copy(h, io.LimitReader(f, edge)); err != nil {
 		return "", err
+	}
+	const blocks, block = 64, 64 << 10
+	for i := range int64(blocks) {
+		if _, err := io.Copy(h, io.NewSectionReader(f, info.Size()*i/blocks, block)); err != nil {
+			return "", err
+		}
 	}
 	if _, err := io.Copy(h, io.NewSectionReader(f, max(0, info.Size()-edge), edge)); err != nil {
 		return "", err

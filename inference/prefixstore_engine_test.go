@@ -5,6 +5,7 @@ package inference
 import (
 	"bufio"
 	"context"
+	"errors"
 	"iter"
 	"os"
 	"os/exec"
@@ -326,5 +327,44 @@ func TestKeepAliveUnloadsAndReloads(t *testing.T) {
 	}
 	if err := e.Unload(context.Background(), "nope"); err == nil {
 		t.Error("Unload of an unknown model succeeded")
+	}
+}
+
+// An Unload that waits for a request does not hold Close back: Close ends
+// the request at once.
+func TestCloseDuringUnload(t *testing.T) {
+	e := diskEngine(t, "", Config{})
+	zero := 0.0
+	next, stop := iter.Pull2(e.Stream(context.Background(), Request{Model: "tiny", Prompt: "Hello", MaxTokens: 1000, Temperature: &zero, IgnoreEOS: true}))
+	defer stop()
+	if _, err, ok := next(); !ok || err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	unloaded := make(chan error, 1)
+	go func() { unloaded <- e.Unload(context.Background(), "tiny") }()
+	waitFor(t, "Unload to wait for the request", func() bool {
+		m := e.names["tiny"]
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.released != nil
+	})
+	e.Close()
+	for {
+		ev, err, ok := next()
+		if !ok {
+			t.Fatal("the stream ended without an error")
+		}
+		if err != nil {
+			if !errors.Is(err, ErrClosed) {
+				t.Errorf("stream: %v, want ErrClosed", err)
+			}
+			break
+		}
+		if ev.Final != nil {
+			t.Fatal("the request ran to its end: Close waited for it")
+		}
+	}
+	if err := <-unloaded; err != nil {
+		t.Errorf("Unload: %v", err)
 	}
 }

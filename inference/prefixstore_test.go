@@ -26,8 +26,11 @@ func TestPrefixStoreLRU(t *testing.T) {
 	now = now.Add(time.Second)
 	s.save("k", b, state)
 	now = now.Add(time.Second)
-	if e, n := s.longest("k", []int32{1, 2, 3, 9}, 10, true); e == nil || n != 3 {
+	if e, n := s.longest("k", []int32{1, 2, 3, 9}, 10, 100, true); e == nil || n != 3 {
 		t.Fatalf("longest: %v, %d", e, n)
+	}
+	if e, _ := s.longest("k", []int32{1, 2, 3, 9}, 10, 2, true); e != nil {
+		t.Error("an entry longer than a sequence holds matched")
 	}
 	if _, err := s.load(s.entryOf(a)); err != nil { // a is now the most recently used
 		t.Fatal(err)
@@ -42,7 +45,7 @@ func TestPrefixStoreLRU(t *testing.T) {
 	}
 
 	// Another key, an entry too large, and the order across a reopening.
-	if e, _ := s.longest("other", a, 10, true); e != nil {
+	if e, _ := s.longest("other", a, 10, 100, true); e != nil {
 		t.Error("an entry of another key matched")
 	}
 	s.save("k", []int32{8}, make([]byte, 3*size))
@@ -57,7 +60,7 @@ func TestPrefixStoreLRU(t *testing.T) {
 		t.Error("reopened with room for one, the most recent entry should stay")
 	}
 	// Exact matches only, for a state that cannot be cut short.
-	if e, _ := s2.longest("k", []int32{5, 6}, 10, false); e != nil {
+	if e, _ := s2.longest("k", []int32{5, 6}, 10, 100, false); e != nil {
 		t.Error("a longer entry matched a shorter prompt without partial")
 	}
 	if !s2.covered("k", []int32{5, 6}, true) || s2.covered("k", []int32{5, 6}, false) {
@@ -77,8 +80,8 @@ func TestPrefixKey(t *testing.T) {
 	body := make([]byte, 3<<20)
 	a := write("a.gguf", body)
 	b := write("b.gguf", body) // a copy: the same model
-	body[len(body)-1] = 1
-	c := write("c.gguf", body) // another fine-tune of the same shape
+	body[len(body)/2] = 1
+	c := write("c.gguf", body) // another fine-tune, of middle layers only
 	key := func(path, settings string) string {
 		k, err := prefixKey(path, settings)
 		if err != nil {

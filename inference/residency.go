@@ -47,6 +47,26 @@ func (e *Engine) hold(ctx context.Context, m *model) error {
 	}
 }
 
+// keep holds the model named name loaded (see hold) until the caller
+// calls release, without holding the engine open: Close frees the model
+// meanwhile all the same, and what comes next fails with ErrClosed.
+func (e *Engine) keep(ctx context.Context, name string) (release func(), err error) {
+	m, done, err := e.acquire(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	m.holdAgain()
+	done()
+	return func() { m.release(e.cfg.Clock()) }, nil
+}
+
+// holdAgain adds a hold on m, which the caller holds already.
+func (m *model) holdAgain() {
+	m.mu.Lock()
+	m.users++
+	m.mu.Unlock()
+}
+
 // release lets go of a hold.
 func (m *model) release(now time.Time) {
 	m.mu.Lock()
@@ -172,11 +192,13 @@ func (e *Engine) Load(ctx context.Context, id string) error {
 // set. The next request for the model, or Load, loads it again. Entries
 // that share the model's file share its unloading.
 func (e *Engine) Unload(ctx context.Context, id string) error {
+	// The engine's lock is not held while the requests end: Close may
+	// come meanwhile, and frees the model itself.
 	e.mu.RLock()
-	defer e.mu.RUnlock()
-	m := e.names[id]
+	m, closed := e.names[id], e.closed
+	e.mu.RUnlock()
 	switch {
-	case e.closed:
+	case closed:
 		return ErrClosed
 	case m == nil:
 		return fmt.Errorf("%w: %q", ErrModelNotFound, id)

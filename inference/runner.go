@@ -440,7 +440,7 @@ func (r *runner) restore(s *slot, w *work, have, limit int) int {
 	var n int
 	var state []byte
 	for {
-		if e, n = r.disk.longest(r.diskKey, w.prompt, limit, r.share); e == nil || n < have+restoreGain {
+		if e, n = r.disk.longest(r.diskKey, w.prompt, limit, r.perSeq, r.share); e == nil || n < have+restoreGain {
 			return -1
 		}
 		var err error
@@ -590,7 +590,7 @@ func (r *runner) step() error {
 			r.finish(s, FinishLength, "")
 			continue
 		}
-		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong {
+		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong && !s.w.logprobs && !s.w.promptLP {
 			r.snapshot(s) // a long prompt, all in the KV cache now
 		}
 		if s.w != nil && s.idx >= 0 {

@@ -5,6 +5,7 @@ package inference_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -215,5 +216,30 @@ func TestSearchResultsCannotForgeMarkup(t *testing.T) {
 	}
 	if n := strings.Count(text.String(), "Obey"); n != 2 { // token texts spell spaces their own way
 		t.Errorf("the results' text appears %d times in the turn after the search, want 2 (title and content)", n)
+	}
+}
+
+// Results that would not fit in the context are cut to fit: the request
+// goes on over shorter results instead of failing.
+func TestSearchResultsCutToFit(t *testing.T) {
+	long := strings.Repeat("Lyon is a city in France. ", 40) // about 1,000 characters
+	var results []search.Result
+	for i := range 5 {
+		results = append(results, search.Result{URL: fmt.Sprintf("https://example.org/%d", i), Title: "Lyon", Content: long})
+	}
+	e := searchEngine(t, &fakeSearch{results: results})
+	var turns []*inference.Prepared
+	e.OnSearchTurn(func(p *inference.Prepared) { turns = append(turns, p) })
+	_, res := stream(t, e, searchRequest(&inference.SearchOptions{Force: true, MaxSearches: 1}))
+	if len(res.Searches) != 1 || res.Searches[0].Status != inference.SearchCompleted || len(turns) != 1 {
+		t.Fatalf("searches %+v, %d turns after them", res.Searches, len(turns))
+	}
+	// A byte a token: the results whole would take over 5,000 of the
+	// 2,048 tokens.
+	if n := turns[0].InputTokens; n > 2048 || n < 400 {
+		t.Errorf("the turn after the search has %d prompt tokens, want the results cut to fit 2,048", n)
+	}
+	if res.FinishReason == "" {
+		t.Error("no finish reason")
 	}
 }

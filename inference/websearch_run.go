@@ -64,6 +64,13 @@ func (e *Engine) searchTurn(req Request) (Request, *SearchOptions, error) {
 // result sums the turns.
 func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, error) bool) {
 	req, opts := p.plan.search.req, p.plan.search.opts
+	// The model stays loaded between turns, while the searches run.
+	release, err := e.keep(ctx, req.Model)
+	if err != nil {
+		yield(Event{}, err)
+		return
+	}
+	defer release()
 	msgs := slices.Clone(req.Messages)
 	var res Result
 	var text strings.Builder
@@ -109,46 +116,76 @@ func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, 
 		calls := slices.DeleteFunc(slices.Clone(final.ToolCalls), func(c ToolCall) bool { return !isSearchCall(c) })
 		own := slices.DeleteFunc(slices.Clone(final.ToolCalls), isSearchCall)
 		budget -= final.Usage.CompletionTokens
-		if len(calls) == 0 || len(own) > 0 || n > opts.MaxSearches || budget <= 0 {
+		if len(calls) == 0 || len(own) > 0 || searches == opts.MaxSearches || budget <= 0 {
 			res.Text, res.ToolCalls = text.String(), own
 			res.FinishReason, res.StopSequence, res.StopToken = final.FinishReason, final.StopSequence, final.StopToken
 			if len(calls) > 0 && len(own) == 0 {
-				// Searches the request had no turn left to run.
+				// Searches the request had no room left to run.
 				res.FinishReason = FinishLength
 			}
 			yield(Event{Final: &res}, nil)
 			return
 		}
-		msgs = append(msgs, Message{Role: RoleAssistant, Content: []Part{{Text: final.Text}}, Reasoning: final.Reasoning, ToolCalls: calls})
+		var ran []SearchCall // each call's search, the zero value past the limit
 		for _, call := range calls {
-			content := "The search limit of this request is reached: answer with the results you have."
+			var sc SearchCall
 			if searches < opts.MaxSearches {
 				searches++
-				sc, ok := e.search(ctx, call, opts, len(c.sources)+1, text.Len(), len(res.Reasoning), yield)
-				if !ok {
+				var ok bool
+				if sc, ok = e.search(ctx, call, opts, len(c.sources)+1, text.Len(), len(res.Reasoning), yield); !ok {
 					return
 				}
 				res.Searches = append(res.Searches, sc)
 				res.Usage.WebSearches++
 				c.sources = append(c.sources, sc.Results...)
-				content = sc.Text(opts.ContentChars)
 			}
-			msgs = append(msgs, Message{Role: RoleTool, ToolCallID: call.ID, Name: SearchToolName, Content: []Part{{Text: content}}})
+			ran = append(ran, sc)
 		}
-		next := req
-		next.Search, next.Messages = nil, msgs
-		next.Tools = append(slices.Clip(req.Tools), searchTool)
-		// What is left of the output limit, within the room the longer
-		// conversation leaves.
-		next.MaxTokens, next.ClampMaxTokens = budget, true
-		var err error
-		if turn, err = e.Prepare(next); err != nil {
+		reply := Message{Role: RoleAssistant, Content: []Part{{Text: final.Text}}, Reasoning: final.Reasoning, ToolCalls: calls}
+		if turn, msgs, err = e.nextTurn(ctx, req, append(msgs, reply), calls, ran, opts.ContentChars, budget); err != nil {
+			if errors.Is(err, ErrContextLength) {
+				// Not even the results' titles fit: the answer ends here.
+				res.Text, res.FinishReason = text.String(), FinishLength
+				yield(Event{Final: &res}, nil)
+				return
+			}
 			yield(Event{}, fmt.Errorf("inference: the conversation with the search results: %w", err))
 			return
 		}
 		if e.onSearchTurn != nil {
 			e.onSearchTurn(turn)
 		}
+	}
+}
+
+// nextTurn prepares the turn after searches: the conversation so far
+// (msgs, which ends with the turn that called them), a tool message
+// answering each call with its search (ran, in order; the zero value for
+// a call past the limit), and what is left of the output limit. Results
+// that would not fit in the context are cut, to fewer characters each,
+// down to their titles; past that, it fails with ErrContextLength. It
+// returns the turn and its conversation.
+func (e *Engine) nextTurn(ctx context.Context, req Request, msgs []Message, calls []ToolCall, ran []SearchCall, chars, budget int) (*Prepared, []Message, error) {
+	for {
+		next := req
+		next.Search, next.Messages = nil, slices.Clone(msgs)
+		for i, call := range calls {
+			content := "The search limit of this request is reached: answer with the results you have."
+			if ran[i].Status != "" {
+				content = ran[i].Text(chars)
+			}
+			next.Messages = append(next.Messages, Message{Role: RoleTool, ToolCallID: call.ID, Name: SearchToolName, Content: []Part{{Text: content}}})
+		}
+		next.Tools = append(slices.Clip(req.Tools), searchTool)
+		// What is left of the output limit, within the room the longer
+		// conversation leaves.
+		next.MaxTokens, next.ClampMaxTokens = budget, true
+		p, err := e.prepare(ctx, next)
+		if errors.Is(err, ErrContextLength) && chars > 0 {
+			chars /= 4 // and to 0: titles and URLs only
+			continue
+		}
+		return p, next.Messages, err
 	}
 }
 
@@ -183,7 +220,8 @@ func (e *Engine) search(ctx context.Context, call ToolCall, opts *SearchOptions,
 	if err != nil {
 		sc.Status, sc.Error = SearchFailed, err.Error()
 	} else {
-		sc.Status, sc.Results = SearchCompleted, results[:min(len(results), opts.Results)]
+		// A copy: the Searcher's slice is its own.
+		sc.Status, sc.Results = SearchCompleted, slices.Clone(results[:min(len(results), opts.Results)])
 		for i := range sc.Results {
 			sc.Results[i].Content = search.Truncate(sc.Results[i].Content, opts.ContentChars)
 		}
