@@ -155,7 +155,14 @@ func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (c
 		}
 		ir.MaxTokens = m.MaxOutput
 	}
-	p, err := h.engine.Prepare(ir)
+	var p *inference.Prepared
+	var err error
+	if cp, ok := h.engine.(contextPreparer); ok {
+		// A client that leaves while its model loads again stops the wait.
+		p, err = cp.PrepareContext(r.Context(), ir)
+	} else {
+		p, err = h.engine.Prepare(ir)
+	}
 	return m, p, err
 }
 

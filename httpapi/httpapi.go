@@ -57,6 +57,14 @@ type Engine interface {
 	CountTokens(req inference.Request) (int, error)
 }
 
+// contextPreparer is the optional method of an Engine that prepares a
+// request waiting for its model only as long as the request's context
+// lives; *inference.Engine has it (a model that Config.KeepAlive unloaded
+// loads again first).
+type contextPreparer interface {
+	PrepareContext(ctx context.Context, req inference.Request) (*inference.Prepared, error)
+}
+
 // Config configures a Handler. Engine and Keys are required; the zero
 // value of every other field is useful.
 type Config struct {

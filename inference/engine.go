@@ -445,7 +445,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 // sequence is single use.
 func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		p, err := e.prepare(ctx, req)
+		p, err := e.PrepareContext(ctx, req)
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -490,12 +490,13 @@ func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, er
 // stops once the prompt passes the context, and schemas are bounded
 // before they are converted to grammars.
 func (e *Engine) Prepare(req Request) (*Prepared, error) {
-	return e.prepare(context.Background(), req)
+	return e.PrepareContext(context.Background(), req)
 }
 
-// prepare is Prepare, waiting for the model to load (when it was
-// unloaded) only until ctx is done.
-func (e *Engine) prepare(ctx context.Context, req Request) (*Prepared, error) {
+// PrepareContext is Prepare for a caller that may stop waiting: when the
+// model must load again first (Config.KeepAlive unloaded it), it waits
+// for the load only until ctx is done.
+func (e *Engine) PrepareContext(ctx context.Context, req Request) (*Prepared, error) {
 	m, release, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err

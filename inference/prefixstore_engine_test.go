@@ -325,6 +325,18 @@ func TestKeepAliveUnloadsAndReloads(t *testing.T) {
 	if err := e.Load(context.Background(), "tiny"); err != nil || !loaded() {
 		t.Fatalf("Load: %v, loaded %v", err, loaded())
 	}
+	// A caller that has stopped waiting loads nothing.
+	if err := e.Unload(context.Background(), "tiny"); err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.PrepareContext(gone, Request{Model: "tiny", Prompt: "Hello"}); !errors.Is(err, context.Canceled) || loaded() {
+		t.Errorf("PrepareContext with a cancelled context: %v, loaded %v; want context.Canceled and no load", err, loaded())
+	}
+	if _, err := e.Prepare(Request{Model: "tiny", Prompt: "Hello"}); err != nil || !loaded() {
+		t.Errorf("Prepare: %v, loaded %v", err, loaded())
+	}
 	if err := e.Unload(context.Background(), "nope"); err == nil {
 		t.Error("Unload of an unknown model succeeded")
 	}

@@ -25,6 +25,10 @@ func (e *Engine) hold(ctx context.Context, m *model) error {
 			m.mu.Unlock()
 			return nil
 		}
+		if err := ctx.Err(); err != nil {
+			m.mu.Unlock()
+			return err // nobody waits: no load
+		}
 		ch := m.changing
 		loading := ch == nil
 		if loading {
