@@ -20,8 +20,10 @@ import (
 // without Search; searches called beside them do not run.
 type SearchOptions struct {
 	// MaxSearches bounds the searches of the request, 1 to
-	// MaxSearchesPerRequest; 0 means 3. Calls past it are answered with
-	// a note that the limit is reached.
+	// MaxSearchesPerRequest; 0 means 3. In the turn that reaches it,
+	// calls past it are answered with a note that the limit is reached;
+	// the turn after it that calls again ends the request, with
+	// FinishLength.
 	MaxSearches int
 	// Force makes the model search before it answers: its first turn is
 	// a call of the search tool.
