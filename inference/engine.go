@@ -60,8 +60,6 @@ type model struct {
 	// projector, when set, reads the images of Score requests.
 	projector     *llamacpp.Projector
 	projectorPath string
-	perSeq        int           // tokens one sequence holds
-	loadTime      time.Duration // of the last open
 
 	// The fields from llm to projector are set while the model is
 	// loaded (residency.go), which m.mu guards: code that reads them
@@ -154,7 +152,8 @@ func (e *Engine) attachProjector(m *model, path string) error {
 // and what the engine keeps of the model while it is unloaded.
 func (e *Engine) load(path string) (*model, error) {
 	m := &model{path: path}
-	if err := e.open(m); err != nil {
+	perSeq, took, err := e.open(m)
+	if err != nil {
 		return nil, err
 	}
 	llm := m.llm
@@ -171,14 +170,14 @@ func (e *Engine) load(path string) (*model, error) {
 	m.info = ModelInfo{
 		Path:          path,
 		Architecture:  arch,
-		ContextLength: m.perSeq,
+		ContextLength: perSeq,
 		TrainContext:  llm.TrainContext(),
 		Params:        llm.Params(),
 		Size:          llm.Size(),
 		ChatTemplate:  llm.ChatTemplate(),
 		Encoder:       pooling == llamacpp.PoolingRank,
 		Embedding:     m.encoder != nil && pooling != llamacpp.PoolingRank,
-		LoadTime:      m.loadTime,
+		LoadTime:      took,
 		WebSearch:     m.runner != nil && e.cfg.Search != nil,
 	}
 	if open, _ := llm.Tokenize(thinkOpen, true); len(open) == 1 {
@@ -198,8 +197,9 @@ func (e *Engine) load(path string) (*model, error) {
 }
 
 // open loads the model's file and makes what serves it: a context and
-// its runner, or an encoder, and the projector once one is attached.
-func (e *Engine) open(m *model) error {
+// its runner, or an encoder, and the projector once one is attached. It
+// returns the tokens a sequence holds and the time it took.
+func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	start := time.Now()
 	var progress func(float32) bool
 	if e.cfg.Progress != nil {
@@ -207,9 +207,9 @@ func (e *Engine) open(m *model) error {
 	}
 	llm, err := llamacpp.LoadModel(m.path, llamacpp.ModelParams{Progress: progress})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	perSeq := min(e.cfg.Context, llm.TrainContext(), e.cfg.KVTokens)
+	perSeq = min(e.cfg.Context, llm.TrainContext(), e.cfg.KVTokens)
 	if perSeq < e.cfg.Context {
 		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", m.path, "context", perSeq)
 	}
@@ -217,7 +217,7 @@ func (e *Engine) open(m *model) error {
 	if m.projectorPath != "" {
 		if projector, err = llamacpp.LoadProjector(m.projectorPath, llm, e.cfg.Threads); err != nil {
 			llm.Close()
-			return err
+			return 0, 0, err
 		}
 	}
 	var runner *runner
@@ -232,14 +232,14 @@ func (e *Engine) open(m *model) error {
 			projector.Close()
 		}
 		llm.Close()
-		return err
+		return 0, 0, err
 	}
 	m.llm, m.runner, m.encoder, m.projector = llm, runner, enc, projector
-	m.perSeq, m.loadTime = perSeq, time.Since(start)
+	took = time.Since(start)
 	if runner != nil {
 		go runner.run()
 	}
-	return nil
+	return perSeq, took, nil
 }
 
 // newRunner makes the context of a generative model and its runner.

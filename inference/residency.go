@@ -88,7 +88,7 @@ func (m *model) release(now time.Time) {
 // closes ch when it is done.
 func (e *Engine) reload(m *model, ch chan struct{}) {
 	start := time.Now()
-	err := e.open(m)
+	_, _, err := e.open(m)
 	m.mu.Lock()
 	if err != nil {
 		m.loadErr = fmt.Errorf("inference: loading %s again: %w", m.path, err)

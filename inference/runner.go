@@ -308,6 +308,9 @@ func (r *runner) room(w *work) bool {
 		}
 	}
 	need := r.reserve(w)
+	if used+need <= r.cells {
+		return true
+	}
 	slices.SortFunc(idle, func(a, b *slot) int { return a.used.Compare(b.used) })
 	for _, s := range idle {
 		if used+need <= r.cells {
@@ -430,8 +433,8 @@ const restoreGain = 32
 // or -1 when it left the slot as it was. An entry that fails its checks
 // or that llama.cpp refuses leaves the sequence empty: 0.
 func (r *runner) restore(s *slot, w *work, have, limit int) int {
-	if r.disk == nil || len(w.images) > 0 {
-		return -1
+	if r.disk == nil || len(w.images) > 0 || limit < have+restoreGain {
+		return -1 // nothing, or nothing longer than memory's, can come
 	}
 	// An entry longer than the prompt takes free cells for a moment:
 	// where there are too few, llama.cpp refuses it. One that fails its
@@ -487,7 +490,7 @@ func (r *runner) state(s *slot) []byte {
 
 func (r *runner) worthSaving(s *slot) bool {
 	return len(s.cache) >= r.saveMin && !slices.ContainsFunc(s.cache, func(t llamacpp.Token) bool { return t < 0 }) &&
-		int64(r.ctx.SequenceStateSize(s.seq)) <= r.disk.limit && !r.disk.covered(r.diskKey, s.cache, r.share)
+		!r.disk.covered(r.diskKey, s.cache, r.share) && int64(r.ctx.SequenceStateSize(s.seq)) <= r.disk.limit
 }
 
 // persist saves the prefixes that the sequences hold, once the runner has
@@ -604,7 +607,11 @@ func (r *runner) step() error {
 				r.release(s, nil, fmt.Errorf("%w: the output's grammar admits no further token", ErrInvalidRequest))
 				continue
 			}
-			lp := r.logprob(s, tok)
+			// Thinking tokens keep no entry (push): none is computed.
+			var lp *TokenLogprob
+			if !s.out.thinking() {
+				lp = r.logprob(s, tok)
+			}
 			s.idx = -1
 			r.emit(s, tok, lp)
 		}
