@@ -68,11 +68,10 @@ type ChatURLCitation struct {
 func chatAnnotations(text string, cites []inference.Citation) []ChatAnnotation {
 	var out []ChatAnnotation
 	for _, c := range cites {
-		if c.Start >= c.End {
-			continue // a marker with no text before it cites nothing
+		if a, ok := urlCitation(c, text, 0); ok {
+			out = append(out, ChatAnnotation{Type: a.Type, URLCitation: ChatURLCitation{
+				StartIndex: a.StartIndex, EndIndex: a.EndIndex, URL: a.URL, Title: a.Title}})
 		}
-		out = append(out, ChatAnnotation{Type: "url_citation", URLCitation: ChatURLCitation{
-			StartIndex: charIndex(text, c.Start), EndIndex: charIndex(text, c.End), URL: c.URL, Title: c.Title}})
 	}
 	return out
 }

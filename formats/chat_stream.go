@@ -3,7 +3,6 @@ package formats
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/inferkit/inferkit/inference"
 )
@@ -89,7 +88,6 @@ type chatChoiceStream struct {
 	sent    progress
 	calls   int // tool calls sent
 	ended   bool
-	text    strings.Builder // the content sent, for citations' offsets
 }
 
 // NewChatStream returns an encoder writing to w for req.
@@ -146,9 +144,8 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	}
 	// Entries go with the text of their tokens, or alone when their
 	// tokens wrote nothing to show (tool-call markup, a held-back end).
-	c.text.WriteString(text)
 	if text != "" || len(lps) > 0 && s.req.Logprobs || len(ev.Citations) > 0 {
-		d := ChatDelta{Annotations: chatAnnotations(c.text.String(), ev.Citations)}
+		d := ChatDelta{Annotations: chatAnnotations(c.sent.text.String(), ev.Citations)}
 		if text != "" {
 			d.Content = ptr(text)
 		}

@@ -303,7 +303,7 @@ type CompletionStream struct {
 	created int64
 	choices []progress
 	started []bool
-	usage   inference.Usage
+	results []inference.Result // each choice's, as it ends
 	ended   int
 	done    bool
 }
@@ -311,7 +311,8 @@ type CompletionStream struct {
 // NewCompletionStream returns an encoder writing to w for req.
 func NewCompletionStream(w io.Writer, req Request, o Options) *CompletionStream {
 	n := len(req.Prompts) * max(1, req.Choices)
-	return &CompletionStream{w: w, req: req, id: o.id("cmpl-"), created: o.now().Unix(), choices: make([]progress, n), started: make([]bool, n)}
+	return &CompletionStream{w: w, req: req, id: o.id("cmpl-"), created: o.now().Unix(), choices: make([]progress, n), started: make([]bool, n),
+		results: make([]inference.Result, n)}
 }
 
 func (s *CompletionStream) chunk(c CompletionChoice) error {
@@ -351,7 +352,7 @@ func (s *CompletionStream) Event(ev inference.Event) error {
 		c := CompletionChoice{Text: text, Index: i}
 		if s.req.Logprobs {
 			c.Logprobs = emptyCompletionLogprobs()
-			offset := len(s.choices[i].text.String()) - len(text)
+			offset := s.choices[i].text.Len() - len(text)
 			if s.req.Echo {
 				offset += len(prompt)
 			}
@@ -368,17 +369,14 @@ func (s *CompletionStream) Event(ev inference.Event) error {
 	if err := s.chunk(CompletionChoice{Index: i, FinishReason: finish}); err != nil {
 		return err
 	}
-	if i%n == 0 {
-		s.usage.PromptTokens += ev.Final.Usage.PromptTokens
-	}
-	s.usage.CompletionTokens += ev.Final.Usage.CompletionTokens
+	s.results[i] = *ev.Final
 	if s.ended++; s.ended < len(s.choices) {
 		return nil
 	}
 	s.done = true
 	if s.req.IncludeUsage {
 		if err := writeJSONEvent(s.w, "", Completion{ID: s.id, Object: "text_completion", Created: s.created, Model: s.req.Model,
-			Choices: []CompletionChoice{}, Usage: newCompletionUsage(s.usage)}); err != nil {
+			Choices: []CompletionChoice{}, Usage: newCompletionUsage(inference.ChoicesUsage(s.results, n))}); err != nil {
 			return err
 		}
 	}

@@ -110,7 +110,8 @@ func (t MessagesTool) searchOptions(p string) (*inference.SearchOptions, error) 
 	if len(t.BlockedDomains) > 0 {
 		return nil, invalid(p+".blocked_domains", "%s.blocked_domains is not supported: the search backends filter by allowed domains only (allowed_domains)", p)
 	}
-	opts := &inference.SearchOptions{Results: 5, ContentChars: 1000, Domains: slices.Clone(t.AllowedDomains)}
+	opts := searchContext["medium"]
+	opts.Domains = slices.Clone(t.AllowedDomains)
 	if t.MaxUses != nil {
 		if n := *t.MaxUses; n < 1 || n > inference.MaxSearchesPerRequest {
 			return nil, invalid(p+".max_uses", "%s.max_uses must be 1 to %d, got %d", p, inference.MaxSearchesPerRequest, n)
@@ -124,7 +125,7 @@ func (t MessagesTool) searchOptions(p string) (*inference.SearchOptions, error) 
 	if opts.Location, err = t.UserLocation.location(p + ".user_location"); err != nil {
 		return nil, err
 	}
-	return opts, checkSearch(p, opts, strings.NewReplacer("domains", "allowed_domains", "location", "user_location"))
+	return &opts, checkSearch(p, &opts, strings.NewReplacer("domains", "allowed_domains", "location", "user_location"))
 }
 
 // MessagesToolChoice is {type: auto|any|tool|none, name}.
