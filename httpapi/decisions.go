@@ -189,19 +189,7 @@ const imageTokens = 256
 // and each frame a video may give), nothing as output, at the model's
 // prices. It returns nil without a limiter.
 func (h *Handler) admitDecision(w http.ResponseWriter, r *http.Request, m catalog.Model, p *decision.Prepared) (*admission, error) {
-	a := admissionFrom(r)
-	if a == nil {
-		return nil, nil
-	}
-	cost, err := prices(m.Pricing)
-	if err != nil {
-		return nil, err
-	}
-	want := ratelimit.Request{InputTokens: int64(p.InputTokens + imageTokens*p.Pictures), Prices: cost}
-	if err := a.reserve(w, r, want); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return h.reserve(w, r, m, int64(p.InputTokens+imageTokens*p.Pictures), 0, 0)
 }
 
 // decisionError names the field at fault of a decision that fails as a

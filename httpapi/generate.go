@@ -224,8 +224,7 @@ func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, m catalog.Mode
 type generated struct {
 	text     strings.Builder
 	steps    int
-	searches int
-	read     strings.Builder // the results of the searches
+	searches []inference.SearchCall // ended
 }
 
 func (g *generated) add(ev inference.Event) {
@@ -233,10 +232,7 @@ func (g *generated) add(ev inference.Event) {
 	g.text.WriteString(ev.Text)
 	g.steps++
 	if s := ev.Search; s != nil && s.Status != inference.SearchSearching {
-		g.searches++
-		for _, r := range s.Results {
-			g.read.WriteString(r.Title + "\n" + r.URL + "\n" + r.Content + "\n")
-		}
+		g.searches = append(g.searches, *s)
 	}
 }
 
@@ -265,11 +261,19 @@ func (h *Handler) settle(r *http.Request, a *admission, p *inference.Prepared, r
 		}
 		// After each search the model read its prompt again, and the
 		// results.
-		in := n * (1 + g.searches)
-		if g.searches > 0 {
-			k, err := h.engine.CountTokens(inference.Request{Model: ir.Model, Prompt: g.read.String()})
+		in := n * (1 + len(g.searches))
+		if len(g.searches) > 0 {
+			chars := 0 // titles and URLs, when the request's options are unknown
+			if ir.Search != nil {
+				chars = ir.Search.ContentChars
+			}
+			var read strings.Builder // what the model read of them
+			for _, s := range g.searches {
+				read.WriteString(s.Text(chars))
+			}
+			k, err := h.engine.CountTokens(inference.Request{Model: ir.Model, Prompt: read.String()})
 			if err != nil {
-				k = g.read.Len() / 2 // longer than a context: the reservation's estimate
+				k = read.Len() / 2 // longer than a context: the reservation's estimate
 			}
 			in += k
 		}
