@@ -111,7 +111,13 @@ type Config struct {
 	// saveMin and saveLong are the prompt cache's thresholds (see
 	// CacheDir); tests lower them.
 	saveMin, saveLong int
+	// keyType and valueType are KeyCache and ValueCache, parsed.
+	keyType, valueType llamacpp.CacheType
 }
+
+// slotCells is the KV cells a generative model's sequences share when
+// each holds perSeq tokens: KVTokens, or all their contexts if fewer.
+func (c Config) slotCells(perSeq int) int { return min(c.KVTokens, perSeq*c.Parallel) }
 
 func (c Config) withDefaults() (Config, error) {
 	if len(c.Models) == 0 {
@@ -158,10 +164,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Parallel+c.Branches > 256 {
 		return c, fmt.Errorf("inference: Config.Parallel + Config.Branches is %d, at most 256", c.Parallel+c.Branches)
 	}
-	for name, v := range map[string]string{"KeyCache": c.KeyCache, "ValueCache": c.ValueCache} {
-		if _, err := llamacpp.ParseCacheType(v); err != nil {
-			return c, fmt.Errorf("inference: Config.%s: %w", name, err)
-		}
+	var err error
+	if c.keyType, err = llamacpp.ParseCacheType(c.KeyCache); err != nil {
+		return c, fmt.Errorf("inference: Config.KeyCache: %w", err)
+	}
+	if c.valueType, err = llamacpp.ParseCacheType(c.ValueCache); err != nil {
+		return c, fmt.Errorf("inference: Config.ValueCache: %w", err)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -244,9 +244,7 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 
 // newRunner makes the context of a generative model and its runner.
 func (e *Engine) newRunner(path string, llm *llamacpp.Model, perSeq int) (*runner, error) {
-	// withDefaults checked the cache types.
-	k, _ := llamacpp.ParseCacheType(e.cfg.KeyCache)
-	v, _ := llamacpp.ParseCacheType(e.cfg.ValueCache)
+	k, v := e.cfg.keyType, e.cfg.valueType
 	var key string
 	if e.disk != nil {
 		var err error
@@ -255,7 +253,7 @@ func (e *Engine) newRunner(path string, llm *llamacpp.Model, perSeq int) (*runne
 		}
 	}
 	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
-		Context:   min(e.cfg.KVTokens, perSeq*e.cfg.Parallel) + e.cfg.BranchContext,
+		Context:   e.cfg.slotCells(perSeq) + e.cfg.BranchContext,
 		Batch:     e.cfg.Batch,
 		Sequences: e.cfg.Parallel + e.cfg.Branches,
 		Threads:   e.cfg.Threads,

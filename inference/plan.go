@@ -137,9 +137,8 @@ func planModel(cfg Config, path string) (ModelPlan, error) {
 	if train := int(kv.ContextLength()); train > 0 {
 		perSeq = min(perSeq, train)
 	}
-	keyType, _ := llamacpp.ParseCacheType(cfg.KeyCache) // withDefaults checked them
-	valueType, _ := llamacpp.ParseCacheType(cfg.ValueCache)
-	cells, seqs := min(cfg.KVTokens, perSeq*cfg.Parallel)+cfg.BranchContext, cfg.Parallel+cfg.Branches
+	keyType, valueType := cfg.keyType, cfg.valueType
+	cells, seqs := cfg.slotCells(perSeq)+cfg.BranchContext, cfg.Parallel+cfg.Branches
 	if kv.Uint("pooling_type") != 0 {
 		// An encoder: one batch of its inputs at a time, and keys and
 		// values only for a causal (decoder) model.

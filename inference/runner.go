@@ -146,7 +146,7 @@ func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Confi
 		ctx:    ctx,
 		batch:  llamacpp.NewBatch(ctx, ctx.BatchSize()),
 		perSeq: perSeq,
-		cells:  min(cfg.KVTokens, perSeq*cfg.Parallel),
+		cells:  cfg.slotCells(perSeq),
 		ttl:    cfg.CacheTTL,
 		now:    cfg.Clock,
 		queue:  make(chan *work, cfg.Queue),
