@@ -8,10 +8,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -35,21 +33,7 @@ func embedServer(t *testing.T) string {
 		{ID: "core-embed", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert", Pooling: "mean", Seed: 1}), Kind: catalog.KindEmbedding},
 		{ID: "qwen-embed", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", Pooling: "last", Seed: 1}), Kind: catalog.KindEmbedding, MinDimensions: 16},
 	}
-	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 1, Context: sdkContext, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, _ := httpapi.NewStaticKeys(key)
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: models, Keys: keys, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		eng.Close()
-	})
-	return srv.URL
+	return serveEngine(t, inference.Config{Models: models, Parallel: 1, Context: sdkContext}, httpapi.Config{Models: models}, "")
 }
 
 func unitLength(v []float64) bool {

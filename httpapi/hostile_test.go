@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -54,28 +52,14 @@ func hostileServer(t *testing.T) string {
 	judge, _ := catalog.Defaults(catalog.SystemOne9B)
 	judge.Path = path
 	models := []catalog.Model{chat, judge}
-	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 2, Context: 8192,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	bulk := ratelimit.Tier{Name: "bulk", Requests: 1 << 30, InputTokens: 1 << 40, OutputTokens: 1 << 40}
 	keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: defaultKey, Tier: ratelimit.Default},
 		httpapi.APIKey{Key: tier3Key, Tier: ratelimit.Tier3}, httpapi.APIKey{Key: bulkKey, Tier: bulk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: models, Keys: keys, Limiter: ratelimit.NewMemory(),
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		eng.Close()
-	})
-	return srv.URL
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 8192},
+		httpapi.Config{Models: models, Keys: keys, Limiter: ratelimit.NewMemory()}, "")
 }
 
 // hostileCase is one request and what must come back.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -34,23 +33,8 @@ func visionServer(t *testing.T, remote *httpapi.RemoteImages) string {
 	m, _ := catalog.Defaults(catalog.Core25Mini)
 	m.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3})
 	m.Projector = inferencetest.Projector(t, inferencetest.ProjectorOptions{})
-	eng, err := inference.New(inference.Config{Models: []catalog.Model{m}, Threads: 1, Parallel: 2, Context: 512,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, _ := httpapi.NewStaticKeys(key)
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: []catalog.Model{m}, Keys: keys, RemoteImages: remote,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		eng.Close()
-	})
-	return srv.URL
+	models := []catalog.Model{m}
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 512}, httpapi.Config{Models: models, RemoteImages: remote}, "")
 }
 
 // imageHost serves the test's pictures: /red.png, a /huge.png beyond

@@ -51,24 +51,45 @@ func serveSpecIDs(t *testing.T, path string, context int) string {
 		m.Path = path
 		models = append(models, m)
 	}
-	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 2, Context: context,
-		Logger: slog.New(slog.DiscardHandler)})
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: context}, httpapi.Config{Models: models}, "/api")
+}
+
+// serveEngine serves a Handler of hc over a real engine of ec (one thread
+// unless ec says otherwise, logs discarded) on an httptest server, with
+// key's static key unless hc has Keys, mounted under prefix ("" for the
+// root) as a caller would mount it; it returns the base URL, prefix
+// included. Both close when the test ends.
+func serveEngine(t *testing.T, ec inference.Config, hc httpapi.Config, prefix string) string {
+	t.Helper()
+	if ec.Threads == 0 {
+		ec.Threads = 1
+	}
+	ec.Logger = slog.New(slog.DiscardHandler)
+	eng, err := inference.New(ec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, _ := httpapi.NewStaticKeys(key)
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: models, Keys: keys, Logger: slog.New(slog.DiscardHandler)})
+	hc.Engine, hc.Logger = eng, slog.New(slog.DiscardHandler)
+	if hc.Keys == nil {
+		hc.Keys, _ = httpapi.NewStaticKeys(key)
+	}
+	h, err := httpapi.New(hc)
 	if err != nil {
+		eng.Close()
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/api/", http.StripPrefix("/api", h))
-	srv := httptest.NewServer(mux)
+	var root http.Handler = h
+	if prefix != "" {
+		mux := http.NewServeMux()
+		mux.Handle(prefix+"/", http.StripPrefix(prefix, h))
+		root = mux
+	}
+	srv := httptest.NewServer(root)
 	t.Cleanup(func() {
 		srv.Close()
 		eng.Close()
 	})
-	return srv.URL + "/api"
+	return srv.URL + prefix
 }
 
 // tinyModel writes the byte-level random model of the tests.

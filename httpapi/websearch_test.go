@@ -4,7 +4,6 @@ package httpapi_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -104,20 +103,5 @@ func searchServer(t *testing.T, s search.Searcher) string {
 	m, _ := catalog.Defaults(catalog.Core25Mini)
 	m.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3, ContextLength: 4096})
 	models := []catalog.Model{m}
-	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 2, Context: 2048, Search: s,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, _ := httpapi.NewStaticKeys(key)
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: models, Keys: keys, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		eng.Close()
-	})
-	return srv.URL
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 2048, Search: s}, httpapi.Config{Models: models}, "")
 }
