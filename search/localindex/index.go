@@ -224,6 +224,12 @@ func (ix *Index) AddFolder(ctx context.Context, root string, opts FolderOptions)
 		return 0, fmt.Errorf("localindex: AddFolder: %s is not a directory", root)
 	}
 
+	// Every document's URL has the base's host (file URLs have none).
+	var hosts []string
+	if base != nil {
+		hosts = hostSuffixes(base.Hostname())
+	}
+
 	var batch *bleve.Batch
 	pending := 0
 	flush := func() error {
@@ -279,9 +285,7 @@ func (ix *Index) AddFolder(ctx context.Context, root string, opts FolderOptions)
 		doc := makeDocument(kind, name, string(data))
 		doc[fieldURL] = documentURL(base, root, rel)
 		doc[fieldPublished] = info.ModTime().UTC().Format(time.RFC3339Nano)
-		if u, err := url.Parse(doc[fieldURL].(string)); err == nil {
-			doc[fieldHosts] = hostSuffixes(u.Hostname())
-		}
+		doc[fieldHosts] = hosts
 		if err := batch.Index(doc[fieldURL].(string), doc); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
