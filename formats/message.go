@@ -110,10 +110,7 @@ func srvToolID(searchID string) string { return "srvtoolu_" + strings.TrimPrefix
 
 // serverToolUseBlock returns the server_tool_use block of a search.
 func serverToolUseBlock(sc inference.SearchCall) MessagesBlock {
-	input, _ := marshal(struct {
-		Query string `json:"query"`
-	}{sc.Query})
-	return MessagesBlock{Type: "server_tool_use", ID: srvToolID(sc.ID), Name: inference.SearchToolName, Input: input}
+	return MessagesBlock{Type: "server_tool_use", ID: srvToolID(sc.ID), Name: inference.SearchToolName, Input: searchArguments(sc.Query)}
 }
 
 // webSearchResultBlock returns the web_search_tool_result block of a
@@ -291,12 +288,9 @@ func (m Message) Result() inference.Result {
 		case "tool_use":
 			res.ToolCalls = append(res.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
 		case "server_tool_use":
-			var input struct {
-				Query string `json:"query"`
-			}
-			_ = json.Unmarshal(b.Input, &input)
+			query, _ := searchQueryOf(b.Input)
 			res.Searches = append(res.Searches, inference.SearchCall{ID: "ws_" + strings.TrimPrefix(b.ID, "srvtoolu_"),
-				Query: input.Query, Status: inference.SearchSearching, At: text.Len()})
+				Query: query, Status: inference.SearchSearching, At: text.Len()})
 		case "web_search_tool_result":
 			i := slices.IndexFunc(res.Searches, func(sc inference.SearchCall) bool { return srvToolID(sc.ID) == b.ToolUseID })
 			if i < 0 || b.WebSearch == nil {

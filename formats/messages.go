@@ -665,13 +665,11 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			if b.ID == "" {
 				return nil, missing(bp + ".id")
 			}
-			var input struct {
-				Query string `json:"query"`
-			}
-			if s := bytes.TrimSpace(b.Input); len(s) == 0 || s[0] != '{' || json.Unmarshal(s, &input) != nil {
+			query, ok := searchQueryOf(b.Input)
+			if !ok {
 				return nil, invalid(bp+".input", "%s.input must be an object with a query", bp)
 			}
-			queries[b.ID] = input.Query
+			queries[b.ID] = query
 			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: inference.SearchToolName, Arguments: toolArguments(b.Input)})
 		case "web_search_tool_result":
 			if msg.Role != inference.RoleAssistant {

@@ -216,9 +216,8 @@ func (r Request) Transcript(res inference.Result) []inference.Message {
 	}
 	at := 0
 	for _, s := range res.Searches {
-		args, _ := marshal(map[string]string{"query": s.Query})
 		call := inference.Message{Role: inference.RoleAssistant,
-			ToolCalls: []inference.ToolCall{{ID: s.ID, Name: inference.SearchToolName, Arguments: string(args)}}}
+			ToolCalls: []inference.ToolCall{{ID: s.ID, Name: inference.SearchToolName, Arguments: string(searchArguments(s.Query))}}}
 		if end := min(max(s.At, at), len(res.Text)); end > at {
 			call.Content = []inference.Part{{Text: res.Text[at:end]}}
 			at = end

@@ -643,7 +643,7 @@ func (it ResponsesItem) searchCall(i int) inference.ToolCall {
 	if a := it.Action; a != nil {
 		query = cmp.Or(a.Query, strings.Join(a.Queries, "; "), a.URL, a.Pattern)
 	}
-	args, _ := marshal(map[string]string{"query": query})
+	args := searchArguments(query)
 	return inference.ToolCall{ID: id, Name: inference.SearchToolName, Arguments: string(args)}
 }
 

@@ -1,6 +1,8 @@
 package formats
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -91,4 +93,27 @@ func checkSearch(p string, o *inference.SearchOptions, names *strings.Replacer) 
 		return invalid(p, "%s: %v", p, err)
 	}
 	return nil
+}
+
+// searchInput is the input of a call of the search tool.
+type searchInput struct {
+	Query string `json:"query"`
+}
+
+// searchArguments is the JSON input of a call of the search tool for
+// query: {"query": …}, as the engine's search tool takes it.
+func searchArguments(query string) json.RawMessage {
+	b, _ := marshal(searchInput{query})
+	return b
+}
+
+// searchQueryOf reads the query of a search call's input; ok is false
+// when the input is no JSON object.
+func searchQueryOf(input []byte) (query string, ok bool) {
+	var in searchInput
+	s := bytes.TrimSpace(input)
+	if len(s) == 0 || s[0] != '{' || json.Unmarshal(s, &in) != nil {
+		return "", false
+	}
+	return in.Query, true
 }
