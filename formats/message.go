@@ -122,7 +122,7 @@ func webSearchResultBlock(sc inference.SearchCall) MessagesBlock {
 	}
 	for _, r := range sc.Results {
 		res := MessagesWebSearchResult{Type: "web_search_result", URL: r.URL, Title: r.Title,
-			EncryptedContent: seal(sealedResult{URL: r.URL, Title: r.Title, Content: r.Content, PageAge: r.Published})}
+			EncryptedContent: seal(sealedResult(r))}
 		if !r.Published.IsZero() {
 			res.PageAge = ptr(r.Published.Format("January 2, 2006"))
 		}
@@ -146,13 +146,13 @@ func messagesCitation(c inference.Citation, searches []inference.SearchCall) Mes
 	return out
 }
 
-// sealedResult is what a result's encrypted_content carries: the result
-// as the model read it.
+// sealedResult is what a result's encrypted_content carries: the result,
+// as the model read it; a search.Result with JSON names, converted both ways.
 type sealedResult struct {
-	URL     string    `json:"url"`
-	Title   string    `json:"title"`
-	Content string    `json:"content"`
-	PageAge time.Time `json:"page_age,omitzero"`
+	URL       string    `json:"url"`
+	Title     string    `json:"title"`
+	Content   string    `json:"content"`
+	Published time.Time `json:"page_age,omitzero"`
 }
 
 // sealedIndex is what a citation's encrypted_index carries: the number
@@ -304,7 +304,7 @@ func (m Message) Result() inference.Result {
 			for _, r := range b.WebSearch.Results {
 				sr := sealedResult{URL: r.URL, Title: r.Title}
 				_ = unseal(r.EncryptedContent, &sr)
-				sc.Results = append(sc.Results, search.Result{URL: sr.URL, Title: sr.Title, Content: sr.Content, Published: sr.PageAge})
+				sc.Results = append(sc.Results, search.Result(sr))
 			}
 			sources += len(sc.Results)
 		}

@@ -369,7 +369,7 @@ func (c *MessagesWebSearchContent) toolText(path, query string, first int) (text
 			p := fmt.Sprintf("%s[%d].encrypted_content", path, k)
 			return "", 0, invalid(p, "%s is not the encrypted_content of a result from this server: %v", p, err)
 		}
-		results[k] = search.Result{URL: sr.URL, Title: sr.Title, Content: sr.Content, Published: sr.PageAge}
+		results[k] = search.Result(sr)
 	}
 	call := inference.SearchCall{Query: query, Status: inference.SearchCompleted, Results: results, First: first}
 	return call.Text(maxSearchChars), len(results), nil
