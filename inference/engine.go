@@ -349,22 +349,28 @@ func (e *Engine) Stats() []ModelStats {
 // fails with ErrContextLength. Images count as the projector makes them.
 func (e *Engine) CountTokens(req Request) (n int, err error) {
 	err = e.use(context.Background(), req.Model, func(m *model) error {
-		texts, _, err := m.prompt(req, req.Format != nil)
-		if err != nil {
-			return err
-		}
-		for _, t := range texts {
-			n += len(t)
-		}
-		images, err := requestImages(req)
-		if err != nil {
-			return err
-		}
-		k, err := m.imageTokens(images)
-		n += k
+		_, _, n, _, err = m.promptInputs(req, req.Format != nil)
 		return err
 	})
 	return n, err
+}
+
+// promptInputs renders and tokenizes req's prompt (see prompt) and counts
+// its input tokens, images included: the text's tokens, one slice more
+// than images, the images, their total, and whether the prompt opens a
+// thinking section.
+func (m *model) promptInputs(req Request, constrained bool) (texts [][]llamacpp.Token, images [][]byte, inputs int, thinking bool, err error) {
+	if texts, thinking, err = m.prompt(req, constrained); err != nil {
+		return nil, nil, 0, false, err
+	}
+	for _, t := range texts {
+		inputs += len(t)
+	}
+	if images, err = requestImages(req); err != nil {
+		return nil, nil, 0, false, err
+	}
+	n, err := m.imageTokens(images)
+	return texts, images, inputs + n, thinking, err
 }
 
 // imageTokens counts the tokens the projector makes of images (with the
@@ -576,26 +582,17 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	if req.IgnoreEOS && gbnf != "" {
 		return nil, fieldError("IgnoreEOS", "with a Format or a required tool call: the grammar's end is the end of the turn")
 	}
-	texts, thinking, err := m.prompt(req, gbnf != "")
+	texts, images, inputs, thinking, err := m.promptInputs(req, gbnf != "")
 	if err != nil {
 		return nil, err
+	}
+	if inputs == 0 {
+		return nil, fieldError("Messages", "the prompt is empty")
 	}
 	var tokens []llamacpp.Token
 	for _, t := range texts {
 		tokens = append(tokens, t...)
 	}
-	images, err := requestImages(req)
-	if err != nil {
-		return nil, err
-	}
-	if len(tokens) == 0 && len(images) == 0 {
-		return nil, fieldError("Messages", "the prompt is empty")
-	}
-	n, err := m.imageTokens(images)
-	if err != nil {
-		return nil, err
-	}
-	inputs := len(tokens) + n
 	limit := m.info.ContextLength
 	maxTokens := req.MaxTokens
 	if room := limit - inputs; maxTokens == 0 || req.ClampMaxTokens && maxTokens > room {
