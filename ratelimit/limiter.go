@@ -44,6 +44,8 @@ type Limiter interface {
 type Request struct {
 	// Key is who the limits count for: an API key's id, never the key.
 	Key string
+	// Account is whose monthly spend the request counts in; "" means Key.
+	Account string
 	// Tier is the key's limits.
 	Tier Tier
 	// InputTokens is the prompt's length, counted with the model's

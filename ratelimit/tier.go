@@ -22,6 +22,8 @@ type Tier struct {
 	OutputTokens int64
 	// MaxMonthlySpend caps what a key spends in a calendar month (UTC).
 	MaxMonthlySpend Money
+	// Credits is the cumulative purchase that unlocks the tier.
+	Credits Money
 }
 
 // The spec's tiers. They are values: copy one to change it.
@@ -61,6 +63,12 @@ type Plan struct {
 	Summaries int64
 	// Users is the number of distinct users per month.
 	Users int64
+	// Price is the monthly price; 0 for Free and for Enterprise (custom).
+	Price Money
+	// Trial is the length of the plan's free trial; 0 for none.
+	Trial time.Duration
+	// Features are the capabilities the plan includes.
+	Features []Feature
 }
 
 // The spec's code-review plans. They are values: copy one to change it.
