@@ -33,6 +33,9 @@ type Identity struct {
 	// KeyID names the key, such as "key_1a2b3c4d5e6f7a8b"; it is logged
 	// and keys per-key state. Never empty for an authenticated request.
 	KeyID string
+	// Account is the id of the account that owns the key, whose monthly
+	// spend the request counts in; "" means the key is its own account.
+	Account string
 	// Tier is the key's rate-limit tier, which Config.Limiter applies.
 	// The zero Tier means ratelimit.Default; a Tier with a Name and no
 	// limits limits nothing.

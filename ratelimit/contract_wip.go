@@ -7,37 +7,6 @@ import (
 
 // TODO(C): merge into tier.go / limiter.go and implement.
 
-// Unlimited is the tier that limits nothing, which the operator gives to
-// local apps and internal services.
-var Unlimited = Tier{Name: "unlimited"}
-
-// TierForCredits returns the highest of the spec's tiers whose Credits
-// purchases of m reach: Default below 40 USD (also below 5 USD, where the
-// spec shows no tier), Tier2 from 40 USD, Tier3 from 200 USD.
-func TierForCredits(m Money) Tier { panic("TODO") }
-
-// Feature is a code-review capability that plans gate.
-type Feature string
-
-// Features of the spec's plans.
-const (
-	FeatureSecurityScan        Feature = "security_scan"
-	FeatureReleaseNotes        Feature = "release_notes"
-	FeatureAnalytics           Feature = "analytics"
-	FeatureCustomRulesets      Feature = "custom_rulesets"
-	FeatureMemories            Feature = "memories"
-	FeatureDocumentation       Feature = "documentation"
-	FeatureFineTuning          Feature = "fine_tuning"
-	FeatureContextIntegrations Feature = "context_integrations"
-	FeatureSSO                 Feature = "sso"
-	FeatureSelfHosting         Feature = "self_hosting"
-	FeatureBringYourOwnModel   Feature = "bring_your_own_model"
-	FeatureLLMObservability    Feature = "llm_observability"
-)
-
-// Has reports whether the plan has a feature.
-func (p Plan) Has(f Feature) bool { panic("TODO") }
-
 // Quotas counts code-review plan quotas; Memory and redislimit
 // implement it.
 type Quotas interface {

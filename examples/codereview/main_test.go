@@ -94,7 +94,7 @@ func TestFailedReviewGivesQuotaBack(t *testing.T) {
 
 func TestParseFlags(t *testing.T) {
 	o, err := parseFlags([]string{"-plan", "team", "-account", "acme", "HEAD~2..HEAD"}, func(string) string { return "ann" }, io.Discard)
-	if err != nil || o.plan != ratelimit.Team || o.account != "acme" || o.user != "ann" || o.source != "HEAD~2..HEAD" {
+	if err != nil || o.plan.Name != ratelimit.Team.Name || o.account != "acme" || o.user != "ann" || o.source != "HEAD~2..HEAD" {
 		t.Fatalf("%+v %v", o, err)
 	}
 	for _, bad := range [][]string{{"-plan", "gold"}, {"a..b", "c..d"}, {"-max-tokens", "0"}} {
