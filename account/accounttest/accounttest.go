@@ -73,10 +73,14 @@ func (c *Clock) Advance(d time.Duration) {
 // LastUsed's truncation to the minute shows.
 var start = time.Date(2026, 11, 14, 12, 0, 30, 0, time.UTC)
 
+// passwordIterations keeps the suite's password hashes cheap (the race
+// detector makes the default's a matter of seconds).
+const passwordIterations = 1_000
+
 // newAccounts returns Accounts on s with the store's secret and clock.
 func newAccounts(t *testing.T, s account.Store, clock *Clock, static ...string) *account.Accounts {
 	t.Helper()
-	a, err := account.New(t.Context(), account.Config{Store: s, Now: clock.Now, StaticKeys: static})
+	a, err := account.New(t.Context(), account.Config{Store: s, Now: clock.Now, StaticKeys: static, PasswordIterations: passwordIterations})
 	if err != nil {
 		t.Fatal(err)
 	}
