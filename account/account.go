@@ -716,7 +716,8 @@ func (a *Accounts) Logout(ctx context.Context, token string) error {
 // Ledger returns the store as a ratelimit.Ledger, so that a
 // ratelimit.Memory keeps its monthly counters (spend, quotas) in it and
 // they survive restarts. A month's counters are one document, changed by
-// one Update per Add. It is safe for concurrent use.
+// one Update per Add (counters back at 0 are dropped from it). It is safe
+// for concurrent use.
 func Ledger(s Store) ratelimit.Ledger { return ledger{s} }
 
 // ledger is Ledger's ratelimit.Ledger.
@@ -748,7 +749,11 @@ func (l ledger) Add(ctx context.Context, month string, deltas map[string]int64) 
 			}
 		}
 		for name, d := range deltas {
-			counters[name] += d
+			// A counter back at 0 (a hold released) is dropped: Load
+			// reads absent ones as 0, and the month stays small.
+			if counters[name] += d; counters[name] == 0 {
+				delete(counters, name)
+			}
 		}
 		return json.Marshal(counters)
 	})

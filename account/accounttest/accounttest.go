@@ -902,6 +902,15 @@ func testLedger(t *testing.T, s account.Store) {
 	if got := must[map[string]int64](t)(l.Load(ctx, "2026-12")); got["spend:acct_a"] != 7 || len(got) != 1 {
 		t.Fatalf("Load(2026-12) = %v", got)
 	}
+	// A hold and its release: the counter reads 0, as an absent one.
+	for _, d := range []int64{500, -500} {
+		if err := l.Add(ctx, "2026-12", map[string]int64{"held/acct_a": d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := must[map[string]int64](t)(l.Load(ctx, "2026-12")); got["held/acct_a"] != 0 || len(got) != 1 {
+		t.Fatalf("Load(2026-12) after a hold and its release = %v", got)
+	}
 	if err := l.Add(ctx, "", map[string]int64{"x": 1}); err == nil {
 		t.Fatal("Add accepted an empty month")
 	}
