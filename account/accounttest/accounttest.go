@@ -46,24 +46,24 @@ func Run(t *testing.T, newStore func(t *testing.T) account.Store) {
 	}
 }
 
-// Clock is a settable clock for Config.Now, safe for concurrent use.
-type Clock struct {
+// fakeClock is a settable clock for Config.Now, safe for concurrent use.
+type fakeClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-// NewClock returns a Clock at t.
-func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+// newClock returns a fakeClock at t.
+func newClock(t time.Time) *fakeClock { return &fakeClock{now: t} }
 
 // Now returns the clock's time.
-func (c *Clock) Now() time.Time {
+func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
 // Advance moves the clock on by d.
-func (c *Clock) Advance(d time.Duration) {
+func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -78,7 +78,7 @@ var start = time.Date(2026, 11, 14, 12, 0, 30, 0, time.UTC)
 const passwordIterations = 1_000
 
 // newAccounts returns Accounts on s with the store's secret and clock.
-func newAccounts(t *testing.T, s account.Store, clock *Clock, static ...string) *account.Accounts {
+func newAccounts(t *testing.T, s account.Store, clock *fakeClock, static ...string) *account.Accounts {
 	t.Helper()
 	a, err := account.New(t.Context(), account.Config{Store: s, Now: clock.Now, StaticKeys: static, PasswordIterations: passwordIterations})
 	if err != nil {
@@ -293,7 +293,7 @@ func testStore(t *testing.T, newStore func(t *testing.T) account.Store) {
 }
 
 func testDefaultAccount(t *testing.T, s account.Store) {
-	clock := NewClock(start)
+	clock := newClock(start)
 	a := newAccounts(t, s, clock)
 	acct := must[account.Account](t)(a.Account(t.Context(), account.DefaultAccount))
 	if acct.ID != account.DefaultAccount || acct.Name != "Default" || !acct.Created.Equal(start) {
@@ -309,7 +309,7 @@ func testDefaultAccount(t *testing.T, s account.Store) {
 
 func testAccounts(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	a := newAccounts(t, s, NewClock(start))
+	a := newAccounts(t, s, newClock(start))
 	made := must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "Ada", Owner: "ada@example.com", Password: "correct horse battery"}))
 	if !strings.HasPrefix(made.ID, "acct_") || len(made.ID) < len("acct_")+16 || made.Name != "Ada" || made.Owner != "ada@example.com" || !made.Created.Equal(start) {
 		t.Fatalf("CreateAccount = %+v", made)
@@ -365,7 +365,7 @@ func testAccounts(t *testing.T, s account.Store) {
 
 func testKeys(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	clock := NewClock(start)
+	clock := newClock(start)
 	a := newAccounts(t, s, clock)
 	other := must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "Other"}))
 
@@ -470,7 +470,7 @@ func testKeys(t *testing.T, s account.Store) {
 
 func testReplicas(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	clock := NewClock(start)
+	clock := newClock(start)
 	a1, a2 := newAccounts(t, s, clock), newAccounts(t, s, clock)
 	k, secret, err := a1.CreateKey(ctx, account.DefaultAccount, "shared")
 	if err != nil {
@@ -526,7 +526,7 @@ func testReplicas(t *testing.T, s account.Store) {
 
 func testLastUsed(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	clock := NewClock(start)
+	clock := newClock(start)
 	a := newAccounts(t, s, clock)
 	k, secret, err := a.CreateKey(ctx, account.DefaultAccount, "k")
 	if err != nil {
@@ -555,7 +555,7 @@ func testLastUsed(t *testing.T, s account.Store) {
 
 func testStaticKeys(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	clock := NewClock(start)
+	clock := newClock(start)
 	const static = "static-flag-key-0123456789"
 	a := newAccounts(t, s, clock, static)
 	p, err := a.Authenticate(ctx, static)
@@ -598,7 +598,7 @@ func testStaticKeys(t *testing.T, s account.Store) {
 
 func testCredits(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	clock := NewClock(start)
+	clock := newClock(start)
 	a := newAccounts(t, s, clock)
 	for _, tc := range []struct {
 		credits string
@@ -680,7 +680,7 @@ func testCredits(t *testing.T, s account.Store) {
 
 func testConcurrentCredits(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	clock := NewClock(start)
+	clock := newClock(start)
 	a1, a2 := newAccounts(t, s, clock), newAccounts(t, s, clock)
 	acct := must[account.Account](t)(a1.CreateAccount(ctx, account.NewAccount{Name: "racer"}))
 	// Ten purchases, each sent four times, through two Accounts at once.
@@ -707,7 +707,7 @@ func testConcurrentCredits(t *testing.T, s account.Store) {
 
 func testTier(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	a := newAccounts(t, s, NewClock(start))
+	a := newAccounts(t, s, newClock(start))
 	acct := must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "local app"}))
 	pinned := must[account.Account](t)(a.SetTier(ctx, acct.ID, "unlimited"))
 	if got := pinned.Tier(); got.Name != "unlimited" || got.Requests != 0 || got.MaxMonthlySpend != 0 {
@@ -737,7 +737,7 @@ func testTier(t *testing.T, s account.Store) {
 
 func testPlans(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	clock := NewClock(start)
+	clock := newClock(start)
 	a := newAccounts(t, s, clock)
 	acct := must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "reviewer"}))
 	planAt := func(t *testing.T, acct account.Account, at time.Time, plan string, state account.PlanState) ratelimit.Plan {
@@ -812,7 +812,7 @@ func testPlans(t *testing.T, s account.Store) {
 
 func testSessions(t *testing.T, s account.Store) {
 	ctx := t.Context()
-	clock := NewClock(start)
+	clock := newClock(start)
 	a, b := newAccounts(t, s, clock), newAccounts(t, s, clock)
 	const owner, password = "Grace@Example.com", "a long enough password"
 	acct := must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "Grace", Owner: owner, Password: password}))
