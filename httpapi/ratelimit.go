@@ -97,9 +97,9 @@ type admission struct {
 	key     string
 	account string // "": the key's own
 	tier    ratelimit.Tier
-	tried bool // a reservation was asked for
-	held  bool // res is reserved, neither settled nor cancelled
-	res   ratelimit.Reservation
+	tried   bool // a reservation was asked for
+	held    bool // res is reserved, neither settled nor cancelled
+	res     ratelimit.Reservation
 }
 
 // admissionFrom returns the admission of a token route's request, or nil

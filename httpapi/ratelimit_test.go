@@ -456,7 +456,9 @@ func (p *probeEngine) RunScore(ctx context.Context, prep *inference.PreparedScor
 	return p.score.RunScore(ctx, prep)
 }
 
-func (p *probeEngine) Tokenize(model, text string) ([]int, error) { return p.score.Tokenize(model, text) }
+func (p *probeEngine) Tokenize(model, text string) ([]int, error) {
+	return p.score.Tokenize(model, text)
+}
 
 func (p *probeEngine) RenderPrompt(req inference.Request) (string, error) {
 	return p.score.RenderPrompt(req)
