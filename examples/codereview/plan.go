@@ -283,13 +283,17 @@ func startTrial(ctx context.Context, s store, o options, w io.Writer, now time.T
 	if _, err := s.accounts.StartTrial(ctx, a.ID, o.target); errors.Is(err, account.ErrTrialUsed) {
 		msg := fmt.Sprintf("account %s already had its %s trial (one per plan per account)", a.ID, title(o.target))
 		if a.Plan.Plan == o.target && !a.Plan.TrialEnds.IsZero() {
-			verb := "ended"
+			verb := "ended on"
 			if _, state := a.PlanAt(now); state == account.PlanTrialing {
 				verb = "runs until"
 			}
 			msg += fmt.Sprintf("; it %s %s", verb, a.Plan.TrialEnds.UTC().Format(day))
 		}
-		return fmt.Errorf("%s; to stay on %s, subscribe (`codereview subscribe %s`)", msg, title(o.target), o.target)
+		return fmt.Errorf("%s; a subscription (`codereview subscribe %s`) puts it on %s", msg, o.target, title(o.target))
+	} else if errors.Is(err, account.ErrSubscribed) {
+		cur, _ := a.PlanAt(now)
+		return fmt.Errorf("account %s is subscribed to %s: a trial is for accounts on Free; `codereview subscribe %s` changes the plan",
+			a.ID, offer(cur), o.target)
 	} else if err != nil {
 		return err
 	}

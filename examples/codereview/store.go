@@ -42,7 +42,7 @@ func openStore(ctx context.Context, o options, now func() time.Time) (store, err
 		if err != nil {
 			return store{}, errors.Join(err, db.Close())
 		}
-		quotas, err := ratelimit.NewLedgerMemory(ctx, account.Ledger(db))
+		quotas, err := ratelimit.NewDurableMemory(account.Ledger(db))
 		if err != nil {
 			return store{}, errors.Join(err, db.Close())
 		}
