@@ -47,7 +47,9 @@
 // in the same file and survive restarts; with -redis they live in Redis.
 // An account the store lacks is created, on Free, on its first use (said
 // on standard error): any name works, and the server's "default" account
-// is the default.
+// is the default. A bbolt file is one process's at a time (another run
+// waits a while, then fails), so runs that overlap, or that share a
+// running server's accounts, use -redis.
 //
 // Without a store, -plan NAME names the plan, and the quotas are counted
 // in memory for this run only: a local simulation of a plan, not an
@@ -307,6 +309,7 @@ func execute(ctx context.Context, o options, e env) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, s.close()) }()
+	s.log = e.stderr
 	switch o.command {
 	case cmdPlan:
 		return showPlan(ctx, s, o, e.stdout, e.now())
@@ -315,7 +318,7 @@ func execute(ctx context.Context, o options, e env) (err error) {
 	case cmdSubscribe:
 		return subscribe(ctx, s, o, e.stdout, e.now())
 	}
-	st, err := s.standing(ctx, o, e.now(), e.stderr)
+	st, err := s.standing(ctx, o, e.now())
 	if err != nil {
 		return err
 	}

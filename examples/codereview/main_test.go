@@ -67,7 +67,8 @@ type cli struct {
 	t     *testing.T
 	now   time.Time
 	eng   *fake
-	loads int // how many runs loaded the model
+	loads int             // how many runs loaded the model
+	log   strings.Builder // the runs' standard error
 }
 
 func newCLI(t *testing.T, now time.Time) *cli {
@@ -84,7 +85,7 @@ func (c *cli) run(args ...string) (string, error) {
 	}
 	var out strings.Builder
 	e := env{
-		stdin: strings.NewReader(sampleDiff), stdout: &out, stderr: io.Discard,
+		stdin: strings.NewReader(sampleDiff), stdout: &out, stderr: &c.log,
 		now: func() time.Time { return c.now },
 		engine: func(options) (Engine, func(), error) {
 			c.loads++
@@ -149,6 +150,9 @@ func TestTrial(t *testing.T) {
 		"this month: 0 of 25 reviews, 0 of 50 summaries, 0 of 1 users; renews on 2026-12-01")
 	c.refused(securityOnFree, with("-security", "-")...)
 	c.refused(rulesOnFree, with("-rules", writeRules(t), "-")...)
+	if got := c.log.String(); got != "codereview: created account acme, on the Free plan\n" {
+		t.Errorf("the account's creation was told as %q", got)
+	}
 
 	contains(t, c.must(with("trial", "team")...),
 		"account acme: Team (49 USD a month, 14-day trial), trialing until 2026-11-24; then Free unless subscribed",
@@ -262,7 +266,7 @@ func TestQuotaExhausted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.close()
-	st, err := s.standing(ctx, o, now(), io.Discard)
+	st, err := s.standing(ctx, o, now())
 	if err != nil {
 		t.Fatal(err)
 	}

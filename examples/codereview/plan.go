@@ -51,18 +51,15 @@ type standing struct {
 }
 
 // standing returns where the options' account stands at now: its stored
-// plan, created on Free if the store lacks it (said on log), or the -plan
+// plan (the account created on Free if the store lacks it), or the -plan
 // flag's without a store.
-func (s store) standing(ctx context.Context, o options, now time.Time, log io.Writer) (standing, error) {
+func (s store) standing(ctx context.Context, o options, now time.Time) (standing, error) {
 	if s.accounts == nil {
 		return standing{account: o.account, plan: o.plan, state: account.PlanActive, simulated: true}, nil
 	}
-	a, created, err := s.account(ctx, o.account)
+	a, err := s.account(ctx, o.account)
 	if err != nil {
 		return standing{}, err
-	}
-	if created {
-		fmt.Fprintf(log, "codereview: created account %s, on the Free plan\n", a.ID)
 	}
 	p, state := a.PlanAt(now)
 	return standing{account: a.ID, plan: p, state: state, sub: a.Plan}, nil
@@ -218,7 +215,7 @@ func moreQuota(st standing, limit string) string {
 // showPlan writes the account's plan, its state, price, features and
 // this month's use of its quotas.
 func showPlan(ctx context.Context, s store, o options, w io.Writer, now time.Time) error {
-	st, err := s.standing(ctx, o, now, w)
+	st, err := s.standing(ctx, o, now)
 	if err != nil {
 		return err
 	}
@@ -276,7 +273,7 @@ func used(qs ratelimit.QuotaStatus) string {
 // startTrial starts the trial of o.target for the account and shows the
 // plan; a trial the account had before is refused.
 func startTrial(ctx context.Context, s store, o options, w io.Writer, now time.Time) error {
-	a, _, err := s.account(ctx, o.account)
+	a, err := s.account(ctx, o.account)
 	if err != nil {
 		return err
 	}
@@ -302,7 +299,7 @@ func startTrial(ctx context.Context, s store, o options, w io.Writer, now time.T
 
 // subscribe puts the account on o.target, paid, and shows the plan.
 func subscribe(ctx context.Context, s store, o options, w io.Writer, now time.Time) error {
-	a, _, err := s.account(ctx, o.account)
+	a, err := s.account(ctx, o.account)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -24,6 +25,8 @@ type store struct {
 	quotas ratelimit.Quotas
 	// close releases the store.
 	close func() error
+	// log is told of the accounts the store creates; nil is io.Discard.
+	log io.Writer
 }
 
 // openStore opens the store the options name: the bbolt file of
@@ -74,17 +77,19 @@ func openStore(ctx context.Context, o options, now func() time.Time) (store, err
 }
 
 // account returns the stored account id, creating it (on Free, named
-// after its id) if the store lacks it: an account comes into being on
-// its first use. created says whether it did.
-func (s store) account(ctx context.Context, id string) (a account.Account, created bool, err error) {
-	a, err = s.accounts.Account(ctx, id)
+// after its id) if the store lacks it, and saying so on s.log: an
+// account comes into being on its first use.
+func (s store) account(ctx context.Context, id string) (account.Account, error) {
+	a, err := s.accounts.Account(ctx, id)
 	if !errors.Is(err, account.ErrNotFound) {
-		return a, false, err
+		return a, err
 	}
 	a, err = s.accounts.CreateAccount(ctx, account.NewAccount{ID: id, Name: id})
 	if errors.Is(err, account.ErrExists) { // another run made it first
-		a, err = s.accounts.Account(ctx, id)
-		return a, false, err
+		return s.accounts.Account(ctx, id)
 	}
-	return a, err == nil, err
+	if err == nil && s.log != nil {
+		fmt.Fprintf(s.log, "codereview: created account %s, on the Free plan\n", a.ID)
+	}
+	return a, err
 }
