@@ -300,7 +300,7 @@ func TestRestart(t *testing.T) {
 	c.now = c.now.Add(time.Hour)
 	contains(t, c.must(with("plan")...),
 		"account acme: Growth (199 USD a month, 14-day trial), active since 2026-11-10",
-		"features: security scan (-security), release notes (-release-notes), analytics, custom rulesets (-rules), memories, documentation, fine tuning, context integrations; codereview offers those with a flag",
+		"features: security scan (-security), release notes (-release-notes), analytics, custom rulesets (-rules), memories, documentation, fine-tuning, context integrations; codereview offers those with a flag",
 		"this month: 2 of 2000 reviews, 2 of 4000 summaries, 2 of 50 users")
 }
 

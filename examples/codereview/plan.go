@@ -80,6 +80,8 @@ func featureName(f ratelimit.Feature) string {
 		return "SSO"
 	case ratelimit.FeatureLLMObservability:
 		return "LLM observability"
+	case ratelimit.FeatureFineTuning:
+		return "fine-tuning"
 	}
 	return strings.ReplaceAll(string(f), "_", " ")
 }
