@@ -193,7 +193,7 @@ func TestTrial(t *testing.T) {
 	out = c.must(with("-user", "bob", "-")...)
 	contains(t, out, "account acme: Free plan (the Team trial ended on 2026-11-24; the account is on Free)",
 		"-- Review refused: the free plan's quota of 1 users a month is used up for acme (bob would be one more); it renews on 2026-12-01. Team (49 USD a month, 14-day trial) has 10 users a month: subscribe to Team (`codereview subscribe team`).")
-	contains(t, c.must(with("-")...), "-- Review (23 of 25 reviews left, 47 of 50 summaries left)")
+	contains(t, c.must(with("-")...), "-- Review (23 of 25 reviews left, 48 of 50 summaries left)")
 
 	// A subscription (what a payment system calls) makes Team active.
 	c.now = start.Add(15 * 24 * time.Hour)
