@@ -165,7 +165,10 @@ func main() {
 	defer stop()
 	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, now: time.Now, engine: loadEngine}
 	if err := execute(ctx, o, e); err != nil {
-		fmt.Fprintln(os.Stderr, "codereview:", err)
+		for line := range strings.Lines(err.Error()) { // each of joined errors
+			fmt.Fprint(os.Stderr, "codereview: ", line)
+		}
+		fmt.Fprintln(os.Stderr)
 		os.Exit(1)
 	}
 }
