@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -32,6 +33,9 @@ var (
 	ErrInvalidKey = errors.New("account: invalid API key")
 	// ErrInvalidLogin: Login's owner or password is wrong.
 	ErrInvalidLogin = errors.New("account: invalid login")
+	// ErrLoginLocked: an owner had MaxLoginFailures failed logins within
+	// LoginWindow; Login refuses it until the window ends.
+	ErrLoginLocked = errors.New("account: too many failed logins; try again later")
 	// ErrTrialUsed: the account already had the trial of that plan.
 	ErrTrialUsed = errors.New("account: trial already used")
 	// ErrSubscribed: StartTrial on an account whose paid plan is active;
@@ -638,11 +642,53 @@ func (a *Accounts) Subscribe(ctx context.Context, account, plan string) (Account
 	})
 }
 
+// MaxLoginFailures failed logins of one owner within LoginWindow lock
+// its logins (ErrLoginLocked) until the window ends, on every replica
+// that shares the store: guessing passwords online stays slow.
+const (
+	MaxLoginFailures = 10
+	LoginWindow      = 15 * time.Minute
+)
+
 // Login checks an owner's password and starts a console session of
 // SessionTTL; it returns the session's token, to keep in a cookie. An
 // unknown owner and a wrong password are both ErrInvalidLogin, and take
-// as long.
+// as long; both count towards MaxLoginFailures, so that a lock says
+// nothing about whether the owner exists.
 func (a *Accounts) Login(ctx context.Context, owner, password string) (string, Session, error) {
+	failDoc := docLoginFail + hex.EncodeToString(a.mac(domainLogin, strings.ToLower(owner)))
+	switch fails, err := a.store.Get(ctx, failDoc); {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return "", Session{}, err
+	case len(fails) > 0 && atoiOr0(fails) >= MaxLoginFailures:
+		return "", Session{}, ErrLoginLocked
+	}
+	token, s, err := a.login(ctx, owner, password)
+	if errors.Is(err, ErrInvalidLogin) {
+		// Each failure renews the count's TTL: the lock ends LoginWindow
+		// after the last failure.
+		uerr := a.store.Update(ctx, failDoc, LoginWindow, func(old []byte) ([]byte, error) {
+			return []byte(strconv.Itoa(atoiOr0(old) + 1)), nil
+		})
+		if uerr != nil {
+			return "", Session{}, uerr
+		}
+	}
+	return token, s, err
+}
+
+// atoiOr0 reads a count a store holds; anything else is 0.
+func atoiOr0(b []byte) int {
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// login is Login without its throttle.
+func (a *Accounts) login(ctx context.Context, owner, password string) (string, Session, error) {
 	id, err := a.store.Get(ctx, ownerDoc(owner))
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return "", Session{}, err

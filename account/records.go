@@ -30,6 +30,8 @@ import (
 //   - accountkey/<account id>/<key id>: empty; lists an account's keys.
 //   - session/<hex HMAC of the token>: a Session, with the store's TTL.
 //   - ledger/<month>: a JSON object of counters.
+//   - loginfail/<hex HMAC of the lowercased owner>: the count of failed
+//     logins in the current LoginWindow, with the store's TTL.
 const (
 	docSecret     = "secret"
 	docAccount    = "account/"
@@ -38,12 +40,14 @@ const (
 	docAccountKey = "accountkey/"
 	docSession    = "session/"
 	docLedger     = "ledger/"
+	docLoginFail  = "loginfail/"
 )
 
 // Domain separation of the operator secret's HMACs.
 const (
 	domainKey     = "inferkit account: api key\x00"
 	domainSession = "inferkit account: console session\x00"
+	domainLogin   = "inferkit account: login owner\x00"
 )
 
 // KeyPrefix begins every API key CreateKey makes.

@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) account.Store) {
 		{"Tier", testTier},
 		{"Plans", testPlans},
 		{"Sessions", testSessions},
+		{"LoginLock", testLoginLock},
 		{"Ledger", testLedger},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -872,6 +873,37 @@ func testSessions(t *testing.T, s account.Store) {
 	}
 	if err := a.Logout(ctx, token2); err != nil {
 		t.Fatalf("Logout twice: %v", err)
+	}
+}
+
+// testLoginLock: MaxLoginFailures wrong passwords lock an owner's logins,
+// the right password included, on every Accounts of the store; an
+// unknown owner locks alike, and other owners are not locked.
+func testLoginLock(t *testing.T, s account.Store) {
+	ctx := t.Context()
+	clock := newClock(start)
+	a, b := newAccounts(t, s, clock), newAccounts(t, s, clock)
+	const password = "a long enough password"
+	for _, owner := range []string{"ada@example.com", "bob@example.com"} {
+		must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: owner, Owner: owner, Password: password}))
+	}
+	for i := range account.MaxLoginFailures {
+		who := []*account.Accounts{a, b}[i%2] // failures add up across replicas
+		if _, _, err := who.Login(ctx, "ADA@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+			t.Fatalf("failure %d: %v, want ErrInvalidLogin", i+1, err)
+		}
+	}
+	if _, _, err := b.Login(ctx, "ada@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("the right password after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
+	}
+	if _, _, err := a.Login(ctx, "bob@example.com", password); err != nil {
+		t.Fatalf("another owner: %v", err)
+	}
+	for range account.MaxLoginFailures {
+		a.Login(ctx, "nobody@example.com", "wrong")
+	}
+	if _, _, err := a.Login(ctx, "nobody@example.com", "wrong"); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("an unknown owner after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
 	}
 }
 
