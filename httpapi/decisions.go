@@ -19,9 +19,9 @@ import (
 // One's official SDKs, in System One's (see formats.FamilySystemOne).
 func (h *Handler) decisionRoutes() []route {
 	return []route{
-		{"POST /v1/system", formats.FamilyChat, h.decide},
-		{"POST /v1/systemone", formats.FamilySystemOne, h.decide},
-		{"GET /v1/system/models", formats.FamilyModels, h.listDecisionModels},
+		{"POST /v1/system", formats.FamilyChat, h.decide, meterTokens},
+		{"POST /v1/systemone", formats.FamilySystemOne, h.decide, meterTokens},
+		{"GET /v1/system/models", formats.FamilyModels, h.listDecisionModels, meterRequest},
 	}
 }
 

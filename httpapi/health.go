@@ -11,11 +11,11 @@ import (
 // and, with Config.Metrics, GET /metrics.
 func (h *Handler) operationRoutes() []route {
 	routes := []route{
-		{"GET /healthz", formats.FamilyChat, h.healthz},
-		{"GET /readyz", formats.FamilyChat, h.readyz},
+		{"GET /healthz", formats.FamilyChat, h.healthz, meterNone},
+		{"GET /readyz", formats.FamilyChat, h.readyz, meterNone},
 	}
 	if h.registry != nil {
-		routes = append(routes, route{"GET /metrics", formats.FamilyChat, h.serveMetrics().ServeHTTP})
+		routes = append(routes, route{"GET /metrics", formats.FamilyChat, h.serveMetrics().ServeHTTP, meterNone})
 	}
 	return routes
 }

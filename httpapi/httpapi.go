@@ -202,12 +202,13 @@ type Handler struct {
 	metrics  *metrics
 }
 
-// route is one method+path pattern, the error family of its responses
-// and its handler.
+// route is one method+path pattern, the error family of its responses,
+// its handler, and how rate limits count its requests.
 type route struct {
 	pattern string
 	family  formats.Family
 	serve   http.HandlerFunc
+	meter   metering
 }
 
 // New validates cfg and returns a Handler serving its routes.
@@ -317,23 +318,23 @@ func New(cfg Config) (*Handler, error) {
 // generationRoutes are the routes of the spec's base_url.
 func (h *Handler) generationRoutes() []route {
 	return []route{
-		{"POST /v1/web/chat/completions", formats.FamilyChat, h.chat},
-		{"POST /v1/chat/completions", formats.FamilyChat, h.chat},
-		{"POST /v1/completions", formats.FamilyChat, h.completions},
-		{"POST /v1/messages", formats.FamilyMessages, h.messages},
-		{"POST /v1/messages/count_tokens", formats.FamilyMessages, h.countTokens},
-		{"POST /v1/responses", formats.FamilyResponses, h.responses},
-		{"GET /v1/responses/{id}", formats.FamilyResponses, h.getResponse},
-		{"DELETE /v1/responses/{id}", formats.FamilyResponses, h.deleteResponse},
-		{"POST /v1/embeddings", formats.FamilyChat, h.embeddings},
+		{"POST /v1/web/chat/completions", formats.FamilyChat, h.chat, meterTokens},
+		{"POST /v1/chat/completions", formats.FamilyChat, h.chat, meterTokens},
+		{"POST /v1/completions", formats.FamilyChat, h.completions, meterTokens},
+		{"POST /v1/messages", formats.FamilyMessages, h.messages, meterTokens},
+		{"POST /v1/messages/count_tokens", formats.FamilyMessages, h.countTokens, meterRequest},
+		{"POST /v1/responses", formats.FamilyResponses, h.responses, meterTokens},
+		{"GET /v1/responses/{id}", formats.FamilyResponses, h.getResponse, meterRequest},
+		{"DELETE /v1/responses/{id}", formats.FamilyResponses, h.deleteResponse, meterRequest},
+		{"POST /v1/embeddings", formats.FamilyChat, h.embeddings, meterTokens},
 	}
 }
 
 // modelRoutes are the routes of the spec's api_url.
 func (h *Handler) modelRoutes() []route {
 	return []route{
-		{"GET /v1/models", formats.FamilyModels, h.listModels},
-		{"GET /v1/models/{model_id}", formats.FamilyModels, h.getModel},
+		{"GET /v1/models", formats.FamilyModels, h.listModels, meterRequest},
+		{"GET /v1/models/{model_id}", formats.FamilyModels, h.getModel, meterRequest},
 	}
 }
 
@@ -477,7 +478,7 @@ func (h *Handler) wrap(rt route) http.Handler {
 	for i := len(h.mw) - 1; i >= 0; i-- {
 		next = h.mw[i](next)
 	}
-	next = h.rateLimit(rt.pattern, next)
+	next = h.rateLimit(rt, next)
 	next = h.limitBody(next)
 	next = h.authenticate(next)
 	next = h.guardBody(next)

@@ -18,30 +18,53 @@ import (
 // Rate limits, when Config.Limiter is set.
 //
 // Every authenticated request takes one reservation of its key, at the
-// Tier of its Identity: 401s have no key and count nowhere. The
-// generation routes reserve the request, its prompt tokens (counted by
-// Engine.CountTokens, as generation renders and tokenizes them) and its
-// maximum output tokens, and the cost of all of them at the model's
-// catalog prices, before the engine starts; the end settles the
-// reservation with the engine's usage: at the result, after an error, or
-// when the client goes away mid-stream (with the tokens streamed so far).
-// A request that the engine refused before any work (a full queue, a
-// prompt too long) settles with no tokens and no cost, but still counts as
-// a request; one whose client left before its first token is charged its
-// prompt, which the engine may already have processed. A request refused
-// before its model is
-// known (malformed JSON, an unknown model) counts as one request without
-// tokens. The other routes (catalog, stored responses) reserve one
-// request without tokens or cost.
+// Tier of its Identity, charged to its Identity's Account (the key itself
+// when a KeyStore sets none): the per-minute limits count per key, the
+// monthly spend and its cap per account, so the keys of one account share
+// them. 401s have no key and count nowhere. The route table says how each
+// route counts (route.meter): every route that runs the engine
+// (generation, embeddings, decisions) is meterTokens, and its handler
+// reserves the request, its prompt tokens (counted as the engine prepared
+// them) and its maximum output tokens, and the cost of all of them at the
+// model's catalog prices, before the engine starts; the end settles the
+// reservation, exactly once, with the engine's usage: at the result,
+// after an error, or when the client goes away mid-stream (with the
+// tokens streamed so far). A request that the engine refused before any
+// work (a full queue, a prompt too long) settles with no tokens and no
+// cost, but still counts as a request; one whose client left before its
+// first token is charged its prompt, which the engine may already have
+// processed. A request refused before its model is known (malformed JSON,
+// an unknown model) counts as one request without tokens. The other
+// routes (catalog, stored responses, counting tokens) are meterRequest:
+// one request without tokens or cost, reserved before the handler runs.
+//
+// Cached input tokens cost the catalog entry's input_cache_reads price,
+// or, for an entry without one, half its input price (rounded up to the
+// nano-dollar): the spec's discount of 50%.
 //
 // Each such response carries x-ratelimit-limit-*, x-ratelimit-remaining-*
 // and x-ratelimit-reset-* headers (reset: the time until the limit is
 // whole again, such as "1s" or "59.5s") for requests, input-tokens,
 // output-tokens, and tokens (whichever of input and output tokens is
-// closer to its limit), for each limit the tier has. A refusal is a 429
-// in the route's family: rate_limit_exceeded (rate_limit_error for
-// messages) with Retry-After, or insufficient_quota when the monthly spend
-// cap would be passed, with Retry-After until the month turns (UTC).
+// closer to its limit), for each limit the tier has. When the tier caps
+// the monthly spend, three more tell where the account stands:
+//
+//	x-ratelimit-limit-spend-usd: the cap, in USD, such as "100"
+//	x-ratelimit-remaining-spend-usd: what the account may still spend
+//	  this month, in USD, such as "99.99625" (reservations in flight
+//	  count as spent)
+//	x-ratelimit-reset-spend: the time until the month turns (UTC) and the
+//	  spend starts again from zero, as the other resets, such as
+//	  "743h59m59s"
+//
+// A key on a tier without limits (ratelimit.Unlimited) gets none of these
+// headers; its requests still count in its account's spend and usage.
+//
+// A refusal is a 429 in the route's family: rate_limit_exceeded
+// (rate_limit_error for messages) with Retry-After, or insufficient_quota
+// when the monthly spend cap would be passed, with Retry-After until the
+// month turns (UTC) and a message that gives the cap, the month's spend
+// so far and the instant the month turns (RFC 3339, UTC).
 //
 // The decision routes reserve like generation, with no output tokens: an
 // estimate of their input (the state's tokens and a margin per question),
@@ -49,28 +72,34 @@ import (
 // POST /v1/embeddings reserves its inputs' exact token count, with no
 // output tokens, at the embedding model's prices.
 
-// tokenRoutes are the routes whose handlers reserve tokens themselves.
-var tokenRoutes = map[string]bool{
-	"POST /v1/web/chat/completions": true,
-	"POST /v1/chat/completions":     true,
-	"POST /v1/messages":             true,
-	"POST /v1/responses":            true,
-	"POST /v1/system":               true,
-	"POST /v1/systemone":            true,
-	"POST /v1/embeddings":           true,
-}
+// metering is how rate limits count a route's requests.
+type metering int
+
+const (
+	// meterRequest: one request without tokens or cost, reserved before
+	// the handler runs and settled after it.
+	meterRequest metering = iota
+	// meterTokens: the handler runs the engine (it generates, embeds or
+	// decides), reserves the request itself (Handler.reserve) on its
+	// prepared token counts at its model's prices, and settles it on
+	// what the engine used.
+	meterTokens
+	// meterNone: no limits (the operators' routes).
+	meterNone
+)
 
 // admissionKey is the context key of a token route's *admission.
 type admissionKey struct{}
 
 // admission is one request's reservation.
 type admission struct {
-	h     *Handler
-	key   string
-	tier  ratelimit.Tier
-	tried bool // a reservation was asked for
-	held  bool // res is reserved, neither settled nor cancelled
-	res   ratelimit.Reservation
+	h       *Handler
+	key     string
+	account string // "": the key's own
+	tier    ratelimit.Tier
+	tried   bool // a reservation was asked for
+	held    bool // res is reserved, neither settled nor cancelled
+	res     ratelimit.Reservation
 }
 
 // admissionFrom returns the admission of a token route's request, or nil
@@ -80,10 +109,11 @@ func admissionFrom(r *http.Request) *admission {
 	return a
 }
 
-// rateLimit limits the route of pattern: a request reservation before the
-// handler, or, on token routes, an admission for the handler to reserve.
-func (h *Handler) rateLimit(pattern string, next http.Handler) http.Handler {
-	if h.limits == nil {
+// rateLimit limits a route as its meter says: a request reservation
+// before the handler, or, on meterTokens routes, an admission for the
+// handler to reserve.
+func (h *Handler) rateLimit(rt route, next http.Handler) http.Handler {
+	if h.limits == nil || rt.meter == meterNone {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -92,8 +122,8 @@ func (h *Handler) rateLimit(pattern string, next http.Handler) http.Handler {
 		if tier == (ratelimit.Tier{}) {
 			tier = ratelimit.Default
 		}
-		a := &admission{h: h, key: id.KeyID, tier: tier}
-		if !tokenRoutes[pattern] {
+		a := &admission{h: h, key: id.KeyID, account: id.Account, tier: tier}
+		if rt.meter != meterTokens {
 			if err := a.reserve(w, r, ratelimit.Request{}); err != nil {
 				h.fail(w, r, err)
 				return
@@ -131,23 +161,24 @@ func (h *Handler) countFailure(w http.ResponseWriter, r *http.Request, err error
 	return err
 }
 
-// reserve reserves want (its Key and Tier filled in) at the Handler's
-// clock and sets the rate-limit headers. It returns the 429 to write
-// when the key is over a limit, or the limiter's failure.
+// reserve reserves want (its Key, Account and Tier filled in) at the
+// Handler's clock and sets the rate-limit headers. It returns the 429 to
+// write when the key is over a limit, or the limiter's failure.
 func (a *admission) reserve(w http.ResponseWriter, r *http.Request, want ratelimit.Request) error {
 	a.tried = true
-	want.Key, want.Tier = a.key, a.tier
-	res, err := a.h.limits.Reserve(r.Context(), want, a.h.now())
+	want.Key, want.Account, want.Tier = a.key, a.account, a.tier
+	now := a.h.now()
+	res, err := a.h.limits.Reserve(r.Context(), want, now)
 	var le *ratelimit.Error
 	switch {
 	case errors.As(err, &le):
-		setRateHeaders(w.Header(), le.Status)
-		return refusal(le, a.h.now())
+		setRateHeaders(w.Header(), le.Status, now)
+		return refusal(le, now)
 	case err != nil:
 		return fmt.Errorf("httpapi: rate limiter: %w", err)
 	}
 	a.res, a.held = res, true
-	setRateHeaders(w.Header(), res.Status)
+	setRateHeaders(w.Header(), res.Status, now)
 	return nil
 }
 
@@ -185,8 +216,8 @@ func refusal(e *ratelimit.Error, now time.Time) *formats.Error {
 	switch {
 	case errors.Is(e.Err, ratelimit.ErrSpendCap):
 		out = formats.QuotaExceeded(fmt.Sprintf(
-			"You exceeded your maximum monthly spend of %s USD: %s USD spent this month, and this request may cost up to %s USD. It renews on %s.",
-			ratelimit.Money(e.Max), e.Status.Spent, ratelimit.Money(e.Requested), ratelimit.NextMonth(now).Format("2006-01-02")))
+			"You exceeded your maximum monthly spend of %s USD: %s USD spent this month, and this request may cost up to %s USD. The spend resets when the month turns, at %s.",
+			ratelimit.Money(e.Max), e.Status.Spent, ratelimit.Money(e.Requested), ratelimit.NextMonth(now).Format(time.RFC3339)))
 		out.RetryAfter = e.RetryAfter
 	case errors.Is(e.Err, ratelimit.ErrTooLarge):
 		// Waiting cannot help: no Retry-After.
@@ -213,8 +244,8 @@ func limitWords(limit string) string {
 	return limit
 }
 
-// setRateHeaders writes the rate-limit headers of st.
-func setRateHeaders(h http.Header, st ratelimit.Status) {
+// setRateHeaders writes the rate-limit headers of st at now.
+func setRateHeaders(h http.Header, st ratelimit.Status, now time.Time) {
 	set := func(name string, b ratelimit.Budget) {
 		if b.Limit <= 0 {
 			return
@@ -232,6 +263,11 @@ func setRateHeaders(h http.Header, st ratelimit.Status) {
 		tokens = st.OutputTokens
 	}
 	set("Tokens", tokens)
+	if st.MaxSpend > 0 {
+		h.Set("X-Ratelimit-Limit-Spend-Usd", st.MaxSpend.String())
+		h.Set("X-Ratelimit-Remaining-Spend-Usd", max(st.MaxSpend-st.Spent, 0).String())
+		h.Set("X-Ratelimit-Reset-Spend", resetText(ratelimit.NextMonth(now).Sub(now)))
+	}
 }
 
 // resetText writes a duration as the x-ratelimit-reset-* headers do,
@@ -245,7 +281,8 @@ func resetText(d time.Duration) string {
 
 // prices returns the rate limiter's prices of a catalog entry. The
 // catalog holds plain decimal strings, which Validate checked; cached
-// input without a price of its own costs as much as input.
+// input without a price of its own costs half the input price (the
+// spec's 50% discount), rounded up to the nano-dollar.
 func prices(p catalog.Pricing) (ratelimit.Prices, error) {
 	var out ratelimit.Prices
 	for _, f := range []struct {
@@ -259,7 +296,7 @@ func prices(p catalog.Pricing) (ratelimit.Prices, error) {
 		*f.m = m
 	}
 	if p.InputCacheReads == "" {
-		out.CachedInput = out.Input
+		out.CachedInput = (out.Input + 1) / 2
 	}
 	return out, nil
 }

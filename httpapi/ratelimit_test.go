@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -304,7 +305,7 @@ type cancelEngine struct {
 	cancel context.CancelFunc
 }
 
-func (c cancelEngine) Stream(ctx context.Context, req inference.Request) iter.Seq2[inference.Event, error] {
+func (c cancelEngine) Run(ctx context.Context, _ *inference.Prepared) iter.Seq2[inference.Event, error] {
 	return func(yield func(inference.Event, error) bool) {
 		c.cancel()
 		yield(inference.Event{}, ctx.Err())
@@ -329,11 +330,17 @@ func TestRateLimitGoneBeforeFirstToken(t *testing.T) {
 	}
 }
 
-// TestRateLimitClientGoneMidStream: the reservation settles with the
-// tokens streamed before the client left.
+// TestRateLimitClientGoneMidStream: the reservation settles, once, with
+// the tokens streamed before the client left, and the account is charged
+// exactly their cost.
 func TestRateLimitClientGoneMidStream(t *testing.T) {
-	tier := ratelimit.Tier{Name: "t", Requests: 10, OutputTokens: 1_000}
-	e := limitedEnv(t, tier, func(_ *httpapi.Config, f *fakeEngine) { f.block = true })
+	tier := ratelimit.Tier{Name: "t", Requests: 10, OutputTokens: 1_000, MaxMonthlySpend: ratelimit.Dollar}
+	limiter := ratelimit.NewMemory()
+	e := newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
+		f.block = true
+		cfg.Limiter = limiter
+		cfg.Keys = accountKeys{key: {KeyID: "key_a", Account: "acme", Tier: tier}}
+	})
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()
 	body := streaming(`{"model":"core-2-5-mini","max_tokens":600,"messages":[{"role":"user","content":"Hi"}]}`)
@@ -363,6 +370,14 @@ func TestRateLimitClientGoneMidStream(t *testing.T) {
 			t.Fatalf("remaining output tokens = %s, want 998", w.Header().Get("X-Ratelimit-Remaining-Output-Tokens"))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// Charged once: the prompt ("Hi", one token) and two output tokens at
+	// 0.5 and 2 USD per million, nothing held.
+	srv.Close() // waits for the handler to return
+	u, err := limiter.Usage(context.Background(), "acme", e.clock.Now())
+	want := ratelimit.MonthUsage{Month: "2026-01", Spent: 500 + 2*2_000, Requests: 1, InputTokens: 1, OutputTokens: 2}
+	if err != nil || u != want {
+		t.Errorf("usage after a client left mid-stream: %+v, %v; want %+v", u, err, want)
 	}
 }
 
@@ -415,5 +430,248 @@ func TestRateLimiterDown(t *testing.T) {
 	w := do(e.h, "POST", "/v1/chat/completions", key, chatBody)
 	if w.Code != http.StatusInternalServerError || strings.Contains(w.Body.String(), "redis") {
 		t.Fatalf("%d %s, want a 500 that leaks nothing", w.Code, w.Body)
+	}
+}
+
+// probeEngine is the fake engine for chat and embeddings and the scoring
+// engine for decisions, counting the calls that run a model.
+type probeEngine struct {
+	*fakeEngine
+	score scoringEngine
+	ran   atomic.Int64 // Run, RunEmbed and RunScore calls
+}
+
+func (p *probeEngine) Run(ctx context.Context, prep *inference.Prepared) iter.Seq2[inference.Event, error] {
+	p.ran.Add(1)
+	return p.fakeEngine.Run(ctx, prep)
+}
+
+func (p *probeEngine) RunEmbed(ctx context.Context, prep *inference.PreparedEmbed) (inference.EmbedResult, error) {
+	p.ran.Add(1)
+	return p.fakeEngine.RunEmbed(ctx, prep)
+}
+
+func (p *probeEngine) RunScore(ctx context.Context, prep *inference.PreparedScore) (inference.ScoreResult, error) {
+	p.ran.Add(1)
+	return p.score.RunScore(ctx, prep)
+}
+
+func (p *probeEngine) Tokenize(model, text string) ([]int, error) {
+	return p.score.Tokenize(model, text)
+}
+
+func (p *probeEngine) RenderPrompt(req inference.Request) (string, error) {
+	return p.score.RenderPrompt(req)
+}
+
+func (p *probeEngine) PrepareScore(req inference.ScoreRequest) (*inference.PreparedScore, error) {
+	return p.score.PrepareScore(req)
+}
+
+// TestEngineRoutesCountTokens: every route that runs the engine (it
+// generates, embeds or decides) is marked in the route table as counting
+// tokens, so that its handler reserves them, and no other route is. A new
+// route fails here until it has a probe request below.
+func TestEngineRoutesCountTokens(t *testing.T) {
+	probes := map[string]struct {
+		path, body string
+		runs       bool // the engine runs a model for it
+	}{
+		"POST /v1/web/chat/completions":  {"/v1/web/chat/completions", chatBody, true},
+		"POST /v1/chat/completions":      {"/v1/chat/completions", chatBody, true},
+		"POST /v1/completions":           {"/v1/completions", `{"model":"core-2-5-mini","prompt":["Hi","Ho"],"max_tokens":8}`, true},
+		"POST /v1/messages":              {"/v1/messages", messagesBody, true},
+		"POST /v1/messages/count_tokens": {"/v1/messages/count_tokens", messagesBody, false},
+		"POST /v1/responses":             {"/v1/responses", responsesBody, true},
+		"GET /v1/responses/{id}":         {"/v1/responses/resp_unknown", "", false},
+		"DELETE /v1/responses/{id}":      {"/v1/responses/resp_unknown", "", false},
+		"POST /v1/embeddings":            {"/v1/embeddings", `{"model":"embed","input":"hi"}`, true},
+		"GET /v1/models":                 {"/v1/models", "", false},
+		"GET /v1/models/{model_id}":      {"/v1/models/core-2-5-mini", "", false},
+		"POST /v1/system":                {"/v1/system", strings.Replace(decisionBody, "system-one-340m", "judge", 1), true},
+		"POST /v1/systemone":             {"/v1/systemone", strings.Replace(decisionBody, "system-one-340m", "judge", 1), true},
+		"GET /v1/system/models":          {"/v1/system/models", "", false},
+	}
+	var probe *probeEngine
+	e := limitedEnv(t, ratelimit.Tier2, func(cfg *httpapi.Config, f *fakeEngine) {
+		withEmbeddings(cfg, f)
+		probe = &probeEngine{fakeEngine: f}
+		cfg.Engine = probe
+	})
+	routes := httpapi.RouteMeters(e.h)
+	if len(routes) == 0 {
+		t.Fatal("no routes")
+	}
+	for pattern, tokens := range routes {
+		t.Run(pattern, func(t *testing.T) {
+			p, ok := probes[pattern]
+			if !ok {
+				t.Fatalf("route %s has no probe request: add one to say whether it runs the engine", pattern)
+			}
+			method, _, _ := strings.Cut(pattern, " ")
+			before := probe.ran.Load()
+			w := do(e.h, method, p.path, key, p.body)
+			ran := probe.ran.Load() != before
+			if ran != p.runs {
+				t.Fatalf("the engine ran: %v, want %v (%d %s)", ran, p.runs, w.Code, w.Body)
+			}
+			switch {
+			case ran && !tokens:
+				t.Errorf("%s runs the engine, but its route does not count tokens: mark it meterTokens", pattern)
+			case !ran && tokens:
+				t.Errorf("%s runs no engine, but its route counts tokens: its requests would never be counted", pattern)
+			}
+			if ran && header(t, w, "X-Ratelimit-Remaining-Input-Tokens") >= ratelimit.Tier2.InputTokens {
+				t.Errorf("%s ran the engine without reserving its input tokens: %v", pattern, w.Header())
+			}
+		})
+	}
+}
+
+// accountKeys is a KeyStore whose keys have identities of their own,
+// accounts included.
+type accountKeys map[string]httpapi.Identity
+
+func (k accountKeys) Authenticate(_ context.Context, secret string) (httpapi.Identity, error) {
+	id, ok := k[secret]
+	if !ok {
+		return httpapi.Identity{}, httpapi.ErrInvalidKey
+	}
+	return id, nil
+}
+
+// smallRequests makes the fake engine count 5 prompt tokens and report
+// using 5 and 2: a chat request with max_tokens 2 (smallChat) is then
+// reserved at what it costs, 5 × 0.5 + 2 × 2 USD per million tokens of
+// core-2-5-mini, 0.0000065 USD.
+func smallRequests(f *fakeEngine) {
+	f.tokens = 5
+	f.result.Usage = inference.Usage{PromptTokens: 5, CompletionTokens: 2}
+}
+
+const (
+	smallChat = `{"model":"core-2-5-mini","max_tokens":2,"messages":[{"role":"user","content":"Hi"}]}`
+	smallCost = 6_500 * ratelimit.NanoDollar
+)
+
+// TestRateLimitAccountSpend: two keys of one account share its monthly
+// spend and cap, each with its own per-minute window; the spend headers
+// follow the account; at the cap, insufficient_quota says the cap, the
+// spend and when the month turns.
+func TestRateLimitAccountSpend(t *testing.T) {
+	limiter := ratelimit.NewMemory()
+	tier := ratelimit.Tier{Name: "capped", Requests: 100, MaxMonthlySpend: 3 * smallCost}
+	e := newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
+		smallRequests(f)
+		cfg.Limiter = limiter
+		cfg.Keys = accountKeys{
+			key:      {KeyID: "key_a", Account: "acme", Tier: tier},
+			otherKey: {KeyID: "key_b", Account: "acme", Tier: tier},
+		}
+	})
+	for i, k := range []string{key, otherKey, key} {
+		w := do(e.h, "POST", "/v1/chat/completions", k, smallChat)
+		if w.Code != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i+1, w.Code, w.Body)
+		}
+		// The clock is 2026-01-01T00:00Z: the month turns in 31 days.
+		want := map[string]string{
+			"X-Ratelimit-Limit-Spend-Usd":     "0.0000195",
+			"X-Ratelimit-Remaining-Spend-Usd": (3*smallCost - ratelimit.Money(i+1)*smallCost).String(),
+			"X-Ratelimit-Reset-Spend":         "744h0m0s",
+		}
+		for name, v := range want {
+			if got := w.Header().Get(name); got != v {
+				t.Errorf("request %d: %s = %q, want %q", i+1, name, got, v)
+			}
+		}
+		if i == 2 && header(t, w, "X-Ratelimit-Remaining-Requests") != 98 {
+			t.Errorf("the first key's window counts the other key's request: %v", w.Header())
+		}
+	}
+	e.clock.Advance(time.Hour)
+	w := do(e.h, "POST", "/v1/chat/completions", otherKey, smallChat)
+	if w.Code != http.StatusTooManyRequests {
+		t.Fatalf("past the account's cap: %d %s", w.Code, w.Body)
+	}
+	typ, code, _, msg := errorOf(t, w.Body.Bytes())
+	for _, part := range []string{"maximum monthly spend of 0.0000195 USD", "0.0000195 USD spent this month", "2026-02-01T00:00:00Z"} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("message %q lacks %q", msg, part)
+		}
+	}
+	if typ != "rate_limit_error" || code != "insufficient_quota" || w.Header().Get("Retry-After") != strconv.Itoa(31*24*3600-3600) {
+		t.Errorf("type %q code %q Retry-After %q", typ, code, w.Header().Get("Retry-After"))
+	}
+	if w.Header().Get("X-Ratelimit-Remaining-Spend-Usd") != "0" || w.Header().Get("X-Ratelimit-Reset-Spend") != "743h0m0s" {
+		t.Errorf("spend headers of the refusal: %v", w.Header())
+	}
+	u, err := limiter.Usage(context.Background(), "acme", e.clock.Now())
+	want := ratelimit.MonthUsage{Month: "2026-01", Spent: 3 * smallCost, Requests: 3, InputTokens: 15, OutputTokens: 6}
+	if err != nil || u != want {
+		t.Errorf("usage of the account: %+v, %v; want %+v", u, err, want)
+	}
+	// A tier without a cap has no spend headers.
+	if w := do(limitedEnv(t, ratelimit.Tier{Name: "t", Requests: 5}, nil).h, "POST", "/v1/chat/completions", key, chatBody); w.Header().Get("X-Ratelimit-Limit-Spend-Usd") != "" {
+		t.Errorf("spend headers without a cap: %v", w.Header())
+	}
+}
+
+// TestRateLimitUnlimited: a key on ratelimit.Unlimited is never refused
+// and gets no rate-limit headers, and its account's spend and usage still
+// count.
+func TestRateLimitUnlimited(t *testing.T) {
+	limiter := ratelimit.NewMemory()
+	e := newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
+		smallRequests(f)
+		cfg.Limiter = limiter
+		cfg.Keys = accountKeys{key: {KeyID: "key_local", Account: "local", Tier: ratelimit.Unlimited}}
+	})
+	for i := range 50 {
+		w := do(e.h, "POST", "/v1/chat/completions", key, smallChat)
+		if w.Code != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i+1, w.Code, w.Body)
+		}
+		for name := range w.Header() {
+			if strings.HasPrefix(name, "X-Ratelimit") || name == "Retry-After" {
+				t.Fatalf("request %d: header %s on an unlimited key", i+1, name)
+			}
+		}
+	}
+	u, err := limiter.Usage(context.Background(), "local", e.clock.Now())
+	if err != nil || u.Spent != 50*smallCost || u.Requests != 50 || u.OutputTokens != 100 {
+		t.Errorf("usage of an unlimited account: %+v, %v; want 50 requests at 0.0000065", u, err)
+	}
+}
+
+// TestCachedInputDiscount: cached prompt tokens cost the catalog's
+// input_cache_reads price, or half the input price without one.
+func TestCachedInputDiscount(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		cacheReads string
+		cached     int
+		want       ratelimit.Money // 40 or 100 input, 60 or 0 cached, 2 output tokens
+	}{
+		{"no cached tokens", "", 0, 100*500 + 2*2_000},
+		{"half the input price", "", 60, 40*500 + 60*250 + 2*2_000},
+		{"the catalog's price", "0.0000001", 60, 40*500 + 60*100 + 2*2_000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			limiter := ratelimit.NewMemory()
+			e := newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
+				f.result.Usage = inference.Usage{PromptTokens: 100, CachedTokens: c.cached, CompletionTokens: 2}
+				cfg.Models[0].Pricing.InputCacheReads = c.cacheReads // core-2-5-mini: 0.5 and 2 USD per million
+				cfg.Limiter = limiter
+				cfg.Keys = accountKeys{key: {KeyID: "key_a", Tier: ratelimit.Default}}
+			})
+			if w := do(e.h, "POST", "/v1/chat/completions", key, chatBody); w.Code != http.StatusOK {
+				t.Fatalf("%d %s", w.Code, w.Body)
+			}
+			u, err := limiter.Usage(context.Background(), "key_a", e.clock.Now())
+			if err != nil || u.Spent != c.want || u.CachedInputTokens != int64(c.cached) {
+				t.Errorf("usage %+v, %v; want %s USD spent", u, err, c.want)
+			}
+		})
 	}
 }

@@ -62,3 +62,27 @@ func ExampleMemory_UseQuota() {
 	// ratelimit: acme has used its 25 reviews of the month; the quota renews in 12h0m0s
 	// next month: 24 reviews left
 }
+
+// The keys of one account share its month: Usage sums what their settled
+// requests used and cost.
+func ExampleMemory_Usage() {
+	ctx := context.Background()
+	l := ratelimit.NewMemory()
+	now := time.Date(2026, 11, 14, 12, 0, 0, 0, time.UTC)
+	prices := ratelimit.Prices{Input: 500, CachedInput: 250, Output: 2_000} // nano-dollars per token
+	for _, key := range []string{"key_1", "key_2"} {
+		req := ratelimit.Request{Key: key, Account: "acme", Tier: ratelimit.Default, InputTokens: 1_000, MaxOutputTokens: 500, Prices: prices}
+		res, err := l.Reserve(ctx, req, now)
+		if err != nil {
+			panic(err)
+		}
+		if err := l.Settle(ctx, res, ratelimit.Usage{Requests: 1, InputTokens: 1_000, CachedInputTokens: 400, OutputTokens: 100}); err != nil {
+			panic(err)
+		}
+	}
+	u, _ := l.Usage(ctx, "acme", now)
+	fmt.Printf("%s: %d requests, %d input tokens (%d cached), %d output tokens, %s USD\n",
+		u.Month, u.Requests, u.InputTokens, u.CachedInputTokens, u.OutputTokens, u.Spent)
+	// Output:
+	// 2026-11: 2 requests, 2000 input tokens (800 cached), 200 output tokens, 0.0012 USD
+}
