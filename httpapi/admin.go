@@ -89,16 +89,16 @@ func (h *Handler) adminRoutes() []route {
 		return nil
 	}
 	return []route{
-		{pattern: "POST /v1/admin/accounts", family: formats.FamilyChat, serve: h.adminCreateAccount},
-		{pattern: "GET /v1/admin/accounts", family: formats.FamilyChat, serve: h.adminListAccounts},
-		{pattern: "GET /v1/admin/accounts/{id}", family: formats.FamilyChat, serve: h.adminGetAccount},
-		{pattern: "POST /v1/admin/accounts/{id}/tier", family: formats.FamilyChat, serve: h.adminSetTier},
-		{pattern: "POST /v1/admin/accounts/{id}/plan", family: formats.FamilyChat, serve: h.adminSetPlan},
-		{pattern: "POST /v1/admin/api-keys", family: formats.FamilyChat, serve: h.adminCreateKey},
-		{pattern: "GET /v1/admin/api-keys", family: formats.FamilyChat, serve: h.adminListKeys},
-		{pattern: "DELETE /v1/admin/api-keys/{id}", family: formats.FamilyChat, serve: h.adminRevokeKey},
-		{pattern: "POST /v1/admin/credits", family: formats.FamilyChat, serve: h.adminCredits},
-		{pattern: "GET /v1/admin/usage", family: formats.FamilyChat, serve: h.adminUsage},
+		{pattern: "POST /v1/admin/accounts", family: formats.FamilyChat, serve: h.adminCreateAccount, meter: meterNone},
+		{pattern: "GET /v1/admin/accounts", family: formats.FamilyChat, serve: h.adminListAccounts, meter: meterNone},
+		{pattern: "GET /v1/admin/accounts/{id}", family: formats.FamilyChat, serve: h.adminGetAccount, meter: meterNone},
+		{pattern: "POST /v1/admin/accounts/{id}/tier", family: formats.FamilyChat, serve: h.adminSetTier, meter: meterNone},
+		{pattern: "POST /v1/admin/accounts/{id}/plan", family: formats.FamilyChat, serve: h.adminSetPlan, meter: meterNone},
+		{pattern: "POST /v1/admin/api-keys", family: formats.FamilyChat, serve: h.adminCreateKey, meter: meterNone},
+		{pattern: "GET /v1/admin/api-keys", family: formats.FamilyChat, serve: h.adminListKeys, meter: meterNone},
+		{pattern: "DELETE /v1/admin/api-keys/{id}", family: formats.FamilyChat, serve: h.adminRevokeKey, meter: meterNone},
+		{pattern: "POST /v1/admin/credits", family: formats.FamilyChat, serve: h.adminCredits, meter: meterNone},
+		{pattern: "GET /v1/admin/usage", family: formats.FamilyChat, serve: h.adminUsage, meter: meterNone},
 	}
 }
 
