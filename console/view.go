@@ -19,7 +19,9 @@ type page struct {
 }
 
 // page returns the layout's data of a page titled title.
-func (c *Console) page(title string) page { return page{Title: title, Script: c.script, Style: c.style} }
+func (c *Console) page(title string) page {
+	return page{Title: title, Script: c.script, Style: c.style}
+}
 
 // loginPage is the sign-in form.
 type loginPage struct {
