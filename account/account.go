@@ -2,8 +2,17 @@ package account
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/ratelimit"
 )
@@ -25,6 +34,9 @@ var (
 	ErrInvalidLogin = errors.New("account: invalid login")
 	// ErrTrialUsed: the account already had the trial of that plan.
 	ErrTrialUsed = errors.New("account: trial already used")
+	// ErrSubscribed: StartTrial on an account whose paid plan is active;
+	// a trial is for accounts on Free or trialing another plan.
+	ErrSubscribed = errors.New("account: already subscribed to a paid plan")
 	// ErrInvalid: an argument is out of its range; the error wrapping it
 	// names the argument.
 	ErrInvalid = errors.New("account: invalid argument")
@@ -54,7 +66,14 @@ type Account struct {
 // Tier returns the account's rate-limit tier: PinnedTier if set, else
 // ratelimit.TierForCredits(Credits).
 func (a Account) Tier() ratelimit.Tier {
-	panic("TODO")
+	if a.PinnedTier != "" {
+		if t, err := ratelimit.LookupTier(a.PinnedTier); err == nil {
+			return t
+		}
+		// SetTier stores only names LookupTier knows; a name it has
+		// since forgotten falls back to the credits' tier.
+	}
+	return ratelimit.TierForCredits(a.Credits)
 }
 
 // PlanState is where a subscription stands.
@@ -87,9 +106,20 @@ type Subscription struct {
 }
 
 // PlanAt returns the plan in force at now and its state: a trial past
-// TrialEnds is expired and its plan ratelimit.Free.
+// TrialEnds is expired and its plan ratelimit.Free. An account on no
+// plan, or on a plan ratelimit no longer knows, is on an active Free.
 func (a Account) PlanAt(now time.Time) (ratelimit.Plan, PlanState) {
-	panic("TODO")
+	p, err := ratelimit.LookupPlan(a.Plan.Plan)
+	if a.Plan.Plan == "" || err != nil {
+		return ratelimit.Free, PlanActive
+	}
+	switch {
+	case a.Plan.TrialEnds.IsZero():
+		return p, PlanActive
+	case now.Before(a.Plan.TrialEnds):
+		return p, PlanTrialing
+	}
+	return ratelimit.Free, PlanExpired
 }
 
 // Key is an API key as listed: never its secret.
@@ -106,8 +136,11 @@ type Key struct {
 	// Created is when it was made.
 	Created time.Time `json:"created"`
 	// LastUsed is when it last authenticated, to the minute; zero if
-	// never.
+	// never, and always for a static key.
 	LastUsed time.Time `json:"last_used,omitzero"`
+	// Static marks a key of Config.StaticKeys: it lives in the server's
+	// configuration, has no Created time and cannot be revoked.
+	Static bool `json:"static,omitzero"`
 }
 
 // Purchase is a credit purchase.
@@ -178,8 +211,9 @@ type Config struct {
 	Secret []byte
 	// StaticKeys are API keys of DefaultAccount that live only in this
 	// process's configuration (a server's -api-key flags): they
-	// authenticate like created keys but are not stored, listed or
-	// revocable.
+	// authenticate like created keys, and Keys lists them (Static set),
+	// but they are not stored and cannot be revoked. Each is 1 to 1024
+	// bytes.
 	StaticKeys []string
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
@@ -187,99 +221,523 @@ type Config struct {
 
 // Accounts manages accounts, keys, credits, plans and console sessions
 // on a Store. Create it with New. It is safe for concurrent use and has
-// nothing to close (the caller closes its Store).
+// nothing to close (the caller closes its Store). Several Accounts may
+// share a Store (replicas sharing Redis): each reads the store on every
+// call and keeps nothing of it but the operator secret.
 type Accounts struct {
 	store  Store
 	secret []byte
-	static map[string]Key // by id
+	static map[string]keyRecord // by id
 	now    func() time.Time
 }
 
 // New validates cfg, makes DefaultAccount if the store lacks it, and
 // returns Accounts.
-func New(ctx context.Context, cfg Config) (*Accounts, error) { panic("TODO") }
+func New(ctx context.Context, cfg Config) (*Accounts, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("account: Config.Store is nil")
+	}
+	a := &Accounts{store: cfg.Store, now: cfg.Now, static: make(map[string]keyRecord)}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	switch {
+	case cfg.Secret == nil:
+		secret, err := loadSecret(ctx, cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		a.secret = secret
+	case len(cfg.Secret) < secretBytes:
+		return nil, fmt.Errorf("account: Config.Secret has %d bytes, fewer than %d", len(cfg.Secret), secretBytes)
+	default:
+		a.secret = slices.Clone(cfg.Secret)
+	}
+	for i, secret := range cfg.StaticKeys {
+		if secret == "" || len(secret) > 1024 {
+			return nil, fmt.Errorf("account: Config.StaticKeys[%d] has %d bytes, not 1 to 1024", i, len(secret))
+		}
+		sum := a.mac(domainKey, secret)
+		id := keyID(sum)
+		a.static[id] = keyRecord{Key: Key{ID: id, Account: DefaultAccount, Name: "static key", Hint: keyHint(secret), Static: true}, Hash: sum}
+	}
+	err := a.store.Update(ctx, docAccount+DefaultAccount, 0, func(old []byte) ([]byte, error) {
+		if old != nil {
+			return old, nil
+		}
+		return json.Marshal(accountRecord{Account: Account{ID: DefaultAccount, Name: "Default", Created: a.now()}})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("account: making the default account: %w", err)
+	}
+	return a, nil
+}
 
 // KeyID returns the id a key's secret has under the operator secret.
-func (a *Accounts) KeyID(secret string) string { panic("TODO") }
+func (a *Accounts) KeyID(secret string) string { return keyID(a.mac(domainKey, secret)) }
 
 // CreateAccount makes an account; ErrExists if its id or owner is taken.
-func (a *Accounts) CreateAccount(ctx context.Context, n NewAccount) (Account, error) { panic("TODO") }
+func (a *Accounts) CreateAccount(ctx context.Context, n NewAccount) (Account, error) {
+	if n.ID == "" {
+		n.ID = newID("acct_")
+	} else if err := checkID(n.ID); err != nil {
+		return Account{}, err
+	}
+	if err := checkName("account", n.Name); err != nil {
+		return Account{}, err
+	}
+	r := accountRecord{Account: Account{ID: n.ID, Name: n.Name, Owner: n.Owner, Created: a.now()}}
+	switch {
+	case n.Owner == "" && n.Password == "":
+	case n.Owner == "" || n.Password == "":
+		return Account{}, fmt.Errorf("%w: an account has both an owner and a password, or neither", ErrInvalid)
+	default:
+		if err := checkOwner(n.Owner); err != nil {
+			return Account{}, err
+		}
+		if c := utf8.RuneCountInString(n.Password); c < 12 || len(n.Password) > 1024 {
+			return Account{}, fmt.Errorf("%w: a password has 12 characters to 1024 bytes", ErrInvalid)
+		}
+		hash, err := hashPassword(n.Password)
+		if err != nil {
+			return Account{}, err
+		}
+		r.Password = hash
+	}
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return Account{}, err
+	}
+	err = a.store.Update(ctx, docAccount+n.ID, 0, func(old []byte) ([]byte, error) {
+		if old != nil {
+			return nil, fmt.Errorf("account: account %q: %w", n.ID, ErrExists)
+		}
+		return doc, nil
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	if n.Owner == "" {
+		return r.Account, nil
+	}
+	// The account first, then its owner: a crash between leaves an
+	// account nobody signs in to, never an owner that cannot sign up.
+	err = a.store.Update(ctx, ownerDoc(n.Owner), 0, func(old []byte) ([]byte, error) {
+		if old != nil {
+			return nil, fmt.Errorf("account: owner %q: %w", n.Owner, ErrExists)
+		}
+		return []byte(n.ID), nil
+	})
+	if err != nil {
+		undo := a.store.Update(ctx, docAccount+n.ID, 0, func([]byte) ([]byte, error) { return nil, nil })
+		return Account{}, errors.Join(err, undo)
+	}
+	return r.Account, nil
+}
 
 // Account returns an account, or ErrNotFound.
-func (a *Accounts) Account(ctx context.Context, id string) (Account, error) { panic("TODO") }
+func (a *Accounts) Account(ctx context.Context, id string) (Account, error) {
+	r, err := a.getAccount(ctx, id)
+	return r.Account, err
+}
 
 // List returns every account, by id.
-func (a *Accounts) List(ctx context.Context) ([]Account, error) { panic("TODO") }
+func (a *Accounts) List(ctx context.Context) ([]Account, error) {
+	docs, err := a.store.List(ctx, docAccount)
+	if err != nil {
+		return nil, err
+	}
+	accounts := make([]Account, 0, len(docs))
+	for _, doc := range docs {
+		r, err := a.getAccount(ctx, strings.TrimPrefix(doc, docAccount))
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // removed since List
+		case err != nil:
+			return nil, err
+		}
+		accounts = append(accounts, r.Account)
+	}
+	return accounts, nil
+}
 
 // SetTier pins an account's tier by name ("default", "tier2", "tier3",
-// "unlimited"), or unpins it with "".
-func (a *Accounts) SetTier(ctx context.Context, id, tier string) (Account, error) { panic("TODO") }
+// "unlimited"), or unpins it with "". An unknown name is ErrInvalid.
+func (a *Accounts) SetTier(ctx context.Context, id, tier string) (Account, error) {
+	if tier != "" {
+		t, err := ratelimit.LookupTier(tier)
+		if err != nil {
+			return Account{}, fmt.Errorf("%w: tier: %w", ErrInvalid, err)
+		}
+		tier = t.Name
+	}
+	return a.updateAccount(ctx, id, func(r *accountRecord) (bool, error) {
+		r.PinnedTier = tier
+		return true, nil
+	})
+}
 
 // CreateKey makes a key for an account and returns it with its secret,
 // which is shown to its creator once and stored nowhere. name is 1 to 100
 // characters.
 func (a *Accounts) CreateKey(ctx context.Context, account, name string) (Key, string, error) {
-	panic("TODO")
+	if err := checkName("key", name); err != nil {
+		return Key{}, "", err
+	}
+	if _, err := a.getAccount(ctx, account); err != nil {
+		return Key{}, "", err
+	}
+	secret := KeyPrefix + rand.Text()
+	sum := a.mac(domainKey, secret)
+	r := keyRecord{Key: Key{ID: keyID(sum), Account: account, Name: name, Hint: keyHint(secret), Created: a.now()}, Hash: sum}
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return Key{}, "", err
+	}
+	// The listing first, then the key: a crash between leaves a listed
+	// id that Keys skips, never a key that works unlisted.
+	err = a.store.Update(ctx, docAccountKey+account+"/"+r.ID, 0, func([]byte) ([]byte, error) { return []byte(r.ID), nil })
+	if err != nil {
+		return Key{}, "", err
+	}
+	err = a.store.Update(ctx, docKey+r.ID, 0, func(old []byte) ([]byte, error) {
+		if old != nil {
+			return nil, fmt.Errorf("account: key %s: %w", r.ID, ErrExists)
+		}
+		return doc, nil
+	})
+	if err != nil {
+		return Key{}, "", err
+	}
+	return r.Key, secret, nil
 }
 
-// Keys lists an account's keys (stored and static), by creation time.
-func (a *Accounts) Keys(ctx context.Context, account string) ([]Key, error) { panic("TODO") }
+// getKey reads a stored key's record.
+func (a *Accounts) getKey(ctx context.Context, id string) (keyRecord, error) {
+	var r keyRecord
+	err := getJSON(ctx, a.store, docKey+id, &r)
+	if errors.Is(err, ErrNotFound) {
+		return r, fmt.Errorf("account: key %s: %w", id, ErrNotFound)
+	}
+	return r, err
+}
 
-// Key returns a key by id, or ErrNotFound.
-func (a *Accounts) Key(ctx context.Context, id string) (Key, error) { panic("TODO") }
+// Keys lists an account's keys (stored and static), by creation time
+// (static keys first), then id; ErrNotFound if there is no such account.
+func (a *Accounts) Keys(ctx context.Context, account string) ([]Key, error) {
+	if _, err := a.getAccount(ctx, account); err != nil {
+		return nil, err
+	}
+	prefix := docAccountKey + account + "/"
+	docs, err := a.store.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var keys []Key
+	if account == DefaultAccount {
+		for _, r := range a.static {
+			keys = append(keys, r.Key)
+		}
+	}
+	for _, doc := range docs {
+		r, err := a.getKey(ctx, strings.TrimPrefix(doc, prefix))
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // revoked, or its creation did not finish
+		case err != nil:
+			return nil, err
+		}
+		if r.Account == account {
+			keys = append(keys, r.Key)
+		}
+	}
+	slices.SortFunc(keys, func(x, y Key) int {
+		if c := x.Created.Compare(y.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return keys, nil
+}
+
+// Key returns a key by id (stored or static), or ErrNotFound.
+func (a *Accounts) Key(ctx context.Context, id string) (Key, error) {
+	if r, ok := a.static[id]; ok {
+		return r.Key, nil
+	}
+	r, err := a.getKey(ctx, id)
+	return r.Key, err
+}
 
 // RevokeKey deletes a key: it no longer authenticates, on any replica.
 // account "" matches any account; a key of another account, or a static
 // key, is ErrNotFound.
-func (a *Accounts) RevokeKey(ctx context.Context, account, id string) error { panic("TODO") }
+func (a *Accounts) RevokeKey(ctx context.Context, account, id string) error {
+	if _, ok := a.static[id]; ok {
+		return fmt.Errorf("account: key %s is a static key of the server's configuration, which cannot be revoked: %w", id, ErrNotFound)
+	}
+	var owner string
+	err := a.store.Update(ctx, docKey+id, 0, func(old []byte) ([]byte, error) {
+		if old == nil {
+			return nil, fmt.Errorf("account: key %s: %w", id, ErrNotFound)
+		}
+		var r keyRecord
+		if err := json.Unmarshal(old, &r); err != nil {
+			return nil, fmt.Errorf("account: document %q: %w", docKey+id, err)
+		}
+		if account != "" && r.Account != account {
+			return nil, fmt.Errorf("account: key %s of account %q: %w", id, account, ErrNotFound)
+		}
+		owner = r.Account
+		return nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	// The key is gone (it no longer authenticates); now its listing.
+	return a.store.Update(ctx, docAccountKey+owner+"/"+id, 0, func([]byte) ([]byte, error) { return nil, nil })
+}
 
 // Authenticate returns who secret belongs to, or ErrInvalidKey. It
 // compares HMACs in constant time and records the key's use at most once
-// a minute.
+// a minute. It reads the store on every call (the key, then its
+// account), so a key revoked on another replica is refused at once; an
+// error of the store is returned as it is, not as ErrInvalidKey.
 func (a *Accounts) Authenticate(ctx context.Context, secret string) (Principal, error) {
-	panic("TODO")
+	if secret == "" || len(secret) > 1024 {
+		return Principal{}, ErrInvalidKey
+	}
+	sum := a.mac(domainKey, secret)
+	id := keyID(sum)
+	r, static := a.static[id]
+	if !static {
+		var err error
+		r, err = a.getKey(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return Principal{}, ErrInvalidKey
+		}
+		if err != nil {
+			return Principal{}, err
+		}
+	}
+	if !hmac.Equal(r.Hash, sum) {
+		return Principal{}, ErrInvalidKey
+	}
+	acct, err := a.getAccount(ctx, r.Account)
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, ErrInvalidKey
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	if minute := a.now().UTC().Truncate(time.Minute); !static && r.LastUsed.Before(minute) {
+		err := a.store.Update(ctx, docKey+id, 0, func(old []byte) ([]byte, error) {
+			if old == nil {
+				return nil, nil // revoked meanwhile: keep it revoked
+			}
+			var cur keyRecord
+			if err := json.Unmarshal(old, &cur); err != nil {
+				return nil, fmt.Errorf("account: document %q: %w", docKey+id, err)
+			}
+			if !cur.LastUsed.Before(minute) {
+				return old, nil // another replica recorded it
+			}
+			cur.LastUsed = minute
+			return json.Marshal(cur)
+		})
+		if err != nil {
+			return Principal{}, fmt.Errorf("account: recording the use of key %s: %w", id, err)
+		}
+	}
+	return Principal{Key: r.Key, Account: acct.Account}, nil
 }
 
 // AddCredits records a purchase and returns the account after it; a
-// purchase whose ID was recorded before changes nothing and returns the
-// account as it is.
-func (a *Accounts) AddCredits(ctx context.Context, p Purchase) (Account, error) { panic("TODO") }
+// purchase whose ID the account recorded before changes nothing and
+// returns the account as it is. The purchase and the credits change in
+// one Update of the account, so that retries racing each other count
+// once. p.At zero means now.
+func (a *Accounts) AddCredits(ctx context.Context, p Purchase) (Account, error) {
+	switch {
+	case p.ID == "" || len(p.ID) > 200:
+		return Account{}, fmt.Errorf("%w: a purchase id has 1 to 200 bytes", ErrInvalid)
+	case p.Amount <= 0:
+		return Account{}, fmt.Errorf("%w: purchase amount %s is not more than 0", ErrInvalid, p.Amount)
+	case p.Account == "":
+		return Account{}, fmt.Errorf("%w: a purchase names no account", ErrInvalid)
+	}
+	if p.At.IsZero() {
+		p.At = a.now()
+	}
+	return a.updateAccount(ctx, p.Account, func(r *accountRecord) (bool, error) {
+		if slices.ContainsFunc(r.Purchases, func(q Purchase) bool { return q.ID == p.ID }) {
+			return false, nil
+		}
+		if r.Credits > math.MaxInt64-p.Amount {
+			return false, fmt.Errorf("%w: credits of account %q would overflow", ErrInvalid, p.Account)
+		}
+		r.Purchases = append(r.Purchases, p)
+		r.Credits += p.Amount
+		return true, nil
+	})
+}
 
 // Purchases lists an account's purchases, oldest first.
 func (a *Accounts) Purchases(ctx context.Context, account string) ([]Purchase, error) {
-	panic("TODO")
+	r, err := a.getAccount(ctx, account)
+	return r.Purchases, err
 }
 
 // StartTrial starts the trial of a plan that has one (Team, Growth):
 // ErrTrialUsed if the account had it before, ErrInvalid for a plan
-// without a trial.
+// without a trial, ErrSubscribed while a paid plan is active.
 func (a *Accounts) StartTrial(ctx context.Context, account, plan string) (Account, error) {
-	panic("TODO")
+	p, err := ratelimit.LookupPlan(plan)
+	if err != nil {
+		return Account{}, fmt.Errorf("%w: plan: %w", ErrInvalid, err)
+	}
+	if p.Trial <= 0 {
+		return Account{}, fmt.Errorf("%w: plan %s has no trial", ErrInvalid, p.Name)
+	}
+	return a.updateAccount(ctx, account, func(r *accountRecord) (bool, error) {
+		now := a.now()
+		if slices.Contains(r.Plan.Trials, p.Name) {
+			return false, fmt.Errorf("account: account %q, plan %s: %w", account, p.Name, ErrTrialUsed)
+		}
+		if cur, state := r.PlanAt(now); state == PlanActive && cur.Name != ratelimit.Free.Name {
+			return false, fmt.Errorf("account: account %q is on plan %s: %w", account, cur.Name, ErrSubscribed)
+		}
+		r.Plan = Subscription{Plan: p.Name, TrialEnds: now.Add(p.Trial), Since: now, Trials: append(r.Plan.Trials, p.Name)}
+		return true, nil
+	})
 }
 
 // Subscribe puts an account on a plan, paid (what a payment system calls
-// when a subscription is bought or changed): active, no trial.
+// when a subscription is bought or changed): active, no trial. An
+// unknown plan is ErrInvalid.
 func (a *Accounts) Subscribe(ctx context.Context, account, plan string) (Account, error) {
-	panic("TODO")
+	p, err := ratelimit.LookupPlan(plan)
+	if err != nil {
+		return Account{}, fmt.Errorf("%w: plan: %w", ErrInvalid, err)
+	}
+	return a.updateAccount(ctx, account, func(r *accountRecord) (bool, error) {
+		r.Plan = Subscription{Plan: p.Name, Since: a.now(), Trials: r.Plan.Trials}
+		return true, nil
+	})
 }
 
 // Login checks an owner's password and starts a console session of
-// SessionTTL; it returns the session's token, to keep in a cookie.
+// SessionTTL; it returns the session's token, to keep in a cookie. An
+// unknown owner and a wrong password are both ErrInvalidLogin, and take
+// as long.
 func (a *Accounts) Login(ctx context.Context, owner, password string) (string, Session, error) {
-	panic("TODO")
+	id, err := a.store.Get(ctx, ownerDoc(owner))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return "", Session{}, err
+	}
+	var r accountRecord
+	if err == nil {
+		r, err = a.getAccount(ctx, string(id))
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return "", Session{}, err
+		}
+	}
+	if err != nil || r.Password == "" || !strings.EqualFold(r.Owner, owner) {
+		checkPassword(dummyPassword(), password)
+		return "", Session{}, ErrInvalidLogin
+	}
+	if !checkPassword(r.Password, password) {
+		return "", Session{}, ErrInvalidLogin
+	}
+	token := rand.Text()
+	s := Session{Account: r.ID, CSRF: rand.Text(), Expires: a.now().Add(SessionTTL)}
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return "", Session{}, err
+	}
+	err = a.store.Update(ctx, a.sessionDoc(token), SessionTTL, func(old []byte) ([]byte, error) {
+		if old != nil {
+			return nil, fmt.Errorf("account: a new session's token: %w", ErrExists)
+		}
+		return doc, nil
+	})
+	if err != nil {
+		return "", Session{}, err
+	}
+	return token, s, nil
 }
 
 // SessionTTL is how long a console session lasts.
 const SessionTTL = 12 * time.Hour
 
-// Session returns the session of a token, or ErrNotFound once it has
-// ended.
-func (a *Accounts) Session(ctx context.Context, token string) (Session, error) { panic("TODO") }
+// sessionDoc is the document of a session: the token itself is stored
+// nowhere.
+func (a *Accounts) sessionDoc(token string) string {
+	return docSession + hex.EncodeToString(a.mac(domainSession, token))
+}
 
-// Logout ends a session.
-func (a *Accounts) Logout(ctx context.Context, token string) error { panic("TODO") }
+// Session returns the session of a token, or ErrNotFound once it has
+// ended (by the clock of Config.Now, or Logout).
+func (a *Accounts) Session(ctx context.Context, token string) (Session, error) {
+	if token == "" || len(token) > 1024 {
+		return Session{}, fmt.Errorf("account: session: %w", ErrNotFound)
+	}
+	var s Session
+	err := getJSON(ctx, a.store, a.sessionDoc(token), &s)
+	if errors.Is(err, ErrNotFound) {
+		return Session{}, fmt.Errorf("account: session: %w", ErrNotFound)
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	if !a.now().Before(s.Expires) {
+		return Session{}, fmt.Errorf("account: session ended at %s: %w", s.Expires.UTC().Format(time.RFC3339), ErrNotFound)
+	}
+	return s, nil
+}
+
+// Logout ends a session; ending one that has ended is no error.
+func (a *Accounts) Logout(ctx context.Context, token string) error {
+	return a.store.Update(ctx, a.sessionDoc(token), 0, func([]byte) ([]byte, error) { return nil, nil })
+}
 
 // Ledger returns the store as a ratelimit.Ledger, so that a
 // ratelimit.Memory keeps its monthly counters (spend, quotas) in it and
-// they survive restarts.
-func Ledger(s Store) ratelimit.Ledger { panic("TODO") }
+// they survive restarts. A month's counters are one document, changed by
+// one Update per Add. It is safe for concurrent use.
+func Ledger(s Store) ratelimit.Ledger { return ledger{s} }
+
+// ledger is Ledger's ratelimit.Ledger.
+type ledger struct{ s Store }
+
+// Load returns the counters of a month; absent ones are 0.
+func (l ledger) Load(ctx context.Context, month string) (map[string]int64, error) {
+	counters := make(map[string]int64)
+	err := getJSON(ctx, l.s, docLedger+month, &counters)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	return counters, nil
+}
+
+// Add adds deltas to the counters of a month in one Update.
+func (l ledger) Add(ctx context.Context, month string, deltas map[string]int64) error {
+	if month == "" {
+		return fmt.Errorf("%w: ledger month is empty", ErrInvalid)
+	}
+	if len(deltas) == 0 {
+		return nil
+	}
+	return l.s.Update(ctx, docLedger+month, 0, func(old []byte) ([]byte, error) {
+		counters := make(map[string]int64)
+		if old != nil {
+			if err := json.Unmarshal(old, &counters); err != nil {
+				return nil, fmt.Errorf("account: document %q: %w", docLedger+month, err)
+			}
+		}
+		for name, d := range deltas {
+			counters[name] += d
+		}
+		return json.Marshal(counters)
+	})
+}

@@ -1,0 +1,268 @@
+package account
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The store's documents, all JSON but the secret:
+//
+//   - secret: the operator secret, raw bytes (when Config.Secret is nil).
+//   - account/<id>: an accountRecord: the Account, its password hash and
+//     its purchases, so that a purchase and its credits change together.
+//   - owner/<lowercased owner>: the id of the owner's account.
+//   - key/<key id>: a keyRecord: the Key and the HMAC of its secret, so
+//     that Authenticate reads it and the account, and RevokeKey deletes
+//     it in one write.
+//   - accountkey/<account id>/<key id>: empty; lists an account's keys.
+//   - session/<hex HMAC of the token>: a Session, with the store's TTL.
+//   - ledger/<month>: a JSON object of counters.
+const (
+	docSecret     = "secret"
+	docAccount    = "account/"
+	docOwner      = "owner/"
+	docKey        = "key/"
+	docAccountKey = "accountkey/"
+	docSession    = "session/"
+	docLedger     = "ledger/"
+)
+
+// Domain separation of the operator secret's HMACs.
+const (
+	domainKey     = "inferkit account: api key\x00"
+	domainSession = "inferkit account: console session\x00"
+)
+
+// KeyPrefix begins every API key CreateKey makes.
+const KeyPrefix = "sk-ik-"
+
+// secretBytes is the length of a secret Accounts makes, and the least it
+// accepts.
+const secretBytes = 32
+
+// pbkdf2Iterations is the PBKDF2-SHA-256 work of a new password hash (the
+// iterations are stored with each hash). A variable so that internal
+// tests may lower it.
+var pbkdf2Iterations = 600_000
+
+// passwordScheme names the hash format: scheme$iterations$salt$hash.
+const passwordScheme = "pbkdf2-sha256"
+
+// accountRecord is the document of an account.
+type accountRecord struct {
+	Account
+	// Password is the PBKDF2 hash of the owner's password; "" for none.
+	Password string `json:"password,omitzero"`
+	// Purchases are the account's purchases, oldest first.
+	Purchases []Purchase `json:"purchases,omitzero"`
+}
+
+// keyRecord is the document of a key.
+type keyRecord struct {
+	Key
+	// Hash is HMAC-SHA-256 of the key's secret under the operator secret.
+	Hash []byte `json:"hash"`
+}
+
+// mac returns HMAC-SHA-256(secret, domain || msg).
+func (a *Accounts) mac(domain, msg string) []byte {
+	h := hmac.New(sha256.New, a.secret)
+	h.Write([]byte(domain))
+	h.Write([]byte(msg))
+	return h.Sum(nil)
+}
+
+// keyID is the id of a key whose secret has HMAC sum.
+func keyID(sum []byte) string { return "key_" + hex.EncodeToString(sum[:8]) }
+
+// keyHint shows a key's start and end: the prefix, two characters, an
+// ellipsis and the last four, at most 6 of its random characters.
+func keyHint(secret string) string {
+	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) < len(KeyPrefix)+12 {
+		// A static key of another shape: its last four characters only,
+		// and only if it is long enough to keep most of it hidden.
+		if len(secret) >= 16 {
+			return "…" + secret[len(secret)-4:]
+		}
+		return "…"
+	}
+	rest := secret[len(KeyPrefix):]
+	return KeyPrefix + rest[:2] + "…" + rest[len(rest)-4:]
+}
+
+// loadSecret returns the operator secret kept in the store, making it at
+// random on first use.
+func loadSecret(ctx context.Context, s Store) ([]byte, error) {
+	var secret []byte
+	err := s.Update(ctx, docSecret, 0, func(old []byte) ([]byte, error) {
+		if old != nil {
+			secret = old
+			return old, nil
+		}
+		secret = make([]byte, secretBytes)
+		rand.Read(secret)
+		return secret, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("account: the operator secret: %w", err)
+	}
+	if len(secret) < secretBytes {
+		return nil, fmt.Errorf("account: the operator secret in the store has %d bytes, fewer than %d", len(secret), secretBytes)
+	}
+	return secret, nil
+}
+
+// hashPassword returns the stored form of a password.
+func hashPassword(password string) (string, error) {
+	salt := make([]byte, 16)
+	rand.Read(salt)
+	sum, err := pbkdf2.Key(sha256.New, password, salt, pbkdf2Iterations, sha256.Size)
+	if err != nil {
+		return "", fmt.Errorf("account: hashing a password: %w", err)
+	}
+	b64 := base64.RawStdEncoding
+	return passwordScheme + "$" + strconv.Itoa(pbkdf2Iterations) + "$" + b64.EncodeToString(salt) + "$" + b64.EncodeToString(sum), nil
+}
+
+// checkPassword reports whether password matches a stored hash, in time
+// that depends only on the hash's iterations.
+func checkPassword(stored, password string) bool {
+	parts := strings.Split(stored, "$")
+	if len(parts) != 4 || parts[0] != passwordScheme {
+		return false
+	}
+	iter, err := strconv.Atoi(parts[1])
+	if err != nil || iter < 1 {
+		return false
+	}
+	b64 := base64.RawStdEncoding
+	salt, err1 := b64.DecodeString(parts[2])
+	want, err2 := b64.DecodeString(parts[3])
+	if err1 != nil || err2 != nil || len(want) != sha256.Size {
+		return false
+	}
+	got, err := pbkdf2.Key(sha256.New, password, salt, iter, sha256.Size)
+	return err == nil && subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// dummyPassword is the hash Login checks when it meets an unknown owner,
+// so that it takes as long as a wrong password: all-zero salt and hash.
+func dummyPassword() string {
+	b64 := base64.RawStdEncoding
+	return passwordScheme + "$" + strconv.Itoa(pbkdf2Iterations) + "$" +
+		b64.EncodeToString(make([]byte, 16)) + "$" + b64.EncodeToString(make([]byte, sha256.Size))
+}
+
+// checkName validates a name of an account or key: 1 to 100 characters,
+// printable, not only spaces.
+func checkName(what, name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: %s name is not UTF-8", ErrInvalid, what)
+	case strings.TrimSpace(name) == "":
+		return fmt.Errorf("%w: %s name is empty", ErrInvalid, what)
+	case n > 100:
+		return fmt.Errorf("%w: %s name has %d characters, more than 100", ErrInvalid, what, n)
+	case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0:
+		return fmt.Errorf("%w: %s name has a control character", ErrInvalid, what)
+	}
+	return nil
+}
+
+// checkID validates an account id: 1 to 64 ASCII letters, digits, '_'
+// and '-', as it names documents.
+func checkID(id string) error {
+	if id == "" || len(id) > 64 || strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) >= 0 {
+		return fmt.Errorf("%w: account id %q is not 1 to 64 letters, digits, '_' or '-'", ErrInvalid, id)
+	}
+	return nil
+}
+
+// checkOwner validates an owner: an e-mail address of 3 to 254 bytes
+// without spaces.
+func checkOwner(owner string) error {
+	at := strings.LastIndexByte(owner, '@')
+	if len(owner) < 3 || len(owner) > 254 || at < 1 || at == len(owner)-1 ||
+		strings.IndexFunc(owner, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
+		return fmt.Errorf("%w: owner is not an e-mail address", ErrInvalid)
+	}
+	return nil
+}
+
+// ownerDoc is the document that reserves an owner.
+func ownerDoc(owner string) string { return docOwner + strings.ToLower(owner) }
+
+// newID returns prefix and 16 random lower-case letters and digits (80
+// bits).
+func newID(prefix string) string {
+	return prefix + strings.ToLower(rand.Text()[:16])
+}
+
+// getJSON reads a document into v.
+func getJSON(ctx context.Context, s Store, doc string, v any) error {
+	b, err := s.Get(ctx, doc)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("account: document %q: %w", doc, err)
+	}
+	return nil
+}
+
+// getAccount reads an account's record; ErrNotFound names the account.
+func (a *Accounts) getAccount(ctx context.Context, id string) (accountRecord, error) {
+	var r accountRecord
+	err := getJSON(ctx, a.store, docAccount+id, &r)
+	if errors.Is(err, ErrNotFound) {
+		return r, fmt.Errorf("account: account %q: %w", id, ErrNotFound)
+	}
+	return r, err
+}
+
+// updateAccount changes an existing account's record by fn and returns
+// the account after it. fn returns false to leave the record as it is.
+func (a *Accounts) updateAccount(ctx context.Context, id string, fn func(r *accountRecord) (bool, error)) (Account, error) {
+	if id == "" {
+		return Account{}, fmt.Errorf("%w: account id is empty", ErrInvalid)
+	}
+	var out Account
+	err := a.store.Update(ctx, docAccount+id, 0, func(old []byte) ([]byte, error) {
+		if old == nil {
+			return nil, fmt.Errorf("account: account %q: %w", id, ErrNotFound)
+		}
+		var r accountRecord
+		if err := json.Unmarshal(old, &r); err != nil {
+			return nil, fmt.Errorf("account: document %q: %w", docAccount+id, err)
+		}
+		changed, err := fn(&r)
+		if err != nil {
+			return nil, err
+		}
+		out = r.Account
+		if !changed {
+			return old, nil
+		}
+		return json.Marshal(r)
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return out, nil
+}
