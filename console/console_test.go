@@ -665,9 +665,11 @@ func TestHeaders(t *testing.T) {
 	a := f.agent()
 	token := a.login()
 	pages := map[string]func() (*http.Response, string){
-		"login":    func() (*http.Response, string) { return f.agent().get("/login") },
-		"keys":     func() (*http.Response, string) { return a.get("/api-keys") },
-		"new key":  func() (*http.Response, string) { return a.post("/api-keys", url.Values{"csrf": {token}, "name": {"k"}}) },
+		"login": func() (*http.Response, string) { return f.agent().get("/login") },
+		"keys":  func() (*http.Response, string) { return a.get("/api-keys") },
+		"new key": func() (*http.Response, string) {
+			return a.post("/api-keys", url.Values{"csrf": {token}, "name": {"k"}})
+		},
 		"403":      func() (*http.Response, string) { return a.post("/api-keys", url.Values{"name": {"k"}}) },
 		"redirect": func() (*http.Response, string) { return a.get("/") },
 	}
