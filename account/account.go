@@ -215,6 +215,11 @@ type Config struct {
 	// but they are not stored and cannot be revoked. Each is 1 to 1024
 	// bytes.
 	StaticKeys []string
+	// PasswordIterations is the PBKDF2 work of the password hashes that
+	// CreateAccount makes; each hash keeps its own, so changing it
+	// leaves existing passwords valid. 0 means DefaultPasswordIterations;
+	// lower it only in tests.
+	PasswordIterations int
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
@@ -225,10 +230,11 @@ type Config struct {
 // share a Store (replicas sharing Redis): each reads the store on every
 // call and keeps nothing of it but the operator secret.
 type Accounts struct {
-	store  Store
-	secret []byte
-	static map[string]keyRecord // by id
-	now    func() time.Time
+	store      Store
+	secret     []byte
+	static     map[string]keyRecord // by id
+	iterations int
+	now        func() time.Time
 }
 
 // New validates cfg, makes DefaultAccount if the store lacks it, and
@@ -237,9 +243,15 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("account: Config.Store is nil")
 	}
-	a := &Accounts{store: cfg.Store, now: cfg.Now, static: make(map[string]keyRecord)}
+	a := &Accounts{store: cfg.Store, now: cfg.Now, static: make(map[string]keyRecord), iterations: cfg.PasswordIterations}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	switch {
+	case a.iterations < 0:
+		return nil, fmt.Errorf("account: Config.PasswordIterations is %d, less than 0", a.iterations)
+	case a.iterations == 0:
+		a.iterations = DefaultPasswordIterations
 	}
 	switch {
 	case cfg.Secret == nil:
@@ -298,7 +310,7 @@ func (a *Accounts) CreateAccount(ctx context.Context, n NewAccount) (Account, er
 		if c := utf8.RuneCountInString(n.Password); c < 12 || len(n.Password) > 1024 {
 			return Account{}, fmt.Errorf("%w: a password has 12 characters to 1024 bytes", ErrInvalid)
 		}
-		hash, err := hashPassword(n.Password)
+		hash, err := hashPassword(n.Password, a.iterations)
 		if err != nil {
 			return Account{}, err
 		}
@@ -643,7 +655,7 @@ func (a *Accounts) Login(ctx context.Context, owner, password string) (string, S
 		}
 	}
 	if err != nil || r.Password == "" || !strings.EqualFold(r.Owner, owner) {
-		checkPassword(dummyPassword(), password)
+		checkPassword(dummyPassword(a.iterations), password)
 		return "", Session{}, ErrInvalidLogin
 	}
 	if !checkPassword(r.Password, password) {
@@ -704,7 +716,8 @@ func (a *Accounts) Logout(ctx context.Context, token string) error {
 // Ledger returns the store as a ratelimit.Ledger, so that a
 // ratelimit.Memory keeps its monthly counters (spend, quotas) in it and
 // they survive restarts. A month's counters are one document, changed by
-// one Update per Add. It is safe for concurrent use.
+// one Update per Add (counters back at 0 are dropped from it). It is safe
+// for concurrent use.
 func Ledger(s Store) ratelimit.Ledger { return ledger{s} }
 
 // ledger is Ledger's ratelimit.Ledger.
@@ -736,7 +749,11 @@ func (l ledger) Add(ctx context.Context, month string, deltas map[string]int64) 
 			}
 		}
 		for name, d := range deltas {
-			counters[name] += d
+			// A counter back at 0 (a hold released) is dropped: Load
+			// reads absent ones as 0, and the month stays small.
+			if counters[name] += d; counters[name] == 0 {
+				delete(counters, name)
+			}
 		}
 		return json.Marshal(counters)
 	})

@@ -9,8 +9,15 @@
 // ("key_" and 16 hex digits) derives from that HMAC too, so that logs and
 // storage keys name a key without helping anyone guess it, and ids stay
 // the same across restarts and replicas that share the operator secret.
-// Authenticate reads the store on every call: a revoked key is refused at
-// once by every replica that shares the store.
+// Authenticate reads the store on every call (the key's document, then
+// its account's): a revoked key is refused at once by every replica that
+// shares the store. A key's last use is written at most once a minute.
+// Keys given to a server at start-up (Config.StaticKeys) are keys of
+// DefaultAccount that live in its configuration only: listed, never
+// stored nor revocable.
+//
+// The operator secret is Config.Secret, or else one made at random and
+// kept in the store, so that replicas sharing a store share key ids.
 //
 // # Tiers and credits
 //
@@ -28,10 +35,21 @@
 // and the account is back on Free. Account.PlanAt says where an account
 // stands at a time, so that tests run on a fake clock.
 //
+// # Console sessions
+//
+// An account's owner signs in with an e-mail address and a password, kept
+// as a salted PBKDF2-SHA-256 hash; Login starts a session of SessionTTL
+// whose random token is stored only as an HMAC, with a CSRF token for the
+// console's forms. Sessions are for the console: API routes authenticate
+// keys only.
+//
 // # Storage
 //
 // Everything lives in a Store of small documents: NewMemory for tests and
 // single runs, OpenBolt for a durable file (the default of a server), and
-// package account/redisaccount for several replicas. Package
+// package account/redisaccount for several replicas. An account is one
+// document holding its credits and purchases, so that a purchase and the
+// credits it adds change in one atomic Update. Ledger keeps a
+// ratelimit.Memory's monthly counters in the same store. Package
 // account/accounttest is the suite every Store passes.
 package account

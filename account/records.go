@@ -53,10 +53,9 @@ const KeyPrefix = "sk-ik-"
 // accepts.
 const secretBytes = 32
 
-// pbkdf2Iterations is the PBKDF2-SHA-256 work of a new password hash (the
-// iterations are stored with each hash). A variable so that internal
-// tests may lower it.
-var pbkdf2Iterations = 600_000
+// DefaultPasswordIterations is the PBKDF2-HMAC-SHA-256 work of a password
+// hash when Config.PasswordIterations is 0: OWASP's advice (2023).
+const DefaultPasswordIterations = 600_000
 
 // passwordScheme names the hash format: scheme$iterations$salt$hash.
 const passwordScheme = "pbkdf2-sha256"
@@ -125,16 +124,17 @@ func loadSecret(ctx context.Context, s Store) ([]byte, error) {
 	return secret, nil
 }
 
-// hashPassword returns the stored form of a password.
-func hashPassword(password string) (string, error) {
+// hashPassword returns the stored form of a password, hashed with iter
+// iterations.
+func hashPassword(password string, iter int) (string, error) {
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	sum, err := pbkdf2.Key(sha256.New, password, salt, pbkdf2Iterations, sha256.Size)
+	sum, err := pbkdf2.Key(sha256.New, password, salt, iter, sha256.Size)
 	if err != nil {
 		return "", fmt.Errorf("account: hashing a password: %w", err)
 	}
 	b64 := base64.RawStdEncoding
-	return passwordScheme + "$" + strconv.Itoa(pbkdf2Iterations) + "$" + b64.EncodeToString(salt) + "$" + b64.EncodeToString(sum), nil
+	return passwordScheme + "$" + strconv.Itoa(iter) + "$" + b64.EncodeToString(salt) + "$" + b64.EncodeToString(sum), nil
 }
 
 // checkPassword reports whether password matches a stored hash, in time
@@ -159,10 +159,11 @@ func checkPassword(stored, password string) bool {
 }
 
 // dummyPassword is the hash Login checks when it meets an unknown owner,
-// so that it takes as long as a wrong password: all-zero salt and hash.
-func dummyPassword() string {
+// so that it takes as long as a wrong password: all-zero salt and hash,
+// iter iterations.
+func dummyPassword(iter int) string {
 	b64 := base64.RawStdEncoding
-	return passwordScheme + "$" + strconv.Itoa(pbkdf2Iterations) + "$" +
+	return passwordScheme + "$" + strconv.Itoa(iter) + "$" +
 		b64.EncodeToString(make([]byte, 16)) + "$" + b64.EncodeToString(make([]byte, sha256.Size))
 }
 
