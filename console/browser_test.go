@@ -63,7 +63,7 @@ func TestBrowser(t *testing.T) {
 
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	accounts, err := account.New(ctx, account.Config{Store: account.NewMemory()})
+	accounts, err := account.New(ctx, account.Config{Store: account.NewMemory(), PasswordIterations: testIterations})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,8 @@ import (
 const (
 	owner    = "ada@example.com"
 	password = "correct horse battery staple"
+	// testIterations keeps password hashing fast under -race.
+	testIterations = 1_000
 )
 
 // clock is a settable clock, shared by the accounts and the console.
@@ -95,7 +97,7 @@ func newFixture(t *testing.T, cfg console.Config) *fixture {
 	f := &fixture{t: t, clock: &clock{t: time.Date(2026, 3, 10, 9, 30, 0, 0, time.UTC)}, log: &syncBuffer{}}
 	ctx := t.Context()
 	var err error
-	f.accounts, err = account.New(ctx, account.Config{Store: account.NewMemory(), Now: f.clock.Now})
+	f.accounts, err = account.New(ctx, account.Config{Store: account.NewMemory(), Now: f.clock.Now, PasswordIterations: testIterations})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,6 +506,11 @@ func TestCreateKeyInvalidName(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "1 to 100 characters") {
 			t.Errorf("name of %d characters: %d\n%s", len(name), resp.StatusCode, page)
 		}
+	}
+	// A body over the console's cap is refused before it is read whole.
+	resp, page := a.post("/api-keys", url.Values{"csrf": {token}, "name": {strings.Repeat("n", 100<<10)}})
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "could not be read") {
+		t.Errorf("a body of 100 KiB: %d\n%s", resp.StatusCode, page)
 	}
 	if keys, _ := f.accounts.Keys(t.Context(), f.account.ID); len(keys) != 0 {
 		t.Errorf("%d keys made", len(keys))
