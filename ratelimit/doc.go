@@ -1,7 +1,8 @@
 // Package ratelimit admits requests under per-key limits and accounts for
 // what they cost: the tiers of the Inference API (requests, input tokens
-// and output tokens per minute, and a maximum monthly spend) and the
-// code-review plans' monthly quotas. It is pure Go.
+// and output tokens per minute per key, and a maximum monthly spend per
+// account), each account's monthly usage, and the code-review plans'
+// monthly quotas. It is pure Go.
 //
 // # Windows
 //
@@ -28,28 +29,40 @@
 //
 // Money is exact: int64 nano-dollars (catalog prices are decimal strings
 // per token, parsed by ParseMoney), never floats. Prices.Cost prices a
-// Usage (input, cached input, output, per request, per image). A key's
-// spend is kept per calendar month in UTC: a reservation charges the
-// cost of its input and of every requested output token at admission,
-// Settle replaces it by the real cost, in the month of admission. A
-// request that would take the month past the tier's MaxMonthlySpend is
-// refused with ErrSpendCap until the month turns (NextMonth); requests
-// that cost nothing (the model catalog) still pass.
+// Usage (input, cached input, output, per request, per image). Spend is
+// kept per account (Request.Account: the keys of one account share it; a
+// key without one is its own account) per calendar month in UTC: a
+// reservation charges the cost of its input and of every requested output
+// token at admission, Settle replaces it by the real cost, once, in the
+// month of admission. A request that would take its account's month past
+// its tier's MaxMonthlySpend is refused with ErrSpendCap until the month
+// turns (NextMonth); requests that cost nothing (the model catalog) still
+// pass. The tier Unlimited has no limit and no cap: it admits everything
+// and still counts spend and usage.
+//
+// # Usage
+//
+// Settle also counts, per account and month, the requests, input tokens,
+// cached input tokens and output tokens used; Limiter.Usage returns them
+// with the month's spend as a MonthUsage, for consoles and billing.
 //
 // # Quotas
 //
-// UseQuota takes reviews and summaries from an account's Plan for the
-// month and counts its distinct users in the month; an exhausted quota is
-// refused with ErrQuotaExhausted and its Error says which. Zero quotas are
-// unlimited (Enterprise).
+// Quotas.UseQuota takes reviews and summaries from an account's Plan for
+// the month and counts its distinct users in the month; an exhausted
+// quota is refused with ErrQuotaExhausted and its Error says which. Zero
+// quotas are unlimited (Enterprise).
 //
 // # Implementations
 //
-// Limiter is the interface a backend implements: Memory (NewMemory) is
-// exact within one process; package redislimit keeps the same counts in
-// Redis, one Lua script per operation, so that several replicas share
-// them exactly. Package ratelimittest is the suite both pass. Every call
-// takes the time it happens at, which tests set freely.
+// Limiter and Quotas are the interfaces a backend implements: Memory
+// (NewMemory) is exact within one process; NewDurableMemory writes its
+// monthly counters (spend, usage, quotas) through to a Ledger, such as an
+// account store, so that they survive a restart while the windows stay in
+// memory; package redislimit keeps the same counts in Redis, one Lua
+// script per operation, so that several replicas share them exactly.
+// Package ratelimittest is the suite they pass (Run, RunQuotas). Every
+// call takes the time it happens at, which tests set freely.
 //
 // # Decisions and other request kinds
 //

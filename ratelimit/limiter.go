@@ -9,35 +9,74 @@ import (
 )
 
 // Limiter admits requests under their key's Tier and accounts for what
-// they used; it also counts plan quotas. Memory is the in-memory
-// implementation; package ratelimit/redislimit shares the counts of
-// several replicas through Redis; package ratelimit/ratelimittest checks
-// any implementation. Implementations must be safe for concurrent use and
-// exact under it: racing callers never get more admitted than a limit.
+// they cost and used, per account and calendar month. Memory is the
+// in-memory implementation; package ratelimit/redislimit shares the
+// counts of several replicas through Redis; package
+// ratelimit/ratelimittest checks any implementation. Implementations must
+// be safe for concurrent use and exact under it: racing callers never get
+// more admitted than a limit, and a reservation settles once.
 //
 // Every call takes the time it happens at, so that tests need no sleeps;
 // implementations keep at least millisecond precision.
 type Limiter interface {
 	// Reserve admits r at time now, or refuses it with an *Error. An
 	// admitted request holds its reservation (one request, its input
-	// tokens, its maximum output tokens and their cost) until Settle or
-	// Cancel. If ctx ends before the reservation is made, none is held.
+	// tokens, its maximum output tokens in its key's window, and their
+	// cost in its account's month) until Settle or Cancel. If ctx ends
+	// before the reservation is made, none is held.
 	Reserve(ctx context.Context, r Request, now time.Time) (Reservation, error)
 	// Settle replaces what res reserved by what the request used: the
-	// window keeps counting the request at res.At, with used's tokens,
-	// and the month of res.At is charged res.Prices.Cost(used). Settling
-	// a reservation twice, or one already cancelled, does nothing.
+	// window keeps counting the request at res.At, with used's tokens;
+	// the month of res.At charges res.Account res.Prices.Cost(used)
+	// instead of res.Cost, and counts used in its MonthUsage. Settling a
+	// reservation twice, even concurrently, or one already cancelled,
+	// does nothing.
 	Settle(ctx context.Context, res Reservation, used Usage) error
 	// Cancel undoes res as if it never was: for a request that did no
 	// work, such as one whose client went away before it started.
 	// Cancelling a settled reservation does nothing.
 	Cancel(ctx context.Context, res Reservation) error
+	// Usage returns what account spent and used in the calendar month
+	// (UTC) of now. An account with nothing counted has a zero
+	// MonthUsage with its Month set.
+	Usage(ctx context.Context, account string, now time.Time) (MonthUsage, error)
+}
+
+// Quotas counts code-review plan quotas per account and calendar month
+// (UTC). Memory and redislimit's Limiter implement it beside Limiter;
+// package ratelimittest checks implementations (RunQuotas). They must be
+// safe for concurrent use and exact under it.
+type Quotas interface {
 	// UseQuota takes q's reviews and summaries from the quotas of its
 	// account's plan for the month of now, and counts q.User among the
 	// month's users; or it refuses with an *Error wrapping
 	// ErrQuotaExhausted and takes nothing. Negative counts give back
 	// what an earlier call took (after a review that failed).
 	UseQuota(ctx context.Context, q QuotaRequest, now time.Time) (QuotaStatus, error)
+}
+
+// MonthUsage is what an account spent and used in one calendar month
+// (UTC). The zero value is a month with nothing counted.
+type MonthUsage struct {
+	// Month is the month, such as "2026-11" (see Month).
+	Month string
+	// Spent is what the month's spend cap counts: the cost of the
+	// settled requests, plus Held.
+	Spent Money
+	// Held is the part of Spent that reservations hold until they
+	// settle: requests in flight, and those abandoned without settling
+	// (see Hold), whose reserved cost stays charged.
+	Held Money
+	// Requests counts the settled requests that were billed
+	// (Usage.Requests).
+	Requests int64
+	// InputTokens counts the settled requests' prompt tokens, cached
+	// ones included.
+	InputTokens int64
+	// CachedInputTokens is the part of InputTokens read from the cache.
+	CachedInputTokens int64
+	// OutputTokens counts the settled requests' generated tokens.
+	OutputTokens int64
 }
 
 // Request is one request to admit.
@@ -63,6 +102,15 @@ type Request struct {
 	Prices Prices
 }
 
+// ChargedAccount returns the account whose month r is charged to:
+// r.Account, or r.Key when that is empty.
+func (r Request) ChargedAccount() string {
+	if r.Account != "" {
+		return r.Account
+	}
+	return r.Key
+}
+
 // Reservation is an admitted request. It is a value: Settle or Cancel it
 // on the Limiter that made it.
 type Reservation struct {
@@ -70,6 +118,9 @@ type Reservation struct {
 	ID string
 	// Key is the request's key.
 	Key string
+	// Account is the account whose month is charged: Request.Account,
+	// or Key when that is empty.
+	Account string
 	// At is when it was admitted: its place in the window and the month
 	// it is charged to.
 	At time.Time
@@ -101,7 +152,8 @@ type Budget struct {
 type Status struct {
 	// Requests, InputTokens and OutputTokens are the per-minute limits.
 	Requests, InputTokens, OutputTokens Budget
-	// Spent is what the key has spent this month, reservations included.
+	// Spent is what the key's account has spent this month,
+	// reservations included (MonthUsage.Spent).
 	Spent Money
 	// MaxSpend is the tier's cap; 0 means none.
 	MaxSpend Money
@@ -134,8 +186,8 @@ var (
 	// ErrTooLarge: the request alone exceeds a per-minute limit and can
 	// never be admitted at its tier.
 	ErrTooLarge = errors.New("ratelimit: request exceeds a per-minute limit by itself")
-	// ErrSpendCap: the key's maximum monthly spend would be exceeded;
-	// it lasts until the month turns.
+	// ErrSpendCap: the maximum monthly spend of the key's tier would be
+	// exceeded by its account; it lasts until the month turns.
 	ErrSpendCap = errors.New("ratelimit: maximum monthly spend reached")
 	// ErrQuotaExhausted: a plan quota of the month is used up.
 	ErrQuotaExhausted = errors.New("ratelimit: plan quota exhausted")
@@ -159,6 +211,9 @@ type Error struct {
 	Err error
 	// Key is the refused key, or the account of a quota.
 	Key string
+	// Account is the account of the refused key, whose spend reached
+	// the cap for ErrSpendCap; "" for quotas.
+	Account string
 	// Limit names the limit reached, such as LimitRequests.
 	Limit string
 	// Max is that limit (in nano-dollars for LimitSpend).
@@ -178,8 +233,8 @@ type Error struct {
 func (e *Error) Error() string {
 	switch {
 	case errors.Is(e.Err, ErrSpendCap):
-		return fmt.Sprintf("ratelimit: %s has spent %s of its %s USD monthly maximum; this request may cost up to %s USD; retry after %s",
-			e.Key, e.Status.Spent, Money(e.Max), Money(e.Requested), e.RetryAfter.Round(time.Second))
+		return fmt.Sprintf("ratelimit: account %s has spent %s of its %s USD monthly maximum; this request may cost up to %s USD; retry after %s",
+			e.Account, e.Status.Spent, Money(e.Max), Money(e.Requested), e.RetryAfter.Round(time.Second))
 	case errors.Is(e.Err, ErrTooLarge):
 		return fmt.Sprintf("ratelimit: %s: the request needs %d %s, more than the limit of %d per minute",
 			e.Key, e.Requested, e.Limit, e.Max)
@@ -198,7 +253,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func NewID() string { return rand.Text() }
 
 // Month returns the calendar month of t in UTC, such as "2026-11": what
-// spend and quotas are counted by.
+// spend, usage and quotas are counted by.
 func Month(t time.Time) string { return t.UTC().Format("2006-01") }
 
 // NextMonth returns the start of the month after t's, in UTC: when the
@@ -217,7 +272,8 @@ const Hold = 24 * time.Hour
 // tokens, the output tokens capped at the tier's limit, and the cost of
 // the input and of every requested output token. It returns an *Error
 // wrapping ErrTooLarge for a prompt longer than the tier allows per
-// minute. Implementations of Limiter call it first.
+// minute. Implementations of Limiter call it first, and charge the
+// account r.ChargedAccount().
 func Prepare(r Request) (in, out int64, cost Money, err error) {
 	if r.Key == "" {
 		return 0, 0, 0, errors.New("ratelimit: Request.Key is empty")

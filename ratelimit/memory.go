@@ -2,33 +2,137 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
 
-// Memory is the in-memory Limiter: exact, for one process. Create it with
-// NewMemory. It is safe for concurrent use, starts no goroutine and has
-// nothing to close; idle keys and past months are dropped as time passes.
+// Memory is the in-memory Limiter and Quotas: exact, for one process.
+// Create it with NewMemory, whose counts are lost with the process, or
+// NewDurableMemory, whose monthly counters are kept in a Ledger. It is
+// safe for concurrent use, starts no goroutine and has nothing to close;
+// idle keys and past months are dropped from memory as time passes.
 type Memory struct {
+	ledger Ledger // nil: the months live in memory only
+
 	mu        sync.Mutex
-	keys      map[string][]entry      // each key's window and unsettled reservations
-	spend     map[monthKey]Money      // each key's spend per month
-	quotas    map[monthKey]*quotaUsed // each account's quotas per month
+	keys      map[string][]entry // each key's window and unsettled reservations
+	months    map[string]*month  // the counters of each month, by Month
 	lastSweep time.Time
 }
 
-// monthKey is a key or account in one month.
-type monthKey struct{ key, month string }
-
-// quotaUsed is an account's use of its plan in one month.
-type quotaUsed struct {
-	reviews, summaries int64
-	users              map[string]bool
+// month is the counters of every account in one calendar month.
+type month struct {
+	counts map[counter]int64
+	users  map[string]int64 // the number of quota users of each account
 }
 
-// NewMemory returns an empty in-memory Limiter.
+var (
+	_ Limiter = (*Memory)(nil)
+	_ Quotas  = (*Memory)(nil)
+)
+
+// NewMemory returns an empty in-memory Limiter and Quotas.
 func NewMemory() *Memory {
-	return &Memory{keys: map[string][]entry{}, spend: map[monthKey]Money{}, quotas: map[monthKey]*quotaUsed{}}
+	return &Memory{keys: map[string][]entry{}, months: map[string]*month{}}
+}
+
+// NewDurableMemory returns a Memory whose monthly counters (each
+// account's spend, usage, plan quotas and quota users) are written
+// through to ledger and read back from it, so that a restart on the same
+// ledger keeps them; the per-minute windows stay in memory and start
+// empty. A month is loaded whole from the ledger the first time a call
+// needs it.
+//
+// Every call that changes a counter writes its changes to the ledger
+// first, in one Ledger.Add, and changes memory only once the ledger has
+// them: a ledger that fails fails the call, with an error that says so,
+// and nothing is admitted, settled, cancelled or counted. Reserve writes
+// the reserved cost, Settle replaces it by the cost of the usage and
+// counts the usage, Cancel takes it back: a process that ends between
+// Reserve and Settle leaves the reserved cost charged (in
+// MonthUsage.Held), as for a reservation abandoned past Hold. Calls that
+// write are serialised, one ledger write at a time.
+//
+// Only one process may use a ledger through a Memory at a time: a Memory
+// reads a month from the ledger once and then counts in memory. Replicas
+// share their counts through package redislimit instead.
+func NewDurableMemory(ledger Ledger) (*Memory, error) {
+	if ledger == nil {
+		return nil, errors.New("ratelimit: NewDurableMemory: the ledger is nil")
+	}
+	m := NewMemory()
+	m.ledger = ledger
+	return m, nil
+}
+
+// month returns the counters of the month called name, loading them from
+// the ledger the first time.
+func (m *Memory) month(ctx context.Context, name string) (*month, error) {
+	if mo := m.months[name]; mo != nil {
+		return mo, nil
+	}
+	mo := &month{counts: map[counter]int64{}, users: map[string]int64{}}
+	if m.ledger != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		loaded, err := m.ledger.Load(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("ratelimit: loading the counters of %s from the ledger: %w", name, err)
+		}
+		for n, v := range loaded {
+			c, err := parseCounter(n)
+			if err != nil {
+				return nil, fmt.Errorf("%w (month %s)", err, name)
+			}
+			mo.add(c, v)
+		}
+	}
+	m.months[name] = mo
+	return mo, nil
+}
+
+// add adds d to counter c.
+func (mo *month) add(c counter, d int64) {
+	old := mo.counts[c]
+	n := old + d
+	if n == 0 {
+		delete(mo.counts, c)
+	} else {
+		mo.counts[c] = n
+	}
+	if c.kind == counterUser {
+		switch {
+		case old == 0 && n != 0:
+			mo.users[c.account]++
+		case old != 0 && n == 0:
+			mo.users[c.account]--
+		}
+	}
+}
+
+// commit writes deltas to the ledger, if any, and then to mo, the month
+// called name; if the ledger fails, it changes nothing.
+func (m *Memory) commit(ctx context.Context, name string, mo *month, deltas map[counter]int64) error {
+	if m.ledger != nil {
+		named := make(map[string]int64, len(deltas))
+		for c, d := range deltas {
+			if d != 0 {
+				named[c.name()] = d
+			}
+		}
+		if len(named) > 0 {
+			if err := m.ledger.Add(ctx, name, named); err != nil {
+				return fmt.Errorf("ratelimit: writing the counters of %s to the ledger: %w", name, err)
+			}
+		}
+	}
+	for c, d := range deltas {
+		mo.add(c, d)
+	}
+	return nil
 }
 
 // Reserve implements Limiter.
@@ -43,30 +147,40 @@ func (m *Memory) Reserve(ctx context.Context, r Request, now time.Time) (Reserva
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep(now)
+	acct, name := r.ChargedAccount(), Month(now)
+	mo, err := m.month(ctx, name)
+	if err != nil {
+		return Reservation{}, err
+	}
 	t := r.Tier
 	cur := inWindow(m.keys[r.Key], now)
-	mk := monthKey{r.Key, Month(now)}
-	spent := m.spend[mk]
+	spendC := counter{kind: counterSpend, account: acct}
+	spent := Money(mo.counts[spendC])
 	if overSpend(t, spent, cost) {
 		st := status(cur, now, t)
 		st.Spent = spent
-		return Reservation{}, &Error{Err: ErrSpendCap, Key: r.Key, Limit: LimitSpend, Max: int64(t.MaxMonthlySpend),
+		return Reservation{}, &Error{Err: ErrSpendCap, Key: r.Key, Account: acct, Limit: LimitSpend, Max: int64(t.MaxMonthlySpend),
 			Requested: int64(cost), RetryAfter: NextMonth(now).Sub(now), Status: st}
 	}
 	if limit, size, retry := check(cur, now, t, in, out); limit != "" {
 		st := status(cur, now, t)
 		st.Spent = spent
 		want := map[string]int64{LimitRequests: 1, LimitInputTokens: in, LimitOutputTokens: out}[limit]
-		return Reservation{}, &Error{Err: ErrRateLimited, Key: r.Key, Limit: limit, Max: size, Requested: want,
+		return Reservation{}, &Error{Err: ErrRateLimited, Key: r.Key, Account: acct, Limit: limit, Max: size, Requested: want,
 			RetryAfter: retry, Status: st}
 	}
-	e := entry{id: NewID(), at: now, in: in, out: out, cost: cost}
+	charged := addMoney(max(spent, 0), cost) - max(spent, 0) // cost, saturated
+	err = m.commit(ctx, name, mo, map[counter]int64{spendC: int64(charged), {kind: counterHeld, account: acct}: int64(charged)})
+	if err != nil {
+		return Reservation{}, err
+	}
+	e := entry{id: NewID(), at: now, in: in, out: out, account: acct, cost: charged}
 	m.keys[r.Key] = append(m.keys[r.Key], e)
-	m.spend[mk] = addMoney(spent, cost)
 	st := status(append(cur, e), now, t)
-	st.Spent = m.spend[mk]
-	return Reservation{ID: e.id, Key: r.Key, At: now, Reserved: Usage{Requests: 1, InputTokens: in, OutputTokens: out, Images: r.Images},
-		Cost: cost, Prices: r.Prices, Status: st}, nil
+	st.Spent = Money(mo.counts[spendC])
+	return Reservation{ID: e.id, Key: r.Key, Account: acct, At: now,
+		Reserved: Usage{Requests: 1, InputTokens: in, OutputTokens: out, Images: r.Images},
+		Cost:     cost, Prices: r.Prices, Status: st}, nil
 }
 
 // Settle implements Limiter.
@@ -77,10 +191,25 @@ func (m *Memory) Settle(ctx context.Context, res Reservation, used Usage) error 
 	if e == nil || e.settled {
 		return nil
 	}
-	e.in, e.out, e.settled = max(used.InputTokens, 0), max(used.OutputTokens, 0), true
-	mk := monthKey{res.Key, Month(res.At)}
-	m.spend[mk] = max(m.spend[mk]-e.cost, 0) + res.Prices.Cost(used)
-	e.cost = 0
+	name := Month(res.At)
+	mo, err := m.month(ctx, name)
+	if err != nil {
+		return err
+	}
+	cost := res.Prices.Cost(used)
+	in := max(used.InputTokens, 0)
+	err = m.commit(ctx, name, mo, map[counter]int64{
+		{kind: counterSpend, account: e.account}:    int64(cost - e.cost),
+		{kind: counterHeld, account: e.account}:     -int64(e.cost),
+		{kind: counterRequests, account: e.account}: max(used.Requests, 0),
+		{kind: counterInput, account: e.account}:    in,
+		{kind: counterCached, account: e.account}:   min(max(used.CachedInputTokens, 0), in),
+		{kind: counterOutput, account: e.account}:   max(used.OutputTokens, 0),
+	})
+	if err != nil {
+		return err
+	}
+	e.in, e.out, e.settled, e.cost = in, max(used.OutputTokens, 0), true, 0
 	return nil
 }
 
@@ -92,8 +221,20 @@ func (m *Memory) Cancel(ctx context.Context, res Reservation) error {
 	if e == nil || e.settled {
 		return nil
 	}
-	mk := monthKey{res.Key, Month(res.At)}
-	m.spend[mk] = max(m.spend[mk]-e.cost, 0)
+	if e.cost != 0 {
+		name := Month(res.At)
+		mo, err := m.month(ctx, name)
+		if err != nil {
+			return err
+		}
+		err = m.commit(ctx, name, mo, map[counter]int64{
+			{kind: counterSpend, account: e.account}: -int64(e.cost),
+			{kind: counterHeld, account: e.account}:  -int64(e.cost),
+		})
+		if err != nil {
+			return err
+		}
+	}
 	entries := m.keys[res.Key]
 	for i := range entries {
 		if entries[i].id == res.ID {
@@ -115,7 +256,28 @@ func (m *Memory) find(res Reservation) *entry {
 	return nil
 }
 
-// UseQuota implements Limiter.
+// Usage implements Limiter.
+func (m *Memory) Usage(ctx context.Context, account string, now time.Time) (MonthUsage, error) {
+	if account == "" {
+		return MonthUsage{}, errors.New("ratelimit: Usage of an empty account")
+	}
+	if err := ctx.Err(); err != nil {
+		return MonthUsage{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep(now)
+	name := Month(now)
+	mo, err := m.month(ctx, name)
+	if err != nil {
+		return MonthUsage{}, err
+	}
+	n := func(kind string) int64 { return mo.counts[counter{kind: kind, account: account}] }
+	return MonthUsage{Month: name, Spent: Money(n(counterSpend)), Held: Money(n(counterHeld)), Requests: n(counterRequests),
+		InputTokens: n(counterInput), CachedInputTokens: n(counterCached), OutputTokens: n(counterOutput)}, nil
+}
+
+// UseQuota implements Quotas.
 func (m *Memory) UseQuota(ctx context.Context, q QuotaRequest, now time.Time) (QuotaStatus, error) {
 	if err := checkQuota(q); err != nil {
 		return QuotaStatus{}, err
@@ -126,30 +288,36 @@ func (m *Memory) UseQuota(ctx context.Context, q QuotaRequest, now time.Time) (Q
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep(now)
-	mk := monthKey{q.Account, Month(now)}
-	u := m.quotas[mk]
-	if u == nil {
-		u = &quotaUsed{users: map[string]bool{}}
-		m.quotas[mk] = u
+	name := Month(now)
+	mo, err := m.month(ctx, name)
+	if err != nil {
+		return QuotaStatus{}, err
 	}
-	newUser := q.User != "" && !u.users[q.User]
-	users := int64(len(u.users))
-	if limit, size, want := refuseQuota(q, u.reviews, u.summaries, users, newUser); limit != "" {
+	reviewsC, summariesC := counter{kind: counterReviews, account: q.Account}, counter{kind: counterSummaries, account: q.Account}
+	userC := counter{kind: counterUser, account: q.Account, user: q.User}
+	reviews, summaries, users := mo.counts[reviewsC], mo.counts[summariesC], mo.users[q.Account]
+	newUser := q.User != "" && mo.counts[userC] == 0
+	if limit, size, want := refuseQuota(q, reviews, summaries, users, newUser); limit != "" {
 		return QuotaStatus{}, &Error{Err: ErrQuotaExhausted, Key: q.Account, Limit: limit, Max: size, Requested: want,
 			RetryAfter: NextMonth(now).Sub(now)}
 	}
-	u.reviews = max(u.reviews+q.Reviews, 0)
-	u.summaries = max(u.summaries+q.Summaries, 0)
-	if newUser {
-		u.users[q.User] = true
-		users++
+	deltas := map[counter]int64{
+		reviewsC:   max(reviews+q.Reviews, 0) - reviews,
+		summariesC: max(summaries+q.Summaries, 0) - summaries,
 	}
-	return quotaStatus(q.Plan, u.reviews, u.summaries, users, now), nil
+	if newUser {
+		deltas[userC] = 1
+	}
+	if err := m.commit(ctx, name, mo, deltas); err != nil {
+		return QuotaStatus{}, err
+	}
+	return quotaStatus(q.Plan, mo.counts[reviewsC], mo.counts[summariesC], mo.users[q.Account], now), nil
 }
 
 // sweep drops, at most once a Window, settled entries that left the
 // window, unsettled ones older than Hold, keys left empty, and months
-// before the previous one.
+// before the previous one (a durable Memory loads them again from its
+// ledger if a call needs them).
 func (m *Memory) sweep(now time.Time) {
 	if now.Sub(m.lastSweep) < Window && !m.lastSweep.After(now) {
 		return
@@ -169,14 +337,9 @@ func (m *Memory) sweep(now time.Time) {
 		}
 	}
 	keep := map[string]bool{Month(now): true, Month(now.Add(-Hold)): true}
-	for mk := range m.spend {
-		if !keep[mk.month] {
-			delete(m.spend, mk)
-		}
-	}
-	for mk := range m.quotas {
-		if !keep[mk.month] {
-			delete(m.quotas, mk)
+	for name := range m.months {
+		if !keep[name] {
+			delete(m.months, name)
 		}
 	}
 }

@@ -11,7 +11,8 @@ type entry struct {
 	at      time.Time
 	in, out int64
 	settled bool
-	cost    Money // the cost charged until it settles
+	account string // whose month it is charged to
+	cost    Money  // the cost charged until it settles
 }
 
 // dimension is one of the three per-minute limits.

@@ -191,7 +191,7 @@ func readDiffs(ctx context.Context, source string, stdin io.Reader) ([]diff, err
 
 // openQuotas returns where the quotas are counted: in memory, or in the
 // Redis server at addr.
-func openQuotas(ctx context.Context, addr string) (ratelimit.Limiter, func() error, error) {
+func openQuotas(ctx context.Context, addr string) (ratelimit.Quotas, func() error, error) {
 	if addr == "" {
 		return ratelimit.NewMemory(), func() error { return nil }, nil
 	}
@@ -227,7 +227,7 @@ var tasks = []struct {
 // run reviews and summarises each diff, taking each task's quota first.
 // A refused quota is reported and the run goes on; a failed generation
 // gives its quota back and ends the run.
-func run(ctx context.Context, o options, eng Engine, quotas ratelimit.Limiter, diffs []diff, w io.Writer, now func() time.Time) error {
+func run(ctx context.Context, o options, eng Engine, quotas ratelimit.Quotas, diffs []diff, w io.Writer, now func() time.Time) error {
 	for _, d := range diffs {
 		fmt.Fprintf(w, "== %s\n", d.name)
 		for _, task := range tasks {

@@ -1,10 +1,13 @@
 // Package ratelimittest checks that an implementation of
-// ratelimit.Limiter keeps the package's rules: windows, tiers,
-// reservations and their settling, spend caps, plan quotas, and exactness
-// under concurrency. Run it from a test of the implementation:
+// ratelimit.Limiter keeps the package's rules (windows, tiers,
+// reservations and their settling exactly once, spend caps per account,
+// monthly usage, and exactness under concurrency), and that an
+// implementation of ratelimit.Quotas keeps the plan quotas'. Run them
+// from a test of the implementation:
 //
 //	func TestLimiter(t *testing.T) {
 //		ratelimittest.Run(t, func(t *testing.T) ratelimit.Limiter { return newEmptyLimiter(t) })
+//		ratelimittest.RunQuotas(t, func(t *testing.T) ratelimit.Quotas { return newEmptyLimiter(t) })
 //	}
 package ratelimittest
 
@@ -24,8 +27,8 @@ import (
 // second (implementations need only millisecond precision).
 var t0 = time.Date(2026, 11, 14, 12, 0, 0, 0, time.UTC)
 
-// Run runs the suite. newLimiter returns an empty Limiter for each
-// subtest; the subtests pass the times of a fake clock to it.
+// Run runs the suite of a Limiter. newLimiter returns an empty Limiter
+// for each subtest; the subtests pass the times of a fake clock to it.
 func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 	t.Run("Tiers", func(t *testing.T) { testTiers(t, newLimiter(t)) })
 	t.Run("SlidingWindow", func(t *testing.T) { testSliding(t, newLimiter(t)) })
@@ -36,13 +39,25 @@ func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 	t.Run("KeysApart", func(t *testing.T) { testKeysApart(t, newLimiter(t)) })
 	t.Run("SpendCap", func(t *testing.T) { testSpendCap(t, newLimiter(t)) })
 	t.Run("SpendSettleAcrossMonths", func(t *testing.T) { testSpendMonths(t, newLimiter(t)) })
-	t.Run("Quotas", func(t *testing.T) { testQuotas(t, newLimiter(t)) })
-	t.Run("QuotaUsers", func(t *testing.T) { testQuotaUsers(t, newLimiter(t)) })
+	t.Run("AccountSpend", func(t *testing.T) { testAccountSpend(t, newLimiter(t)) })
+	t.Run("Usage", func(t *testing.T) { testUsage(t, newLimiter(t)) })
+	t.Run("Unlimited", func(t *testing.T) { testUnlimited(t, newLimiter(t)) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelledContext(t, newLimiter(t)) })
 	t.Run("ConcurrentRequests", func(t *testing.T) { testConcurrentRequests(t, newLimiter(t)) })
 	t.Run("ConcurrentTokens", func(t *testing.T) { testConcurrentTokens(t, newLimiter(t)) })
 	t.Run("ConcurrentSpend", func(t *testing.T) { testConcurrentSpend(t, newLimiter(t)) })
-	t.Run("ConcurrentQuota", func(t *testing.T) { testConcurrentQuota(t, newLimiter(t)) })
+	t.Run("ConcurrentAccountSpend", func(t *testing.T) { testConcurrentAccountSpend(t, newLimiter(t)) })
+	t.Run("ConcurrentSettle", func(t *testing.T) { testConcurrentSettle(t, newLimiter(t)) })
+}
+
+// RunQuotas runs the suite of a Quotas. newQuotas returns an empty
+// Quotas for each subtest; the subtests pass the times of a fake clock to
+// it.
+func RunQuotas(t *testing.T, newQuotas func(t *testing.T) ratelimit.Quotas) {
+	t.Run("Quotas", func(t *testing.T) { testQuotas(t, newQuotas(t)) })
+	t.Run("QuotaUsers", func(t *testing.T) { testQuotaUsers(t, newQuotas(t)) })
+	t.Run("QuotaAccountsApart", func(t *testing.T) { testQuotaAccountsApart(t, newQuotas(t)) })
+	t.Run("ConcurrentQuota", func(t *testing.T) { testConcurrentQuota(t, newQuotas(t)) })
 }
 
 // reserve admits r at now or fails the test.
@@ -277,7 +292,7 @@ func testSpendMonths(t *testing.T, l ratelimit.Limiter) {
 	}
 }
 
-func testQuotas(t *testing.T, l ratelimit.Limiter) {
+func testQuotas(t *testing.T, l ratelimit.Quotas) {
 	ctx := context.Background()
 	for _, plan := range []ratelimit.Plan{ratelimit.Free, ratelimit.Team, ratelimit.Growth} {
 		t.Run(plan.Name, func(t *testing.T) {
@@ -334,7 +349,7 @@ func testQuotas(t *testing.T, l ratelimit.Limiter) {
 	})
 }
 
-func testQuotaUsers(t *testing.T, l ratelimit.Limiter) {
+func testQuotaUsers(t *testing.T, l ratelimit.Quotas) {
 	ctx := context.Background()
 	plan := ratelimit.Plan{Name: "two", Users: 2}
 	for _, u := range []string{"ann", "bob", "ann", "bob", ""} {
@@ -440,7 +455,7 @@ func testConcurrentSpend(t *testing.T, l ratelimit.Limiter) {
 	}
 }
 
-func testConcurrentQuota(t *testing.T, l ratelimit.Limiter) {
+func testConcurrentQuota(t *testing.T, l ratelimit.Quotas) {
 	ctx := context.Background()
 	admitted, errs := race(60, func(i int) error {
 		_, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: ratelimit.Free, User: "ann", Reviews: 1}, t0)
@@ -449,5 +464,206 @@ func testConcurrentQuota(t *testing.T, l ratelimit.Limiter) {
 	onlyRefusals(t, errs, ratelimit.ErrQuotaExhausted)
 	if admitted != ratelimit.Free.Reviews {
 		t.Fatalf("admitted %d reviews, want %d", admitted, ratelimit.Free.Reviews)
+	}
+}
+
+// usage returns the usage of account in the month of now or fails the
+// test.
+func usage(t *testing.T, l ratelimit.Limiter, account string, now time.Time) ratelimit.MonthUsage {
+	t.Helper()
+	u, err := l.Usage(context.Background(), account, now)
+	if err != nil {
+		t.Fatalf("Usage(%q) at %s: %v", account, now.Sub(t0), err)
+	}
+	return u
+}
+
+// testAccountSpend: the keys of one account share its monthly spend and
+// cap, while each keeps its own per-minute window; a key without an
+// account is its own.
+func testAccountSpend(t *testing.T, l ratelimit.Limiter) {
+	tier := ratelimit.Tier{Name: "two", Requests: 2, MaxMonthlySpend: ratelimit.Dollar}
+	prices := ratelimit.Prices{Request: 30 * ratelimit.Cent}
+	k1 := ratelimit.Request{Key: "k1", Account: "acct", Tier: tier, Prices: prices}
+	k2 := ratelimit.Request{Key: "k2", Account: "acct", Tier: tier, Prices: prices}
+	res := reserve(t, l, k1, t0)
+	if res.Account != "acct" || res.Status.Spent != 30*ratelimit.Cent {
+		t.Errorf("reservation of k1: account %q, spent %s; want acct, 0.3", res.Account, res.Status.Spent)
+	}
+	reserve(t, l, k1, t0)
+	refused(t, l, k1, t0, ratelimit.ErrRateLimited, ratelimit.LimitRequests) // k1's window is full
+	res = reserve(t, l, k2, t0)                                              // k2's is not
+	if res.Status.Spent != 90*ratelimit.Cent || res.Status.Requests.Remaining != 1 {
+		t.Errorf("reservation of k2: spent %s, requests left %d; want the account's 0.9 and k2's 1", res.Status.Spent, res.Status.Requests.Remaining)
+	}
+	e := refused(t, l, k2, t0, ratelimit.ErrSpendCap, ratelimit.LimitSpend) // 1.2 > 1: the account's cap
+	if e.Account != "acct" || e.Key != "k2" || e.Status.Spent != 90*ratelimit.Cent {
+		t.Errorf("refusal: account %q key %q spent %s; want acct, k2, 0.9", e.Account, e.Key, e.Status.Spent)
+	}
+	// Another account, and a key that is its own account, count apart.
+	reserve(t, l, ratelimit.Request{Key: "k3", Account: "other", Tier: tier, Prices: prices}, t0)
+	solo := reserve(t, l, ratelimit.Request{Key: "solo", Tier: tier, Prices: prices}, t0)
+	if solo.Account != "solo" || solo.Status.Spent != 30*ratelimit.Cent {
+		t.Errorf("a key without an account: account %q, spent %s; want solo, 0.3", solo.Account, solo.Status.Spent)
+	}
+	for _, c := range []struct {
+		account string
+		spent   ratelimit.Money
+	}{{"acct", 90 * ratelimit.Cent}, {"other", 30 * ratelimit.Cent}, {"solo", 30 * ratelimit.Cent}, {"k1", 0}} {
+		if u := usage(t, l, c.account, t0); u.Spent != c.spent || u.Held != c.spent {
+			t.Errorf("usage of %s: spent %s, held %s; want %s held", c.account, u.Spent, u.Held, c.spent)
+		}
+	}
+	// The cap is reached exactly: 0.1 more passes, then nothing that costs.
+	reserve(t, l, ratelimit.Request{Key: "k2", Account: "acct", Tier: tier, Prices: ratelimit.Prices{Request: 10 * ratelimit.Cent}}, t0)
+	refused(t, l, ratelimit.Request{Key: "k4", Account: "acct", Tier: tier, Prices: ratelimit.Prices{Request: 1}}, t0,
+		ratelimit.ErrSpendCap, ratelimit.LimitSpend)
+	if u := usage(t, l, "acct", t0); u.Spent != ratelimit.Dollar {
+		t.Errorf("spent %s, want exactly the cap", u.Spent)
+	}
+}
+
+// testUsage: an account's month counts what its settled requests used and
+// cost; reservations hold their cost until they settle; cancelled and
+// refused requests count nothing; each month starts from zero.
+func testUsage(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Tier{Name: "t", Requests: 3}
+	prices := ratelimit.Prices{Input: 2 * ratelimit.MicroDollar, CachedInput: ratelimit.MicroDollar, Output: 8 * ratelimit.MicroDollar}
+	r := ratelimit.Request{Key: "k", Account: "acct", Tier: tier, InputTokens: 1_000, MaxOutputTokens: 500, Prices: prices}
+	if u := usage(t, l, "acct", t0); u != (ratelimit.MonthUsage{Month: "2026-11"}) {
+		t.Errorf("usage of a new account = %+v, want zero in 2026-11", u)
+	}
+	res := reserve(t, l, r, t0)
+	held := 1_000*2*ratelimit.MicroDollar + 500*8*ratelimit.MicroDollar
+	if u := usage(t, l, "acct", t0); u.Spent != held || u.Held != held || u.Requests != 0 {
+		t.Errorf("usage while reserved = %+v, want %s spent and held, no request", u, held)
+	}
+	used := ratelimit.Usage{Requests: 1, InputTokens: 1_000, CachedInputTokens: 600, OutputTokens: 20}
+	if err := l.Settle(ctx, res, used); err != nil {
+		t.Fatal(err)
+	}
+	cost := 400*2*ratelimit.MicroDollar + 600*ratelimit.MicroDollar + 20*8*ratelimit.MicroDollar // 0.00156
+	want := ratelimit.MonthUsage{Month: "2026-11", Spent: cost, Requests: 1, InputTokens: 1_000, CachedInputTokens: 600, OutputTokens: 20}
+	if u := usage(t, l, "acct", t0.Add(time.Second)); u != want {
+		t.Errorf("usage after settling:\n got %+v\nwant %+v", u, want)
+	}
+	// Settling again changes nothing; nor do a cancelled request and a
+	// refused one.
+	if err := l.Settle(ctx, res, used); err != nil {
+		t.Fatal(err)
+	}
+	c := reserve(t, l, r, t0)
+	if err := l.Cancel(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	reserve(t, l, ratelimit.Request{Key: "k", Account: "acct", Tier: tier}, t0)
+	reserve(t, l, ratelimit.Request{Key: "k", Account: "acct", Tier: tier}, t0)
+	refused(t, l, r, t0, ratelimit.ErrRateLimited, ratelimit.LimitRequests)
+	if u := usage(t, l, "acct", t0); u != want {
+		t.Errorf("usage after a second settle, a cancel and a refusal:\n got %+v\nwant %+v", u, want)
+	}
+	// A request settled without billing (the engine refused it) is not
+	// counted as a request.
+	next := ratelimit.NextMonth(t0)
+	res = reserve(t, l, r, next)
+	if err := l.Settle(ctx, res, ratelimit.Usage{}); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, l, "acct", next); u != (ratelimit.MonthUsage{Month: "2026-12"}) {
+		t.Errorf("usage of the next month = %+v, want zero", u)
+	}
+	if u := usage(t, l, "acct", t0); u != want {
+		t.Errorf("usage of the last month changed: %+v", u)
+	}
+	if _, err := l.Usage(ctx, "", t0); err == nil {
+		t.Error("Usage of an empty account succeeded")
+	}
+}
+
+// testUnlimited: ratelimit.Unlimited admits everything, reports no limit,
+// and still counts spend and usage.
+func testUnlimited(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	prices := ratelimit.Prices{Input: ratelimit.MicroDollar, Output: 2 * ratelimit.MicroDollar}
+	r := ratelimit.Request{Key: "u", Account: "local", Tier: ratelimit.Unlimited, InputTokens: 1_000_000, MaxOutputTokens: 1_000_000, Prices: prices}
+	for i := range 100 {
+		res := reserve(t, l, r, t0)
+		if i == 0 && res.Status != (ratelimit.Status{Spent: 3 * ratelimit.Dollar}) {
+			t.Errorf("status = %+v, want no limit and 3 USD spent", res.Status)
+		}
+		if err := l.Settle(ctx, res, ratelimit.Usage{Requests: 1, InputTokens: 1_000_000, OutputTokens: 500_000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := ratelimit.MonthUsage{Month: "2026-11", Spent: 200 * ratelimit.Dollar, Requests: 100, InputTokens: 100_000_000, OutputTokens: 50_000_000}
+	if u := usage(t, l, "local", t0); u != want {
+		t.Errorf("usage:\n got %+v\nwant %+v", u, want)
+	}
+}
+
+// testConcurrentAccountSpend: keys of one account racing, some settling
+// as they go, never pass the account's cap together.
+func testConcurrentAccountSpend(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Tier{Name: "cap", MaxMonthlySpend: ratelimit.Dollar}
+	prices := ratelimit.Prices{Request: 3 * ratelimit.Cent}
+	var settled atomic.Int64
+	admitted, errs := race(60, func(i int) error {
+		res, err := l.Reserve(ctx, ratelimit.Request{Key: fmt.Sprint("key", i%4), Account: "acct", Tier: tier, Prices: prices}, t0)
+		if err == nil && i%2 == 0 { // settling at the same cost keeps the spend
+			if err = l.Settle(ctx, res, ratelimit.Usage{Requests: 1}); err == nil {
+				settled.Add(1)
+			}
+		}
+		return err
+	})
+	onlyRefusals(t, errs, ratelimit.ErrSpendCap)
+	if admitted != 33 { // 100 / 3
+		t.Fatalf("four keys of one account admitted %d, want 33", admitted)
+	}
+	u := usage(t, l, "acct", t0)
+	if u.Spent != 99*ratelimit.Cent || u.Requests != settled.Load() || u.Held != ratelimit.Money(33-settled.Load())*3*ratelimit.Cent {
+		t.Fatalf("usage %+v; want 0.99 spent, %d requests settled", u, settled.Load())
+	}
+}
+
+// testConcurrentSettle: a reservation settled by many at once is counted
+// once, and a cancel racing them undoes nothing once it has settled.
+func testConcurrentSettle(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	prices := ratelimit.Prices{Input: ratelimit.MicroDollar, Output: 4 * ratelimit.MicroDollar}
+	for round := range 5 {
+		acct := fmt.Sprint("acct", round)
+		res := reserve(t, l, ratelimit.Request{Key: "k", Account: acct, Tier: ratelimit.Default, InputTokens: 100, MaxOutputTokens: 1_000, Prices: prices}, t0)
+		used := ratelimit.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10}
+		_, errs := race(20, func(i int) error {
+			if i == 0 {
+				return l.Cancel(ctx, res)
+			}
+			return l.Settle(ctx, res, used)
+		})
+		for _, err := range errs {
+			t.Fatalf("racing settles: %v", err)
+		}
+		u := usage(t, l, acct, t0)
+		settledOnce := ratelimit.MonthUsage{Month: "2026-11", Spent: prices.Cost(used), Requests: 1, InputTokens: 100, OutputTokens: 10}
+		if u != settledOnce && u != (ratelimit.MonthUsage{Month: "2026-11"}) { // cancelled first: nothing
+			t.Fatalf("usage after 19 racing settles and a cancel: %+v, want one settle (%+v) or nothing", u, settledOnce)
+		}
+	}
+}
+
+// testQuotaAccountsApart: each account has its own quotas.
+func testQuotaAccountsApart(t *testing.T, l ratelimit.Quotas) {
+	ctx := context.Background()
+	plan := ratelimit.Plan{Name: "one", Reviews: 1, Users: 1}
+	for _, acct := range []string{"a", "b"} {
+		if _, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: acct, Plan: plan, User: "u-" + acct, Reviews: 1}, t0); err != nil {
+			t.Fatalf("account %s: %v", acct, err)
+		}
+	}
+	if _, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: plan, User: "u-a", Reviews: 1}, t0); !errors.Is(err, ratelimit.ErrQuotaExhausted) {
+		t.Fatalf("a second review of a: %v, want ErrQuotaExhausted", err)
 	}
 }

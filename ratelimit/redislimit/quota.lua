@@ -1,6 +1,7 @@
 -- Take reviews and summaries from an account's plan quotas of a month and
 -- count its user, or refuse and take nothing.
--- KEYS: 1 counts (hash reviews, summaries), 2 users (set).
+-- KEYS: 1 the account's month (hash fields reviews, summaries), 2 the
+-- month's users (set).
 -- ARGV: 1-3 quotas of reviews, summaries, users (0: none), 4 reviews,
 -- 5 summaries, 6 user ('' for none), 7 ttl s.
 -- Returns: the refused quota ('' if none), its size, the amount asked,

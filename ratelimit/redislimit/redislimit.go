@@ -1,15 +1,21 @@
-// Package redislimit is a ratelimit.Limiter whose counts live in Redis,
-// so that several replicas of a server share each key's limits, spend and
-// quotas. Every operation is one Lua script, atomic on the server, so the
-// limits stay exact however many replicas race.
+// Package redislimit is a ratelimit.Limiter and ratelimit.Quotas whose
+// counts live in Redis, so that several replicas of a server share each
+// key's limits and each account's spend, usage and quotas. Every
+// operation is one Lua script (or one command), atomic on the server, so
+// the limits stay exact however many replicas race, and a reservation
+// settles once.
 //
 // A key's window is a sorted set of its reservations by admission time
-// and a hash of their token counts; its spend is one integer per month
-// (in nano-dollars, exact up to 2^53, about 9 million USD); an account's
-// quotas are a hash and a set of users per month. Keys carry a hash tag
-// per limited key ({key}) so that a Redis Cluster keeps each script's
-// keys on one slot. Times come from the callers, in milliseconds: keep
-// the replicas' clocks synchronised.
+// and a hash of their token counts; an account's month is one hash (spend
+// and held in nano-dollars, compared with the cap exactly up to 2^53,
+// about 9 million USD; the settled usage; the reviews and summaries of
+// its quotas) and a set of its quota users. Every Redis key of an
+// account, its keys' windows included, carries the account as its hash
+// tag ({account}), so that a Redis Cluster keeps each script's keys on one
+// slot; accounts and keys are escaped (url.QueryEscape) in Redis keys. A
+// month's counters expire two months after their last change. Times come
+// from the callers, in milliseconds: keep the replicas' clocks
+// synchronised.
 package redislimit
 
 import (
@@ -17,6 +23,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -38,15 +45,18 @@ type Config struct {
 	Prefix string
 }
 
-// Limiter is a ratelimit.Limiter on Redis. Create it with New. It is safe
-// for concurrent use and holds nothing to close besides the caller's
-// Client.
+// Limiter is a ratelimit.Limiter and a ratelimit.Quotas on Redis. Create
+// it with New. It is safe for concurrent use and holds nothing to close
+// besides the caller's Client.
 type Limiter struct {
 	rdb    redis.UniversalClient
 	prefix string
 }
 
-var _ ratelimit.Limiter = (*Limiter)(nil)
+var (
+	_ ratelimit.Limiter = (*Limiter)(nil)
+	_ ratelimit.Quotas  = (*Limiter)(nil)
+)
 
 // New returns a Limiter on cfg.Client.
 func New(cfg Config) (*Limiter, error) {
@@ -75,14 +85,29 @@ var (
 	quotaScript   = redis.NewScript(quotaSrc)
 )
 
-// spendTTL keeps a month's spend and quotas a while after the month.
-const spendTTL = 62 * 24 * time.Hour
+// monthTTL keeps a month's counters a while after the month.
+const monthTTL = 62 * 24 * time.Hour
 
-// keys returns the Redis keys of a limited key: its window log, its
-// reservations' amounts, and its spend in month.
-func (l *Limiter) keys(key, month string) []string {
-	base := l.prefix + "{" + key + "}:"
-	return []string{base + "log", base + "amt", base + "spend:" + month}
+// month returns the Redis key of an account's month: a hash of its
+// spend, usage and quotas.
+func (l *Limiter) month(account, month string) string {
+	return l.prefix + "{" + url.QueryEscape(account) + "}:month:" + month
+}
+
+// keys returns the Redis keys of a reservation of key, charged to
+// account in month: the key's window log, its reservations' amounts, and
+// the account's month.
+func (l *Limiter) keys(account, key, month string) []string {
+	base := l.prefix + "{" + url.QueryEscape(account) + "}:key:" + url.QueryEscape(key) + ":"
+	return []string{base + "log", base + "amt", l.month(account, month)}
+}
+
+// account returns the account a reservation is charged to.
+func account(res ratelimit.Reservation) string {
+	if res.Account != "" {
+		return res.Account
+	}
+	return res.Key
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -97,13 +122,13 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 		return ratelimit.Reservation{}, err
 	}
 	t := r.Tier
-	id := ratelimit.NewID()
-	res := ratelimit.Reservation{ID: id, Key: r.Key, At: now, Cost: cost, Prices: r.Prices,
+	id, acct := ratelimit.NewID(), r.ChargedAccount()
+	res := ratelimit.Reservation{ID: id, Key: r.Key, Account: acct, At: now, Cost: cost, Prices: r.Prices,
 		Reserved: ratelimit.Usage{Requests: 1, InputTokens: in, OutputTokens: out, Images: r.Images}}
-	reply, err := reserveScript.Run(ctx, l.rdb, l.keys(r.Key, ratelimit.Month(now)),
+	reply, err := reserveScript.Run(ctx, l.rdb, l.keys(acct, r.Key, ratelimit.Month(now)),
 		id, now.UnixMilli(), ratelimit.Window.Milliseconds(), ratelimit.Hold.Milliseconds(),
 		t.Requests, t.InputTokens, t.OutputTokens, itoa(in), itoa(out), itoa(int64(cost)), int64(t.MaxMonthlySpend),
-		int64(spendTTL/time.Second)).Int64Slice()
+		int64(monthTTL/time.Second)).Int64Slice()
 	if err != nil {
 		// The script may have run before the reply was lost (a cancelled
 		// context, a timeout, a reset connection): undo it, which is
@@ -127,22 +152,23 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 		res.Status = st
 		return res, nil
 	case 1:
-		return ratelimit.Reservation{}, &ratelimit.Error{Err: ratelimit.ErrSpendCap, Key: r.Key, Limit: ratelimit.LimitSpend,
+		return ratelimit.Reservation{}, &ratelimit.Error{Err: ratelimit.ErrSpendCap, Key: r.Key, Account: acct, Limit: ratelimit.LimitSpend,
 			Max: int64(t.MaxMonthlySpend), Requested: int64(cost), RetryAfter: ratelimit.NextMonth(now).Sub(now), Status: st}
 	default:
 		limit := []string{ratelimit.LimitRequests, ratelimit.LimitInputTokens, ratelimit.LimitOutputTokens}[v-2]
 		size := []int64{t.Requests, t.InputTokens, t.OutputTokens}[v-2]
 		want := []int64{1, in, out}[v-2]
-		return ratelimit.Reservation{}, &ratelimit.Error{Err: ratelimit.ErrRateLimited, Key: r.Key, Limit: limit, Max: size,
+		return ratelimit.Reservation{}, &ratelimit.Error{Err: ratelimit.ErrRateLimited, Key: r.Key, Account: acct, Limit: limit, Max: size,
 			Requested: want, RetryAfter: time.Duration(reply[1]) * time.Millisecond, Status: st}
 	}
 }
 
 // Settle implements ratelimit.Limiter.
 func (l *Limiter) Settle(ctx context.Context, res ratelimit.Reservation, used ratelimit.Usage) error {
-	err := settleScript.Run(ctx, l.rdb, l.keys(res.Key, ratelimit.Month(res.At)),
-		res.ID, itoa(max(used.InputTokens, 0)), itoa(max(used.OutputTokens, 0)), itoa(int64(res.Prices.Cost(used))),
-		int64(spendTTL/time.Second)).Err()
+	in := max(used.InputTokens, 0)
+	err := settleScript.Run(ctx, l.rdb, l.keys(account(res), res.Key, ratelimit.Month(res.At)),
+		res.ID, itoa(in), itoa(max(used.OutputTokens, 0)), itoa(int64(res.Prices.Cost(used))),
+		int64(monthTTL/time.Second), itoa(max(used.Requests, 0)), itoa(min(max(used.CachedInputTokens, 0), in))).Err()
 	if err != nil {
 		return fmt.Errorf("redislimit: settle: %w", err)
 	}
@@ -151,13 +177,41 @@ func (l *Limiter) Settle(ctx context.Context, res ratelimit.Reservation, used ra
 
 // Cancel implements ratelimit.Limiter.
 func (l *Limiter) Cancel(ctx context.Context, res ratelimit.Reservation) error {
-	if err := cancelScript.Run(ctx, l.rdb, l.keys(res.Key, ratelimit.Month(res.At)), res.ID).Err(); err != nil {
+	if err := cancelScript.Run(ctx, l.rdb, l.keys(account(res), res.Key, ratelimit.Month(res.At)), res.ID).Err(); err != nil {
 		return fmt.Errorf("redislimit: cancel: %w", err)
 	}
 	return nil
 }
 
-// UseQuota implements ratelimit.Limiter.
+// usageFields are the fields of an account's month that Usage reads, in
+// the order of ratelimit.MonthUsage.
+var usageFields = []string{"spend", "held", "requests", "input_tokens", "cached_input_tokens", "output_tokens"}
+
+// Usage implements ratelimit.Limiter.
+func (l *Limiter) Usage(ctx context.Context, account string, now time.Time) (ratelimit.MonthUsage, error) {
+	if account == "" {
+		return ratelimit.MonthUsage{}, errors.New("redislimit: Usage of an empty account")
+	}
+	month := ratelimit.Month(now)
+	vals, err := l.rdb.HMGet(ctx, l.month(account, month), usageFields...).Result()
+	if err != nil {
+		return ratelimit.MonthUsage{}, fmt.Errorf("redislimit: usage: %w", err)
+	}
+	n := make([]int64, len(usageFields))
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			continue // absent: 0
+		}
+		if n[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return ratelimit.MonthUsage{}, fmt.Errorf("redislimit: usage: field %s of %s is %q", usageFields[i], month, s)
+		}
+	}
+	return ratelimit.MonthUsage{Month: month, Spent: ratelimit.Money(n[0]), Held: ratelimit.Money(n[1]), Requests: n[2],
+		InputTokens: n[3], CachedInputTokens: n[4], OutputTokens: n[5]}, nil
+}
+
+// UseQuota implements ratelimit.Quotas.
 func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now time.Time) (ratelimit.QuotaStatus, error) {
 	if q.Account == "" {
 		return ratelimit.QuotaStatus{}, errors.New("ratelimit: QuotaRequest.Account is empty")
@@ -165,10 +219,10 @@ func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now ti
 	if err := ctx.Err(); err != nil {
 		return ratelimit.QuotaStatus{}, err
 	}
-	base := l.prefix + "{quota:" + q.Account + "}:" + ratelimit.Month(now) + ":"
+	month := l.month(q.Account, ratelimit.Month(now))
 	p := q.Plan
-	reply, err := quotaScript.Run(ctx, l.rdb, []string{base + "counts", base + "users"},
-		p.Reviews, p.Summaries, p.Users, itoa(q.Reviews), itoa(q.Summaries), q.User, int64(spendTTL/time.Second)).Slice()
+	reply, err := quotaScript.Run(ctx, l.rdb, []string{month, month + ":users"},
+		p.Reviews, p.Summaries, p.Users, itoa(q.Reviews), itoa(q.Summaries), q.User, int64(monthTTL/time.Second)).Slice()
 	if err != nil {
 		return ratelimit.QuotaStatus{}, fmt.Errorf("redislimit: quota: %w", err)
 	}

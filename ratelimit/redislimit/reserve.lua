@@ -1,13 +1,14 @@
 -- Reserve one request in a key's one-minute window, atomically.
 -- KEYS: 1 window log (zset id -> admission ms), 2 amounts (hash id ->
--- "in out cost settled"), 3 the month's spend (integer, nano-dollars).
+-- "in out cost settled"), 3 the account's month (hash: spend, held, in
+-- nano-dollars, and usage; see settle.lua).
 -- ARGV: 1 id, 2 now ms, 3 window ms, 4 hold ms, 5-7 limits of requests,
 -- input and output tokens (0: none), 8 input tokens, 9 output tokens,
--- 10 cost, 11 spend cap (0: none), 12 spend ttl s.
+-- 10 cost, 11 spend cap (0: none), 12 month ttl s.
 -- Returns: verdict (0 admitted, 1 spend cap, 2 requests, 3 input, 4
 -- output), retry ms, spent, then limit, remaining, reset ms of the three
 -- limits. It mirrors ratelimit.Memory (window.go).
-local log, amt, spendk = KEYS[1], KEYS[2], KEYS[3]
+local log, amt, monthk = KEYS[1], KEYS[2], KEYS[3]
 local now, win, hold = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lim = {tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])}
 local want = {1, tonumber(ARGV[8]), tonumber(ARGV[9])}
@@ -36,7 +37,7 @@ for i = 1, #cur, 2 do
   end
   ents[#ents + 1] = {tonumber(cur[i + 1]), 1, a, b}
 end
-local spent = tonumber(redis.call('GET', spendk) or '0')
+local spent = tonumber(redis.call('HGET', monthk, 'spend') or '0')
 
 local function reply(verdict, retry)
   local out = {verdict, retry, spent}
@@ -95,8 +96,9 @@ redis.call('HSET', amt, ARGV[1], ARGV[8] .. ' ' .. ARGV[9] .. ' ' .. ARGV[10] ..
 redis.call('PEXPIRE', log, hold + win)
 redis.call('PEXPIRE', amt, hold + win)
 if cost > 0 then
-  redis.call('INCRBY', spendk, ARGV[10])
-  redis.call('EXPIRE', spendk, ARGV[12])
+  redis.call('HINCRBY', monthk, 'spend', ARGV[10])
+  redis.call('HINCRBY', monthk, 'held', ARGV[10])
+  redis.call('EXPIRE', monthk, ARGV[12])
   spent = spent + cost
 end
 ents[#ents + 1] = {now, 1, want[2], want[3]}

@@ -1,14 +1,26 @@
--- Settle a reservation: its window entry takes the real token counts and
--- the month's spend the real cost instead of the reserved one.
--- KEYS: 1 window log, 2 amounts, 3 the spend of the reservation's month.
--- ARGV: 1 id, 2 input tokens, 3 output tokens, 4 cost, 5 spend ttl s.
--- Returns 1 if settled, 0 if unknown or already settled.
+-- Settle a reservation, once: its window entry takes the real token
+-- counts, the account's month the real cost instead of the reserved one,
+-- and the month's usage counts what the request used.
+-- KEYS: 1 window log, 2 amounts, 3 the account's month of the reservation
+-- (hash spend, held, requests, input_tokens, cached_input_tokens,
+-- output_tokens).
+-- ARGV: 1 id, 2 input tokens, 3 output tokens, 4 cost, 5 month ttl s,
+-- 6 requests, 7 cached input tokens.
+-- Returns 1 if settled, 0 if unknown or already settled or cancelled.
 local v = redis.call('HGET', KEYS[2], ARGV[1])
 if not v then return 0 end
 local oldcost, settled = string.match(v, '^%d+ %d+ (%d+) (%d)$')
 if settled == '1' then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ' ' .. ARGV[3] .. ' 0 1')
-redis.call('DECRBY', KEYS[3], oldcost)
-redis.call('INCRBY', KEYS[3], ARGV[4])
+-- Integers travel as strings: HINCRBY adds them exactly in 64 bits.
+redis.call('HINCRBY', KEYS[3], 'spend', ARGV[4])
+if oldcost ~= '0' then
+  redis.call('HINCRBY', KEYS[3], 'spend', '-' .. oldcost)
+  redis.call('HINCRBY', KEYS[3], 'held', '-' .. oldcost)
+end
+redis.call('HINCRBY', KEYS[3], 'requests', ARGV[6])
+redis.call('HINCRBY', KEYS[3], 'input_tokens', ARGV[2])
+redis.call('HINCRBY', KEYS[3], 'cached_input_tokens', ARGV[7])
+redis.call('HINCRBY', KEYS[3], 'output_tokens', ARGV[3])
 redis.call('EXPIRE', KEYS[3], ARGV[5])
 return 1
