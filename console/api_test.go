@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -39,26 +38,11 @@ func (fakeEngine) Run(context.Context, *inference.Prepared) iter.Seq2[inference.
 
 func (fakeEngine) CountTokens(inference.Request) (int, error) { return 0, errNoGeneration }
 
-// accountKeys is an httpapi.KeyStore on account.Accounts, for these tests
-// only: it authenticates API keys and nothing else.
-type accountKeys struct{ accounts *account.Accounts }
-
-func (k accountKeys) Authenticate(ctx context.Context, key string) (httpapi.Identity, error) {
-	p, err := k.accounts.Authenticate(ctx, key)
-	if errors.Is(err, account.ErrInvalidKey) {
-		return httpapi.Identity{}, fmt.Errorf("%w: %w", httpapi.ErrInvalidKey, err)
-	}
-	if err != nil {
-		return httpapi.Identity{}, err
-	}
-	return httpapi.Identity{KeyID: p.Key.ID, Account: p.Account.ID, Tier: p.Account.Tier()}, nil
-}
-
 // mountAPI registers an httpapi.Handler, whose keys are accounts' API
-// keys, on mux beside the console.
+// keys (httpapi.Config.Accounts), on mux beside the console.
 func mountAPI(t *testing.T, mux *http.ServeMux, accounts *account.Accounts, log *slog.Logger) {
 	t.Helper()
-	h, err := httpapi.New(httpapi.Config{Engine: fakeEngine{}, Keys: accountKeys{accounts}, Logger: log})
+	h, err := httpapi.New(httpapi.Config{Engine: fakeEngine{}, Accounts: accounts, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

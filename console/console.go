@@ -20,13 +20,16 @@ import (
 )
 
 // UsageSource reports what an account used in a calendar month (UTC).
-// Every ratelimit.Limiter that keeps monthly spend (ratelimit.Memory,
-// redislimit) implements it. It is called from the requests' goroutines,
+// Every ratelimit.Limiter (ratelimit.Memory, redislimit's Limiter)
+// implements it. It is called from the requests' goroutines,
 // concurrently.
 type UsageSource interface {
 	// Usage returns the account's usage in the month of now.
 	Usage(ctx context.Context, account string, now time.Time) (ratelimit.MonthUsage, error)
 }
+
+// Every ratelimit.Limiter reports usage.
+var _ UsageSource = ratelimit.Limiter(nil)
 
 // Config configures a Console. Accounts is required; the zero value of
 // every other field is useful.

@@ -798,3 +798,50 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("New without Accounts: %v", err)
 	}
 }
+
+// TestUsageFromLimiter: a ratelimit.Memory is the console's UsageSource:
+// the page shows what the account's settled requests spent and what a
+// request in flight holds.
+func TestUsageFromLimiter(t *testing.T) {
+	lim := ratelimit.NewMemory()
+	f := newFixture(t, console.Config{Usage: lim})
+	ctx := t.Context()
+	prices := ratelimit.Prices{Input: 2 * ratelimit.MicroDollar, Output: 10 * ratelimit.MicroDollar}
+	req := ratelimit.Request{Key: "key_1", Account: f.account.ID, Tier: ratelimit.Default, InputTokens: 1_000, MaxOutputTokens: 500, Prices: prices}
+	res, err := lim.Reserve(ctx, req, f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lim.Settle(ctx, res, ratelimit.Usage{Requests: 1, InputTokens: 1_000, OutputTokens: 400}); err != nil {
+		t.Fatal(err)
+	}
+	req.InputTokens, req.MaxOutputTokens = 100, 100
+	if _, err := lim.Reserve(ctx, req, f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	a := f.agent()
+	a.login()
+	_, page := a.get("/api-keys")
+	// Settled: 1,000 × 2 µ$ + 400 × 10 µ$ = $0.006; held: 100 × 2 µ$ +
+	// 100 × 10 µ$ = $0.0012; spent, which counts what is held: $0.0072.
+	for _, want := range []string{"Usage in 2026-03", "$0.0072 of $100.00 this month", "$0.0012 held by requests in flight",
+		"Requests</dt><dd>1</dd>", "Input tokens</dt><dd>1,000", "Output tokens</dt><dd>400"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+func TestNextMonth(t *testing.T) {
+	// December's usage resets on the first of January.
+	f := newFixture(t, console.Config{Usage: &usage{}})
+	f.clock.Add(-f.clock.Now().Sub(time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC)))
+	a := f.agent()
+	a.login()
+	_, page := a.get("/api-keys")
+	for _, want := range []string{"Usage in 2026-12", "Resets</dt><dd>2027-01-01 00:00 UTC", "$0.00 of $100.00"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

@@ -121,6 +121,9 @@ type usageView struct {
 	Month                                                  string
 	Requests, InputTokens, CachedInputTokens, OutputTokens string
 	Spent                                                  string
+	// Held is the part of Spent that requests in flight hold; "" for
+	// none.
+	Held string
 	// Cap is the tier's monthly maximum; "" for none.
 	Cap string
 	// Percent is Spent of Cap, 0 to 100, for the meter.
@@ -135,14 +138,16 @@ func viewUsage(u ratelimit.MonthUsage, t ratelimit.Tier, now time.Time) usageVie
 		CachedInputTokens: count(u.CachedInputTokens), OutputTokens: count(u.OutputTokens), Spent: dollars(u.Spent),
 	}
 	if v.Month == "" {
-		v.Month = now.UTC().Format("2006-01")
+		v.Month = ratelimit.Month(now)
+	}
+	if u.Held > 0 {
+		v.Held = dollars(u.Held)
 	}
 	if t.MaxMonthlySpend > 0 {
 		v.Cap = dollars(t.MaxMonthlySpend)
 		v.Percent = int(min(100, max(0, u.Spent*100/t.MaxMonthlySpend)))
 	}
-	y, m, _ := now.UTC().Date()
-	v.Resets = minute(time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC))
+	v.Resets = minute(ratelimit.NextMonth(now))
 	return v
 }
 
