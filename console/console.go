@@ -64,13 +64,14 @@ type Console struct {
 	log      *slog.Logger
 	now      func() time.Time
 	secure   bool
-	session  string // the session cookie's name
-	loginTok string // the login CSRF cookie's name
-	pages    map[string]*template.Template
-	script   template.JS
-	style    template.CSS
-	csp      string
-	cop      *http.CrossOriginProtection
+	// sessionCookie and loginCookie name the session's cookie and the
+	// sign-in form's CSRF cookie.
+	sessionCookie, loginCookie string
+	pages                      map[string]*template.Template
+	script                     template.JS
+	style                      template.CSS
+	csp                        string
+	cop                        *http.CrossOriginProtection
 }
 
 //go:embed templates/*.html static/copy.js static/style.css
@@ -89,7 +90,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	c := &Console{
 		accounts: cfg.Accounts, usage: cfg.Usage, log: cfg.Logger, now: cfg.Now, secure: !cfg.InsecureCookies,
-		session: "console_session", loginTok: "console_login",
+		sessionCookie: "console_session", loginCookie: "console_login",
 		cop: http.NewCrossOriginProtection(),
 	}
 	if c.log == nil {
@@ -99,7 +100,7 @@ func New(cfg Config) (*Console, error) {
 		c.now = time.Now
 	}
 	if c.secure {
-		c.session, c.loginTok = "__Host-"+c.session, "__Host-"+c.loginTok
+		c.sessionCookie, c.loginCookie = "__Host-"+c.sessionCookie, "__Host-"+c.loginCookie
 	}
 	script, err := files.ReadFile("static/copy.js")
 	if err != nil {
@@ -178,7 +179,7 @@ type session struct {
 // the CSRF token of a POST; it redirects the others to /login.
 func (c *Console) signedIn(next func(http.ResponseWriter, *http.Request, session)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ck, err := r.Cookie(c.session)
+		ck, err := r.Cookie(c.sessionCookie)
 		if err != nil || ck.Value == "" {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return
@@ -186,7 +187,7 @@ func (c *Console) signedIn(next func(http.ResponseWriter, *http.Request, session
 		s, err := c.accounts.Session(r.Context(), ck.Value)
 		switch {
 		case errors.Is(err, account.ErrNotFound) || (err == nil && !c.now().Before(s.Expires)):
-			http.SetCookie(w, c.cookie(c.session, "", time.Time{}))
+			http.SetCookie(w, c.cookie(c.sessionCookie, "", time.Time{}))
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return
 		case err != nil:
@@ -229,7 +230,7 @@ func (c *Console) cookie(name, value string, expires time.Time) *http.Cookie {
 // loginForm serves the sign-in form with a fresh login CSRF token, or
 // sends an owner already signed in to the keys.
 func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
-	if ck, err := r.Cookie(c.session); err == nil && ck.Value != "" {
+	if ck, err := r.Cookie(c.sessionCookie); err == nil && ck.Value != "" {
 		if s, err := c.accounts.Session(r.Context(), ck.Value); err == nil && c.now().Before(s.Expires) {
 			http.Redirect(w, r, "/api-keys", http.StatusSeeOther)
 			return
@@ -242,7 +243,7 @@ func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 // its hidden field and in a cookie.
 func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int, owner, message string) {
 	token := rand.Text()
-	http.SetCookie(w, c.cookie(c.loginTok, token, c.now().Add(loginTTL)))
+	http.SetCookie(w, c.cookie(c.loginCookie, token, c.now().Add(loginTTL)))
 	c.render(w, r, status, "login.html", loginPage{page: c.page("Sign in"), CSRF: token, Owner: owner, Error: message})
 }
 
@@ -254,7 +255,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	owner := r.PostForm.Get("owner")
-	ck, err := r.Cookie(c.loginTok)
+	ck, err := r.Cookie(c.loginCookie)
 	if err != nil || !sameToken(r.PostForm.Get("csrf"), ck.Value) {
 		c.log.LogAttrs(r.Context(), slog.LevelWarn, "console: sign-in CSRF token missing or wrong")
 		c.renderLogin(w, r, http.StatusForbidden, owner, "The sign-in form expired or did not come from this site: please sign in again.")
@@ -271,8 +272,8 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.log.LogAttrs(r.Context(), slog.LevelInfo, "console: signed in", slog.String("account", s.Account))
-	http.SetCookie(w, c.cookie(c.loginTok, "", time.Time{}))
-	http.SetCookie(w, c.cookie(c.session, token, s.Expires))
+	http.SetCookie(w, c.cookie(c.loginCookie, "", time.Time{}))
+	http.SetCookie(w, c.cookie(c.sessionCookie, token, s.Expires))
 	http.Redirect(w, r, "/api-keys", http.StatusSeeOther)
 }
 
@@ -283,7 +284,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, s session) {
 		return
 	}
 	c.log.LogAttrs(r.Context(), slog.LevelInfo, "console: signed out", slog.String("account", s.Account))
-	http.SetCookie(w, c.cookie(c.session, "", time.Time{}))
+	http.SetCookie(w, c.cookie(c.sessionCookie, "", time.Time{}))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
