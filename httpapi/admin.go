@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -169,7 +168,8 @@ type adminPlan struct {
 }
 
 // adminKeyObject is an API key on the wire; Key, its secret, only when
-// it is created.
+// it is created. A static key (of the server's configuration) has no
+// creation time and cannot be revoked.
 type adminKeyObject struct {
 	Object     string `json:"object"`
 	ID         string `json:"id"`
@@ -177,8 +177,9 @@ type adminKeyObject struct {
 	Key        string `json:"key,omitzero"`
 	Hint       string `json:"hint"`
 	Account    string `json:"account"`
-	CreatedAt  int64  `json:"created_at"`
+	CreatedAt  *int64 `json:"created_at"`
 	LastUsedAt *int64 `json:"last_used_at"`
+	Static     bool   `json:"static,omitzero"`
 }
 
 // adminList is a list on the wire.
@@ -193,6 +194,7 @@ type adminUsage struct {
 	Account            string    `json:"account"`
 	Month              string    `json:"month"`
 	SpendUSD           string    `json:"spend_usd"`
+	HeldUSD            string    `json:"held_usd"`
 	MaxMonthlySpendUSD *string   `json:"max_monthly_spend_usd"`
 	Requests           int64     `json:"requests"`
 	InputTokens        int64     `json:"input_tokens"`
@@ -239,7 +241,7 @@ func planObject(a account.Account, now time.Time) adminPlan {
 // keyObject returns k's wire form.
 func keyObject(k account.Key) adminKeyObject {
 	return adminKeyObject{Object: "api_key", ID: k.ID, Name: k.Name, Hint: k.Hint, Account: k.Account,
-		CreatedAt: k.Created.Unix(), LastUsedAt: unixOrNil(k.LastUsed)}
+		CreatedAt: unixOrNil(k.Created), LastUsedAt: unixOrNil(k.LastUsed), Static: k.Static}
 }
 
 // writeAdmin writes v as a JSON body with status.
@@ -299,7 +301,7 @@ func jsonKind(kind string) string {
 
 // adminError maps an account error to the admin API's: ErrNotFound of
 // what (such as `account "acct_1"`) is a 404, ErrExists a 409,
-// ErrTrialUsed a 409, ErrInvalid a 400 about param; the rest are
+// ErrTrialUsed and ErrSubscribed 409s, ErrInvalid a 400 about param; the rest are
 // server errors.
 func adminError(err error, what, param string) error {
 	switch {
@@ -310,6 +312,9 @@ func adminError(err error, what, param string) error {
 			Message: strings.TrimPrefix(err.Error(), "account: "), Err: err}
 	case errors.Is(err, account.ErrTrialUsed):
 		return &formats.Error{Status: http.StatusConflict, Code: "trial_used", Param: param,
+			Message: strings.TrimPrefix(err.Error(), "account: "), Err: err}
+	case errors.Is(err, account.ErrSubscribed):
+		return &formats.Error{Status: http.StatusConflict, Code: "already_subscribed", Param: param,
 			Message: strings.TrimPrefix(err.Error(), "account: "), Err: err}
 	case errors.Is(err, account.ErrInvalid):
 		return &formats.Error{Status: http.StatusBadRequest, Code: "invalid_value", Param: param,
@@ -530,6 +535,11 @@ func (h *Handler) adminListKeys(w http.ResponseWriter, r *http.Request) {
 // adminRevokeKey serves DELETE /v1/admin/api-keys/{id}.
 func (h *Handler) adminRevokeKey(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if k, err := h.accounts.Key(r.Context(), id); err == nil && k.Static {
+		h.fail(w, r, &formats.Error{Status: http.StatusConflict, Code: "static_key",
+			Message: fmt.Sprintf("API key %q is a static key of the server's configuration: remove it there", id)})
+		return
+	}
 	if err := h.accounts.RevokeKey(r.Context(), "", id); err != nil {
 		h.fail(w, r, adminError(err, fmt.Sprintf("API key %q", clip(id)), ""))
 		return
@@ -599,12 +609,6 @@ func parseAmount(raw json.RawMessage) (ratelimit.Money, error) {
 	return m, nil
 }
 
-// usageReader is what the admin API needs of the Limiter for GET
-// /v1/admin/usage.
-type usageReader interface {
-	Usage(ctx context.Context, account string, now time.Time) (ratelimit.MonthUsage, error)
-}
-
 // adminUsage serves GET /v1/admin/usage?account=ID: the month's spend
 // and tokens, as the Limiter counted them, and the account's tier,
 // credits and plan.
@@ -618,20 +622,19 @@ func (h *Handler) adminUsage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, adminError(err, fmt.Sprintf("account %q", clip(acct)), "account"))
 		return
 	}
-	meter, ok := h.limits.(usageReader)
-	if !ok {
+	if h.limits == nil {
 		h.fail(w, r, &formats.Error{Status: http.StatusNotImplemented, Code: "not_metered",
-			Message: "this server meters no usage: it has no rate limiter that reports it"})
+			Message: "this server meters no usage: it has no rate limiter"})
 		return
 	}
 	now := h.now()
-	u, err := meter.Usage(r.Context(), a.ID, now)
+	u, err := h.limits.Usage(r.Context(), a.ID, now)
 	if err != nil {
 		h.fail(w, r, fmt.Errorf("httpapi: rate limiter: %w", err))
 		return
 	}
 	tier := a.Tier()
-	out := adminUsage{Object: "usage", Account: a.ID, Month: cmp.Or(u.Month, ratelimit.Month(now)), SpendUSD: u.Spent.String(),
+	out := adminUsage{Object: "usage", Account: a.ID, Month: cmp.Or(u.Month, ratelimit.Month(now)), SpendUSD: u.Spent.String(), HeldUSD: u.Held.String(),
 		Requests: u.Requests, InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens,
 		Tier: tier.Name, CreditsUSD: a.Credits.String(), Plan: planObject(a, now)}
 	if tier.MaxMonthlySpend > 0 {
