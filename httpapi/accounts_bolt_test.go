@@ -52,7 +52,7 @@ func TestAccountsSurviveRestart(t *testing.T) {
 	}
 	before := admin(t, e.h, "GET", "/v1/admin/accounts/acct_d", "", 200)
 	usage := admin(t, e.h, "GET", "/v1/admin/usage?account=acct_d", "", 200)
-	if usage["spend_usd"] != (3 * chatCost(t)).String() || usage["requests"] != float64(3) {
+	if usage["spend_usd"] != (3*chatCost(t)).String() || usage["requests"] != float64(3) {
 		t.Errorf("usage before the restart: %v", usage)
 	}
 	stop()

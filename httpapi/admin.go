@@ -20,41 +20,7 @@ import (
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
-// The admin API, when Config.AdminKey and Config.Accounts are set: JSON
-// routes under /v1/admin for the operator (or the operator's billing
-// system) to manage accounts.
-//
-//	POST   /v1/admin/accounts              {"name", "owner"?, "password"?, "id"?} → 201 account
-//	GET    /v1/admin/accounts              → list of accounts
-//	GET    /v1/admin/accounts/{id}         → account
-//	POST   /v1/admin/accounts/{id}/tier    {"tier": "default"|"tier2"|"tier3"|"unlimited"|""} → account
-//	POST   /v1/admin/accounts/{id}/plan    {"plan", "trial"?} → account
-//	POST   /v1/admin/api-keys              {"name", "account"?} → 201 api_key, with its secret in "key"
-//	GET    /v1/admin/api-keys?account=ID   → list of api_key, without secrets
-//	DELETE /v1/admin/api-keys/{id}         → api_key.deleted
-//	POST   /v1/admin/credits               {"id", "account"?, "amount_usd"} → account
-//	GET    /v1/admin/usage?account=ID      → usage of the current month (UTC)
-//
-// Every route takes "Authorization: Bearer <admin key>", compared in
-// constant time; an API key, a console cookie or no key is a 401 in
-// OpenAI's error shape, as every other error (400s name the offending
-// field in param; an unknown account or key is a 404). The routes are
-// not rate-limited and Config.Middleware does not wrap them: they have
-// no API key to count by. Bodies are JSON objects whose unknown fields
-// are refused. An account or key omitted where it is optional is
-// account.DefaultAccount, which owns the keys of a server's
-// configuration.
-//
-// Money is a decimal string of US dollars, such as "40" or "12.5" (the
-// exact nano-dollar amounts of ratelimit.Money); amount_usd also takes a
-// JSON number, read from its decimal text, never through a float. Times
-// are Unix seconds, null when absent.
-//
-// An account object is {"object":"account", "id", "name", "owner" (null
-// without a console login), "created_at", "credits_usd" (the sum of its
-// purchases), "tier" (in force), "pinned_tier" (null when the tier
-// follows the credits), "plan": {"name", "state" (active, trialing or
-// expired), "trial_ends_at", "price_usd", "features"}}.
+// The admin API: see RegisterAdmin.
 
 // minAdminKey is the shortest Config.AdminKey.
 const minAdminKey = 16
@@ -102,12 +68,62 @@ func (h *Handler) adminRoutes() []route {
 	}
 }
 
-// RegisterAdmin registers the admin API's routes on mux (see admin.go):
-// POST and GET /v1/admin/accounts, GET /v1/admin/accounts/{id}, POST
-// /v1/admin/accounts/{id}/tier and /plan, POST and GET
-// /v1/admin/api-keys, DELETE /v1/admin/api-keys/{id}, POST
-// /v1/admin/credits and GET /v1/admin/usage. Without Config.AdminKey it
-// registers nothing.
+// RegisterAdmin registers the admin API's routes on mux, when
+// Config.AdminKey is set (without it, none): JSON routes for the operator,
+// or the operator's billing system, to manage Config.Accounts.
+//
+//	POST   /v1/admin/accounts            {"name", "owner"?, "password"?, "id"?} → 201 account
+//	GET    /v1/admin/accounts            → list of accounts
+//	GET    /v1/admin/accounts/{id}       → account
+//	POST   /v1/admin/accounts/{id}/tier  {"tier": "default"|"tier2"|"tier3"|"unlimited"|""} → account
+//	POST   /v1/admin/accounts/{id}/plan  {"plan", "trial"?} → account
+//	POST   /v1/admin/api-keys            {"name", "account"?} → 201 api_key, its secret in "key"
+//	GET    /v1/admin/api-keys?account=ID → list of api_key, without secrets
+//	DELETE /v1/admin/api-keys/{id}       → {"object": "api_key.deleted", "id", "deleted": true}
+//	POST   /v1/admin/credits             {"id", "account"?, "amount_usd"} → account
+//	GET    /v1/admin/usage?account=ID    → usage
+//
+// Every route takes "Authorization: Bearer <admin key>", compared in
+// constant time; an API key, a console cookie or no key is a 401 in
+// OpenAI's error shape, as every other error is: a 400 names the
+// offending field in param, an unknown account or key is a 404, an id or
+// owner taken, a trial used or a trial over a paid plan a 409, and
+// revoking a key of the server's configuration (account.Config.StaticKeys)
+// a 409. The routes are not rate-limited and Config.Middleware does not
+// wrap them. Bodies are JSON objects whose unknown fields are refused.
+// An account omitted where it is optional is account.DefaultAccount,
+// which owns the keys of a server's configuration.
+//
+// A tier of "" unpins it: the account's tier follows its credits again. A
+// plan with "trial": true starts the plan's 14-day trial (team, growth;
+// once per plan and account), else subscribes to it (free, team, growth,
+// enterprise). A purchase's "id" is its payment's: a purchase sent twice
+// counts once. Money is a decimal string of US dollars, such as "40" or
+// "12.5" (ratelimit.Money, exact to the nano-dollar); amount_usd also
+// takes a JSON number, read from its decimal text, never through a
+// float, and is more than 0. Times are Unix seconds, null when absent.
+//
+// An account is {"object": "account", "id", "name", "owner" (null without
+// a console login), "created_at", "credits_usd" (the sum of its
+// purchases), "tier" (in force), "pinned_tier" (null when the tier
+// follows the credits), "plan": {"name", "state" (active, trialing or
+// expired), "trial_ends_at", "price_usd", "features"}}, its plan as at
+// the Handler's clock.
+//
+// An api_key is {"object": "api_key", "id", "name", "hint" (its start and
+// end, to recognise it), "account", "created_at", "last_used_at" (to the
+// minute), "static" (true for a key of the server's configuration, which
+// has no creation time)}, and "key", the secret, in the answer that
+// creates it only.
+//
+// A usage is {"object": "usage", "account", "month" (such as "2026-11",
+// UTC), "spend_usd" (what the month's spend cap counts, reservations in
+// flight included), "held_usd" (the part of it that unsettled
+// reservations hold), "max_monthly_spend_usd" (the tier's cap; null
+// without one), "requests", "input_tokens", "cached_input_tokens",
+// "output_tokens" (of the settled requests), "tier", "credits_usd",
+// "plan"}, as Config.Limiter counts them (ratelimit.Limiter.Usage); a
+// Handler without a Limiter meters nothing and answers 501.
 func (h *Handler) RegisterAdmin(mux *http.ServeMux) {
 	for _, rt := range h.adminRoutes() {
 		mux.Handle(rt.pattern, h.wrapAdmin(rt))

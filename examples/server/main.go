@@ -586,9 +586,10 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 
 // newServer returns the HTTP server of api, which answers every path:
 // the API's routes, the operators' (/healthz, /readyz and, with metrics,
-// /metrics), and a JSON error for the rest. No ServeMux stands in front of
-// api: one would answer an unclean path, such as //v1/models, with a
-// redirect of its own.
+// /metrics), and a JSON error for the rest; with -admin-key, api is the
+// API behind withConsole, which gives the console's pages their paths.
+// No ServeMux stands in front of the API: one would answer an unclean
+// path, such as //v1/models, with a redirect of its own.
 //
 // Its timeouts bound what a client holds without sending: the request's
 // head (ReadHeaderTimeout) and a kept-alive connection between requests
