@@ -2,11 +2,13 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -537,4 +539,72 @@ func TestAdminUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	adminErr(t, h, "GET", "/v1/admin/usage", "", 501, "not_metered", "")
+}
+
+// downStore is an account store that fails every call once fail is
+// set: a store that cannot answer.
+type downStore struct {
+	account.Store
+	fail atomic.Bool
+}
+
+var errAccountsDown = errors.New("store down: sk-must-not-leak")
+
+func (s *downStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if s.fail.Load() {
+		return nil, errAccountsDown
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func (s *downStore) Update(ctx context.Context, key string, ttl time.Duration, fn func([]byte) ([]byte, error)) error {
+	if s.fail.Load() {
+		return errAccountsDown
+	}
+	return s.Store.Update(ctx, key, ttl, fn)
+}
+
+func (s *downStore) List(ctx context.Context, prefix string) ([]string, error) {
+	if s.fail.Load() {
+		return nil, errAccountsDown
+	}
+	return s.Store.List(ctx, prefix)
+}
+
+// An accounts store that cannot answer is a 500 that says nothing of the
+// cause, on the API's routes (never a 401: the key may be good) and on
+// the admin API's; the cause is logged.
+func TestAccountsStoreDown(t *testing.T) {
+	store := &downStore{Store: account.NewMemory()}
+	e := newAccountsEnv(t, store, nil)
+	secret := field(admin(t, e.h, "POST", "/v1/admin/api-keys", `{"name":"k"}`, http.StatusCreated), "key")
+	store.fail.Store(true)
+	for _, rt := range []struct{ method, path, key, body string }{
+		{"POST", "/v1/chat/completions", secret, chatBody},
+		{"GET", "/v1/models", secret, ""},
+		{"GET", "/v1/admin/accounts", adminKey, ""},
+		{"POST", "/v1/admin/api-keys", adminKey, `{"name":"k2"}`},
+		{"POST", "/v1/admin/credits", adminKey, `{"id":"p","amount_usd":"5"}`},
+		{"GET", "/v1/admin/usage", adminKey, ""},
+	} {
+		w := do(e.h, rt.method, rt.path, rt.key, rt.body)
+		if typ, code, _, msg := errorOf(t, w.Body.Bytes()); w.Code != 500 || typ != "api_error" || code != "server_error" || strings.Contains(msg, "store down") {
+			t.Errorf("%s %s: %d %s", rt.method, rt.path, w.Code, w.Body)
+		}
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, "store down") || strings.Contains(logs, secret) {
+		t.Errorf("the logs lack the cause, or hold the key:\n%s", logs)
+	}
+}
+
+// The admin API has no API key to count by: it is never rate-limited,
+// and its answers carry no rate-limit headers.
+func TestAdminNotRateLimited(t *testing.T) {
+	e := newAccountsEnv(t, nil, nil)
+	for i := range 2 * ratelimit.Default.Requests {
+		w := do(e.h, "GET", "/v1/admin/usage", adminKey, "")
+		if w.Code != 200 || w.Header().Get("X-Ratelimit-Limit-Requests") != "" {
+			t.Fatalf("admin request %d: %d %v", i+1, w.Code, w.Header())
+		}
+	}
 }
