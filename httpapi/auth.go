@@ -1,15 +1,20 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 
+	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/ratelimit"
 )
@@ -66,8 +71,13 @@ func IdentityFrom(ctx context.Context) (Identity, bool) {
 func (h *Handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := bearer(r)
-		if key == "" {
-			h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: missing API key", slog.String("path", r.URL.Path))
+		// The admin key is no API key, whatever the key store holds.
+		if key == "" || h.admin != nil && h.admin.matches(key) {
+			msg := "httpapi: missing API key"
+			if key != "" {
+				msg = "httpapi: the admin key is no API key"
+			}
+			h.log.LogAttrs(r.Context(), slog.LevelInfo, msg, slog.String("path", r.URL.Path))
 			skipBody(w, r)
 			WriteError(w, r, formats.Unauthorized())
 			return
@@ -102,14 +112,23 @@ func bearer(r *http.Request) string {
 	return strings.TrimSpace(r.Header.Get("X-Api-Key"))
 }
 
-// StaticKeys is a KeyStore of a fixed set of keys, kept as SHA-256
-// hashes. A key's KeyID is "key_" and the first 8 bytes of its hash in
-// hex: stable across restarts, so that per-key state survives them, and
-// of no help in guessing a key of high entropy (use random keys of 128
-// bits or more, as the example server generates). A StaticKeys is safe
-// for concurrent use; it has nothing to close.
+// StaticKeys is a KeyStore of a fixed set of keys, kept as
+// HMAC-SHA-256 digests under a secret: one made at random for the store
+// by NewStaticKeys and NewTieredKeys, or the caller's, given to
+// NewSharedKeys. A key's KeyID is "key_" and the first 8 bytes of its
+// digest in hex, which helps nobody guess the key, even a short one,
+// without the secret. Under a random secret the id is the same for every
+// request to one store, so that per-key state (rate limits, stored
+// responses) follows the key within the process, and another in another
+// process or after a restart; where ids must last (responses stored in a
+// file, limits shared through Redis by replicas), give every store the
+// same secret with NewSharedKeys, or authenticate through package
+// account instead (Config.Accounts), whose operator secret is kept with
+// the accounts. A StaticKeys is safe for concurrent use; it has nothing
+// to close.
 type StaticKeys struct {
-	hashes [][sha256.Size]byte
+	secret []byte
+	sums   [][sha256.Size]byte
 	tiers  []ratelimit.Tier
 }
 
@@ -134,10 +153,27 @@ func NewStaticKeys(keys ...string) (*StaticKeys, error) {
 // NewTieredKeys returns a store of keys, each on its own tier: its
 // identities carry the tier. It fails on an empty key or on none at all.
 func NewTieredKeys(keys ...APIKey) (*StaticKeys, error) {
+	secret := make([]byte, minKeySecret)
+	rand.Read(secret) // never fails (crypto/rand)
+	return NewSharedKeys(secret, keys...)
+}
+
+// minKeySecret is the shortest secret of NewSharedKeys.
+const minKeySecret = 32
+
+// NewSharedKeys returns a store of keys, each on its own tier, whose
+// KeyIDs derive from secret (32 bytes or more, random, kept as secret as
+// the keys): every store given the same secret and key gives it the same
+// id, in replicas that share limits and after restarts. It fails on a
+// shorter secret, on an empty key or on none at all.
+func NewSharedKeys(secret []byte, keys ...APIKey) (*StaticKeys, error) {
+	if len(secret) < minKeySecret {
+		return nil, fmt.Errorf("httpapi: the secret of the keys' ids has %d bytes, want %d at least", len(secret), minKeySecret)
+	}
 	if len(keys) == 0 {
 		return nil, errors.New("httpapi: no API keys")
 	}
-	s := &StaticKeys{}
+	s := &StaticKeys{secret: bytes.Clone(secret)}
 	for _, k := range keys {
 		// Presented keys are trimmed (bearer), so configured ones are
 		// too: a key read from a file with its newline still matches.
@@ -145,24 +181,47 @@ func NewTieredKeys(keys ...APIKey) (*StaticKeys, error) {
 		if key == "" {
 			return nil, errors.New("httpapi: an API key is empty")
 		}
-		s.hashes = append(s.hashes, sha256.Sum256([]byte(key)))
+		s.sums = append(s.sums, s.sum(key))
 		s.tiers = append(s.tiers, k.Tier)
 	}
 	return s, nil
 }
 
+// sum returns the digest of key under the store's secret.
+func (s *StaticKeys) sum(key string) [sha256.Size]byte {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte(key))
+	return [sha256.Size]byte(m.Sum(nil))
+}
+
 // Authenticate returns the identity of key, or ErrInvalidKey. It compares
-// the key's hash with every stored hash in constant time.
+// the key's digest with every stored digest in constant time.
 func (s *StaticKeys) Authenticate(_ context.Context, key string) (Identity, error) {
-	sum := sha256.Sum256([]byte(key))
+	sum := s.sum(key)
 	match := -1
-	for i := range s.hashes {
-		if subtle.ConstantTimeCompare(sum[:], s.hashes[i][:]) == 1 {
+	for i := range s.sums {
+		if subtle.ConstantTimeCompare(sum[:], s.sums[i][:]) == 1 {
 			match = i
 		}
 	}
 	if match < 0 {
 		return Identity{}, ErrInvalidKey
 	}
-	return Identity{KeyID: "key_" + hex.EncodeToString(s.hashes[match][:8]), Tier: s.tiers[match]}, nil
+	return Identity{KeyID: "key_" + hex.EncodeToString(s.sums[match][:8]), Tier: s.tiers[match]}, nil
+}
+
+// accountKeys is the KeyStore of Config.Accounts: a key's identity is its
+// account's, at the account's tier as stored now.
+type accountKeys struct{ accounts *account.Accounts }
+
+// Authenticate implements KeyStore.
+func (k accountKeys) Authenticate(ctx context.Context, key string) (Identity, error) {
+	p, err := k.accounts.Authenticate(ctx, key)
+	switch {
+	case errors.Is(err, account.ErrInvalidKey):
+		return Identity{}, fmt.Errorf("%w: %w", ErrInvalidKey, err)
+	case err != nil:
+		return Identity{}, fmt.Errorf("httpapi: authenticating through the accounts: %w", err)
+	}
+	return Identity{KeyID: p.Key.ID, Account: p.Account.ID, Tier: p.Account.Tier()}, nil
 }

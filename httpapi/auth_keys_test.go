@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -44,5 +45,31 @@ func TestKeyForms(t *testing.T) {
 				t.Errorf("status %d, want ok=%v", w.Code, tt.ok)
 			}
 		})
+	}
+}
+
+// Stores given one secret give a key one id (replicas, restarts); a
+// short secret is refused.
+func TestSharedKeys(t *testing.T) {
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	var ids []string
+	for range 2 {
+		keys, err := httpapi.NewSharedKeys(secret, httpapi.APIKey{Key: "sk-shared"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := keys.Authenticate(context.Background(), "sk-shared")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id.KeyID)
+	}
+	other, _ := httpapi.NewSharedKeys([]byte("another secret of thirty-two bytes"), httpapi.APIKey{Key: "sk-shared"})
+	id, _ := other.Authenticate(context.Background(), "sk-shared")
+	if ids[0] != ids[1] || id.KeyID == ids[0] {
+		t.Errorf("ids %q under one secret, %q under another", ids, id.KeyID)
+	}
+	if _, err := httpapi.NewSharedKeys(secret[:31], httpapi.APIKey{Key: "sk-shared"}); err == nil {
+		t.Error("a 31-byte secret was accepted")
 	}
 }

@@ -12,11 +12,22 @@
 // [Handler.RegisterModels]); it is also an [http.Handler] serving every
 // route, for mounting under a prefix with [http.StripPrefix].
 //
-// Every route takes a bearer API key, checked through a [KeyStore] (keys
-// are kept as SHA-256 hashes and never logged); the key's [Identity] is in
-// the request's context for middleware such as rate limits, and it scopes
-// stored responses: one key cannot read, continue or delete another key's
-// response. Errors have the body shape of the route's family, before the
+// Every route takes a bearer API key, checked through a [KeyStore]
+// ([StaticKeys] keeps keys as HMAC-SHA-256 digests under a secret, and
+// none is ever logged) or through the accounts of package account
+// ([Config.Accounts]), whose keys belong to accounts with a tier and a
+// monthly spend. The key's [Identity] is in the request's context for
+// middleware such as rate limits, and it scopes stored responses: one key
+// cannot read, continue or delete another key's response.
+//
+// With [Config.AdminKey], the admin API under /v1/admin manages the
+// accounts: create and list accounts, pin tiers, start trials and
+// subscriptions, create, list and revoke API keys (a key's secret is in
+// its creation's answer only), record credit purchases (once per payment
+// id) and report a month's usage ([Handler.RegisterAdmin] lists the
+// routes and their JSON). It takes the admin key as a
+// bearer and refuses API keys and anything else with a 401; the admin
+// key is no API key. Errors have the body shape of the route's family, before the
 // headers as a status and a JSON body, after them as the stream's own
 // error event. A client that goes away cancels its generation.
 //

@@ -243,6 +243,7 @@ func testCatalog() []catalog.Model {
 // env is a Handler on a fake engine, with its logs and clock.
 type env struct {
 	h     *httpapi.Handler
+	keys  *httpapi.StaticKeys // of key and otherKey
 	eng   *fakeEngine
 	logs  *logBuffer
 	clock *clock
@@ -258,6 +259,7 @@ func newEnv(t *testing.T, edit func(*httpapi.Config, *fakeEngine)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.keys = keys
 	cfg := httpapi.Config{
 		Engine: e.eng,
 		Models: testCatalog(),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
@@ -65,8 +66,8 @@ type contextPreparer interface {
 	PrepareContext(ctx context.Context, req inference.Request) (*inference.Prepared, error)
 }
 
-// Config configures a Handler. Engine and Keys are required; the zero
-// value of every other field is useful.
+// Config configures a Handler. Engine is required, and one of Keys and
+// Accounts; the zero value of every other field is useful.
 type Config struct {
 	// Engine runs the models. Required.
 	Engine Engine
@@ -77,9 +78,28 @@ type Config struct {
 	// entry (id, aliases, path) per model of Engine, of kind embedding
 	// for its embedding models and chat for the rest.
 	Models []catalog.Model
-	// Keys authenticates the bearer key of every request. Required: see
-	// NewStaticKeys.
+	// Keys authenticates the bearer key of every request: see
+	// NewStaticKeys. Required unless Accounts is set, and refused with
+	// it: a Handler has one source of keys.
 	Keys KeyStore
+	// Accounts, when set, authenticates the bearer key of every request
+	// instead of Keys: an Identity's KeyID is the account key's id, its
+	// Account the account's id and its Tier the account's tier
+	// (account.Account.Tier), as stored when the request arrives, so
+	// that a revoked key is refused and a purchase that unlocks a tier
+	// counts from the next request on. Keys given in configuration are
+	// account.Config.StaticKeys. A store that cannot answer is a 500. The
+	// caller owns it, and closes its Store after shutting the HTTP
+	// server down.
+	Accounts *account.Accounts
+	// AdminKey, when set, turns on the admin API (see admin.go): the
+	// routes under /v1/admin, which manage Accounts' accounts, keys,
+	// credits and plans, and take "Authorization: Bearer <AdminKey>",
+	// never an API key; AdminKey is no API key either. It must be 16
+	// characters at least (a random one of 128 bits or more, as the
+	// example server expects), and it needs Accounts. "" means no admin
+	// API: its paths are 404s.
+	AdminKey string
 	// MaxBodyBytes caps a request body; a larger one is refused with 413.
 	// 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -172,6 +192,10 @@ type Handler struct {
 	evaluators sync.Map
 
 	ready func() error // Config.Ready
+	// accounts is Config.Accounts, and admin the admin key's check; both
+	// nil without them.
+	accounts *account.Accounts
+	admin    *adminKey
 	// registry is Config.Metrics, and metrics the collector registered on
 	// it; both nil without metrics.
 	registry *prometheus.Registry
@@ -192,8 +216,15 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Engine == nil {
 		return nil, errors.New("httpapi: Config.Engine is nil")
 	}
-	if cfg.Keys == nil {
-		return nil, errors.New("httpapi: Config.Keys is nil")
+	switch {
+	case cfg.Keys == nil && cfg.Accounts == nil:
+		return nil, errors.New("httpapi: Config.Keys and Config.Accounts are nil: give one")
+	case cfg.Keys != nil && cfg.Accounts != nil:
+		return nil, errors.New("httpapi: Config.Keys and Config.Accounts are both set: give one (configured keys of accounts are account.Config.StaticKeys)")
+	case cfg.AdminKey != "" && cfg.Accounts == nil:
+		return nil, errors.New("httpapi: Config.AdminKey needs Config.Accounts, the accounts it manages")
+	case cfg.AdminKey != "" && len(cfg.AdminKey) < minAdminKey:
+		return nil, fmt.Errorf("httpapi: Config.AdminKey is shorter than %d characters", minAdminKey)
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("httpapi: Config.MaxBodyBytes is %d", cfg.MaxBodyBytes)
@@ -206,7 +237,13 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		engine: cfg.Engine, keys: cfg.Keys, limit: cfg.MaxBodyBytes, bodyTO: cfg.BodyReadTimeout, log: cfg.Logger,
 		store: cfg.Store, now: cfg.Now, mw: slices.Clone(cfg.Middleware),
-		limits: cfg.Limiter, ready: cfg.Ready, registry: cfg.Metrics,
+		limits: cfg.Limiter, ready: cfg.Ready, registry: cfg.Metrics, accounts: cfg.Accounts,
+	}
+	if cfg.Accounts != nil {
+		h.keys = accountKeys{cfg.Accounts}
+	}
+	if cfg.AdminKey != "" {
+		h.admin = newAdminKey(cfg.AdminKey)
 	}
 	if h.limit == 0 {
 		h.limit = DefaultMaxBodyBytes
@@ -302,7 +339,7 @@ func (h *Handler) modelRoutes() []route {
 }
 
 // Register registers every route of the API on mux: RegisterGeneration,
-// RegisterModels and RegisterDecisions. Like mux.Handle, it panics if a
+// RegisterModels, RegisterDecisions and RegisterAdmin. Like mux.Handle, it panics if a
 // pattern conflicts with one already registered. The operators' routes
 // (GET /healthz, GET /readyz, GET /metrics) are not among them, so that
 // a host keeps its own: RegisterOperations adds them.
@@ -318,6 +355,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	h.RegisterGeneration(mux)
 	h.RegisterModels(mux)
 	h.RegisterDecisions(mux)
+	h.RegisterAdmin(mux)
 }
 
 // RegisterGeneration registers the generation routes of the spec's
@@ -375,7 +413,7 @@ func isClean(p string) bool {
 func (h *Handler) registerPaths() {
 	methods := map[string][]string{}
 	var paths []string
-	for _, rt := range slices.Concat(h.generationRoutes(), h.modelRoutes(), h.decisionRoutes(), h.operationRoutes()) {
+	for _, rt := range slices.Concat(h.generationRoutes(), h.modelRoutes(), h.decisionRoutes(), h.operationRoutes(), h.adminRoutes()) {
 		method, p, _ := strings.Cut(rt.pattern, " ")
 		if methods[p] == nil {
 			paths = append(paths, p)

@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -450,6 +452,7 @@ func TestNew(t *testing.T) {
 func TestMiddleware(t *testing.T) {
 	var order []string
 	var seen []string
+	var other string // otherKey's id
 	limit := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id, ok := httpapi.IdentityFrom(r.Context())
@@ -457,7 +460,7 @@ func TestMiddleware(t *testing.T) {
 				t.Error("no identity in the middleware's context")
 			}
 			seen = append(seen, id.KeyID)
-			if id.KeyID == otherID(t) {
+			if id.KeyID == other {
 				httpapi.WriteError(w, r, formats.RateLimited(30*time.Second, "slow down"))
 				return
 			}
@@ -475,6 +478,7 @@ func TestMiddleware(t *testing.T) {
 	e := newEnv(t, func(c *httpapi.Config, _ *fakeEngine) {
 		c.Middleware = []func(http.Handler) http.Handler{tag("outer"), limit, tag("inner")}
 	})
+	other = keyID(t, e, otherKey)
 	if w := do(e.h, "POST", "/v1/chat/completions", key, chatBody); w.Code != 200 {
 		t.Errorf("%d %s", w.Code, w.Body)
 	}
@@ -497,10 +501,10 @@ func TestMiddleware(t *testing.T) {
 	}
 }
 
-// otherID returns the KeyID of otherKey.
-func otherID(t *testing.T) string {
-	keys, _ := httpapi.NewStaticKeys(otherKey)
-	id, err := keys.Authenticate(context.Background(), otherKey)
+// keyID returns the KeyID of k in e's key store.
+func keyID(t *testing.T, e *env, k string) string {
+	t.Helper()
+	id, err := e.keys.Authenticate(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,10 +522,19 @@ func TestStaticKeys(t *testing.T) {
 	if a.KeyID == b.KeyID || !strings.HasPrefix(a.KeyID, "key_") || len(a.KeyID) != 20 || strings.Contains(a.KeyID, key) {
 		t.Errorf("ids %q %q", a.KeyID, b.KeyID)
 	}
-	// The id is stable: another store of the same key gives the same.
-	again, _ := httpapi.NewStaticKeys(key)
-	if c, _ := again.Authenticate(context.Background(), key); c != a {
+	// The id is stable within the store, and derives from a secret of
+	// the store: another store gives the same key another id.
+	if c, _ := keys.Authenticate(context.Background(), key); c != a {
 		t.Errorf("id %q then %q", a.KeyID, c.KeyID)
+	}
+	again, _ := httpapi.NewStaticKeys(key)
+	if c, _ := again.Authenticate(context.Background(), key); c.KeyID == a.KeyID || !strings.HasPrefix(c.KeyID, "key_") {
+		t.Errorf("two stores give %q the ids %q and %q: they derive from no secret", key, a.KeyID, c.KeyID)
+	}
+	// Nor is it the unsalted SHA-256 of the key.
+	sum := sha256.Sum256([]byte(key))
+	if a.KeyID == "key_"+hex.EncodeToString(sum[:8]) {
+		t.Errorf("id %q is the key's plain SHA-256", a.KeyID)
 	}
 }
 

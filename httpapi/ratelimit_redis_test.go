@@ -23,7 +23,15 @@ func TestRateLimitReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		replicas = append(replicas, limitedEnv(t, tier, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Limiter = l }))
+		replicas = append(replicas, limitedEnv(t, tier, func(cfg *httpapi.Config, _ *fakeEngine) {
+			// The replicas' keys have the same ids: their ids derive
+			// from one secret.
+			keys, err := httpapi.NewSharedKeys([]byte("the replicas' secret, 32 bytes or more"), httpapi.APIKey{Key: key, Tier: tier})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Keys, cfg.Limiter = keys, l
+		}))
 	}
 	codes := map[int]int{}
 	for i := range 6 {

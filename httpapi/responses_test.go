@@ -238,7 +238,17 @@ func TestResponsesSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Store, cfg.Now = s1, c.Now })
+	// Keys whose ids outlive the process: the responses are stored under
+	// them.
+	secret := []byte("a secret of 32 bytes or more.....")
+	keys := func(t *testing.T) httpapi.KeyStore {
+		k, err := httpapi.NewSharedKeys(secret, httpapi.APIKey{Key: key}, httpapi.APIKey{Key: otherKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	e := newEnv(t, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Store, cfg.Now, cfg.Keys = s1, c.Now, keys(t) })
 	id := postResponse(t, e, key, `{"model":"core-2-5-mini","instructions":"Be terse.","input":"first"}`)
 	body := do(e.h, "GET", "/v1/responses/"+id, key, "").Body.String()
 	gone := postResponse(t, e, key, `{"model":"core-2-5-mini","input":"deleted before the restart"}`)
@@ -251,7 +261,7 @@ func TestResponsesSurviveRestart(t *testing.T) {
 
 	c.Advance(time.Hour)
 	s2 := openBolt(t, path, c.Now)
-	e = newEnv(t, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Store, cfg.Now = s2, c.Now })
+	e = newEnv(t, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Store, cfg.Now, cfg.Keys = s2, c.Now, keys(t) })
 	if w := do(e.h, "GET", "/v1/responses/"+id, key, ""); w.Code != 200 || w.Body.String() != body {
 		t.Errorf("GET after the restart: %d %s\nwant %s", w.Code, w.Body, body)
 	}
@@ -414,7 +424,7 @@ func TestUnreadableTranscript(t *testing.T) {
 	e := newEnv(t, func(c *httpapi.Config, _ *fakeEngine) { c.Store = mem })
 	id := postResponse(t, e, key, responsesBody)
 	for _, transcript := range []string{`not json`, `{"v":99,"messages":[]}`} {
-		r := mustRecord(t, mem, id)
+		r := mustRecord(t, e, mem, id)
 		r.Transcript = []byte(transcript)
 		if err := mem.Put(context.Background(), r); err != nil {
 			t.Fatal(err)
@@ -427,14 +437,9 @@ func TestUnreadableTranscript(t *testing.T) {
 }
 
 // mustRecord returns the one record of mem with the given id.
-func mustRecord(t *testing.T, mem *cache.MemoryStore, id string) cache.Record {
+func mustRecord(t *testing.T, e *env, mem *cache.MemoryStore, id string) cache.Record {
 	t.Helper()
-	ids, _ := httpapi.NewStaticKeys(key)
-	who, err := ids.Authenticate(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := mem.Get(context.Background(), who.KeyID, id)
+	r, err := mem.Get(context.Background(), keyID(t, e, key), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,26 +63,27 @@ func TestParseKeyTiers(t *testing.T) {
 	for _, tc := range []struct {
 		in, key, tier string
 	}{
-		{"sk-a", "sk-a", "default"},
+		{"sk-a", "sk-a", ""},
 		{"sk-a:tier2", "sk-a", "tier2"},
 		{"sk-a:TIER3", "sk-a", "tier3"},
+		{"sk-a:unlimited", "sk-a", "unlimited"},
 		{"sk:a:default", "sk:a", "default"},
 	} {
-		k, err := parseKey(tc.in)
-		if err != nil || k.Key != tc.key || k.Tier.Name != tc.tier {
-			t.Errorf("parseKey(%q) = %q on %q, %v; want %q on %q", tc.in, k.Key, k.Tier.Name, err, tc.key, tc.tier)
+		k, tier, err := parseKey(tc.in)
+		if err != nil || k != tc.key || tier != tc.tier {
+			t.Errorf("parseKey(%q) = %q on %q, %v; want %q on %q", tc.in, k, tier, err, tc.key, tc.tier)
 		}
 	}
 	for _, bad := range []string{"sk-a:gold", ":tier2"} {
-		if _, err := parseKey(bad); err == nil {
+		if _, _, err := parseKey(bad); err == nil {
 			t.Errorf("parseKey(%q) accepted", bad)
 		} else if strings.Contains(err.Error(), "sk-a:") {
 			t.Errorf("the error repeats the key: %v", err)
 		}
 	}
 	env := map[string]string{"INFERKIT_API_KEYS": "k1:tier2, k2"}
-	o, err := parseFlags([]string{"-api-key", "k0:tier3", "-redis", "127.0.0.1:6379"}, func(k string) string { return env[k] }, io.Discard)
-	if err != nil || strings.Join(o.keys, ",") != "k0:tier3,k1:tier2,k2" || o.redis != "127.0.0.1:6379" {
+	o, err := parseFlags([]string{"-api-key", "k0:tier2", "-redis", "127.0.0.1:6379"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || strings.Join(o.keys, ",") != "k0:tier2,k1:tier2,k2" || o.redis != "127.0.0.1:6379" {
 		t.Errorf("%+v %v", o, err)
 	}
 	if _, err := parseFlags([]string{"-api-key", "k:platinum"}, func(string) string { return "" }, io.Discard); err == nil {
@@ -91,6 +92,85 @@ func TestParseKeyTiers(t *testing.T) {
 	env["INFERKIT_API_KEYS"] = "k:platinum"
 	if _, err := parseFlags(nil, func(k string) string { return env[k] }, io.Discard); err == nil {
 		t.Error("an unknown tier in INFERKIT_API_KEYS was accepted")
+	}
+}
+
+// The keys of the flags are the default account's, whose one tier they,
+// and -tier, pin: they must agree.
+func TestStaticKeysTier(t *testing.T) {
+	for _, tc := range []struct {
+		values     []string
+		tier       string
+		keys, want string // want "!" is an error
+	}{
+		{nil, "", "", ""},
+		{[]string{"k1", "k2"}, "", "k1,k2", ""},
+		{[]string{"k1", "k2:tier2"}, "", "k1,k2", "tier2"},
+		{[]string{"k1:TIER2", "k2:tier2"}, "tier2", "k1,k2", "tier2"},
+		{[]string{"k1"}, "Unlimited", "k1", "unlimited"},
+		{[]string{"k1:tier1"}, "default", "k1", "default"}, // tier1 is Default
+		{[]string{"k1:tier2", "k2:tier3"}, "", "", "!"},
+		{[]string{"k1:tier2"}, "tier3", "", "!"},
+		{nil, "gold", "", "!"},
+	} {
+		keys, tier, err := staticKeys(tc.values, tc.tier)
+		switch {
+		case tc.want == "!" && err == nil:
+			t.Errorf("%q -tier %q: accepted, pinned %q", tc.values, tc.tier, tier)
+		case tc.want == "!":
+			if strings.Contains(err.Error(), "k1") || strings.Contains(err.Error(), "k2") {
+				t.Errorf("the error repeats a key: %v", err)
+			}
+		case err != nil || strings.Join(keys, ",") != tc.keys || tier != tc.want:
+			t.Errorf("%q -tier %q: %q pinned %q, %v; want %q pinned %q", tc.values, tc.tier, keys, tier, err, tc.keys, tc.want)
+		}
+	}
+	if _, err := parseFlags([]string{"-api-key", "k1:tier2", "-tier", "tier3"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("parseFlags accepted keys of two tiers")
+	}
+	if o, err := parseFlags([]string{"-tier", "unlimited"}, func(string) string { return "" }, io.Discard); err != nil || o.tier != "unlimited" {
+		t.Errorf("-tier: %+v %v", o, err)
+	}
+}
+
+// -admin-key turns on the admin API and the console; it is 16
+// characters at least, may come from INFERKIT_ADMIN_KEY, and needs a
+// durable home for accounts. -store needs one too, for its responses'
+// owners.
+func TestAdminFlags(t *testing.T) {
+	const admin = "sk-admin-0123456789abcdef"
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		adminKey string
+		accounts string
+		insecure bool
+		err      string
+	}{
+		{name: "bolt", args: []string{"-admin-key", admin, "-accounts", "/var/lib/inferkit/accounts.db"}, adminKey: admin, accounts: "/var/lib/inferkit/accounts.db"},
+		{name: "redis", args: []string{"-admin-key", admin, "-redis", "127.0.0.1:6379", "-insecure-cookies"}, adminKey: admin, insecure: true},
+		{name: "environment", args: []string{"-accounts", "a.db"}, env: map[string]string{"INFERKIT_ADMIN_KEY": " " + admin + "\n"}, adminKey: admin, accounts: "a.db"},
+		{name: "flag over environment", args: []string{"-admin-key", admin, "-accounts", "a.db"}, env: map[string]string{"INFERKIT_ADMIN_KEY": "sk-admin-from-the-environment"}, adminKey: admin, accounts: "a.db"},
+		{name: "accounts alone", args: []string{"-accounts", "a.db"}, accounts: "a.db"},
+		{name: "store and accounts", args: []string{"-store", "r.db", "-accounts", "a.db"}, accounts: "a.db"},
+		{name: "short", args: []string{"-admin-key", "sk-admin-short", "-accounts", "a.db"}, err: "16 or more"},
+		{name: "nowhere to keep accounts", args: []string{"-admin-key", admin}, err: "-admin-key needs -accounts PATH"},
+		{name: "two homes", args: []string{"-accounts", "a.db", "-redis", "127.0.0.1:6379"}, err: "give one"},
+		{name: "store alone", args: []string{"-store", "r.db"}, err: "-store needs -accounts PATH or -redis ADDR"},
+	} {
+		o, err := parseFlags(tc.args, env(tc.env), io.Discard)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.err)
+			} else if strings.Contains(err.Error(), "sk-admin") {
+				t.Errorf("%s: the error repeats the admin key: %v", tc.name, err)
+			}
+		case err != nil || o.adminKey != tc.adminKey || o.accounts != tc.accounts || o.insecureCookies != tc.insecure:
+			t.Errorf("%s: %+v %v", tc.name, o, err)
+		}
 	}
 }
 

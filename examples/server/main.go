@@ -36,17 +36,41 @@
 //	                  answer decision model ID at calibration temperature
 //	                  T, as examples/calibrate fits it (repeatable)
 //	-api-key KEY[:TIER]
-//	                  accept this bearer key, on the rate-limit tier TIER:
-//	                  default (20 requests, 30,000 input and 8,000 output
-//	                  tokens a minute, 100 USD a month), tier2 or tier3;
-//	                  plain KEY is default. Repeatable. INFERKIT_API_KEYS
-//	                  adds comma-separated keys of the same syntax. With
-//	                  none, a default-tier key is generated and printed
-//	                  once at start-up.
-//	-redis ADDR       share rate limits, spend and (without -store) stored
-//	                  responses with every replica started with the same
-//	                  Redis server (host:port or redis://...; default: in
-//	                  memory, per process)
+//	                  accept this bearer key, a key of the default
+//	                  account; TIER (default, tier2, tier3 or unlimited)
+//	                  pins that account's rate-limit tier, as -tier does,
+//	                  and every key that names one must name the same.
+//	                  Repeatable. INFERKIT_API_KEYS adds comma-separated
+//	                  keys of the same syntax. With none and no
+//	                  -admin-key, a key is generated and printed once at
+//	                  start-up.
+//	-tier NAME        pin the default account's tier: default (20
+//	                  requests, 30,000 input and 8,000 output tokens a
+//	                  minute, 100 USD a month), tier2, tier3 or unlimited
+//	                  (no limits, no spend cap: for local apps). Without
+//	                  a pin the account's tier follows its credits, or
+//	                  stays as the admin API set it
+//	-admin-key KEY    turn on the admin API under /v1/admin (accounts,
+//	                  keys, credits, tiers, plans, usage), which takes
+//	                  "Authorization: Bearer KEY" and no API key, and the
+//	                  owners' web console at /api-keys (sign-in at
+//	                  /login, for accounts the admin API made with an
+//	                  owner and a password). KEY is 16 characters at
+//	                  least; INFERKIT_ADMIN_KEY may give it instead. It
+//	                  needs -accounts or -redis, so that what it makes
+//	                  lasts
+//	-accounts PATH    keep accounts, keys, credits, plans and this month's
+//	                  spend in the bbolt file PATH, so that they survive
+//	                  a restart (default: in memory, unless -redis)
+//	-insecure-cookies let the console's cookies travel over plain HTTP,
+//	                  for a console reached by http:// on a host other
+//	                  than localhost (default: secure cookies, for HTTPS)
+//	-redis ADDR       keep accounts, rate limits, spend and (without
+//	                  -store) stored responses in the Redis server at ADDR
+//	                  (host:port or redis://...), shared by every replica
+//	                  started with the same -redis: a key made or revoked
+//	                  through one counts on all at once (default: in
+//	                  memory, per process, or -accounts)
 //	-parallel N       sequences each model decodes at once (default 4)
 //	-ctx N            context tokens per sequence (default 4096, at most
 //	                  the model's training context)
@@ -77,7 +101,10 @@
 //	                  folders of text, Markdown and HTML (offline search)
 //	-store PATH       keep stored responses (previous_response_id, GET
 //	                  /v1/responses/{id}) in the file PATH, so that they
-//	                  survive a restart (default: in memory)
+//	                  survive a restart (default: in memory). They belong
+//	                  to their key's id, which lasts across restarts only
+//	                  with -accounts or -redis, where the secret it
+//	                  derives from is kept: -store needs one of them
 //	-metrics          serve Prometheus metrics on GET /metrics (default
 //	                  true; -metrics=false turns them off)
 //
@@ -125,6 +152,7 @@ import (
 
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/console"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
@@ -142,6 +170,16 @@ type options struct {
 	threads  int
 	store    string
 	redis    string
+	// tier pins the default account's tier (-tier); "" leaves it.
+	tier string
+	// adminKey turns the admin API and the console on (-admin-key,
+	// INFERKIT_ADMIN_KEY).
+	adminKey string
+	// accounts is the accounts' bbolt file (-accounts).
+	accounts string
+	// insecureCookies lets the console's cookies travel over plain HTTP
+	// (-insecure-cookies).
+	insecureCookies bool
 	// noMetrics turns GET /metrics off (-metrics=false): the zero value
 	// serves them, as the flag's default does.
 	noMetrics bool
@@ -268,14 +306,18 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		calibrations[id] = t
 		return nil
 	})
-	fs.Func("api-key", "accept this bearer `KEY[:TIER]`, TIER default, tier2 or tier3 (repeatable; INFERKIT_API_KEYS adds comma-separated keys)", func(s string) error {
-		if _, err := parseKey(s); err != nil {
+	fs.Func("api-key", "accept this bearer `KEY[:TIER]` of the default account; TIER (default, tier2, tier3 or unlimited) pins its tier (repeatable; INFERKIT_API_KEYS adds comma-separated keys)", func(s string) error {
+		if _, _, err := parseKey(s); err != nil {
 			return err
 		}
 		o.keys = append(o.keys, s)
 		return nil
 	})
-	fs.StringVar(&o.redis, "redis", "", "share rate limits through the Redis server at `ADDR` (default in memory)")
+	fs.StringVar(&o.tier, "tier", "", "pin the default account's tier to `NAME`: default, tier2, tier3 or unlimited (default: the tier its credits unlock)")
+	fs.StringVar(&o.adminKey, "admin-key", "", "turn on the admin API (/v1/admin, \"Authorization: Bearer KEY\") and the console (/api-keys) with this `KEY` of 16 characters or more (or INFERKIT_ADMIN_KEY); needs -accounts or -redis")
+	fs.StringVar(&o.accounts, "accounts", "", "keep accounts, keys, credits, plans and spend in the bbolt file `PATH` (default in memory, unless -redis)")
+	fs.BoolVar(&o.insecureCookies, "insecure-cookies", false, "let the console's cookies travel over plain HTTP (for http:// on a host other than localhost)")
+	fs.StringVar(&o.redis, "redis", "", "keep accounts, rate limits, spend and stored responses in the Redis server at `ADDR`, shared by replicas (default in memory)")
 	fs.IntVar(&o.parallel, "parallel", 0, "sequences each model decodes at once (default 4)")
 	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
@@ -327,11 +369,28 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	for k := range strings.SplitSeq(getenv("INFERKIT_API_KEYS"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
-			if _, err := parseKey(k); err != nil {
+			if _, _, err := parseKey(k); err != nil {
 				return o, fmt.Errorf("INFERKIT_API_KEYS: %w", err)
 			}
 			o.keys = append(o.keys, k)
 		}
+	}
+	if _, _, err := staticKeys(o.keys, o.tier); err != nil {
+		return o, fmt.Errorf("inferkit-server: %w", err)
+	}
+	if o.adminKey == "" {
+		o.adminKey = strings.TrimSpace(getenv("INFERKIT_ADMIN_KEY"))
+	}
+	switch {
+	case o.adminKey != "" && len(o.adminKey) < 16:
+		// Its length only: the key itself is never repeated.
+		return o, fmt.Errorf("inferkit-server: -admin-key has %d characters, want 16 or more (a random key of 128 bits or more)", len(o.adminKey))
+	case o.accounts != "" && o.redis != "":
+		return o, errors.New("inferkit-server: -accounts and -redis: accounts live in one place, the bbolt file or Redis; give one")
+	case o.adminKey != "" && o.accounts == "" && o.redis == "":
+		return o, errors.New("inferkit-server: -admin-key needs -accounts PATH (a bbolt file) or -redis ADDR: the accounts, keys and credits it makes would be lost at exit")
+	case o.store != "" && o.accounts == "" && o.redis == "":
+		return o, errors.New("inferkit-server: -store needs -accounts PATH or -redis ADDR: stored responses belong to their key's id, which lasts across restarts only where the accounts keep the secret it derives from")
 	}
 	return o, nil
 }
@@ -412,25 +471,23 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 			"dir", filepath.Dir(models[0].Path), "ids", strings.Join(append(append(slices.Clone(specIDs), demoDecisionIDs...), demoEmbeddingID), ","))
 		o.models = models
 	}
-	if len(o.keys) == 0 {
+	if len(o.keys) == 0 && o.adminKey == "" {
 		key := "sk-inferkit-" + rand.Text()
 		// Printed once, here, and never logged.
-		fmt.Fprintf(stderr, "No -api-key or INFERKIT_API_KEYS given. The API key of this run is:\n\n    %s\n\n", key)
+		fmt.Fprintf(stderr, "No -api-key, INFERKIT_API_KEYS or -admin-key given. The API key of this run is:\n\n    %s\n\n", key)
 		o.keys = []string{key}
 	}
-	tiered, err := tieredKeys(o.keys)
+	// Closed after the HTTP server's shutdown, which the deferred calls
+	// below follow.
+	back, err := openBackends(ctx, o, logger)
 	if err != nil {
 		return err
 	}
-	keys, err := httpapi.NewTieredKeys(tiered...)
-	if err != nil {
-		return err
-	}
-	limits, sharedStore, closeShared, err := shared(ctx, o.redis)
-	if err != nil {
-		return err
-	}
-	defer closeShared()
+	defer func() {
+		if err := back.close(); err != nil {
+			logger.Warn("inferkit-server: closing the accounts' store", "err", err)
+		}
+	}()
 
 	searcher, closeSearch, err := searchBackend(o)
 	if err != nil {
@@ -492,12 +549,21 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	if o.fetchImages {
 		remote = &httpapi.RemoteImages{}
 	}
-	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Keys: keys, Logger: logger, Store: either(store, sharedStore), Limiter: limits,
-		Metrics: metrics, RemoteImages: remote})
+	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Accounts: back.accounts, AdminKey: o.adminKey, Logger: logger,
+		Store: either(store, back.responses), Limiter: back.limiter, Metrics: metrics, RemoteImages: remote})
 	if err != nil {
 		return err
 	}
-	srv := newServer(api, logger)
+	var root http.Handler = api
+	if o.adminKey != "" {
+		con, err := console.New(console.Config{Accounts: back.accounts, Usage: back.limiter, Logger: logger, InsecureCookies: o.insecureCookies})
+		if err != nil {
+			return err
+		}
+		root = withConsole(api, con)
+		logger.Info("inferkit-server: admin API on /v1/admin, console on /api-keys")
+	}
+	srv := newServer(root, logger)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -520,9 +586,10 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 
 // newServer returns the HTTP server of api, which answers every path:
 // the API's routes, the operators' (/healthz, /readyz and, with metrics,
-// /metrics), and a JSON error for the rest. No ServeMux stands in front of
-// api: one would answer an unclean path, such as //v1/models, with a
-// redirect of its own.
+// /metrics), and a JSON error for the rest; with -admin-key, api is the
+// API behind withConsole, which gives the console's pages their paths.
+// No ServeMux stands in front of the API: one would answer an unclean
+// path, such as //v1/models, with a redirect of its own.
 //
 // Its timeouts bound what a client holds without sending: the request's
 // head (ReadHeaderTimeout) and a kept-alive connection between requests

@@ -15,12 +15,16 @@ import (
 	"time"
 )
 
-// TestServeStore runs the server twice on one -store file: a response
-// stored by the first run is served by the second.
+// TestServeStore runs the server twice on one -store file and one
+// -accounts file: a response stored by the first run is served by the
+// second.
 func TestServeStore(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the demo model's directory
+	// The responses belong to the key's id, which lasts across restarts
+	// with the accounts' file (where the secret it derives from is).
+	dir := t.TempDir()
 	o := options{threads: 1, parallel: 1, ctx: 256, keys: []string{"sk-test-store"},
-		store: filepath.Join(t.TempDir(), "responses.db")}
+		store: filepath.Join(dir, "responses.db"), accounts: filepath.Join(dir, "accounts.db")}
 
 	// run serves o until stop returns, calling use with the base URL.
 	run := func(use func(base string)) {

@@ -1,0 +1,40 @@
+package console
+
+import (
+	"testing"
+
+	"github.com/inferkit/inferkit/ratelimit"
+)
+
+func TestDollars(t *testing.T) {
+	for _, tc := range []struct {
+		m    ratelimit.Money
+		want string
+	}{
+		{0, "$0.00"},
+		{5 * ratelimit.Cent, "$0.05"},
+		{12*ratelimit.Dollar + 50*ratelimit.Cent, "$12.50"},
+		{1_000 * ratelimit.Dollar, "$1,000.00"},
+		{1_234_567*ratelimit.Dollar + 1, "$1,234,567.000000001"},
+		{125 * ratelimit.MicroDollar, "$0.000125"},
+		{ratelimit.NanoDollar, "$0.000000001"},
+		{-3 * ratelimit.Dollar, "-$3.00"},
+	} {
+		if got := dollars(tc.m); got != tc.want {
+			t.Errorf("dollars(%d) = %q, want %q", tc.m, got, tc.want)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0"}, {999, "999"}, {1_000, "1,000"}, {30_000, "30,000"}, {1_234_567, "1,234,567"}, {-12_345, "-12,345"},
+	} {
+		if got := count(tc.n); got != tc.want {
+			t.Errorf("count(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
