@@ -13,6 +13,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/inferkit/inferkit/account"
@@ -266,6 +267,12 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, account.ErrInvalidLogin) || errors.Is(err, account.ErrNotFound):
 		c.log.LogAttrs(r.Context(), slog.LevelInfo, "console: sign-in refused")
 		c.renderLogin(w, r, http.StatusUnauthorized, owner, "Wrong e-mail address or password.")
+		return
+	case errors.Is(err, account.ErrLoginLocked):
+		c.log.LogAttrs(r.Context(), slog.LevelWarn, "console: sign-in locked after repeated failures")
+		w.Header().Set("Retry-After", strconv.Itoa(int(account.LoginWindow.Seconds())))
+		c.renderLogin(w, r, http.StatusTooManyRequests, owner,
+			fmt.Sprintf("Too many failed sign-ins: try again in %d minutes.", int(account.LoginWindow.Minutes())))
 		return
 	case err != nil:
 		c.serverError(w, r, err)

@@ -288,6 +288,29 @@ func TestLogin(t *testing.T) {
 	}
 }
 
+// TestLoginLocked: after account.MaxLoginFailures wrong passwords the
+// form answers 429 with Retry-After, even to the right password.
+func TestLoginLocked(t *testing.T) {
+	f := newFixture(t, console.Config{})
+	a := f.agent()
+	try := func(password string) (*http.Response, string) {
+		_, page := a.get("/login")
+		return a.post("/login", url.Values{"csrf": {csrf(t, page)}, "owner": {owner}, "password": {password}})
+	}
+	for range account.MaxLoginFailures {
+		if resp, _ := try("wrong"); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a wrong password: %d", resp.StatusCode)
+		}
+	}
+	resp, page := try(password)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(page, "Too many failed sign-ins") {
+		t.Fatalf("the right password when locked: %d, Retry-After %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"), page)
+	}
+	if _, ok := a.cookies["__Host-console_session"]; ok {
+		t.Fatal("a locked sign-in set a session")
+	}
+}
+
 // TestLoginCSRF: the sign-in form needs the token its GET set in a
 // cookie, so that another site cannot sign a browser in to its account.
 func TestLoginCSRF(t *testing.T) {
