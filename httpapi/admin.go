@@ -260,20 +260,6 @@ func keyObject(k account.Key) adminKeyObject {
 		CreatedAt: unixOrNil(k.Created), LastUsedAt: unixOrNil(k.LastUsed), Static: k.Static}
 }
 
-// writeAdmin writes v as a JSON body with status.
-func (h *Handler) writeAdmin(w http.ResponseWriter, r *http.Request, status int, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
-}
-
 // decodeAdmin reads a request's JSON object into v, refusing unknown
 // fields and anything after the object.
 func decodeAdmin(r *http.Request, v any) error {
@@ -385,7 +371,7 @@ func (h *Handler) adminCreateAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: admin: account created", slog.String("account", a.ID))
-	h.writeAdmin(w, r, http.StatusCreated, accountObject(a, h.now()))
+	h.writeJSONStatus(w, r, http.StatusCreated, accountObject(a, h.now()))
 }
 
 // adminListAccounts serves GET /v1/admin/accounts.
@@ -400,7 +386,7 @@ func (h *Handler) adminListAccounts(w http.ResponseWriter, r *http.Request) {
 	for _, a := range all {
 		out.Data = append(out.Data, accountObject(a, now))
 	}
-	h.writeAdmin(w, r, http.StatusOK, out)
+	h.writeJSONStatus(w, r, http.StatusOK, out)
 }
 
 // adminGetAccount serves GET /v1/admin/accounts/{id}.
@@ -411,7 +397,7 @@ func (h *Handler) adminGetAccount(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, adminError(err, fmt.Sprintf("account %q", clip(id)), ""))
 		return
 	}
-	h.writeAdmin(w, r, http.StatusOK, accountObject(a, h.now()))
+	h.writeJSONStatus(w, r, http.StatusOK, accountObject(a, h.now()))
 }
 
 // adminSetTier serves POST /v1/admin/accounts/{id}/tier: a tier's name
@@ -444,7 +430,7 @@ func (h *Handler) adminSetTier(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: admin: tier set", slog.String("account", a.ID), slog.String("tier", name))
-	h.writeAdmin(w, r, http.StatusOK, accountObject(a, h.now()))
+	h.writeJSONStatus(w, r, http.StatusOK, accountObject(a, h.now()))
 }
 
 // adminSetPlan serves POST /v1/admin/accounts/{id}/plan: a trial of the
@@ -488,7 +474,7 @@ func (h *Handler) adminSetPlan(w http.ResponseWriter, r *http.Request) {
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: admin: plan set", slog.String("account", a.ID),
 		slog.String("plan", p.Name), slog.Bool("trial", body.Trial))
-	h.writeAdmin(w, r, http.StatusOK, accountObject(a, h.now()))
+	h.writeJSONStatus(w, r, http.StatusOK, accountObject(a, h.now()))
 }
 
 // adminCreateKey serves POST /v1/admin/api-keys: the only answer that
@@ -522,7 +508,7 @@ func (h *Handler) adminCreateKey(w http.ResponseWriter, r *http.Request) {
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: admin: API key created", slog.String("account", k.Account), slog.String("key_id", k.ID))
 	out := keyObject(k)
 	out.Key = secret
-	h.writeAdmin(w, r, http.StatusCreated, out)
+	h.writeJSONStatus(w, r, http.StatusCreated, out)
 }
 
 // adminListKeys serves GET /v1/admin/api-keys?account=ID.
@@ -545,7 +531,7 @@ func (h *Handler) adminListKeys(w http.ResponseWriter, r *http.Request) {
 	for _, k := range keys {
 		out.Data = append(out.Data, keyObject(k))
 	}
-	h.writeAdmin(w, r, http.StatusOK, out)
+	h.writeJSONStatus(w, r, http.StatusOK, out)
 }
 
 // adminRevokeKey serves DELETE /v1/admin/api-keys/{id}.
@@ -561,7 +547,7 @@ func (h *Handler) adminRevokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: admin: API key revoked", slog.String("key_id", id))
-	h.writeAdmin(w, r, http.StatusOK, struct {
+	h.writeJSONStatus(w, r, http.StatusOK, struct {
 		Object  string `json:"object"`
 		ID      string `json:"id"`
 		Deleted bool   `json:"deleted"`
@@ -600,7 +586,7 @@ func (h *Handler) adminCredits(w http.ResponseWriter, r *http.Request) {
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: admin: credits recorded", slog.String("account", a.ID),
 		slog.String("payment", body.ID), slog.String("amount_usd", amount.String()), slog.String("tier", a.Tier().Name))
-	h.writeAdmin(w, r, http.StatusOK, accountObject(a, h.now()))
+	h.writeJSONStatus(w, r, http.StatusOK, accountObject(a, h.now()))
 }
 
 // parseAmount reads amount_usd: a decimal string, or a JSON number read
@@ -656,5 +642,5 @@ func (h *Handler) adminUsage(w http.ResponseWriter, r *http.Request) {
 	if tier.MaxMonthlySpend > 0 {
 		out.MaxMonthlySpendUSD = stringOrNil(tier.MaxMonthlySpend.String())
 	}
-	h.writeAdmin(w, r, http.StatusOK, out)
+	h.writeJSONStatus(w, r, http.StatusOK, out)
 }

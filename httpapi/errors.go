@@ -75,6 +75,12 @@ func (h *Handler) logError(r *http.Request, err error) {
 
 // writeJSON writes v as a 200 JSON body, without HTML escaping.
 func (h *Handler) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	h.writeJSONStatus(w, r, http.StatusOK, v)
+}
+
+// writeJSONStatus writes v as a JSON body with status, without HTML
+// escaping.
+func (h *Handler) writeJSONStatus(w http.ResponseWriter, r *http.Request, status int, v any) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -83,5 +89,6 @@ func (h *Handler) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }
