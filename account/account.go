@@ -273,8 +273,7 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 		if secret == "" || len(secret) > 1024 {
 			return nil, fmt.Errorf("account: Config.StaticKeys[%d] has %d bytes, not 1 to 1024", i, len(secret))
 		}
-		sum := a.mac(domainKey, secret)
-		id := keyID(sum)
+		sum, id := KeyDigest(a.secret, secret)
 		a.static[id] = keyRecord{Key: Key{ID: id, Account: DefaultAccount, Name: "static key", Hint: keyHint(secret), Static: true}, Hash: sum}
 	}
 	err := a.store.Update(ctx, docAccount+DefaultAccount, 0, func(old []byte) ([]byte, error) {
@@ -290,7 +289,10 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 }
 
 // KeyID returns the id a key's secret has under the operator secret.
-func (a *Accounts) KeyID(secret string) string { return keyID(a.mac(domainKey, secret)) }
+func (a *Accounts) KeyID(secret string) string {
+	_, id := KeyDigest(a.secret, secret)
+	return id
+}
 
 // CreateAccount makes an account; ErrExists if its id or owner is taken.
 func (a *Accounts) CreateAccount(ctx context.Context, n NewAccount) (Account, error) {
@@ -404,8 +406,8 @@ func (a *Accounts) CreateKey(ctx context.Context, account, name string) (Key, st
 		return Key{}, "", err
 	}
 	secret := KeyPrefix + rand.Text()
-	sum := a.mac(domainKey, secret)
-	r := keyRecord{Key: Key{ID: keyID(sum), Account: account, Name: name, Hint: keyHint(secret), Created: a.now()}, Hash: sum}
+	sum, id := KeyDigest(a.secret, secret)
+	r := keyRecord{Key: Key{ID: id, Account: account, Name: name, Hint: keyHint(secret), Created: a.now()}, Hash: sum}
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return Key{}, "", err
@@ -523,8 +525,7 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (Principal, 
 	if secret == "" || len(secret) > 1024 {
 		return Principal{}, ErrInvalidKey
 	}
-	sum := a.mac(domainKey, secret)
-	id := keyID(sum)
+	sum, id := KeyDigest(a.secret, secret)
 	r, static := a.static[id]
 	if !static {
 		var err error

@@ -91,6 +91,20 @@ func (a *Accounts) mac(domain, msg string) []byte {
 // keyID is the id of a key whose secret has HMAC sum.
 func keyID(sum []byte) string { return "key_" + hex.EncodeToString(sum[:8]) }
 
+// KeyDigest returns the HMAC-SHA-256 of an API key under an operator
+// secret, and the key's id ("key_" and the digest's first 8 bytes in
+// hex): what Accounts stores and logs of a key. It is exported for key
+// stores that keep keys elsewhere (httpapi.StaticKeys), so that a key has
+// one id under one secret wherever it is checked; compare digests with
+// hmac.Equal.
+func KeyDigest(operatorSecret []byte, key string) (digest []byte, id string) {
+	h := hmac.New(sha256.New, operatorSecret)
+	h.Write([]byte(domainKey))
+	h.Write([]byte(key))
+	digest = h.Sum(nil)
+	return digest, keyID(digest)
+}
+
 // keyHint shows a key's start and end: the prefix, two characters, an
 // ellipsis and the last four, at most 6 of its random characters.
 func keyHint(secret string) string {

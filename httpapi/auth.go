@@ -3,11 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -128,7 +125,7 @@ func bearer(r *http.Request) string {
 // to close.
 type StaticKeys struct {
 	secret []byte
-	sums   [][sha256.Size]byte
+	sums   [][]byte // account.KeyDigest of each key
 	tiers  []ratelimit.Tier
 }
 
@@ -181,33 +178,27 @@ func NewSharedKeys(secret []byte, keys ...APIKey) (*StaticKeys, error) {
 		if key == "" {
 			return nil, errors.New("httpapi: an API key is empty")
 		}
-		s.sums = append(s.sums, s.sum(key))
+		sum, _ := account.KeyDigest(s.secret, key)
+		s.sums = append(s.sums, sum)
 		s.tiers = append(s.tiers, k.Tier)
 	}
 	return s, nil
 }
 
-// sum returns the digest of key under the store's secret.
-func (s *StaticKeys) sum(key string) [sha256.Size]byte {
-	m := hmac.New(sha256.New, s.secret)
-	m.Write([]byte(key))
-	return [sha256.Size]byte(m.Sum(nil))
-}
-
 // Authenticate returns the identity of key, or ErrInvalidKey. It compares
 // the key's digest with every stored digest in constant time.
 func (s *StaticKeys) Authenticate(_ context.Context, key string) (Identity, error) {
-	sum := s.sum(key)
+	sum, id := account.KeyDigest(s.secret, key)
 	match := -1
 	for i := range s.sums {
-		if subtle.ConstantTimeCompare(sum[:], s.sums[i][:]) == 1 {
+		if subtle.ConstantTimeCompare(sum, s.sums[i]) == 1 {
 			match = i
 		}
 	}
 	if match < 0 {
 		return Identity{}, ErrInvalidKey
 	}
-	return Identity{KeyID: "key_" + hex.EncodeToString(s.sums[match][:8]), Tier: s.tiers[match]}, nil
+	return Identity{KeyID: id, Tier: s.tiers[match]}, nil
 }
 
 // accountKeys is the KeyStore of Config.Accounts: a key's identity is its
