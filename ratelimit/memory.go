@@ -316,10 +316,17 @@ func (m *Memory) UseQuota(ctx context.Context, q QuotaRequest, now time.Time) (Q
 
 // sweep drops, at most once a Window, settled entries that left the
 // window, unsettled ones older than Hold, keys left empty, and months
-// before the previous one (a durable Memory loads them again from its
+// before that of now-Hold (a durable Memory loads them again from its
 // ledger if a call needs them).
+//
+// Callers read their clocks before they take the lock, so now may be a
+// little earlier than another call's: sweep never runs for a now before
+// the last sweep's, and never drops a month later than now-Hold's, so
+// that a call with an earlier now (a request a few milliseconds behind
+// another across a month's end, or Usage of a past month) drops nothing
+// a later call still counts on. Month names sort as their months do.
 func (m *Memory) sweep(now time.Time) {
-	if now.Sub(m.lastSweep) < Window && !m.lastSweep.After(now) {
+	if now.Before(m.lastSweep.Add(Window)) {
 		return
 	}
 	m.lastSweep = now
@@ -336,9 +343,9 @@ func (m *Memory) sweep(now time.Time) {
 			m.keys[key] = kept
 		}
 	}
-	keep := map[string]bool{Month(now): true, Month(now.Add(-Hold)): true}
+	oldest := Month(now.Add(-Hold))
 	for name := range m.months {
-		if !keep[name] {
+		if name < oldest {
 			delete(m.months, name)
 		}
 	}
