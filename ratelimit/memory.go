@@ -53,7 +53,14 @@ func NewMemory() *Memory {
 // counts the usage, Cancel takes it back: a process that ends between
 // Reserve and Settle leaves the reserved cost charged (in
 // MonthUsage.Held), as for a reservation abandoned past Hold. Calls that
-// write are serialised, one ledger write at a time.
+// write are serialised, one ledger write at a time. A ledger write runs
+// to its end even when the caller's context is cancelled (bounded by a
+// timeout of its own). A ledger may fail after it applied a write (a
+// lost reply): then the Memory reads the month again from the ledger on
+// the next call, so that it counts what the ledger has; a Reserve whose
+// write was applied so leaves its cost charged, as an abandoned
+// reservation does, and a Settle so applied counts its usage again if it
+// is retried.
 //
 // Only one process may use a ledger through a Memory at a time: a Memory
 // reads a month from the ledger once and then counts in memory. Replicas
@@ -113,8 +120,20 @@ func (mo *month) add(c counter, d int64) {
 	}
 }
 
+// ledgerTimeout bounds a write to the ledger, which does not end with
+// the caller's context.
+const ledgerTimeout = 10 * time.Second
+
 // commit writes deltas to the ledger, if any, and then to mo, the month
-// called name; if the ledger fails, it changes nothing.
+// called name; if the ledger fails, it changes nothing in mo.
+//
+// The write does not stop when ctx is cancelled (a client that
+// disconnects): it runs to its end, within ledgerTimeout, so that a
+// store is not left to guess whether a write it began should count. A
+// store can still fail after it applied a write (a reply lost on the
+// network, a timeout): on any error commit drops the month from memory,
+// so that the next call reads it again from the ledger, which is the
+// truth, rather than count on in memory what may differ from it.
 func (m *Memory) commit(ctx context.Context, name string, mo *month, deltas map[counter]int64) error {
 	if m.ledger != nil {
 		named := make(map[string]int64, len(deltas))
@@ -124,7 +143,11 @@ func (m *Memory) commit(ctx context.Context, name string, mo *month, deltas map[
 			}
 		}
 		if len(named) > 0 {
-			if err := m.ledger.Add(ctx, name, named); err != nil {
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
+			err := m.ledger.Add(wctx, name, named)
+			cancel()
+			if err != nil {
+				delete(m.months, name)
 				return fmt.Errorf("ratelimit: writing the counters of %s to the ledger: %w", name, err)
 			}
 		}
