@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -158,6 +159,16 @@ func (m *Memory) commit(ctx context.Context, name string, mo *month, deltas map[
 	return nil
 }
 
+// room returns d (d >= 0), capped so that cur+d does not pass the
+// largest int64: counters saturate rather than wrap (redislimit's
+// scripts do the same).
+func room(cur, d int64) int64 {
+	if cur > 0 && d > math.MaxInt64-cur {
+		return math.MaxInt64 - cur
+	}
+	return d
+}
+
 // Reserve implements Limiter.
 func (m *Memory) Reserve(ctx context.Context, r Request, now time.Time) (Reservation, error) {
 	in, out, cost, err := Prepare(r)
@@ -192,7 +203,7 @@ func (m *Memory) Reserve(ctx context.Context, r Request, now time.Time) (Reserva
 		return Reservation{}, &Error{Err: ErrRateLimited, Key: r.Key, Account: acct, Limit: limit, Max: size, Requested: want,
 			RetryAfter: retry, Status: st}
 	}
-	charged := addMoney(max(spent, 0), cost) - max(spent, 0) // cost, saturated
+	charged := Money(room(int64(spent), int64(cost))) // cost, saturated
 	err = m.commit(ctx, name, mo, map[counter]int64{spendC: int64(charged), {kind: counterHeld, account: acct}: int64(charged)})
 	if err != nil {
 		return Reservation{}, err
@@ -219,16 +230,24 @@ func (m *Memory) Settle(ctx context.Context, res Reservation, used Usage) error 
 	if err != nil {
 		return err
 	}
-	cost := res.Prices.Cost(used)
+	// Every counter saturates at the largest int64 rather than wrap, the
+	// spend counted without the reserved cost it replaces.
 	in := max(used.InputTokens, 0)
-	err = m.commit(ctx, name, mo, map[counter]int64{
-		{kind: counterSpend, account: e.account}:    int64(cost - e.cost),
-		{kind: counterHeld, account: e.account}:     -int64(e.cost),
+	spendC := counter{kind: counterSpend, account: e.account}
+	cost := room(mo.counts[spendC]-int64(e.cost), int64(res.Prices.Cost(used)))
+	deltas := map[counter]int64{
+		spendC:                                  cost - int64(e.cost),
+		{kind: counterHeld, account: e.account}: -int64(e.cost),
+	}
+	for c, d := range map[counter]int64{
 		{kind: counterRequests, account: e.account}: max(used.Requests, 0),
 		{kind: counterInput, account: e.account}:    in,
 		{kind: counterCached, account: e.account}:   min(max(used.CachedInputTokens, 0), in),
 		{kind: counterOutput, account: e.account}:   max(used.OutputTokens, 0),
-	})
+	} {
+		deltas[c] = room(mo.counts[c], d)
+	}
+	err = m.commit(ctx, name, mo, deltas)
 	if err != nil {
 		return err
 	}

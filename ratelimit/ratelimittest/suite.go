@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,6 +45,7 @@ func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 	t.Run("AccountSpend", func(t *testing.T) { testAccountSpend(t, newLimiter(t)) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, newLimiter(t)) })
 	t.Run("Unlimited", func(t *testing.T) { testUnlimited(t, newLimiter(t)) })
+	t.Run("Saturated", func(t *testing.T) { testSaturated(t, newLimiter(t)) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelledContext(t, newLimiter(t)) })
 	t.Run("ConcurrentRequests", func(t *testing.T) { testConcurrentRequests(t, newLimiter(t)) })
 	t.Run("ConcurrentTokens", func(t *testing.T) { testConcurrentTokens(t, newLimiter(t)) })
@@ -666,6 +668,51 @@ func testUnlimited(t *testing.T, l ratelimit.Limiter) {
 	want := ratelimit.MonthUsage{Month: "2026-11", Spent: 200 * ratelimit.Dollar, Requests: 100, InputTokens: 100_000_000, OutputTokens: 50_000_000}
 	if u := usage(t, l, "local", t0); u != want {
 		t.Errorf("usage:\n got %+v\nwant %+v", u, want)
+	}
+}
+
+// testSaturated: spend and usage near the largest int64 saturate there
+// rather than wrap or fail midway, and what a reservation charged is
+// what its Cancel or Settle takes back.
+func testSaturated(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	const top = ratelimit.Money(math.MaxInt64)
+	big := ratelimit.Request{Key: "k", Account: "acct", Tier: ratelimit.Unlimited, Prices: ratelimit.Prices{Request: top - 10, Output: ratelimit.Dollar}}
+	small := ratelimit.Request{Key: "k", Account: "acct", Tier: ratelimit.Unlimited, Prices: ratelimit.Prices{Request: 100}}
+	a := reserve(t, l, big, t0)
+	if a.Status.Spent != top-10 {
+		t.Errorf("spent %d, want %d", a.Status.Spent, top-10)
+	}
+	b := reserve(t, l, small, t0) // charges the 10 left
+	if b.Status.Spent != top {
+		t.Errorf("spent %d, want the largest Money", b.Status.Spent)
+	}
+	if u := usage(t, l, "acct", t0); u.Spent != top || u.Held != top {
+		t.Errorf("usage %+v, want the largest Money spent and held", u)
+	}
+	c := reserve(t, l, small, t0) // charges nothing: nothing is left
+	if err := l.Cancel(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Cancel(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, l, "acct", t0); u.Spent != top-10 || u.Held != top-10 {
+		t.Errorf("usage after cancelling = %+v, want %d spent and held", u, top-10)
+	}
+	b = reserve(t, l, small, t0)
+	// a costs more than it reserved, past the largest Money: it saturates,
+	// b's 10 included; its usage too.
+	used := ratelimit.Usage{Requests: 1, InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64}
+	if err := l.Settle(ctx, a, used); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(ctx, b, ratelimit.Usage{Requests: 1, InputTokens: 5, OutputTokens: 5}); err != nil {
+		t.Fatal(err)
+	}
+	want := ratelimit.MonthUsage{Month: "2026-11", Spent: top, Requests: 2, InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64}
+	if u := usage(t, l, "acct", t0); u != want {
+		t.Errorf("usage after settling:\n got %+v\nwant %+v", u, want)
 	}
 }
 
