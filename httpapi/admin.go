@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/account"
@@ -335,6 +336,53 @@ func invalidParam(param, format string, args ...any) error {
 	return &formats.RequestError{Param: param, Code: "invalid_value", Message: param + ": " + fmt.Sprintf(format, args...)}
 }
 
+// checkNewAccount checks the fields of a new account by the rules of
+// account.Accounts.CreateAccount, so that a 400 names the field at
+// fault, which the store's ErrInvalid does not; an ErrInvalid the store
+// still returns names no field.
+func checkNewAccount(id, name, owner, password string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if id != "" && (len(id) > 64 || strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) >= 0) {
+		return invalidParam("id", "want 1 to 64 letters, digits, '_' or '-'")
+	}
+	switch {
+	case owner != "" && password == "":
+		return missingParam("password")
+	case password != "" && owner == "":
+		return missingParam("owner")
+	case owner == "":
+		return nil
+	}
+	at := strings.LastIndexByte(owner, '@')
+	if len(owner) < 3 || len(owner) > 254 || at < 1 || at == len(owner)-1 ||
+		strings.IndexFunc(owner, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
+		return invalidParam("owner", "want an e-mail address of 254 bytes at most")
+	}
+	if utf8.RuneCountInString(password) < 12 || len(password) > 1024 {
+		return invalidParam("password", "want 12 characters to 1024 bytes")
+	}
+	return nil
+}
+
+// checkName checks the name of an account or a key by the rules of
+// package account: 1 to 100 printable characters, not only spaces.
+func checkName(name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case strings.TrimSpace(name) == "":
+		return missingParam("name")
+	case n > 100:
+		return invalidParam("name", "%d characters, want 100 at most", n)
+	case !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0:
+		return invalidParam("name", "want printable characters only")
+	}
+	return nil
+}
+
 // adminCreateAccount serves POST /v1/admin/accounts.
 func (h *Handler) adminCreateAccount(w http.ResponseWriter, r *http.Request) {
 	var body struct {
@@ -347,25 +395,15 @@ func (h *Handler) adminCreateAccount(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	switch {
-	case strings.TrimSpace(body.Name) == "":
-		h.fail(w, r, missingParam("name"))
-		return
-	case body.Owner != "" && body.Password == "":
-		h.fail(w, r, missingParam("password"))
-		return
-	case body.Password != "" && body.Owner == "":
-		h.fail(w, r, missingParam("owner"))
-		return
-	case body.Password != "" && utf8.RuneCountInString(body.Password) < 12:
-		h.fail(w, r, invalidParam("password", "want 12 characters at least"))
+	if err := checkNewAccount(body.ID, body.Name, body.Owner, body.Password); err != nil {
+		h.fail(w, r, err)
 		return
 	}
 	a, err := h.accounts.CreateAccount(r.Context(), account.NewAccount{ID: body.ID, Name: body.Name, Owner: body.Owner, Password: body.Password})
 	if err != nil {
-		param := "id"
-		if errors.Is(err, account.ErrExists) && body.Owner != "" {
-			param = "" // the id or the owner
+		param := ""
+		if errors.Is(err, account.ErrExists) && body.Owner == "" {
+			param = "id" // else the id or the owner
 		}
 		h.fail(w, r, adminError(err, "account", param))
 		return
@@ -488,12 +526,8 @@ func (h *Handler) adminCreateKey(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	switch n := utf8.RuneCountInString(body.Name); {
-	case strings.TrimSpace(body.Name) == "":
-		h.fail(w, r, missingParam("name"))
-		return
-	case n > 100:
-		h.fail(w, r, invalidParam("name", "%d characters, want 100 at most", n))
+	if err := checkName(body.Name); err != nil {
+		h.fail(w, r, err)
 		return
 	}
 	acct := body.Account
@@ -566,8 +600,12 @@ func (h *Handler) adminCredits(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if body.ID == "" {
+	switch {
+	case body.ID == "":
 		h.fail(w, r, missingParam("id"))
+		return
+	case len(body.ID) > 200:
+		h.fail(w, r, invalidParam("id", "%d bytes, want 200 at most", len(body.ID)))
 		return
 	}
 	amount, err := parseAmount(body.Amount)
@@ -581,7 +619,11 @@ func (h *Handler) adminCredits(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := h.accounts.AddCredits(r.Context(), account.Purchase{ID: body.ID, Account: acct, Amount: amount, At: h.now()})
 	if err != nil {
-		h.fail(w, r, adminError(err, fmt.Sprintf("account %q", clip(acct)), "account"))
+		param := "account"
+		if errors.Is(err, account.ErrInvalid) {
+			param = "amount_usd" // the fields are checked: the credits would overflow
+		}
+		h.fail(w, r, adminError(err, fmt.Sprintf("account %q", clip(acct)), param))
 		return
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: admin: credits recorded", slog.String("account", a.ID),

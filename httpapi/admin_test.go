@@ -250,6 +250,11 @@ func TestAdminAccounts(t *testing.T) {
 		{`{"name":"A","colour":"red"}`, "unknown_parameter", "colour"},
 		{`{"name":7}`, "invalid_type", "name"},
 		{`{"name":"A","id":"has space"}`, "invalid_value", "id"},
+		{`{"name":"A","id":"` + strings.Repeat("i", 65) + `"}`, "invalid_value", "id"},
+		{`{"name":"` + strings.Repeat("n", 101) + `"}`, "invalid_value", "name"},
+		{`{"name":"A\u0007"}`, "invalid_value", "name"},
+		{`{"name":"A","owner":"not an address","password":"long enough password"}`, "invalid_value", "owner"},
+		{`{"name":"A","owner":"a@b.test","password":"long enough password` + strings.Repeat("p", 1024) + `"}`, "invalid_value", "password"},
 		{`{"name":`, "invalid_json", ""},
 		{`{"name":"A"} {}`, "invalid_json", ""},
 	} {
@@ -319,6 +324,7 @@ func TestAdminKeys(t *testing.T) {
 	}{
 		{`{}`, 400, "missing_required_parameter", "name"},
 		{`{"name":"` + strings.Repeat("n", 101) + `"}`, 400, "invalid_value", "name"},
+		{`{"name":"x\u0000"}`, 400, "invalid_value", "name"},
 		{`{"name":"x","account":"acct_nope"}`, 404, "not_found", "account"},
 		{`{"name":"x","scopes":[]}`, 400, "unknown_parameter", "scopes"},
 	} {
@@ -449,6 +455,7 @@ func TestAdminCredits(t *testing.T) {
 		{`{"id":"p","amount_usd":true}`, 400, "invalid_value", "amount_usd"},
 		{`{"id":"p","amount_usd":"40 USD"}`, 400, "invalid_value", "amount_usd"},
 		{`{"id":"p","amount_usd":"1","account":"acct_nope"}`, 404, "not_found", "account"},
+		{`{"id":"` + strings.Repeat("p", 201) + `","amount_usd":"1"}`, 400, "invalid_value", "id"},
 		{`{"id":"p","amount":"1"}`, 400, "unknown_parameter", "amount"},
 	} {
 		adminErr(t, e.h, "POST", "/v1/admin/credits", tc.body, tc.status, tc.code, tc.param)
@@ -456,6 +463,9 @@ func TestAdminCredits(t *testing.T) {
 	if a := admin(t, e.h, "GET", "/v1/admin/accounts/default", "", 200); a["credits_usd"] != "12.6" {
 		t.Errorf("after the refusals: %v", a)
 	}
+	// Credits past the largest amount: the amount is at fault.
+	admin(t, e.h, "POST", "/v1/admin/credits", `{"id":"big_1","amount_usd":"5000000000"}`, 200)
+	adminErr(t, e.h, "POST", "/v1/admin/credits", `{"id":"big_2","amount_usd":"5000000000"}`, 400, "invalid_value", "amount_usd")
 }
 
 // Trials and subscriptions through the admin API, on the Handler's

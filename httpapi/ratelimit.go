@@ -182,7 +182,17 @@ func (a *admission) reserve(w http.ResponseWriter, r *http.Request, want ratelim
 	return nil
 }
 
+// settleBackoff is the wait before each retry of a Settle that failed;
+// all of them fit in settle's 5 s.
+var settleBackoff = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
+
 // settle settles the reservation with used, even if the client has gone.
+// A limiter's error may be brief (a connection reset, a failover), and
+// a reservation left unsettled keeps its whole reserved cost charged
+// for the month, so settle retries a failed Settle, backing off, within
+// 5 s, before it logs the failure. A Limiter settles a reservation
+// once, so a retry of a Settle that was applied (its reply lost) does
+// nothing more.
 func (a *admission) settle(r *http.Request, used ratelimit.Usage) {
 	if !a.held {
 		return
@@ -190,7 +200,22 @@ func (a *admission) settle(r *http.Request, used ratelimit.Usage) {
 	a.held = false
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
-	if err := a.h.limits.Settle(ctx, a.res, used); err != nil {
+	err := a.h.limits.Settle(ctx, a.res, used)
+	for _, wait := range settleBackoff {
+		if err == nil {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+			err = a.h.limits.Settle(ctx, a.res, used)
+			continue
+		}
+		break
+	}
+	if err != nil {
 		a.h.log.LogAttrs(r.Context(), slog.LevelError, "httpapi: settling a rate-limit reservation failed",
 			slog.String("key_id", a.key), slog.Any("err", err))
 	}

@@ -675,3 +675,62 @@ func TestCachedInputDiscount(t *testing.T) {
 		})
 	}
 }
+
+// flakyLimiter fails the first fails Settle calls, as a limiter whose
+// backend blinks, and counts the calls and keeps the last reservation.
+type flakyLimiter struct {
+	ratelimit.Limiter
+	fails   int64
+	settles atomic.Int64
+	mu      sync.Mutex
+	res     ratelimit.Reservation
+}
+
+func (l *flakyLimiter) Settle(ctx context.Context, res ratelimit.Reservation, used ratelimit.Usage) error {
+	l.mu.Lock()
+	l.res = res
+	l.mu.Unlock()
+	if l.settles.Add(1) <= l.fails {
+		return errors.New("redis: connection reset by peer")
+	}
+	return l.Limiter.Settle(ctx, res, used)
+}
+
+// TestRateLimitSettleRetries: a Settle that fails briefly is retried, so
+// the request's reserved cost does not stay charged for the month; one
+// that keeps failing is given up within the settle budget.
+func TestRateLimitSettleRetries(t *testing.T) {
+	body := `{"model":"core-2-5-mini","max_tokens":600,"messages":[{"role":"user","content":"Hi"}]}`
+	for _, c := range []struct {
+		name    string
+		fails   int64
+		settles int64
+		held    bool
+	}{
+		{"once", 0, 1, false},
+		{"blink", 2, 3, false},
+		{"down", 100, 4, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			flaky := &flakyLimiter{Limiter: ratelimit.NewMemory(), fails: c.fails}
+			e := limitedEnv(t, ratelimit.Default, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Limiter = flaky })
+			start := time.Now()
+			if w := do(e.h, "POST", "/v1/chat/completions", key, body); w.Code != http.StatusOK {
+				t.Fatalf("%d %s", w.Code, w.Body)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("the request took %s, past the settle budget", d)
+			}
+			if got := flaky.settles.Load(); got != c.settles {
+				t.Errorf("%d calls of Settle, want %d", got, c.settles)
+			}
+			u, err := flaky.Usage(context.Background(), flaky.res.Account, flaky.res.At)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if held := u.Held != 0; held != c.held || u.Spent == 0 {
+				t.Errorf("usage %+v: reserved cost held %v, want %v", u, held, c.held)
+			}
+		})
+	}
+}

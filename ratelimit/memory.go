@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -53,7 +54,14 @@ func NewMemory() *Memory {
 // counts the usage, Cancel takes it back: a process that ends between
 // Reserve and Settle leaves the reserved cost charged (in
 // MonthUsage.Held), as for a reservation abandoned past Hold. Calls that
-// write are serialised, one ledger write at a time.
+// write are serialised, one ledger write at a time. A ledger write runs
+// to its end even when the caller's context is cancelled (bounded by a
+// timeout of its own). A ledger may fail after it applied a write (a
+// lost reply): then the Memory reads the month again from the ledger on
+// the next call, so that it counts what the ledger has; a Reserve whose
+// write was applied so leaves its cost charged, as an abandoned
+// reservation does, and a Settle so applied counts its usage again if it
+// is retried.
 //
 // Only one process may use a ledger through a Memory at a time: a Memory
 // reads a month from the ledger once and then counts in memory. Replicas
@@ -113,8 +121,20 @@ func (mo *month) add(c counter, d int64) {
 	}
 }
 
+// ledgerTimeout bounds a write to the ledger, which does not end with
+// the caller's context.
+const ledgerTimeout = 10 * time.Second
+
 // commit writes deltas to the ledger, if any, and then to mo, the month
-// called name; if the ledger fails, it changes nothing.
+// called name; if the ledger fails, it changes nothing in mo.
+//
+// The write does not stop when ctx is cancelled (a client that
+// disconnects): it runs to its end, within ledgerTimeout, so that a
+// store is not left to guess whether a write it began should count. A
+// store can still fail after it applied a write (a reply lost on the
+// network, a timeout): on any error commit drops the month from memory,
+// so that the next call reads it again from the ledger, which is the
+// truth, rather than count on in memory what may differ from it.
 func (m *Memory) commit(ctx context.Context, name string, mo *month, deltas map[counter]int64) error {
 	if m.ledger != nil {
 		named := make(map[string]int64, len(deltas))
@@ -124,7 +144,11 @@ func (m *Memory) commit(ctx context.Context, name string, mo *month, deltas map[
 			}
 		}
 		if len(named) > 0 {
-			if err := m.ledger.Add(ctx, name, named); err != nil {
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
+			err := m.ledger.Add(wctx, name, named)
+			cancel()
+			if err != nil {
+				delete(m.months, name)
 				return fmt.Errorf("ratelimit: writing the counters of %s to the ledger: %w", name, err)
 			}
 		}
@@ -133,6 +157,16 @@ func (m *Memory) commit(ctx context.Context, name string, mo *month, deltas map[
 		mo.add(c, d)
 	}
 	return nil
+}
+
+// room returns d (d >= 0), capped so that cur+d does not pass the
+// largest int64: counters saturate rather than wrap (redislimit's
+// scripts do the same).
+func room(cur, d int64) int64 {
+	if cur > 0 && d > math.MaxInt64-cur {
+		return math.MaxInt64 - cur
+	}
+	return d
 }
 
 // Reserve implements Limiter.
@@ -169,7 +203,7 @@ func (m *Memory) Reserve(ctx context.Context, r Request, now time.Time) (Reserva
 		return Reservation{}, &Error{Err: ErrRateLimited, Key: r.Key, Account: acct, Limit: limit, Max: size, Requested: want,
 			RetryAfter: retry, Status: st}
 	}
-	charged := addMoney(max(spent, 0), cost) - max(spent, 0) // cost, saturated
+	charged := Money(room(int64(spent), int64(cost))) // cost, saturated
 	err = m.commit(ctx, name, mo, map[counter]int64{spendC: int64(charged), {kind: counterHeld, account: acct}: int64(charged)})
 	if err != nil {
 		return Reservation{}, err
@@ -196,16 +230,24 @@ func (m *Memory) Settle(ctx context.Context, res Reservation, used Usage) error 
 	if err != nil {
 		return err
 	}
-	cost := res.Prices.Cost(used)
+	// Every counter saturates at the largest int64 rather than wrap, the
+	// spend counted without the reserved cost it replaces.
 	in := max(used.InputTokens, 0)
-	err = m.commit(ctx, name, mo, map[counter]int64{
-		{kind: counterSpend, account: e.account}:    int64(cost - e.cost),
-		{kind: counterHeld, account: e.account}:     -int64(e.cost),
+	spendC := counter{kind: counterSpend, account: e.account}
+	cost := room(mo.counts[spendC]-int64(e.cost), int64(res.Prices.Cost(used)))
+	deltas := map[counter]int64{
+		spendC:                                  cost - int64(e.cost),
+		{kind: counterHeld, account: e.account}: -int64(e.cost),
+	}
+	for c, d := range map[counter]int64{
 		{kind: counterRequests, account: e.account}: max(used.Requests, 0),
 		{kind: counterInput, account: e.account}:    in,
 		{kind: counterCached, account: e.account}:   min(max(used.CachedInputTokens, 0), in),
 		{kind: counterOutput, account: e.account}:   max(used.OutputTokens, 0),
-	})
+	} {
+		deltas[c] = room(mo.counts[c], d)
+	}
+	err = m.commit(ctx, name, mo, deltas)
 	if err != nil {
 		return err
 	}
@@ -316,10 +358,17 @@ func (m *Memory) UseQuota(ctx context.Context, q QuotaRequest, now time.Time) (Q
 
 // sweep drops, at most once a Window, settled entries that left the
 // window, unsettled ones older than Hold, keys left empty, and months
-// before the previous one (a durable Memory loads them again from its
+// before that of now-Hold (a durable Memory loads them again from its
 // ledger if a call needs them).
+//
+// Callers read their clocks before they take the lock, so now may be a
+// little earlier than another call's: sweep never runs for a now before
+// the last sweep's, and never drops a month later than now-Hold's, so
+// that a call with an earlier now (a request a few milliseconds behind
+// another across a month's end, or Usage of a past month) drops nothing
+// a later call still counts on. Month names sort as their months do.
 func (m *Memory) sweep(now time.Time) {
-	if now.Sub(m.lastSweep) < Window && !m.lastSweep.After(now) {
+	if now.Before(m.lastSweep.Add(Window)) {
 		return
 	}
 	m.lastSweep = now
@@ -336,9 +385,9 @@ func (m *Memory) sweep(now time.Time) {
 			m.keys[key] = kept
 		}
 	}
-	keep := map[string]bool{Month(now): true, Month(now.Add(-Hold)): true}
+	oldest := Month(now.Add(-Hold))
 	for name := range m.months {
-		if !keep[name] {
+		if name < oldest {
 			delete(m.months, name)
 		}
 	}

@@ -31,11 +31,15 @@ func TestDurableMemory(t *testing.T) {
 }
 
 // mapLedger is a ratelimit.Ledger in a map; when fail is set, every call
-// fails with it.
+// fails with it; when lost is set, Add applies its write and then fails
+// with it, as a store whose reply is lost; Add fails with its context's
+// error, as a store on the network does; onLoad, if set, runs in Load.
 type mapLedger struct {
 	mu     sync.Mutex
 	months map[string]map[string]int64
 	fail   error
+	lost   error
+	onLoad func()
 }
 
 func newMapLedger() *mapLedger { return &mapLedger{months: map[string]map[string]int64{}} }
@@ -46,14 +50,20 @@ func (l *mapLedger) Load(_ context.Context, month string) (map[string]int64, err
 	if l.fail != nil {
 		return nil, l.fail
 	}
+	if l.onLoad != nil {
+		l.onLoad()
+	}
 	return maps.Clone(l.months[month]), nil
 }
 
-func (l *mapLedger) Add(_ context.Context, month string, deltas map[string]int64) error {
+func (l *mapLedger) Add(ctx context.Context, month string, deltas map[string]int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.fail != nil {
 		return l.fail
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if l.months[month] == nil {
 		l.months[month] = map[string]int64{}
@@ -61,7 +71,7 @@ func (l *mapLedger) Add(_ context.Context, month string, deltas map[string]int64
 	for name, d := range deltas {
 		l.months[month][name] += d
 	}
-	return nil
+	return l.lost
 }
 
 func (l *mapLedger) setFail(err error) {
@@ -230,5 +240,54 @@ func TestDurableMemoryForeignCounter(t *testing.T) {
 func TestNewDurableMemoryNeedsLedger(t *testing.T) {
 	if _, err := ratelimit.NewDurableMemory(nil); err == nil {
 		t.Fatal("NewDurableMemory(nil) succeeded")
+	}
+}
+
+// TestDurableMemoryLedgerLostReply: a ledger that applies a write and
+// still fails (its reply lost) fails the call, and the Memory then counts
+// what the ledger has, not what it had in memory: the cap holds on the
+// spend the ledger kept.
+func TestDurableMemoryLedgerLostReply(t *testing.T) {
+	ctx := context.Background()
+	ledger := newMapLedger()
+	m := durableOn(t, ledger)
+	tier := ratelimit.Tier{Name: "cap", MaxMonthlySpend: ratelimit.Dollar}
+	r := ratelimit.Request{Key: "k", Account: "a", Tier: tier, MaxOutputTokens: 60, Prices: ratelimit.Prices{Output: ratelimit.Cent}}
+	if _, err := m.Usage(ctx, "a", t0); err != nil { // loads the month
+		t.Fatal(err)
+	}
+	lost := errors.New("i/o timeout")
+	ledger.lost = lost
+	if _, err := m.Reserve(ctx, r, t0); !errors.Is(err, lost) {
+		t.Fatalf("Reserve on a ledger that lost its reply: %v, want its error", err)
+	}
+	ledger.lost = nil
+	if u, err := m.Usage(ctx, "a", t0); err != nil || u.Spent != 60*ratelimit.Cent || u.Held != 60*ratelimit.Cent {
+		t.Fatalf("usage after the lost reply: %+v, %v; want the ledger's 0.6 spent and held", u, err)
+	}
+	if _, err := m.Reserve(ctx, r, t0); !errors.Is(err, ratelimit.ErrSpendCap) {
+		t.Fatalf("a second 0.6 on the ledger's 0.6: %v, want ErrSpendCap", err)
+	}
+}
+
+// TestDurableMemoryClientGone: a caller's context cancelled while the
+// call runs (a client that disconnects) does not abort the ledger write:
+// the reservation is written whole, in the ledger and in memory alike.
+func TestDurableMemoryClientGone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ledger := newMapLedger()
+	ledger.onLoad = cancel // the client leaves while the month loads
+	m := durableOn(t, ledger)
+	r := ratelimit.Request{Key: "k", Account: "a", Tier: ratelimit.Unlimited, InputTokens: 10, Prices: ratelimit.Prices{Input: ratelimit.MicroDollar}}
+	if _, err := m.Reserve(ctx, r, t0); err != nil {
+		t.Fatalf("Reserve by a client gone during the call: %v, want the write done", err)
+	}
+	ledger.onLoad = nil
+	if got := ledger.months["2026-11"]; got["spend/a"] != 10_000 || got["held/a"] != 10_000 {
+		t.Errorf("ledger %v, want the reservation's 0.00001 spent and held", got)
+	}
+	if u, err := m.Usage(context.Background(), "a", t0); err != nil || u.Spent != 10*ratelimit.MicroDollar {
+		t.Errorf("usage %+v, %v; want 0.00001 spent", u, err)
 	}
 }

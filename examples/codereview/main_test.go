@@ -397,6 +397,39 @@ func TestFailedReviewGivesQuotaBack(t *testing.T) {
 	}
 }
 
+// TestFailedReviewGivesBackAcrossMonths: a generation that fails after
+// the month turned gives the review back to the month it was taken from,
+// though the new month's one user is someone else.
+func TestFailedReviewGivesBackAcrossMonths(t *testing.T) {
+	ctx := context.Background()
+	quotas := ratelimit.NewMemory()
+	plan := ratelimit.Plan{Name: "one", Reviews: 1, Users: 1}
+	st := standing{account: "a", plan: plan, simulated: true}
+	nov := time.Date(2026, 11, 30, 23, 59, 59, 0, time.UTC)
+	dec := ratelimit.NextMonth(nov)
+	if _, err := quotas.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: plan, User: "bob"}, dec); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	clock := func() time.Time { // the review takes its quota in November and fails in December
+		calls++
+		if calls == 1 {
+			return nov
+		}
+		return dec
+	}
+	o := options{account: "a", user: "ann", maxTokens: 8}
+	var out strings.Builder
+	err := run(ctx, o, st, failing{}, quotas, []diff{{"d", sampleDiff}}, &out, clock)
+	if !errors.Is(err, inference.ErrOverloaded) || errors.Is(err, ratelimit.ErrQuotaExhausted) {
+		t.Fatalf("a review that failed in the next month reported %v, want the engine's error alone", err)
+	}
+	qs, err := quotas.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: plan, User: "ann", Reviews: 1}, nov)
+	if err != nil || qs.Reviews.Remaining != 0 {
+		t.Fatalf("November's review was not given back: %+v, %v", qs, err)
+	}
+}
+
 // failing is an engine that always fails.
 type failing struct{}
 

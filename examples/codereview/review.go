@@ -77,9 +77,13 @@ func run(ctx context.Context, o options, st standing, eng Engine, quotas ratelim
 				},
 			})
 			if err != nil {
+				// Give the quota back to the month it was taken from, at,
+				// though the clock may have turned since, and without the
+				// user, who stays counted there: in a new month the user
+				// would count anew, and could be refused.
 				back := q
-				back.Reviews, back.Summaries = -q.Reviews, -q.Summaries
-				if _, berr := quotas.UseQuota(context.WithoutCancel(ctx), back, now()); berr != nil {
+				back.Reviews, back.Summaries, back.User = -q.Reviews, -q.Summaries, ""
+				if _, berr := quotas.UseQuota(context.WithoutCancel(ctx), back, at); berr != nil {
 					err = errors.Join(err, berr)
 				}
 				return fmt.Errorf("%s of %s: %w", s.title, name, err)

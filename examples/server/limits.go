@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -85,6 +86,20 @@ type backends struct {
 	close func() error
 }
 
+// redactAddr returns a -redis address fit for messages and logs: a
+// URL's password replaced as url.URL.Redacted does, or, where the URL
+// does not parse, its whole user information.
+func redactAddr(addr string) string {
+	if u, err := url.Parse(addr); err == nil {
+		return u.Redacted()
+	}
+	scheme, rest, ok := strings.Cut(addr, "://")
+	if at := strings.LastIndexByte(rest, '@'); ok && at >= 0 {
+		return scheme + "://xxxxx@" + rest[at+1:]
+	}
+	return addr
+}
+
 // openBackends opens the backends the flags name:
 //
 //   - -redis ADDR: accounts in Redis (redisaccount), limits in Redis
@@ -106,10 +121,15 @@ func openBackends(ctx context.Context, o options, logger *slog.Logger) (b backen
 	b.close = func() error { return nil }
 	switch {
 	case o.redis != "":
+		addr := redactAddr(o.redis) // for messages: never the password
 		opts := &redis.Options{Addr: o.redis}
 		if strings.Contains(o.redis, "://") {
 			if opts, err = redis.ParseURL(o.redis); err != nil {
-				return backends{}, fmt.Errorf("-redis: %w", err)
+				var ue *url.Error
+				if errors.As(err, &ue) {
+					ue.URL = addr
+				}
+				return backends{}, fmt.Errorf("-redis %s: %w", addr, err)
 			}
 		}
 		rdb := redis.NewClient(opts)
@@ -118,7 +138,7 @@ func openBackends(ctx context.Context, o options, logger *slog.Logger) (b backen
 		defer cancel()
 		if err := rdb.Ping(pctx).Err(); err != nil {
 			rdb.Close()
-			return backends{}, fmt.Errorf("-redis %s: %w", o.redis, err)
+			return backends{}, fmt.Errorf("-redis %s: %w", addr, err)
 		}
 		if b.limiter, err = redislimit.New(redislimit.Config{Client: rdb}); err == nil {
 			if b.responses, err = rediscache.New(rediscache.Config{Client: rdb}); err == nil {

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,9 +40,12 @@ func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 	t.Run("KeysApart", func(t *testing.T) { testKeysApart(t, newLimiter(t)) })
 	t.Run("SpendCap", func(t *testing.T) { testSpendCap(t, newLimiter(t)) })
 	t.Run("SpendSettleAcrossMonths", func(t *testing.T) { testSpendMonths(t, newLimiter(t)) })
+	t.Run("UsageOfPastMonth", func(t *testing.T) { testUsagePastMonth(t, newLimiter(t)) })
+	t.Run("ClockBehindAcrossMonths", func(t *testing.T) { testClockBehind(t, newLimiter(t)) })
 	t.Run("AccountSpend", func(t *testing.T) { testAccountSpend(t, newLimiter(t)) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, newLimiter(t)) })
 	t.Run("Unlimited", func(t *testing.T) { testUnlimited(t, newLimiter(t)) })
+	t.Run("Saturated", func(t *testing.T) { testSaturated(t, newLimiter(t)) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelledContext(t, newLimiter(t)) })
 	t.Run("ConcurrentRequests", func(t *testing.T) { testConcurrentRequests(t, newLimiter(t)) })
 	t.Run("ConcurrentTokens", func(t *testing.T) { testConcurrentTokens(t, newLimiter(t)) })
@@ -290,6 +294,71 @@ func testSpendMonths(t *testing.T, l ratelimit.Limiter) {
 	if res.Status.Spent != ratelimit.Dollar {
 		t.Errorf("spent = %s, want 1", res.Status.Spent)
 	}
+}
+
+// testUsagePastMonth: reading a past month's usage forgets nothing of
+// this month's: the reservation settles to its cost, and the cap holds.
+func testUsagePastMonth(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Tier{Name: "cap", MaxMonthlySpend: ratelimit.Dollar}
+	prices := ratelimit.Prices{Output: ratelimit.Cent}
+	r := ratelimit.Request{Key: "k", Account: "acct", Tier: tier, MaxOutputTokens: 80, Prices: prices}
+	res := reserve(t, l, r, t0)
+	october := time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC)
+	if u := usage(t, l, "acct", october); u != (ratelimit.MonthUsage{Month: "2026-10"}) {
+		t.Errorf("usage of October = %+v, want zero", u)
+	}
+	if u := usage(t, l, "acct", t0.Add(time.Second)); u.Spent != 80*ratelimit.Cent || u.Held != 80*ratelimit.Cent {
+		t.Errorf("usage of November after reading October = %+v, want 0.8 spent and held", u)
+	}
+	if err := l.Settle(ctx, res, ratelimit.Usage{Requests: 1, OutputTokens: 50}); err != nil {
+		t.Fatal(err)
+	}
+	want := ratelimit.MonthUsage{Month: "2026-11", Spent: 50 * ratelimit.Cent, Requests: 1, OutputTokens: 50}
+	if u := usage(t, l, "acct", t0.Add(2*time.Second)); u != want {
+		t.Errorf("usage after settling:\n got %+v\nwant %+v", u, want)
+	}
+	reserve(t, l, ratelimit.Request{Key: "k", Account: "acct", Tier: tier, MaxOutputTokens: 50, Prices: prices}, t0.Add(3*time.Second))
+	refused(t, l, ratelimit.Request{Key: "k", Account: "acct", Tier: tier, MaxOutputTokens: 1, Prices: prices}, t0.Add(4*time.Second),
+		ratelimit.ErrSpendCap, ratelimit.LimitSpend)
+}
+
+// testClockBehind: callers read their clocks before the limiter orders
+// their calls, so a call may come with a time a little before the last
+// one's, across a month's end. The new month's spend stays counted: it
+// settles, cancels and caps as it should.
+func testClockBehind(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	tier := ratelimit.Tier{Name: "cap", MaxMonthlySpend: ratelimit.Dollar}
+	prices := ratelimit.Prices{Output: ratelimit.Cent}
+	dec := ratelimit.NextMonth(t0).Add(5 * time.Millisecond) // 2026-12-01 00:00:00.005
+	nov := dec.Add(-10 * time.Millisecond)                   // 2026-11-30 23:59:59.995
+	r := ratelimit.Request{Key: "k", Account: "acct", Tier: tier, MaxOutputTokens: 60, Prices: prices}
+	a := reserve(t, l, r, dec)
+	b := reserve(t, l, r, nov) // November's own spend: 0.6 of its cap
+	if b.Status.Spent != 60*ratelimit.Cent {
+		t.Errorf("November's reservation: spent %s, want 0.6", b.Status.Spent)
+	}
+	if u := usage(t, l, "acct", dec); u.Spent != 60*ratelimit.Cent || u.Held != 60*ratelimit.Cent {
+		t.Errorf("December after a call in November = %+v, want 0.6 spent and held", u)
+	}
+	refused(t, l, r, dec, ratelimit.ErrSpendCap, ratelimit.LimitSpend) // 1.2 > 1
+	if err := l.Settle(ctx, a, ratelimit.Usage{Requests: 1, OutputTokens: 30}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Cancel(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	want := ratelimit.MonthUsage{Month: "2026-12", Spent: 30 * ratelimit.Cent, Requests: 1, OutputTokens: 30}
+	if u := usage(t, l, "acct", dec); u != want {
+		t.Errorf("December after settling:\n got %+v\nwant %+v", u, want)
+	}
+	if u := usage(t, l, "acct", nov); u != (ratelimit.MonthUsage{Month: "2026-11"}) {
+		t.Errorf("November after cancelling = %+v, want zero", u)
+	}
+	reserve(t, l, ratelimit.Request{Key: "k", Account: "acct", Tier: tier, MaxOutputTokens: 70, Prices: prices}, dec)
+	refused(t, l, ratelimit.Request{Key: "k", Account: "acct", Tier: tier, MaxOutputTokens: 1, Prices: prices}, dec,
+		ratelimit.ErrSpendCap, ratelimit.LimitSpend)
 }
 
 func testQuotas(t *testing.T, l ratelimit.Quotas) {
@@ -599,6 +668,51 @@ func testUnlimited(t *testing.T, l ratelimit.Limiter) {
 	want := ratelimit.MonthUsage{Month: "2026-11", Spent: 200 * ratelimit.Dollar, Requests: 100, InputTokens: 100_000_000, OutputTokens: 50_000_000}
 	if u := usage(t, l, "local", t0); u != want {
 		t.Errorf("usage:\n got %+v\nwant %+v", u, want)
+	}
+}
+
+// testSaturated: spend and usage near the largest int64 saturate there
+// rather than wrap or fail midway, and what a reservation charged is
+// what its Cancel or Settle takes back.
+func testSaturated(t *testing.T, l ratelimit.Limiter) {
+	ctx := context.Background()
+	const top = ratelimit.Money(math.MaxInt64)
+	big := ratelimit.Request{Key: "k", Account: "acct", Tier: ratelimit.Unlimited, Prices: ratelimit.Prices{Request: top - 10, Output: ratelimit.Dollar}}
+	small := ratelimit.Request{Key: "k", Account: "acct", Tier: ratelimit.Unlimited, Prices: ratelimit.Prices{Request: 100}}
+	a := reserve(t, l, big, t0)
+	if a.Status.Spent != top-10 {
+		t.Errorf("spent %d, want %d", a.Status.Spent, top-10)
+	}
+	b := reserve(t, l, small, t0) // charges the 10 left
+	if b.Status.Spent != top {
+		t.Errorf("spent %d, want the largest Money", b.Status.Spent)
+	}
+	if u := usage(t, l, "acct", t0); u.Spent != top || u.Held != top {
+		t.Errorf("usage %+v, want the largest Money spent and held", u)
+	}
+	c := reserve(t, l, small, t0) // charges nothing: nothing is left
+	if err := l.Cancel(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Cancel(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, l, "acct", t0); u.Spent != top-10 || u.Held != top-10 {
+		t.Errorf("usage after cancelling = %+v, want %d spent and held", u, top-10)
+	}
+	b = reserve(t, l, small, t0)
+	// a costs more than it reserved, past the largest Money: it saturates,
+	// b's 10 included; its usage too.
+	used := ratelimit.Usage{Requests: 1, InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64}
+	if err := l.Settle(ctx, a, used); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(ctx, b, ratelimit.Usage{Requests: 1, InputTokens: 5, OutputTokens: 5}); err != nil {
+		t.Fatal(err)
+	}
+	want := ratelimit.MonthUsage{Month: "2026-11", Spent: top, Requests: 2, InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64}
+	if u := usage(t, l, "acct", t0); u != want {
+		t.Errorf("usage after settling:\n got %+v\nwant %+v", u, want)
 	}
 }
 

@@ -12,7 +12,10 @@
 // its quotas) and a set of its quota users. Every Redis key of an
 // account, its keys' windows included, carries the account as its hash
 // tag ({account}), so that a Redis Cluster keeps each script's keys on one
-// slot; accounts and keys are escaped (url.QueryEscape) in Redis keys. A
+// slot; accounts and keys are escaped (url.QueryEscape) in Redis keys.
+// Counters saturate at the largest int64, as ratelimit.Memory's do, and
+// each script checks everything before its first write, so that none
+// fails midway. A
 // month's counters expire two months after their last change. Times come
 // from the callers, in milliseconds: keep the replicas' clocks
 // synchronised.
@@ -79,8 +82,11 @@ var (
 	//go:embed quota.lua
 	quotaSrc string
 
-	reserveScript = redis.NewScript(reserveSrc)
-	settleScript  = redis.NewScript(settleSrc)
+	//go:embed int64.lua
+	int64Src string
+
+	reserveScript = redis.NewScript(int64Src + reserveSrc)
+	settleScript  = redis.NewScript(int64Src + settleSrc)
 	cancelScript  = redis.NewScript(cancelSrc)
 	quotaScript   = redis.NewScript(quotaSrc)
 )

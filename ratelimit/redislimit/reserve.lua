@@ -6,8 +6,8 @@
 -- input and output tokens (0: none), 8 input tokens, 9 output tokens,
 -- 10 cost, 11 spend cap (0: none), 12 month ttl s.
 -- Returns: verdict (0 admitted, 1 spend cap, 2 requests, 3 input, 4
--- output), retry ms, spent, then limit, remaining, reset ms of the three
--- limits. It mirrors ratelimit.Memory (window.go).
+-- output), retry ms, spent (a decimal string), then limit, remaining,
+-- reset ms of the three limits. It mirrors ratelimit.Memory (window.go).
 local log, amt, monthk = KEYS[1], KEYS[2], KEYS[3]
 local now, win, hold = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lim = {tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])}
@@ -37,7 +37,9 @@ for i = 1, #cur, 2 do
   end
   ents[#ents + 1] = {tonumber(cur[i + 1]), 1, a, b}
 end
-local spent = tonumber(redis.call('HGET', monthk, 'spend') or '0')
+-- spent is the month's spend as Redis keeps it, exact; it is compared
+-- with the cap as a Lua number.
+local spent = redis.call('HGET', monthk, 'spend') or '0'
 
 local function reply(verdict, retry)
   local out = {verdict, retry, spent}
@@ -64,7 +66,7 @@ local function reply(verdict, retry)
   return out
 end
 
-if cap > 0 and cost > 0 and spent + cost > cap then
+if cap > 0 and cost > 0 and tonumber(spent) + cost > cap then
   return reply(1, 0)
 end
 
@@ -91,15 +93,19 @@ if verdict ~= 0 then
   return reply(verdict, retry)
 end
 
+-- Every check is done: from here on nothing fails midway. The charge
+-- saturates the spend at the largest int64, and the reservation keeps
+-- what it charged, to give back or replace.
+local charged = room(spent, ARGV[10])
 redis.call('ZADD', log, now, ARGV[1])
-redis.call('HSET', amt, ARGV[1], ARGV[8] .. ' ' .. ARGV[9] .. ' ' .. ARGV[10] .. ' 0')
+redis.call('HSET', amt, ARGV[1], ARGV[8] .. ' ' .. ARGV[9] .. ' ' .. charged .. ' 0')
 redis.call('PEXPIRE', log, hold + win)
 redis.call('PEXPIRE', amt, hold + win)
-if cost > 0 then
-  redis.call('HINCRBY', monthk, 'spend', ARGV[10])
-  redis.call('HINCRBY', monthk, 'held', ARGV[10])
+if charged ~= '0' then
+  redis.call('HINCRBY', monthk, 'spend', charged)
+  redis.call('HINCRBY', monthk, 'held', charged)
   redis.call('EXPIRE', monthk, ARGV[12])
-  spent = spent + cost
+  spent = redis.call('HGET', monthk, 'spend')
 end
 ents[#ents + 1] = {now, 1, want[2], want[3]}
 return reply(0, 0)
