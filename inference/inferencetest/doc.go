@@ -1,11 +1,12 @@
 // Package inferencetest writes tiny GGUF language models, and vision
 // projectors for them, for tests.
 //
-// The models are real: llama.cpp loads them, tokenizes with their vocabulary,
-// renders their chat template and decodes batches with their weights. Only the
-// weights are random (deterministic for a seed), so the models exercise
-// everything but the meaning of the text: templates, tokenization, batching,
-// prompt caching, grammars, stop strings, streaming and cancellation.
+// The models are real: llama.cpp (or, for qwen35 and gemma4, Ollama's Go
+// engine) loads them, tokenizes with their vocabulary, renders their chat
+// template and decodes batches with their weights. Only the weights are
+// random (deterministic for a seed), so the models exercise everything but
+// the meaning of the text: templates, tokenization, batching, prompt
+// caching, grammars, stop strings, streaming and cancellation.
 //
 // Writing one takes milliseconds and needs no network and no data:
 //
@@ -22,7 +23,10 @@
 // rank-pooling classifier head and a WordPiece vocabulary, or with
 // Pooling a BERT embedding model; or "nomic-bert": a nomic-bert embedding
 // model, BERT with rotary positions, a fused query-key-value projection
-// and a SwiGLU feed-forward layer), the shape, the
+// and a SwiGLU feed-forward layer; or, for the engine's second backend,
+// since the llama.cpp it links does not know them, "qwen35": Qwen3.5's
+// linear-attention and gated attention layers, or "gemma4": Gemma 4's
+// sliding and global layers and vocabulary), the shape, the
 // tensor type (F32, F16 or Q8_0) and the seed; [Qwen3_0_6B] gives the
 // shape of a real model for benchmarks, whose speed does not depend on the
 // weights' values.

@@ -50,7 +50,7 @@ func (t tensorType) bytes(n uint64) uint64 {
 }
 
 // kv is one metadata pair. Value is a string, uint32, int32, float32, bool,
-// []string or []int32.
+// []string, []int32, []float32 or []bool.
 type kv struct {
 	Key   string
 	Value any
@@ -141,6 +141,17 @@ func (g *ggufWriter) kv(p kv) {
 		g.u64(uint64(len(v)))
 		for _, x := range v {
 			g.u32(math.Float32bits(x))
+		}
+	case []bool:
+		g.u32(ggufArray)
+		g.u32(ggufBool)
+		g.u64(uint64(len(v)))
+		for _, x := range v {
+			if x {
+				g.write([]byte{1})
+			} else {
+				g.write([]byte{0})
+			}
 		}
 	default:
 		if g.err == nil {

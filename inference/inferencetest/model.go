@@ -55,9 +55,32 @@ type Options struct {
 	// KV cache for the attention layers and a recurrent state for the
 	// others. Jamba needs at least 2 Layers, its heads are Embd/Heads wide,
 	// and HeadDim and SlidingWindow must be left zero. See StateSize.
+	//
+	// Two architectures are written as llama.cpp's current converter names
+	// them, for the engine's second backend: llama.cpp b7437, which the
+	// engine links, refuses both as an unknown model architecture.
+	//   - "qwen35": Qwen3.5, a hybrid whose every fourth layer (3, 7, ...)
+	//     attends and whose other layers are gated delta nets ("linear
+	//     attention"), each keeping a recurrent state per sequence. The
+	//     attention layers are qwen3's with an output gate; RoPE turns a
+	//     quarter of each head, with M-RoPE sections, so HeadDim must be a
+	//     multiple of 8. A linear-attention layer has KVHeads key heads
+	//     and Heads value heads, StateSize wide. Layers defaults to 4 and
+	//     must be at least 4. The default vocabulary is [ByteLevel] with
+	//     tokenizer.ggml.pre "qwen35" and the [Qwen35Template] chat
+	//     template. SlidingWindow and Pooling must be left zero.
+	//   - "gemma4": Gemma 4, gemma3's layers with a learned scale on each
+	//     layer's output and soft-capped logits, every sixth layer (5, 11,
+	//     ...) global and the others sliding-window (see SlidingWindow),
+	//     whose heads are HeadDim wide, while global layers' are twice as
+	//     wide and rotate only a quarter of it (rope_freqs), so HeadDim
+	//     must be a multiple of 4. Layers defaults to 6 and must be at
+	//     least 6. The default vocabulary is [Gemma4Tokenizer].
+	//     StateSize and Pooling must be left zero.
 	Arch string
 
-	// Layers is the number of transformer blocks (default 2; 6 for gemma3).
+	// Layers is the number of transformer blocks (default 2; 6 for gemma3
+	// and gemma4, 4 for qwen35).
 	Layers int
 	// Embd is the width of the hidden state (default 64).
 	Embd int
@@ -72,9 +95,9 @@ type Options struct {
 	// FF is the width of the feed-forward layer (default 128).
 	FF int
 	// SlidingWindow is the number of positions, the token's own included,
-	// that a sliding-window layer attends to: gemma3.attention.sliding_window,
-	// gemma3 only (default 32, so that prompts of a hundred tokens outgrow
-	// it). llama.cpp makes every sixth layer of a gemma3 model global (5,
+	// that a sliding-window layer attends to: <arch>.attention.sliding_window,
+	// gemma3 and gemma4 only (default 32, so that prompts of a hundred
+	// tokens outgrow it). llama.cpp makes every sixth layer of a gemma3 model global (5,
 	// 11, ...) and the others sliding-window, and aborts the process when
 	// decoding with no global layer, so gemma3 needs at least 6 Layers
 	// and defaults to 6: layers 0 to 4 slide and layer 5 is global.
@@ -84,7 +107,10 @@ type Options struct {
 	// 16, as in the published models). The blocks are 2*Embd channels wide
 	// (llama.cpp supports no other expansion) and convolve over the last 4
 	// positions, so a sequence's state is (3+StateSize)*2*Embd floats per
-	// Mamba layer.
+	// Mamba layer. For qwen35 it is the width of a linear-attention head's
+	// queries, keys and values (default HeadDim), so that a sequence's
+	// state is Heads*StateSize*StateSize floats per such layer, beside
+	// its convolution's last 3 positions.
 	StateSize int
 
 	// VocabSize pads the tokenizer's vocabulary with unused tokens up to
@@ -105,7 +131,8 @@ type Options struct {
 	// Seed selects the random weights: the same options write the same file.
 	Seed int64
 
-	// Tokenizer is the vocabulary (default [ByteLevel]).
+	// Tokenizer is the vocabulary (default [ByteLevel]; for gemma4
+	// [Gemma4Tokenizer]).
 	Tokenizer *Tokenizer
 	// ChatTemplate overrides the tokenizer's chat template.
 	ChatTemplate string
@@ -235,6 +262,10 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 		return layoutBERT(o)
 	case "mamba", "jamba":
 		return layoutMamba(o)
+	case "qwen35":
+		return layoutQwen35(o)
+	case "gemma4":
+		return layoutGemma4(o)
 	}
 	a, ok := archs[o.Arch]
 	if !ok {

@@ -51,7 +51,11 @@ type Tokenizer struct {
 	// for a byte-level BPE, which splits text with the pre-tokenizer Pre
 	// and merges by Merges; "llama" for SentencePiece, which merges the
 	// pair of pieces whose merged token has the highest of Scores and
-	// spells the rest with byte tokens, so it needs a token for each byte.
+	// spells the rest with byte tokens, so it needs a token for each byte;
+	// "gemma4" for Gemma 4's BPE over SentencePiece pieces, which merges
+	// by Merges, writes a space as "▁" and spells the rest with byte
+	// tokens, so it too needs a token for each byte (see
+	// [Gemma4Tokenizer]). llama.cpp b7437 knows no "gemma4" vocabulary.
 	Model string
 	// Tokens are the tokens' texts, indexed by id. A byte-level BPE writes
 	// them in the byte-level encoding of GPT-2 (a space is "Ġ"),
@@ -548,13 +552,13 @@ func preTokenizer(raw json.RawMessage) string {
 // (0 keeps its size) and its tokenizer.ggml.* metadata.
 func (tok *Tokenizer) metadata(n int) (int, []kv, error) {
 	model := cmp.Or(tok.Model, "gpt2")
-	if model != "gpt2" && model != "llama" {
-		return 0, nil, fmt.Errorf("inferencetest: tokenizer model %q; want gpt2 or llama", tok.Model)
+	if model != "gpt2" && model != "llama" && model != "gemma4" {
+		return 0, nil, fmt.Errorf("inferencetest: tokenizer model %q; want gpt2, llama or gemma4", tok.Model)
 	}
 	if len(tok.Types) != len(tok.Tokens) {
 		return 0, nil, fmt.Errorf("inferencetest: tokenizer has %d tokens and %d types", len(tok.Tokens), len(tok.Types))
 	}
-	if model == "llama" && tok.Scores != nil && len(tok.Scores) != len(tok.Tokens) {
+	if model != "gpt2" && tok.Scores != nil && len(tok.Scores) != len(tok.Tokens) {
 		return 0, nil, fmt.Errorf("inferencetest: tokenizer has %d tokens and %d scores", len(tok.Tokens), len(tok.Scores))
 	}
 	if len(tok.Tokens) == 0 {
@@ -585,15 +589,18 @@ func (tok *Tokenizer) metadata(n int) (int, []kv, error) {
 		}
 		seen[tokens[id]] = id
 	}
-	kvs := []kv{
-		{"tokenizer.ggml.model", model},
-		{"tokenizer.ggml.pre", cmp.Or(tok.Pre, "default")},
-		{"tokenizer.ggml.tokens", tokens},
-		{"tokenizer.ggml.token_type", types},
+	kvs := []kv{{"tokenizer.ggml.model", model}}
+	if model != "gemma4" { // whose converter writes no pre-tokenizer
+		kvs = append(kvs, kv{"tokenizer.ggml.pre", cmp.Or(tok.Pre, "default")})
 	}
-	if model == "gpt2" {
+	kvs = append(kvs,
+		kv{"tokenizer.ggml.tokens", tokens},
+		kv{"tokenizer.ggml.token_type", types},
+	)
+	if model != "llama" {
 		kvs = append(kvs, kv{"tokenizer.ggml.merges", tok.Merges})
-	} else {
+	}
+	if model != "gpt2" {
 		// llama.cpp spells text that no piece covers with byte tokens, or
 		// with one-byte tokens, and throws (aborting the process) when a
 		// byte has neither.

@@ -184,7 +184,7 @@ func TestSentencePieceErrors(t *testing.T) {
 	}{
 		{&noByte, "SentencePiece vocabulary has no token <0x80>"},
 		{&short, "278 tokens and 3 scores"},
-		{&other, `tokenizer model "t5"; want gpt2 or llama`},
+		{&other, `tokenizer model "t5"; want gpt2, llama or gemma4`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			err := WriteModel(filepath.Join(t.TempDir(), "m.gguf"), Options{Tokenizer: tc.tok})

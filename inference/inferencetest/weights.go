@@ -38,6 +38,10 @@ type tensorSpec struct {
 	// offset is added to the random values after scale: for parameters
 	// that must keep a sign, such as a Mamba layer's A.
 	offset float32
+	// values, if not nil, are the tensor's elements, written as they are
+	// (typ F32): for tensors that converters compute rather than copy,
+	// such as Gemma 4's rope_freqs.
+	values []float32
 }
 
 func (t tensorSpec) elems() uint64 {
@@ -134,6 +138,8 @@ func encodeChunk(dst []byte, vals []float32, ch *chunk) []byte {
 	n := min(ch.t.elems()-start, chunkElems)
 	v := vals[:n]
 	switch {
+	case ch.t.values != nil:
+		copy(v, ch.t.values[start:])
 	case ch.t.ones:
 		for i := range v {
 			v[i] = 1
