@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,9 +34,14 @@ var (
 	ErrInvalidKey = errors.New("account: invalid API key")
 	// ErrInvalidLogin: Login's owner or password is wrong.
 	ErrInvalidLogin = errors.New("account: invalid login")
-	// ErrLoginLocked: an owner had MaxLoginFailures failed logins within
-	// LoginWindow; Login refuses it until the window ends.
+	// ErrLoginLocked: an owner had MaxLoginFailures login attempts
+	// without a success within LoginWindow; Login refuses it, checking no
+	// password, until the window ends.
 	ErrLoginLocked = errors.New("account: too many failed logins; try again later")
+	// ErrBusy: Login found Config.MaxConcurrentLogins password checks
+	// running and none ended within LoginQueueWait; it checked nothing
+	// and counted no failure. Try again shortly.
+	ErrBusy = errors.New("account: too many logins at once; try again shortly")
 	// ErrTrialUsed: the account already had the trial of that plan.
 	ErrTrialUsed = errors.New("account: trial already used")
 	// ErrSubscribed: StartTrial on an account whose paid plan is active;
@@ -224,6 +230,12 @@ type Config struct {
 	// leaves existing passwords valid. 0 means DefaultPasswordIterations;
 	// lower it only in tests.
 	PasswordIterations int
+	// MaxConcurrentLogins bounds the password checks (PBKDF2 hashes of
+	// PasswordIterations each, also for unknown owners) that Login runs
+	// at once, so that a flood of sign-ins cannot take every CPU; a Login
+	// that finds them all running waits LoginQueueWait at most, then
+	// returns ErrBusy. 0 means max(1, GOMAXPROCS/2) at New.
+	MaxConcurrentLogins int
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
@@ -239,6 +251,12 @@ type Accounts struct {
 	static     map[string]keyRecord // by id
 	iterations int
 	now        func() time.Time
+	// checks holds a token per password check running (Login); its
+	// capacity is Config.MaxConcurrentLogins.
+	checks chan struct{}
+	// queueWait is how long Login waits for a free check: LoginQueueWait,
+	// shorter in tests.
+	queueWait time.Duration
 }
 
 // New validates cfg, makes DefaultAccount if the store lacks it, and
@@ -257,6 +275,15 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 	case a.iterations == 0:
 		a.iterations = DefaultPasswordIterations
 	}
+	switch n := cfg.MaxConcurrentLogins; {
+	case n < 0:
+		return nil, fmt.Errorf("account: Config.MaxConcurrentLogins is %d, less than 0", n)
+	case n == 0:
+		a.checks = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+	default:
+		a.checks = make(chan struct{}, n)
+	}
+	a.queueWait = LoginQueueWait
 	switch {
 	case cfg.Secret == nil:
 		secret, err := loadSecret(ctx, cfg.Store)
@@ -550,7 +577,7 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (Principal, 
 	if minute := a.now().UTC().Truncate(time.Minute); !static && r.LastUsed.Before(minute) {
 		err := a.store.Update(ctx, docKey+id, 0, func(old []byte) ([]byte, error) {
 			if old == nil {
-				return nil, nil // revoked meanwhile: keep it revoked
+				return nil, ErrInvalidKey // revoked meanwhile: keep it revoked, and refuse it
 			}
 			var cur keyRecord
 			if err := json.Unmarshal(old, &cur); err != nil {
@@ -562,6 +589,9 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (Principal, 
 			cur.LastUsed = minute
 			return json.Marshal(cur)
 		})
+		if errors.Is(err, ErrInvalidKey) {
+			return Principal{}, ErrInvalidKey
+		}
 		if err != nil {
 			return Principal{}, fmt.Errorf("account: recording the use of key %s: %w", id, err)
 		}
@@ -643,41 +673,99 @@ func (a *Accounts) Subscribe(ctx context.Context, account, plan string) (Account
 	})
 }
 
-// MaxLoginFailures failed logins of one owner within LoginWindow lock
-// its logins (ErrLoginLocked) until the window ends, on every replica
-// that shares the store: guessing passwords online stays slow.
+// MaxLoginFailures login attempts of one owner without a success, each
+// within LoginWindow of the one before, lock its logins (ErrLoginLocked)
+// until LoginWindow after the last, on every replica that shares the
+// store: guessing passwords online stays slow.
 const (
 	MaxLoginFailures = 10
 	LoginWindow      = 15 * time.Minute
 )
+
+// LoginQueueWait is how long Login waits for one of
+// Config.MaxConcurrentLogins password checks to end before it returns
+// ErrBusy.
+const LoginQueueWait = 100 * time.Millisecond
 
 // Login checks an owner's password and starts a console session of
 // SessionTTL; it returns the session's token, to keep in a cookie. An
 // unknown owner and a wrong password are both ErrInvalidLogin, and take
 // as long; both count towards MaxLoginFailures, so that a lock says
 // nothing about whether the owner exists.
+//
+// Each attempt is counted before its password is checked, in one atomic
+// Update that refuses it (ErrLoginLocked) once the count has reached
+// MaxLoginFailures: however many attempts race, on however many
+// replicas, at most MaxLoginFailures passwords of an owner are checked
+// per LoginWindow, which restarts with each attempt counted. A
+// successful login clears the count. When Config.MaxConcurrentLogins
+// checks are running, Login waits LoginQueueWait at most (or until ctx
+// ends), then returns ErrBusy and uncounts the attempt.
 func (a *Accounts) Login(ctx context.Context, owner, password string) (string, Session, error) {
-	failDoc := docLoginFail + hex.EncodeToString(a.mac(domainLogin, strings.ToLower(owner)))
-	switch fails, err := a.store.Get(ctx, failDoc); {
-	case errors.Is(err, ErrNotFound):
-	case err != nil:
+	failDoc := a.loginFailDoc(owner)
+	err := a.store.Update(ctx, failDoc, LoginWindow, func(old []byte) ([]byte, error) {
+		n := atoiOr0(old)
+		if n >= MaxLoginFailures {
+			return nil, ErrLoginLocked
+		}
+		return []byte(strconv.Itoa(n + 1)), nil
+	})
+	if err != nil {
 		return "", Session{}, err
-	case len(fails) > 0 && atoiOr0(fails) >= MaxLoginFailures:
-		return "", Session{}, ErrLoginLocked
 	}
-	token, s, err := a.login(ctx, owner, password)
-	if errors.Is(err, ErrInvalidLogin) {
-		// Each failure renews the count's TTL: the lock ends LoginWindow
-		// after the last failure.
-		uerr := a.store.Update(ctx, failDoc, LoginWindow, func(old []byte) ([]byte, error) {
-			return []byte(strconv.Itoa(atoiOr0(old) + 1)), nil
+	if err := a.startCheck(ctx); err != nil {
+		// Nothing was checked: give the attempt back, even when ctx has
+		// ended, so that a busy server locks nobody out.
+		uerr := a.store.Update(context.WithoutCancel(ctx), failDoc, LoginWindow, func(old []byte) ([]byte, error) {
+			if n := atoiOr0(old); n > 1 {
+				return []byte(strconv.Itoa(n - 1)), nil
+			}
+			return nil, nil
 		})
 		if uerr != nil {
-			return "", Session{}, uerr
+			err = errors.Join(err, fmt.Errorf("account: uncounting a login attempt: %w", uerr))
 		}
+		return "", Session{}, err
 	}
-	return token, s, err
+	token, s, err := a.login(ctx, owner, password)
+	if err != nil {
+		return "", Session{}, err
+	}
+	// The right password: the owner's failures are forgiven.
+	if err := a.store.Update(ctx, failDoc, 0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+		return "", Session{}, err
+	}
+	return token, s, nil
 }
+
+// loginFailDoc is the document that counts an owner's login attempts.
+func (a *Accounts) loginFailDoc(owner string) string {
+	return docLoginFail + hex.EncodeToString(a.mac(domainLogin, strings.ToLower(owner)))
+}
+
+// startCheck takes one of the password checks that Login may run at
+// once, waiting a.queueWait at most: ErrBusy if none ended by then, or
+// ctx's error. The caller calls endCheck once it has checked.
+func (a *Accounts) startCheck(ctx context.Context) error {
+	select {
+	case a.checks <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(a.queueWait)
+	defer t.Stop()
+	select {
+	case a.checks <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrBusy
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// endCheck ends a check that startCheck started.
+func (a *Accounts) endCheck() { <-a.checks }
 
 // atoiOr0 reads a count a store holds; anything else is 0.
 func atoiOr0(b []byte) int {
@@ -688,24 +776,15 @@ func atoiOr0(b []byte) int {
 	return n
 }
 
-// login is Login without its throttle.
+// login is Login without its throttle. It ends the check that Login
+// started once the password is checked.
 func (a *Accounts) login(ctx context.Context, owner, password string) (string, Session, error) {
-	id, err := a.store.Get(ctx, ownerDoc(owner))
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	r, ok, err := a.checkLogin(ctx, owner, password)
+	a.endCheck()
+	if err != nil {
 		return "", Session{}, err
 	}
-	var r accountRecord
-	if err == nil {
-		r, err = a.getAccount(ctx, string(id))
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return "", Session{}, err
-		}
-	}
-	if err != nil || r.Password == "" || !strings.EqualFold(r.Owner, owner) {
-		checkPassword(dummyPassword(a.iterations), password)
-		return "", Session{}, ErrInvalidLogin
-	}
-	if !checkPassword(r.Password, password) {
+	if !ok {
 		return "", Session{}, ErrInvalidLogin
 	}
 	token := rand.Text()
@@ -724,6 +803,27 @@ func (a *Accounts) login(ctx context.Context, owner, password string) (string, S
 		return "", Session{}, err
 	}
 	return token, s, nil
+}
+
+// checkLogin reads an owner's account and reports whether password is
+// its password; an unknown owner costs a hash as a known one does.
+func (a *Accounts) checkLogin(ctx context.Context, owner, password string) (accountRecord, bool, error) {
+	id, err := a.store.Get(ctx, ownerDoc(owner))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return accountRecord{}, false, err
+	}
+	var r accountRecord
+	if err == nil {
+		r, err = a.getAccount(ctx, string(id))
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return accountRecord{}, false, err
+		}
+	}
+	if err != nil || r.Password == "" || !strings.EqualFold(r.Owner, owner) {
+		checkPassword(dummyPassword(a.iterations), password)
+		return accountRecord{}, false, nil
+	}
+	return r, checkPassword(r.Password, password), nil
 }
 
 // SessionTTL is how long a console session lasts.

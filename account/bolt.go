@@ -20,8 +20,9 @@ const BoltLockTimeout = time.Second
 // server, whose accounts, keys and monthly counters survive restarts.
 // Every Update is one bbolt transaction, synced to disk before it
 // returns. Values with a TTL keep their expiry (on the wall clock,
-// time.Now) and read as absent after it; expired values are removed when
-// an Update meets them and when the file is opened.
+// time.Now) and read as absent after it; they are removed from the file
+// by the first Updates after it, up to 100 of them per Update
+// (oldest expiry first), and when the file is opened.
 //
 // Update runs fn inside the write transaction, so fn must not call the
 // store (it would wait for itself). A Bolt is safe for concurrent use:
@@ -36,10 +37,16 @@ type Bolt struct {
 
 var _ Store = (*Bolt)(nil)
 
-// The file's layout: one bucket, docs, whose keys are the Store's keys
-// and whose values are the expiry (Unix nanoseconds, big-endian; 0 for
-// none) followed by the value.
-var bucketDocs = []byte("docs")
+// The file's layout: a bucket, docs, whose keys are the Store's keys and
+// whose values are the expiry (Unix nanoseconds, big-endian; 0 for none)
+// followed by the value; and a bucket, expiries, that indexes the docs
+// with an expiry: its keys are the expiry (as in docs) followed by the
+// doc's key, so that a cursor meets them by time, and its values are
+// empty.
+var (
+	bucketDocs     = []byte("docs")
+	bucketExpiries = []byte("expiries")
+)
 
 // boltHeader is the length of a value's expiry.
 const boltHeader = 8
@@ -66,10 +73,24 @@ func openBolt(path string, now func() time.Time) (*Bolt, error) {
 		if err != nil {
 			return err
 		}
+		// The index is rebuilt, so that a file of a version without one
+		// (or whatever it holds) has one that matches its docs.
+		if tx.Bucket(bucketExpiries) != nil {
+			if err := tx.DeleteBucket(bucketExpiries); err != nil {
+				return err
+			}
+		}
+		x, err := tx.CreateBucket(bucketExpiries)
+		if err != nil {
+			return err
+		}
 		var expired [][]byte
 		err = b.ForEach(func(k, v []byte) error {
-			if s.expired(v) {
+			switch {
+			case s.expired(v):
 				expired = append(expired, slices.Clone(k))
+			case binary.BigEndian.Uint64(v) != 0:
+				return x.Put(expiryKey(v[:boltHeader], k), nil)
 			}
 			return nil
 		})
@@ -108,6 +129,41 @@ func (s *Bolt) expired(v []byte) bool {
 	return exp != 0 && s.now().UnixNano() >= exp
 }
 
+// expiryKey returns the key of the expiries bucket that indexes the doc
+// key whose stored value begins with exp.
+func expiryKey(exp, key []byte) []byte {
+	return append(slices.Clip(exp[:boltHeader]), key...)
+}
+
+// sweep removes up to sweepBatch docs whose expiry has passed, by the
+// expiries bucket, and their index entries.
+func (s *Bolt) sweep(tx *bolt.Tx) error {
+	b, x := tx.Bucket(bucketDocs), tx.Bucket(bucketExpiries)
+	now := uint64(s.now().UnixNano())
+	var done [][]byte
+	c := x.Cursor()
+	for k, _ := c.First(); k != nil && len(done) < sweepBatch; k, _ = c.Next() {
+		if len(k) < boltHeader || binary.BigEndian.Uint64(k) > now {
+			break
+		}
+		done = append(done, slices.Clone(k))
+	}
+	for _, k := range done {
+		if err := x.Delete(k); err != nil {
+			return err
+		}
+		// The doc goes only if it still has this expiry: Update removes
+		// the entry of a value it replaces, but a file may hold others.
+		doc := k[boltHeader:]
+		if v := b.Get(doc); v != nil && bytes.Equal(v[:min(len(v), boltHeader)], k[:boltHeader]) {
+			if err := b.Delete(doc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Get returns a copy of key's value, or an error wrapping ErrNotFound.
 func (s *Bolt) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
@@ -132,18 +188,29 @@ func (s *Bolt) Update(ctx context.Context, key string, ttl time.Duration, fn fun
 		return err
 	}
 	k := []byte(key)
-	if len(k) == 0 || len(k) > bolt.MaxKeySize {
-		return fmt.Errorf("%w: a Bolt key is 1 to %d bytes, not %d", ErrInvalid, bolt.MaxKeySize, len(k))
+	if maxKey := bolt.MaxKeySize - boltHeader; len(k) == 0 || len(k) > maxKey {
+		return fmt.Errorf("%w: a Bolt key is 1 to %d bytes, not %d", ErrInvalid, maxKey, len(k))
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketDocs)
-		var old []byte
-		if v := b.Get(k); v != nil && !s.expired(v) {
-			old = slices.Clone(v[boltHeader:])
+		if err := s.sweep(tx); err != nil {
+			return err
+		}
+		b, x := tx.Bucket(bucketDocs), tx.Bucket(bucketExpiries)
+		var old, prevExp []byte
+		if v := b.Get(k); len(v) >= boltHeader {
+			prevExp = slices.Clone(v[:boltHeader])
+			if !s.expired(v) {
+				old = slices.Clone(v[boltHeader:])
+			}
 		}
 		v, err := fn(old)
 		if err != nil {
 			return err
+		}
+		if prevExp != nil && binary.BigEndian.Uint64(prevExp) != 0 {
+			if err := x.Delete(expiryKey(prevExp, k)); err != nil {
+				return err
+			}
 		}
 		if v == nil {
 			return b.Delete(k)
@@ -155,6 +222,11 @@ func (s *Bolt) Update(ctx context.Context, key string, ttl time.Duration, fn fun
 		buf := make([]byte, boltHeader+len(v))
 		binary.BigEndian.PutUint64(buf, uint64(exp))
 		copy(buf[boltHeader:], v)
+		if exp != 0 {
+			if err := x.Put(expiryKey(buf, k), nil); err != nil {
+				return err
+			}
+		}
 		return b.Put(k, buf)
 	})
 }

@@ -43,13 +43,23 @@
 // console's forms. Sessions are for the console: API routes authenticate
 // keys only.
 //
+// Password checks are costly on purpose, so Login bounds them: an
+// owner's attempts are counted before their passwords are checked, and
+// MaxLoginFailures of them without a success lock the owner's logins for
+// LoginWindow (ErrLoginLocked), however many race; and no more than
+// Config.MaxConcurrentLogins checks run at once, a Login that finds none
+// free within LoginQueueWait returning ErrBusy.
+//
 // # Storage
 //
 // Everything lives in a Store of small documents: NewMemory for tests and
 // single runs, OpenBolt for a durable file (the default of a server), and
 // package account/redisaccount for several replicas. An account is one
 // document holding its credits and purchases, so that a purchase and the
-// credits it adds change in one atomic Update. Ledger keeps a
+// credits it adds change in one atomic Update. Sessions and login counts
+// expire: Redis drops them itself, and Memory and Bolt keep an index of
+// expiries from which each Update removes a bounded batch of expired
+// values, so that those of owners never seen again do not pile up. Ledger keeps a
 // ratelimit.Memory's monthly counters in the same store. Package
 // account/accounttest is the suite every Store passes.
 package account

@@ -1,6 +1,7 @@
 package account
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -11,8 +12,9 @@ import (
 
 // Memory is a Store in this process's memory: for tests and for servers
 // that need not remember accounts across restarts. Values with a TTL
-// expire on the wall clock (time.Now); expired values read as absent and
-// are dropped when they are met.
+// expire on the wall clock (time.Now); expired values read as absent, and
+// each Update drops up to 100 of them, oldest expiry first, so
+// that the values of owners and sessions never seen again do not pile up.
 //
 // Update runs fn outside the store's lock and commits only if the key
 // has not changed meanwhile (retrying fn otherwise), so fn may itself
@@ -23,6 +25,52 @@ type Memory struct {
 	docs map[string]memoryDoc
 	seq  uint64 // counts writes; a doc's seq is the write that made it
 	now  func() time.Time
+	// expiries indexes the writes with a TTL by expiry; an entry whose
+	// doc has since been rewritten or deleted is dropped in its turn.
+	expiries expiryHeap
+}
+
+// sweepBatch is the most expired values an Update of a Memory or a Bolt
+// removes besides its own: the work an Update does for expiry is
+// bounded, and as each Update adds one value at most, expired values are
+// removed faster than they come.
+const sweepBatch = 100
+
+// expiry is an entry of a Memory's expiry index: the doc of key made by
+// write seq expires at expires.
+type expiry struct {
+	expires time.Time
+	key     string
+	seq     uint64
+}
+
+// expiryHeap is a min-heap of expiries by time, for container/heap.
+type expiryHeap []expiry
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].expires.Before(h[j].expires) }
+func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiry)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// sweep removes up to sweepBatch expired docs, and the index entries of
+// docs rewritten or deleted since, whose time has come. m.mu is held.
+func (m *Memory) sweep() {
+	now := m.now()
+	for range sweepBatch {
+		if len(m.expiries) == 0 || now.Before(m.expiries[0].expires) {
+			return
+		}
+		e := heap.Pop(&m.expiries).(expiry)
+		if d, ok := m.docs[e.key]; ok && d.seq == e.seq {
+			delete(m.docs, e.key)
+		}
+	}
 }
 
 // memoryDoc is one value of a Memory.
@@ -88,6 +136,7 @@ func (m *Memory) Update(ctx context.Context, key string, ttl time.Duration, fn f
 			continue // another writer won: run fn on its value
 		}
 		m.seq++
+		m.sweep()
 		switch {
 		case v == nil:
 			delete(m.docs, key)
@@ -95,6 +144,7 @@ func (m *Memory) Update(ctx context.Context, key string, ttl time.Duration, fn f
 			nd := memoryDoc{value: slices.Clone(v), seq: m.seq}
 			if ttl > 0 {
 				nd.expires = m.now().Add(ttl)
+				heap.Push(&m.expiries, expiry{expires: nd.expires, key: key, seq: nd.seq})
 			}
 			m.docs[key] = nd
 		}

@@ -30,8 +30,9 @@ import (
 //   - accountkey/<account id>/<key id>: empty; lists an account's keys.
 //   - session/<hex HMAC of the token>: a Session, with the store's TTL.
 //   - ledger/<month>: a JSON object of counters.
-//   - loginfail/<hex HMAC of the lowercased owner>: the count of failed
-//     logins in the current LoginWindow, with the store's TTL.
+//   - loginfail/<hex HMAC of the lowercased owner>: the count of login
+//     attempts since the owner's last successful login, counted before
+//     their passwords are checked, with a TTL of LoginWindow.
 const (
 	docSecret     = "secret"
 	docAccount    = "account/"

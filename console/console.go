@@ -81,6 +81,10 @@ var files embed.FS
 // maxFormBytes caps the body of a form: a name, a password, a token.
 const maxFormBytes = 64 << 10
 
+// busyRetryAfter is the Retry-After, in seconds, of a sign-in refused
+// with account.ErrBusy.
+const busyRetryAfter = 1
+
 // loginTTL is how long a sign-in form's CSRF cookie lasts.
 const loginTTL = time.Hour
 
@@ -273,6 +277,13 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(account.LoginWindow.Seconds())))
 		c.renderLogin(w, r, http.StatusTooManyRequests, owner,
 			fmt.Sprintf("Too many failed sign-ins: try again in %d minutes.", int(account.LoginWindow.Minutes())))
+		return
+	case errors.Is(err, account.ErrBusy):
+		// Too many sign-ins at once: no password was checked, and the
+		// attempt does not count towards the lock.
+		c.log.LogAttrs(r.Context(), slog.LevelWarn, "console: sign-in refused: too many at once")
+		w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
+		c.renderLogin(w, r, http.StatusServiceUnavailable, owner, "Too many sign-ins at once: please try again in a moment.")
 		return
 	case err != nil:
 		c.serverError(w, r, err)

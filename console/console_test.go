@@ -311,6 +311,78 @@ func TestLoginLocked(t *testing.T) {
 	}
 }
 
+// stallStore is an account.Store whose next Get, once armed, tells
+// entered and waits until release is closed.
+type stallStore struct {
+	account.Store
+	arm     chan struct{} // a token: the next Get stalls
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *stallStore) Get(ctx context.Context, key string) ([]byte, error) {
+	select {
+	case <-s.arm:
+		s.entered <- struct{}{}
+		<-s.release
+	default:
+	}
+	return s.Store.Get(ctx, key)
+}
+
+// TestLoginBusy: while account.Config.MaxConcurrentLogins sign-ins check
+// passwords, one more gets 503 with Retry-After, without a session; and
+// it counts no failed sign-in.
+func TestLoginBusy(t *testing.T) {
+	ctx := t.Context()
+	s := &stallStore{Store: account.NewMemory(), arm: make(chan struct{}, 1), entered: make(chan struct{}), release: make(chan struct{})}
+	accounts, err := account.New(ctx, account.Config{Store: s, PasswordIterations: testIterations, MaxConcurrentLogins: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := accounts.CreateAccount(ctx, account.NewAccount{Name: "Ada's lab", Owner: owner, Password: password}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := console.New(console.Config{Accounts: accounts, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, accounts: accounts, mux: http.NewServeMux(), log: &syncBuffer{}}
+	c.Register(f.mux)
+	a := f.agent()
+	try := func(password string) (*http.Response, string) {
+		_, page := a.get("/login")
+		return a.post("/login", url.Values{"csrf": {csrf(t, page)}, "owner": {owner}, "password": {password}})
+	}
+
+	// One sign-in, with a wrong password, holds the only check, stalled
+	// reading its owner.
+	s.arm <- struct{}{}
+	done := make(chan error)
+	go func() {
+		_, _, err := accounts.Login(ctx, owner, "wrong")
+		done <- err
+	}()
+	<-s.entered
+	for range account.MaxLoginFailures + 1 {
+		resp, page := try(password)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(page, "Too many sign-ins at once") {
+			t.Fatalf("a sign-in while the check is taken: %d, Retry-After %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"), page)
+		}
+		if _, ok := a.cookies["__Host-console_session"]; ok {
+			t.Fatal("a busy sign-in set a session")
+		}
+	}
+	close(s.release)
+	if err := <-done; !errors.Is(err, account.ErrInvalidLogin) {
+		t.Fatalf("the stalled sign-in: %v, want ErrInvalidLogin", err)
+	}
+	// More busy sign-ins than MaxLoginFailures locked nothing.
+	if resp, page := try(password); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a sign-in once the check is free: %d\n%s", resp.StatusCode, page)
+	}
+}
+
 // TestLoginCSRF: the sign-in form needs the token its GET set in a
 // cookie, so that another site cannot sign a browser in to its account.
 func TestLoginCSRF(t *testing.T) {

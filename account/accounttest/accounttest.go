@@ -905,6 +905,59 @@ func testLoginLock(t *testing.T, s account.Store) {
 	if _, _, err := a.Login(ctx, "nobody@example.com", "wrong"); !errors.Is(err, account.ErrLoginLocked) {
 		t.Fatalf("an unknown owner after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
 	}
+
+	// The right password forgives the failures before it.
+	for i := range 2 * (account.MaxLoginFailures - 1) {
+		if i == account.MaxLoginFailures-1 {
+			if _, _, err := a.Login(ctx, "bob@example.com", password); err != nil {
+				t.Fatalf("the right password after %d failures: %v", account.MaxLoginFailures-1, err)
+			}
+		}
+		if _, _, err := b.Login(ctx, "bob@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+			t.Fatalf("failure %d, with a successful login after %d: %v, want ErrInvalidLogin", i+1, account.MaxLoginFailures-1, err)
+		}
+	}
+
+	// Racing guesses, through two replicas, check MaxLoginFailures
+	// passwords at most: each is counted before its password is checked.
+	const racers = 50
+	must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "Cy", Owner: "cy@example.com", Password: password}))
+	var replicas []*account.Accounts
+	for range 2 {
+		r, err := account.New(ctx, account.Config{Store: s, Now: clock.Now, PasswordIterations: passwordIterations, MaxConcurrentLogins: racers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		replicas = append(replicas, r)
+	}
+	var (
+		mu      sync.Mutex
+		results = map[error]int{}
+		wg      sync.WaitGroup
+	)
+	for i := range racers {
+		wg.Go(func() {
+			_, _, err := replicas[i%2].Login(ctx, "cy@example.com", fmt.Sprintf("wrong %d", i))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, account.ErrInvalidLogin):
+				results[account.ErrInvalidLogin]++
+			case errors.Is(err, account.ErrLoginLocked):
+				results[account.ErrLoginLocked]++
+			default:
+				t.Errorf("a racing guess: %v, want ErrInvalidLogin or ErrLoginLocked", err)
+			}
+		})
+	}
+	wg.Wait()
+	if checked := results[account.ErrInvalidLogin]; checked == 0 || checked > account.MaxLoginFailures {
+		t.Fatalf("%d racing guesses checked %d passwords, want 1 to %d (the rest ErrLoginLocked: %d)",
+			racers, checked, account.MaxLoginFailures, results[account.ErrLoginLocked])
+	}
+	if _, _, err := a.Login(ctx, "cy@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("the right password after %d racing guesses: %v, want ErrLoginLocked", racers, err)
+	}
 }
 
 func testLedger(t *testing.T, s account.Store) {
