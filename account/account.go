@@ -47,10 +47,37 @@ var (
 	// ErrSubscribed: StartTrial on an account whose paid plan is active;
 	// a trial is for accounts on Free or trialing another plan.
 	ErrSubscribed = errors.New("account: already subscribed to a paid plan")
-	// ErrInvalid: an argument is out of its range; the error wrapping it
-	// names the argument.
+	// ErrInvalid: an argument is out of its range; the error is an
+	// *ArgError that names the argument.
 	ErrInvalid = errors.New("account: invalid argument")
 )
+
+// ArgError is an argument out of its range: errors.Is(err, ErrInvalid)
+// holds for it, and Arg names the argument as the admin API's fields do:
+// "id", "name", "owner", "password", "tier", "plan", "amount" or
+// "account".
+type ArgError struct {
+	// Arg is the argument.
+	Arg string
+	// Reason says what is wrong with it, for people.
+	Reason string
+	// Missing says the argument is absent or empty.
+	Missing bool
+}
+
+// invalid returns an *ArgError.
+func invalid(arg, format string, args ...any) *ArgError {
+	return &ArgError{Arg: arg, Reason: fmt.Sprintf(format, args...)}
+}
+
+// missing returns an *ArgError of an absent argument.
+func missing(arg, reason string) *ArgError { return &ArgError{Arg: arg, Reason: reason, Missing: true} }
+
+// Error says which argument is wrong and why.
+func (e *ArgError) Error() string { return "account: " + e.Arg + ": " + e.Reason }
+
+// Is reports whether target is ErrInvalid.
+func (e *ArgError) Is(target error) bool { return target == ErrInvalid }
 
 // Account is one account's state. It is a value, read from the store.
 type Account struct {
@@ -334,14 +361,16 @@ func (a *Accounts) CreateAccount(ctx context.Context, n NewAccount) (Account, er
 	r := accountRecord{Account: Account{ID: n.ID, Name: n.Name, Owner: n.Owner, Created: a.now()}}
 	switch {
 	case n.Owner == "" && n.Password == "":
-	case n.Owner == "" || n.Password == "":
-		return Account{}, fmt.Errorf("%w: an account has both an owner and a password, or neither", ErrInvalid)
+	case n.Owner == "":
+		return Account{}, missing("owner", "an account with a password has an owner")
+	case n.Password == "":
+		return Account{}, missing("password", "an account with an owner has a password")
 	default:
 		if err := checkOwner(n.Owner); err != nil {
 			return Account{}, err
 		}
 		if c := utf8.RuneCountInString(n.Password); c < 12 || len(n.Password) > 1024 {
-			return Account{}, fmt.Errorf("%w: a password has 12 characters to 1024 bytes", ErrInvalid)
+			return Account{}, invalid("password", "want 12 characters to 1024 bytes")
 		}
 		hash, err := hashPassword(n.Password, a.iterations)
 		if err != nil {
@@ -412,7 +441,7 @@ func (a *Accounts) SetTier(ctx context.Context, id, tier string) (Account, error
 	if tier != "" {
 		t, err := ratelimit.LookupTier(tier)
 		if err != nil {
-			return Account{}, fmt.Errorf("%w: tier: %w", ErrInvalid, err)
+			return Account{}, invalid("tier", "%v", err)
 		}
 		tier = t.Name
 	}
@@ -606,12 +635,14 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (Principal, 
 // once. p.At zero means now.
 func (a *Accounts) AddCredits(ctx context.Context, p Purchase) (Account, error) {
 	switch {
-	case p.ID == "" || len(p.ID) > 200:
-		return Account{}, fmt.Errorf("%w: a purchase id has 1 to 200 bytes", ErrInvalid)
+	case p.ID == "":
+		return Account{}, missing("id", "a purchase has an id")
+	case len(p.ID) > 200:
+		return Account{}, invalid("id", "a purchase id has 1 to 200 bytes")
 	case p.Amount <= 0:
-		return Account{}, fmt.Errorf("%w: purchase amount %s is not more than 0", ErrInvalid, p.Amount)
+		return Account{}, invalid("amount", "%s is not more than 0", p.Amount)
 	case p.Account == "":
-		return Account{}, fmt.Errorf("%w: a purchase names no account", ErrInvalid)
+		return Account{}, missing("account", "a purchase names its account")
 	}
 	if p.At.IsZero() {
 		p.At = a.now()
@@ -621,7 +652,7 @@ func (a *Accounts) AddCredits(ctx context.Context, p Purchase) (Account, error) 
 			return false, nil
 		}
 		if r.Credits > math.MaxInt64-p.Amount {
-			return false, fmt.Errorf("%w: credits of account %q would overflow", ErrInvalid, p.Account)
+			return false, invalid("amount", "the credits of account %q would overflow", p.Account)
 		}
 		r.Purchases = append(r.Purchases, p)
 		r.Credits += p.Amount
@@ -641,10 +672,10 @@ func (a *Accounts) Purchases(ctx context.Context, account string) ([]Purchase, e
 func (a *Accounts) StartTrial(ctx context.Context, account, plan string) (Account, error) {
 	p, err := ratelimit.LookupPlan(plan)
 	if err != nil {
-		return Account{}, fmt.Errorf("%w: plan: %w", ErrInvalid, err)
+		return Account{}, invalid("plan", "%v", err)
 	}
 	if p.Trial <= 0 {
-		return Account{}, fmt.Errorf("%w: plan %s has no trial", ErrInvalid, p.Name)
+		return Account{}, invalid("plan", "plan %s has no trial", p.Name)
 	}
 	return a.updateAccount(ctx, account, func(r *accountRecord) (bool, error) {
 		now := a.now()
@@ -665,7 +696,7 @@ func (a *Accounts) StartTrial(ctx context.Context, account, plan string) (Accoun
 func (a *Accounts) Subscribe(ctx context.Context, account, plan string) (Account, error) {
 	p, err := ratelimit.LookupPlan(plan)
 	if err != nil {
-		return Account{}, fmt.Errorf("%w: plan: %w", ErrInvalid, err)
+		return Account{}, invalid("plan", "%v", err)
 	}
 	return a.updateAccount(ctx, account, func(r *accountRecord) (bool, error) {
 		r.Plan = Subscription{Plan: p.Name, Since: a.now(), Trials: r.Plan.Trials}

@@ -192,13 +192,13 @@ func checkName(what, name string) error {
 	n := utf8.RuneCountInString(name)
 	switch {
 	case !utf8.ValidString(name):
-		return fmt.Errorf("%w: %s name is not UTF-8", ErrInvalid, what)
+		return invalid("name", "%s name is not UTF-8", what)
 	case strings.TrimSpace(name) == "":
-		return fmt.Errorf("%w: %s name is empty", ErrInvalid, what)
+		return missing("name", what+" name is empty")
 	case n > 100:
-		return fmt.Errorf("%w: %s name has %d characters, more than 100", ErrInvalid, what, n)
+		return invalid("name", "%s name has %d characters, more than 100", what, n)
 	case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0:
-		return fmt.Errorf("%w: %s name has a control character", ErrInvalid, what)
+		return invalid("name", "%s name has a control character", what)
 	}
 	return nil
 }
@@ -209,7 +209,7 @@ func checkID(id string) error {
 	if id == "" || len(id) > 64 || strings.IndexFunc(id, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
 	}) >= 0 {
-		return fmt.Errorf("%w: account id %q is not 1 to 64 letters, digits, '_' or '-'", ErrInvalid, id)
+		return invalid("id", "an account id has 1 to 64 letters, digits, '_' or '-'")
 	}
 	return nil
 }
@@ -220,7 +220,7 @@ func checkOwner(owner string) error {
 	at := strings.LastIndexByte(owner, '@')
 	if len(owner) < 3 || len(owner) > 254 || at < 1 || at == len(owner)-1 ||
 		strings.IndexFunc(owner, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
-		return fmt.Errorf("%w: owner is not an e-mail address", ErrInvalid)
+		return invalid("owner", "not an e-mail address of 254 bytes at most")
 	}
 	return nil
 }
@@ -260,7 +260,7 @@ func (a *Accounts) getAccount(ctx context.Context, id string) (accountRecord, er
 // the account after it. fn returns false to leave the record as it is.
 func (a *Accounts) updateAccount(ctx context.Context, id string, fn func(r *accountRecord) (bool, error)) (Account, error) {
 	if id == "" {
-		return Account{}, fmt.Errorf("%w: account id is empty", ErrInvalid)
+		return Account{}, missing("account", "account id is empty")
 	}
 	var out Account
 	err := a.store.Update(ctx, docAccount+id, 0, func(old []byte) ([]byte, error) {

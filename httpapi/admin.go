@@ -13,8 +13,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/formats"
@@ -304,9 +302,10 @@ func jsonKind(kind string) string {
 
 // adminError maps an account error to the admin API's: ErrNotFound of
 // what (such as `account "acct_1"`) is a 404, ErrExists a 409,
-// ErrTrialUsed and ErrSubscribed 409s, ErrInvalid a 400 about param; the rest are
-// server errors.
+// ErrTrialUsed and ErrSubscribed 409s, an *account.ArgError a 400 about
+// its argument; the rest are server errors.
 func adminError(err error, what, param string) error {
+	var arg *account.ArgError
 	switch {
 	case errors.Is(err, account.ErrNotFound):
 		return &formats.Error{Status: http.StatusNotFound, Code: "not_found", Param: param, Message: "no " + what, Err: err}
@@ -319,9 +318,18 @@ func adminError(err error, what, param string) error {
 	case errors.Is(err, account.ErrSubscribed):
 		return &formats.Error{Status: http.StatusConflict, Code: "already_subscribed", Param: param,
 			Message: strings.TrimPrefix(err.Error(), "account: "), Err: err}
-	case errors.Is(err, account.ErrInvalid):
+	case errors.As(err, &arg):
+		// The account package names the argument as the API's fields,
+		// but for a purchase's amount.
+		param = arg.Arg
+		if param == "amount" {
+			param = "amount_usd"
+		}
+		if arg.Missing {
+			return missingParam(param)
+		}
 		return &formats.Error{Status: http.StatusBadRequest, Code: "invalid_value", Param: param,
-			Message: strings.TrimPrefix(err.Error(), "account: "), Err: err}
+			Message: param + ": " + arg.Reason, Err: err}
 	}
 	return err
 }
@@ -336,53 +344,6 @@ func invalidParam(param, format string, args ...any) error {
 	return &formats.RequestError{Param: param, Code: "invalid_value", Message: param + ": " + fmt.Sprintf(format, args...)}
 }
 
-// checkNewAccount checks the fields of a new account by the rules of
-// account.Accounts.CreateAccount, so that a 400 names the field at
-// fault, which the store's ErrInvalid does not; an ErrInvalid the store
-// still returns names no field.
-func checkNewAccount(id, name, owner, password string) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
-	if id != "" && (len(id) > 64 || strings.IndexFunc(id, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) >= 0) {
-		return invalidParam("id", "want 1 to 64 letters, digits, '_' or '-'")
-	}
-	switch {
-	case owner != "" && password == "":
-		return missingParam("password")
-	case password != "" && owner == "":
-		return missingParam("owner")
-	case owner == "":
-		return nil
-	}
-	at := strings.LastIndexByte(owner, '@')
-	if len(owner) < 3 || len(owner) > 254 || at < 1 || at == len(owner)-1 ||
-		strings.IndexFunc(owner, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
-		return invalidParam("owner", "want an e-mail address of 254 bytes at most")
-	}
-	if utf8.RuneCountInString(password) < 12 || len(password) > 1024 {
-		return invalidParam("password", "want 12 characters to 1024 bytes")
-	}
-	return nil
-}
-
-// checkName checks the name of an account or a key by the rules of
-// package account: 1 to 100 printable characters, not only spaces.
-func checkName(name string) error {
-	n := utf8.RuneCountInString(name)
-	switch {
-	case strings.TrimSpace(name) == "":
-		return missingParam("name")
-	case n > 100:
-		return invalidParam("name", "%d characters, want 100 at most", n)
-	case !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0:
-		return invalidParam("name", "want printable characters only")
-	}
-	return nil
-}
-
 // adminCreateAccount serves POST /v1/admin/accounts.
 func (h *Handler) adminCreateAccount(w http.ResponseWriter, r *http.Request) {
 	var body struct {
@@ -392,10 +353,6 @@ func (h *Handler) adminCreateAccount(w http.ResponseWriter, r *http.Request) {
 		Password string `json:"password"`
 	}
 	if err := decodeAdmin(r, &body); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if err := checkNewAccount(body.ID, body.Name, body.Owner, body.Password); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -526,10 +483,6 @@ func (h *Handler) adminCreateKey(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if err := checkName(body.Name); err != nil {
-		h.fail(w, r, err)
-		return
-	}
 	acct := body.Account
 	if acct == "" {
 		acct = account.DefaultAccount
@@ -600,12 +553,8 @@ func (h *Handler) adminCredits(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	switch {
-	case body.ID == "":
+	if body.ID == "" {
 		h.fail(w, r, missingParam("id"))
-		return
-	case len(body.ID) > 200:
-		h.fail(w, r, invalidParam("id", "%d bytes, want 200 at most", len(body.ID)))
 		return
 	}
 	amount, err := parseAmount(body.Amount)
@@ -619,11 +568,7 @@ func (h *Handler) adminCredits(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := h.accounts.AddCredits(r.Context(), account.Purchase{ID: body.ID, Account: acct, Amount: amount, At: h.now()})
 	if err != nil {
-		param := "account"
-		if errors.Is(err, account.ErrInvalid) {
-			param = "amount_usd" // the fields are checked: the credits would overflow
-		}
-		h.fail(w, r, adminError(err, fmt.Sprintf("account %q", clip(acct)), param))
+		h.fail(w, r, adminError(err, fmt.Sprintf("account %q", clip(acct)), "account"))
 		return
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: admin: credits recorded", slog.String("account", a.ID),
