@@ -48,6 +48,7 @@ type markedParser struct {
 	pending  string          // text not yet released
 	body     strings.Builder // the current call's body
 	trimLead bool            // drop white space before the next text
+	gap      string          // the white space dropped before the call
 }
 
 type markedPhase int
@@ -130,7 +131,9 @@ func (p *markedParser) step(out *Output) {
 				p.trimLead = false
 			}
 			if at := strings.Index(p.pending, p.marks.open); at >= 0 {
-				out.Text += strings.TrimRightFunc(p.pending[:at], unicode.IsSpace)
+				before := strings.TrimRightFunc(p.pending[:at], unicode.IsSpace)
+				out.Text += before
+				p.gap = p.pending[len(before):at]
 				p.pending = p.pending[at+len(p.marks.open):]
 				p.phase = markedCall
 				continue
@@ -154,7 +157,7 @@ func (p *markedParser) step(out *Output) {
 				out.Calls = append(out.Calls, calls...)
 				p.trimLead = true
 			} else {
-				out.Text += p.marks.open + body[:at+len(p.marks.close)]
+				out.Text += p.gap + p.marks.open + body[:at+len(p.marks.close)]
 			}
 		}
 	}
@@ -182,7 +185,7 @@ func (p *markedParser) Flush(truncated bool) Output {
 		if calls, ok := p.marks.parse(body, p.tools); ok {
 			out.Calls = calls
 		} else if !truncated {
-			out.Text = p.marks.open + body
+			out.Text = p.gap + p.marks.open + body
 		}
 	}
 	p.pending = ""
@@ -400,7 +403,7 @@ func (g *grammarBuilder) schemaRule(js []byte, schema func([]byte) (string, erro
 	}
 	g.n++
 	prefix := fmt.Sprintf("t%d-", g.n)
-	g.rules = append(g.rules, prefixRules(text, prefix))
+	g.rules = append(g.rules, prefixRules(strings.TrimSpace(text), prefix))
 	return prefix + "root", nil
 }
 
