@@ -577,6 +577,9 @@ func callsRoot(call string, single bool, sep string) string {
 	if single {
 		return "root ::= " + call
 	}
+	if sep == "" {
+		return "root ::= " + call + "+"
+	}
 	return "root ::= " + call + " (" + gbnfLiteral(sep) + " " + call + ")*"
 }
 
