@@ -46,9 +46,9 @@ var mistral = &Family{
 // engine stops at </s>.
 //
 // Ollama's ministral parser was not taken: it ignores the end of the
-// output (text held back as a possible marker, and a call cut short, are
-// never released), reports a malformed call or an unknown tool as an error
-// instead of showing it as text, and drops the white space before a call.
+// output (text held back as a possible marker, such as "Hello [TOOL_C", is
+// never released, nor a call cut short), and it reports a malformed call
+// or an unknown tool as an error instead of showing it as text.
 var ministral = &Family{
 	Name: "ministral",
 	Match: func(arch, template string) bool {

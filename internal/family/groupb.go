@@ -31,7 +31,8 @@ type syntax struct {
 	// parse reads the body of a marked call.
 	parse func(body string) ([]Call, bool)
 	// bare reads an answer that starts with JSON as calls, of offered
-	// tools only; nil when the family never writes bare calls.
+	// tools only; nil when the family never writes bare calls. Such an
+	// answer is held to its end when tools are offered.
 	bare func(body string, offered map[string]bool) ([]Call, bool)
 	// drop are markers removed from the answer text (Granite's
 	// <response>).
@@ -133,7 +134,7 @@ func (s *splitter) run(out *Output) {
 				if maybePrefix(trimmed, s.syn.lead) {
 					return
 				}
-				if s.syn.bare != nil && (trimmed[0] == '{' || trimmed[0] == '[') {
+				if s.syn.bare != nil && len(s.offered) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 					s.raw.WriteString(trimmed)
 					s.body.WriteString(trimmed)
 					s.phase, s.pending, s.marked = phaseRest, "", false
