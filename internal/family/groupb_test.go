@@ -427,3 +427,32 @@ func TestPrefixRules(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestGroupBClose checks that a family's Close text, written by the
+// engine into a thinking section and pushed through the parser, ends the
+// reasoning, and that what the model writes next is its answer or call.
+func TestGroupBClose(t *testing.T) {
+	tests := []struct {
+		family *Family
+		after  string
+		want   golden
+	}{
+		{gptOSS, "<|channel|>final<|message|>Hi", golden{Text: "Hi", Reasoning: "so far"}},
+		{gptOSS, `<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{"timezone":"UTC"}`,
+			golden{Reasoning: "so far", Calls: []Call{{Name: "get_time", Arguments: `{"timezone":"UTC"}`}}}},
+		{ministral, `[TOOL_CALLS]get_time[ARGS]{"timezone":"UTC"}`,
+			golden{Reasoning: "so far", Calls: []Call{{Name: "get_time", Arguments: `{"timezone":"UTC"}`}}}},
+		{granite33, "Hi</response>", golden{Text: "Hi", Reasoning: "so far"}},
+		{granite32, "\nHi", golden{Text: "Hi", Reasoning: "so far"}},
+		{phi4Reasoning, "\n\nHi", golden{Text: "Hi", Reasoning: "so far"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.family.Name, func(t *testing.T) {
+			cfg := ParserConfig{Tools: goldenTools, Thinking: true}
+			got := stream(t, tt.family, cfg, []string{"so far", tt.family.Thinking.Close, tt.after}, false)
+			if !sameGolden(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
