@@ -8,6 +8,18 @@ func registry() []*Family {
 		qwen35, qwen3Coder, qwen3, deepSeekV31, deepSeekR1, deepSeekV3, glm47, glm45,
 		hermes, // matches any ChatML template with <tool_call> JSON, and "": keep it after all others
 		// Group B (gpt-oss, Llama, Mistral, Granite, Phi-4)
+		gptOSS,
+		llama4,
+		llama3,
+		ministral, // before mistral: its templates hold [TOOL_CALLS] too
+		mistral,
+		granite33, // before granite3: 3.2 and 3.3 templates hold <|tool_call|> too
+		granite32,
+		granite3,
+		granite4,
+		phi4Reasoning, // before phi4 and phi4Mini, whose markers it shares
+		phi4Mini,
+		phi4,
 		// Group C (Gemma, FunctionGemma, LFM2, Olmo 3, Nemotron)
 	}
 }
