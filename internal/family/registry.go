@@ -7,5 +7,6 @@ func registry() []*Family {
 		// Group A (Qwen, Hermes/ChatML, DeepSeek, GLM)
 		// Group B (gpt-oss, Llama, Mistral, Granite, Phi-4)
 		// Group C (Gemma, FunctionGemma, LFM2, Olmo 3, Nemotron)
+		functionGemma, gemma4, gemma3, lfm2Thinking, lfm2, olmo3Think, olmo3, nemotron,
 	}
 }
