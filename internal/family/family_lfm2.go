@@ -10,14 +10,18 @@ import "strings"
 // variable switches it.
 var (
 	lfm2 = &Family{
-		Name:      "lfm2",
-		Match:     func(arch, template string) bool { return isLFM2(arch, template) && !strings.Contains(template, "<think>") },
+		Name: "lfm2",
+		Match: func(arch, template string) bool {
+			return isLFM2(arch, template) && !strings.Contains(template, "<think>")
+		},
 		Tools:     lfm2Tools,
 		NewParser: func(cfg ParserConfig) Parser { return newMarkupParser(lfm2Markup, cfg) },
 	}
 	lfm2Thinking = &Family{
-		Name:  "lfm2-thinking",
-		Match: func(arch, template string) bool { return isLFM2(arch, template) && strings.Contains(template, "<think>") },
+		Name: "lfm2-thinking",
+		Match: func(arch, template string) bool {
+			return isLFM2(arch, template) && strings.Contains(template, "<think>")
+		},
 		Thinking: &Thinking{
 			Vars:  func(bool, Effort) map[string]any { return nil },
 			Close: lfm2Markup.thinkClose,

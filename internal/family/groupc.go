@@ -168,12 +168,14 @@ func (p *markupParser) step(out *Output) bool {
 		}
 		body := p.buf[:at]
 		p.buf = p.buf[at+len(p.m.callClose):]
-		if calls, ok := p.m.parse(body); ok {
+		calls, ok := p.m.parse(body)
+		if ok {
 			out.Calls = append(out.Calls, calls...)
 		} else {
 			out.Text += p.m.callOpen + body + p.m.callClose
 		}
-		p.state, p.trimming = inText, true
+		// White space after a call goes with it; after text, it is text.
+		p.state, p.trimming = inText, ok
 		return true
 	}
 	at, marker := firstMarker(p.buf, p.m.thinkOpen, p.m.callOpen)
