@@ -1,6 +1,7 @@
 package family
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -433,9 +434,14 @@ func (r *litReader) members(b *strings.Builder, end, sep string) bool {
 	return true
 }
 
+// writeJSONString writes s as a JSON string, leaving <, > and & as they
+// are.
 func writeJSONString(b *strings.Builder, s string) {
-	q, _ := json.Marshal(s)
-	b.Write(q)
+	var q bytes.Buffer
+	enc := json.NewEncoder(&q)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	b.Write(bytes.TrimSuffix(q.Bytes(), []byte("\n")))
 }
 
 // parseKeyedCall reads a call written as call:NAME{key:value,...}, as

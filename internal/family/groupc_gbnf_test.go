@@ -153,7 +153,10 @@ func (p *gbnfParser) seq(t *testing.T) *gnode {
 			end := strings.IndexByte(p.s[p.i:], '}')
 			var lo, hi int
 			if _, err := fmt.Sscanf(p.s[p.i:p.i+end+1], "{%d,%d}", &lo, &hi); err != nil {
-				t.Fatalf("gbnf: repetition %q: %v", p.s[p.i:p.i+end+1], err)
+				if _, err := fmt.Sscanf(p.s[p.i:p.i+end+1], "{%d}", &lo); err != nil {
+					t.Fatalf("gbnf: repetition %q: %v", p.s[p.i:p.i+end+1], err)
+				}
+				hi = lo
 			}
 			p.i += end + 1
 			// x{lo,hi} is lo copies of x, then hi-lo optional ones.
