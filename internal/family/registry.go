@@ -21,5 +21,6 @@ func registry() []*Family {
 		phi4Mini,
 		phi4,
 		// Group C (Gemma, FunctionGemma, LFM2, Olmo 3, Nemotron)
+		functionGemma, gemma4, gemma3, lfm2Thinking, lfm2, olmo3Think, olmo3, nemotron,
 	}
 }
