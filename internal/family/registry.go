@@ -6,7 +6,6 @@ func registry() []*Family {
 	return []*Family{
 		// Group A (Qwen, Hermes/ChatML, DeepSeek, GLM)
 		qwen35, qwen3Coder, qwen3, deepSeekV31, deepSeekR1, deepSeekV3, glm47, glm45,
-		hermes, // matches any ChatML template with <tool_call> JSON, and "": keep it after all others
 		// Group B (gpt-oss, Llama, Mistral, Granite, Phi-4)
 		gptOSS,
 		llama4,
@@ -22,5 +21,7 @@ func registry() []*Family {
 		phi4,
 		// Group C (Gemma, FunctionGemma, LFM2, Olmo 3, Nemotron)
 		functionGemma, gemma4, gemma3, lfm2Thinking, lfm2, olmo3Think, olmo3, nemotron,
+		// Last: any ChatML template with <tool_call> JSON calls, and "".
+		hermes,
 	}
 }
