@@ -1,7 +1,7 @@
 package family
 
 import (
-	"fmt"
+	"encoding/json"
 	"strings"
 	"unicode"
 )
@@ -29,9 +29,16 @@ func isDeepSeekV31(template string) bool {
 	return strings.Contains(template, "tool['function']['name'] + '"+dsSep+"'")
 }
 
-// dsMarks are DeepSeek's markers; the body holds one or more calls, each
-// between <｜tool▁call▁begin｜> and <｜tool▁call▁end｜>.
-var dsMarks = callMarks{open: dsCallsBegin, close: dsCallsEnd, parse: deepSeekCalls}
+// dsMarkers are DeepSeek's markers, with <think> sections when think;
+// the body holds one or more calls, each between <｜tool▁call▁begin｜>
+// and <｜tool▁call▁end｜>.
+func dsMarkers(think bool) markers {
+	m := markers{callOpen: dsCallsBegin, callClose: dsCallsEnd, read: deepSeekCalls}
+	if think {
+		m.thinkOpen, m.thinkClose = "<think>", "</think>"
+	}
+	return m
+}
 
 // deepSeekCalls reads the calls of a body in either form: V3 and R1's
 // function<｜tool▁sep｜>name\n```json\n{...}\n``` or V3.1's
@@ -58,7 +65,7 @@ func deepSeekCalls(body string, _ []Tool) ([]Call, bool) {
 			name, args = strings.TrimSpace(n), fenced
 		}
 		name = strings.TrimFunc(name, unicode.IsSpace)
-		a, ok := compactArgs([]byte(args))
+		a, ok := compactArgs(json.RawMessage(args))
 		if !ok || !validName(name) {
 			return nil, false
 		}
@@ -67,45 +74,17 @@ func deepSeekCalls(body string, _ []Tool) ([]Call, bool) {
 	return calls, len(calls) > 0
 }
 
-// deepSeekGrammar returns the Grammar of V3 and R1's calls, or with v31
-// of V3.1's.
-func deepSeekGrammar(v31 bool) func([]Tool, string, bool, func([]byte) (string, error)) (string, error) {
-	return func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-		chosen, err := chosenTools(tools, name)
-		if err != nil {
-			return "", err
-		}
-		g := &grammarBuilder{}
-		g.add("root", "")
-		var alts []string
-		for i, t := range chosen {
-			args, err := g.schemaRule(params(t), schema)
-			if err != nil {
-				return "", fmt.Errorf("family: tool %q: parameters: %w", t.Name, err)
-			}
-			rule := fmt.Sprintf("call%d", i)
-			if v31 {
-				g.add(rule, gbnfLiteral(dsCallBegin+t.Name+dsSep)+" "+args+" "+gbnfLiteral(dsCallEnd))
-			} else {
-				g.add(rule, gbnfLiteral(dsCallBegin+"function"+dsSep+t.Name+"\n```json\n")+" "+args+" "+gbnfLiteral("\n```"+dsCallEnd))
-			}
-			alts = append(alts, rule)
-		}
-		g.add("call", strings.Join(alts, " | "))
-		sep := "\n"
-		if v31 {
-			sep = ""
-		}
-		calls := "call"
-		if !single {
-			calls = "call (" + gbnfLiteral(sep) + " call)*"
-			if sep == "" {
-				calls = "call+"
-			}
-		}
-		g.rules[0] = "root ::= " + gbnfLiteral(dsCallsBegin) + " " + calls + " " + gbnfLiteral(dsCallsEnd)
-		return g.String(), nil
+// deepSeekGrammar is the grammar of V3 and R1's calls, or with v31 of
+// V3.1's.
+func deepSeekGrammar(v31 bool) callsGrammar {
+	c := callsGrammar{open: dsCallsBegin, close: dsCallsEnd, sep: "\n"}
+	if v31 {
+		c.sep = ""
+		c.call = argsCall(func(t Tool) string { return dsCallBegin + t.Name + dsSep }, dsCallEnd)
+	} else {
+		c.call = argsCall(func(t Tool) string { return dsCallBegin + "function" + dsSep + t.Name + "\n```json\n" }, "\n```"+dsCallEnd)
 	}
+	return c
 }
 
 // deepSeekV3 is DeepSeek V3 (and V2.5-style chat models with its
@@ -114,11 +93,11 @@ func deepSeekGrammar(v31 bool) func([]Tool, string, bool, func([]byte) (string, 
 var deepSeekV3 = &Family{
 	Name: "deepseek-v3",
 	Match: func(arch, template string) bool {
-		return isDeepSeek(template) && !isDeepSeekV31(template) && !strings.Contains(template, thinkClose)
+		return isDeepSeek(template) && !isDeepSeekV31(template) && !strings.Contains(template, "</think>")
 	},
-	Tools: &Tools{Grammar: deepSeekGrammar(false)},
+	Tools: &Tools{Grammar: deepSeekGrammar(false).build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newMarkedParser(cfg, dsMarks, false)
+		return newSplitter(dsMarkers(false), cfg)
 	},
 }
 
@@ -128,12 +107,12 @@ var deepSeekV3 = &Family{
 var deepSeekR1 = &Family{
 	Name: "deepseek-r1",
 	Match: func(arch, template string) bool {
-		return isDeepSeek(template) && !isDeepSeekV31(template) && strings.Contains(template, thinkClose)
+		return isDeepSeek(template) && !isDeepSeekV31(template) && strings.Contains(template, "</think>")
 	},
 	Thinking: &Thinking{Vars: func(bool, Effort) map[string]any { return nil }, Close: "\n</think>\n\n"},
-	Tools:    &Tools{Grammar: deepSeekGrammar(false)},
+	Tools:    &Tools{Grammar: deepSeekGrammar(false).build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newMarkedParser(cfg, dsMarks, true)
+		return newSplitter(dsMarkers(true), cfg)
 	},
 }
 
@@ -145,9 +124,9 @@ var deepSeekV31 = &Family{
 	Match: func(arch, template string) bool {
 		return isDeepSeek(template) && isDeepSeekV31(template)
 	},
-	Thinking: &Thinking{Vars: func(on bool, _ Effort) map[string]any { return map[string]any{"thinking": on} }, Close: thinkClose},
-	Tools:    &Tools{Grammar: deepSeekGrammar(true)},
+	Thinking: &Thinking{Vars: func(on bool, _ Effort) map[string]any { return map[string]any{"thinking": on} }, Close: "</think>"},
+	Tools:    &Tools{Grammar: deepSeekGrammar(true).build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newMarkedParser(cfg, dsMarks, true)
+		return newSplitter(dsMarkers(true), cfg)
 	},
 }

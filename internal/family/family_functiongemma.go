@@ -14,16 +14,13 @@ var functionGemma = &Family{
 		return strings.Contains(template, "<start_function_call>") ||
 			strings.Contains(template, "<start_function_declaration>")
 	},
-	Tools: &Tools{
-		Grammar: func(tools []Tool, name string, single bool, _ func([]byte) (string, error)) (string, error) {
-			return keyedGrammar(functionGemmaMarkup, functionGemmaValues, tools, name, single)
-		},
-	},
-	NewParser: func(cfg ParserConfig) Parser { return newMarkupParser(functionGemmaMarkup, cfg) },
+	Tools:     &Tools{Grammar: keyedCallsGrammar(functionGemmaMarkers.callOpen, functionGemmaMarkers.callClose, functionGemmaValues).build},
+	NewParser: func(cfg ParserConfig) Parser { return newSplitter(functionGemmaMarkers, cfg) },
 }
 
-var functionGemmaMarkup = markup{
+// functionGemmaMarkers are FunctionGemma's call markers.
+var functionGemmaMarkers = markers{
 	callOpen:  "<start_function_call>",
 	callClose: "<end_function_call>",
-	parse:     func(body string) ([]Call, bool) { return parseKeyedCall(body, "<escape>") },
+	read:      keyedCall("<escape>"),
 }

@@ -21,12 +21,5 @@ var gemma3 = &Family{
 			strings.Contains(template, "<start_of_turn>") &&
 			!strings.Contains(template, "<start_function_call>")
 	},
-	NewParser: func(ParserConfig) Parser { return &textParser{} },
+	NewParser: func(ParserConfig) Parser { return newSplitter(markers{}, ParserConfig{}) },
 }
-
-// textParser passes output through as text: the parser of a family that
-// neither thinks nor calls tools.
-type textParser struct{}
-
-func (*textParser) Push(text string) Output { return Output{Text: text} }
-func (*textParser) Flush(bool) Output       { return Output{} }

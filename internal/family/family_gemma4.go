@@ -18,61 +18,20 @@ var gemma4 = &Family{
 		Vars: func(on bool, _ Effort) map[string]any {
 			return map[string]any{"enable_thinking": on}
 		},
-		Close: gemma4Markup.thinkClose,
+		Close: gemma4Markers.thinkClose,
 	},
-	Tools: &Tools{
-		Grammar: func(tools []Tool, name string, single bool, _ func([]byte) (string, error)) (string, error) {
-			return keyedGrammar(gemma4Markup, gemma4Values, tools, name, single)
-		},
-	},
-	NewParser: func(cfg ParserConfig) Parser { return newMarkupParser(gemma4Markup, cfg) },
+	Tools:     &Tools{Grammar: keyedCallsGrammar(gemma4Markers.callOpen, gemma4Markers.callClose, gemma4Values).build},
+	NewParser: func(cfg ParserConfig) Parser { return newSplitter(gemma4Markers, cfg) },
 }
 
-var gemma4Markup = markup{
-	thinkOpen:  "<|channel>",
-	thinkClose: "<channel|>",
-	thinkLabel: "thought\n",
-	callOpen:   "<|tool_call>",
-	callClose:  "<tool_call|>",
-	parse:      func(body string) ([]Call, bool) { return parseKeyedCall(body, `<|"|>`) },
-}
-
-// keyedGrammar admits calls written call:NAME{key:value,...} between the
-// markup's call markers, as Gemma 4 and FunctionGemma write them, one
-// after another with nothing between.
-func keyedGrammar(m markup, syn valueSyntax, tools []Tool, name string, single bool) (string, error) {
-	tools, err := pickTools(tools, name)
-	if err != nil {
-		return "", err
-	}
-	g := &grammar{}
-	var alts []string
-	for _, t := range tools {
-		o, err := readObject(t.Parameters)
-		if err != nil {
-			return "", err
-		}
-		body, err := g.members(o, ",", func(k string) (string, error) {
-			v, err := g.valueRule(o.props[k], syn)
-			return lit(k+":") + " " + v, err
-		})
-		if err != nil {
-			return "", err
-		}
-		alts = append(alts, g.add("call", lit("call:"+t.Name+"{")+" "+body+` "}"`))
-	}
-	return rooted(g, lit(m.callOpen)+" ("+strings.Join(alts, " | ")+") "+lit(m.callClose), "", single), nil
-}
-
-// rooted returns the grammar with a root of one call, or of one or more
-// separated by sep.
-func rooted(g *grammar, call, sep string, single bool) string {
-	root := "root ::= call\n"
-	if !single {
-		root = "root ::= call (" + lit(sep) + " call)*\n"
-		if sep == "" {
-			root = "root ::= call+\n"
-		}
-	}
-	return root + "call ::= " + call + "\n" + g.String()
+// gemma4Markers are Gemma 4's markers: a thought channel, which may open
+// anywhere, and calls with strings between <|"|>.
+var gemma4Markers = markers{
+	thinkOpen:     "<|channel>",
+	thinkClose:    "<channel|>",
+	thinkAnywhere: true,
+	thinkLabel:    "thought\n",
+	callOpen:      "<|tool_call>",
+	callClose:     "<tool_call|>",
+	read:          keyedCall(`<|"|>`),
 }

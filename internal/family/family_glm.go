@@ -1,9 +1,6 @@
 package family
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // isGLM reports whether a template writes GLM 4.5's turns and calls
 // (<|assistant|>, <arg_key>).
@@ -11,68 +8,28 @@ func isGLM(template string) bool {
 	return strings.Contains(template, "<|assistant|>") && strings.Contains(template, "<arg_key>")
 }
 
-// glmMarks are GLM's markers:
+// glmMarkers are GLM's markers:
 // <tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>,
-// with or without newlines between the parts.
-var glmMarks = callMarks{open: "<tool_call>", close: "</tool_call>", parse: glmCall}
-
-// glmCall reads the body of a GLM call; a string's value is bare text,
-// any other value JSON.
-func glmCall(body string, tools []Tool) ([]Call, bool) {
-	name, s := body, ""
-	if at := strings.Index(body, "<arg_key>"); at >= 0 {
-		name, s = body[:at], body[at:]
-	}
-	name = strings.TrimSpace(name)
-	if !validName(name) {
-		return nil, false
-	}
-	args := newArgsBuilder(name, tools)
-	for strings.TrimSpace(s) != "" {
-		key, rest, ok := cutTag(s, "<arg_key>", "</arg_key>")
-		if !ok {
-			return nil, false
-		}
-		value, rest, ok := cutTag(rest, "<arg_value>", "</arg_value>")
-		if !ok {
-			return nil, false
-		}
-		args.add(strings.TrimSpace(key), value)
-		s = rest
-	}
-	return []Call{{Name: name, Arguments: args.String()}}, true
+// with or without newlines between the parts, after a <think> section.
+var glmMarkers = markers{
+	thinkOpen: "<think>", thinkClose: "</think>",
+	callOpen: "<tool_call>", callClose: "</tool_call>", read: glmCall,
 }
 
-// glmGrammar returns the Grammar of GLM's calls, with newlines between
-// their parts (4.5 and 4.6) or without (4.7).
-func glmGrammar(newlines bool) func([]Tool, string, bool, func([]byte) (string, error)) (string, error) {
+// glmGrammar is the grammar of GLM's calls, with newlines between their
+// parts (4.5 and 4.6) or without (4.7).
+func glmGrammar(newlines bool) callsGrammar {
 	nl := ""
 	if newlines {
 		nl = "\n"
 	}
-	return func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-		chosen, err := chosenTools(tools, name)
+	return callsGrammar{sep: nl, call: func(g *grammar, t Tool, schema func([]byte) (string, error)) (string, error) {
+		args, err := taggedArgs(g, t, false, func(k string) string { return "<arg_key>" + k + "</arg_key>" + nl + "<arg_value>" }, "</arg_value>"+nl, schema)
 		if err != nil {
 			return "", err
 		}
-		g := &grammarBuilder{}
-		g.add("root", "")
-		var alts []string
-		for i, t := range chosen {
-			args, err := g.textArgsRules(t, fmt.Sprintf("args%d", i),
-				func(p string) string { return "<arg_key>" + p + "</arg_key>" + nl + "<arg_value>" }, "</arg_value>"+nl, schema)
-			if err != nil {
-				return "", err
-			}
-			rule := fmt.Sprintf("call%d", i)
-			g.add(rule, gbnfLiteral("<tool_call>"+t.Name+nl)+" "+args+` "</tool_call>"`)
-			alts = append(alts, rule)
-		}
-		g.add("call", strings.Join(alts, " | "))
-		g.rules[0] = callsRoot("call", single, nl)
-		g.rules = append(g.rules, textValueRule)
-		return g.String(), nil
-	}
+		return lit("<tool_call>"+t.Name+nl) + " " + args + ` "</tool_call>"`, nil
+	}}
 }
 
 // glm45 is GLM 4.5 and 4.6: <think> sections the model opens itself
@@ -84,10 +41,10 @@ var glm45 = &Family{
 	Match: func(arch, template string) bool {
 		return isGLM(template) && strings.Contains(template, "<think></think>")
 	},
-	Thinking: &Thinking{Vars: enableThinking, Close: thinkClose},
-	Tools:    &Tools{Grammar: glmGrammar(true)},
+	Thinking: &Thinking{Vars: enableThinking, Close: "</think>"},
+	Tools:    &Tools{Grammar: glmGrammar(true).build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newMarkedParser(cfg, glmMarks, true)
+		return newSplitter(glmMarkers, cfg)
 	},
 }
 
@@ -99,9 +56,9 @@ var glm47 = &Family{
 	Match: func(arch, template string) bool {
 		return isGLM(template) && !strings.Contains(template, "<think></think>")
 	},
-	Thinking: &Thinking{Vars: enableThinking, Close: thinkClose},
-	Tools:    &Tools{Grammar: glmGrammar(false)},
+	Thinking: &Thinking{Vars: enableThinking, Close: "</think>"},
+	Tools:    &Tools{Grammar: glmGrammar(false).build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newMarkedParser(cfg, glmMarks, true)
+		return newSplitter(glmMarkers, cfg)
 	},
 }

@@ -1,6 +1,7 @@
 package family
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/ollama/ollama/harmony"
@@ -43,7 +44,7 @@ var gptOSS = &Family{
 		// grammar, is made to write commentary to=functions.NAME).
 		Close: "<|end|><|start|>assistant",
 	},
-	Tools: &Tools{Grammar: gptOSSGrammar},
+	Tools: &Tools{Grammar: gptOSSGrammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
 		p := &harmonyParser{hp: &harmony.HarmonyParser{
 			MessageStartTag: "<|start|>",
@@ -62,22 +63,10 @@ var gptOSS = &Family{
 
 // gptOSSGrammar admits one call, as gpt-oss writes it after the Close
 // text: the channel header naming the function, then its arguments. The
-// harmony format holds one call per turn, so single makes no difference.
-func gptOSSGrammar(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-	picked, err := pickTools(tools, name)
-	if err != nil {
-		return "", err
-	}
-	rules, g, err := argsGrammars(picked, schema)
-	if err != nil {
-		return "", err
-	}
-	alts := make([]string, len(picked))
-	for i, t := range picked {
-		alts[i] = lit("<|channel|>commentary to=functions."+t.Name+" <|constrain|>json<|message|>") + " " + rules[i]
-	}
-	return "root ::= " + strings.Join(alts, " | ") + "\n" + g, nil
-}
+// harmony format holds one call per turn.
+var gptOSSGrammar = callsGrammar{one: true, call: argsCall(func(t Tool) string {
+	return "<|channel|>commentary to=functions." + t.Name + " <|constrain|>json<|message|>"
+}, "")}
 
 type harmonyState int
 
@@ -141,7 +130,7 @@ func (p *harmonyParser) route(events []harmony.HarmonyEvent, out *Output) {
 			}
 		case harmony.HarmonyEventMessageEnd:
 			if p.state == harmonyCall {
-				if args, ok := compactArgs([]byte(p.args.String())); ok {
+				if args, ok := compactArgs(json.RawMessage(p.args.String())); ok {
 					out.Calls = append(out.Calls, Call{Name: p.name, Arguments: args})
 				} else {
 					out.Text += p.args.String() // malformed: shown as text

@@ -37,33 +37,13 @@ func graniteThinking(close string) *Thinking {
 }
 
 // granite3Grammar admits <|tool_call|> and a JSON list of calls.
-func granite3Grammar(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-	picked, err := pickTools(tools, name)
-	if err != nil {
-		return "", err
-	}
-	g, err := jsonCallGrammar(picked, "call", "arguments", schema)
-	if err != nil {
-		return "", err
-	}
-	root := `root ::= "<|tool_call|>[" call ("," call)* "]"`
-	if single || name != "" {
-		root = `root ::= "<|tool_call|>[" call "]"`
-	}
-	return root + "\n" + g, nil
-}
+var granite3Grammar = callsGrammar{open: "<|tool_call|>[", close: "]", sep: ",", oneIfNamed: true,
+	call: jsonCallsGrammar("arguments", "", "")}
 
-// granite3Syntax is Granite 3's output, thinking between open and close.
-func granite3Syntax(open, close string, drop ...string) syntax {
-	syn := syntax{
-		callOpen: "<|tool_call|>",
-		parse:    func(body string) ([]Call, bool) { return decodeJSONCalls(body, nil) },
-		drop:     drop,
-	}
-	if open != "" {
-		syn.thinkOpen, syn.thinkClose = []string{open}, []string{close}
-	}
-	return syn
+// granite3Markers are Granite 3's markers, thinking between open and
+// close.
+func granite3Markers(open, close string, drop ...string) markers {
+	return markers{thinkOpen: open, thinkClose: close, callOpen: "<|tool_call|>", read: jsonCalls, drop: drop}
 }
 
 // granite33 is Granite 3.3: <think>...</think><response>...</response>.
@@ -71,9 +51,9 @@ var granite33 = &Family{
 	Name:     "granite3.3",
 	Match:    graniteMatch("<think></think>"),
 	Thinking: graniteThinking("</think><response>"),
-	Tools:    &Tools{Grammar: granite3Grammar},
+	Tools:    &Tools{Grammar: granite3Grammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(granite3Syntax("<think>", "</think>", "<response>", "</response>"), cfg)
+		return newSplitter(granite3Markers("<think>", "</think>", "<response>", "</response>"), cfg)
 	},
 }
 
@@ -82,9 +62,9 @@ var granite32 = &Family{
 	Name:     "granite3.2",
 	Match:    graniteMatch("Here is my thought process:"),
 	Thinking: graniteThinking("Here is my response:"),
-	Tools:    &Tools{Grammar: granite3Grammar},
+	Tools:    &Tools{Grammar: granite3Grammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(granite3Syntax("Here is my thought process:", "Here is my response:"), cfg)
+		return newSplitter(granite3Markers("Here is my thought process:", "Here is my response:"), cfg)
 	},
 }
 
@@ -92,9 +72,9 @@ var granite32 = &Family{
 var granite3 = &Family{
 	Name:  "granite3",
 	Match: graniteMatch("<|tool_call|>"),
-	Tools: &Tools{Grammar: granite3Grammar},
+	Tools: &Tools{Grammar: granite3Grammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(granite3Syntax("", ""), cfg)
+		return newSplitter(granite3Markers("", ""), cfg)
 	},
 }
 
@@ -102,33 +82,9 @@ var granite3 = &Family{
 var granite4 = &Family{
 	Name:  "granite4",
 	Match: graniteMatch("<tool_call>"),
-	Tools: &Tools{Grammar: func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-		return taggedCallsGrammar(tools, name, single, schema, "<tool_call>\n", "\n</tool_call>", "\n")
-	}},
+	// Hermes' calls, and several when no tool is named.
+	Tools: &Tools{Grammar: callsGrammar{sep: "\n", oneIfNamed: true, call: hermesGrammar.call}.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(syntax{
-			callOpen:  "<tool_call>",
-			callClose: "</tool_call>",
-			parse:     func(body string) ([]Call, bool) { return decodeJSONCalls(body, nil) },
-		}, cfg)
+		return newSplitter(markers{callOpen: "<tool_call>", callClose: "</tool_call>", read: jsonCalls}, cfg)
 	},
-}
-
-// taggedCallsGrammar admits calls {"name", "arguments"} each between open
-// and close, apart by sep.
-func taggedCallsGrammar(tools []Tool, name string, single bool, schema func([]byte) (string, error), open, close, sep string) (string, error) {
-	picked, err := pickTools(tools, name)
-	if err != nil {
-		return "", err
-	}
-	g, err := jsonCallGrammar(picked, "call", "arguments", schema)
-	if err != nil {
-		return "", err
-	}
-	one := lit(open) + " call " + lit(close)
-	root := "root ::= " + one
-	if !single && name == "" {
-		root += " (" + lit(sep) + " " + one + ")*"
-	}
-	return root + "\n" + g, nil
 }

@@ -19,30 +19,11 @@ var llama3 = &Family{
 			(strings.Contains(template, "<|python_tag|>") || strings.Contains(template, "ipython")) &&
 			!strings.Contains(template, "<TOOLCALL>") // Nemotron's own call format
 	},
-	Tools: &Tools{Grammar: func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-		return jsonObjectGrammar(tools, name, schema)
-	}},
+	Tools: &Tools{Grammar: callsGrammar{one: true, call: jsonCallsGrammar("parameters", "", "")}.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(llamaSyntax, cfg)
+		return newSplitter(llamaMarkers, cfg)
 	},
 }
 
-// llamaSyntax is Llama 3's output: calls after <|python_tag|>, or bare.
-var llamaSyntax = syntax{
-	callOpen: "<|python_tag|>",
-	parse:    func(body string) ([]Call, bool) { return decodeJSONCalls(body, nil) },
-	bare:     decodeJSONCalls,
-}
-
-// jsonObjectGrammar admits one bare JSON call {"name", "parameters"}.
-func jsonObjectGrammar(tools []Tool, name string, schema func([]byte) (string, error)) (string, error) {
-	picked, err := pickTools(tools, name)
-	if err != nil {
-		return "", err
-	}
-	g, err := jsonCallGrammar(picked, "call", "parameters", schema)
-	if err != nil {
-		return "", err
-	}
-	return "root ::= call\n" + g, nil
-}
+// llamaMarkers are Llama 3's: calls after <|python_tag|>, or bare.
+var llamaMarkers = markers{callOpen: "<|python_tag|>", read: jsonCalls, bare: bareJSONCalls}

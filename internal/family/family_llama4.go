@@ -16,31 +16,18 @@ var llama4 = &Family{
 	Match: func(arch, template string) bool {
 		return arch == "llama4" || strings.Contains(template, "<|header_start|>") && strings.Contains(template, "<|eot|>")
 	},
-	Tools: &Tools{Grammar: func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-		if single || name != "" {
-			return jsonObjectGrammar(tools, name, schema)
-		}
-		picked, err := pickTools(tools, name)
-		if err != nil {
-			return "", err
-		}
-		g, err := jsonCallGrammar(picked, "call", "parameters", schema)
-		if err != nil {
-			return "", err
-		}
-		return "root ::= call+\n" + g, nil
-	}},
+	Tools: &Tools{Grammar: callsGrammar{oneIfNamed: true, call: jsonCallsGrammar("parameters", "", "")}.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(llama4Syntax, cfg)
+		return newSplitter(llama4Markers, cfg)
 	},
 }
 
-// llama4Syntax is Llama 4's output.
-var llama4Syntax = syntax{
+// llama4Markers are Llama 4's: a call after <|python_start|> (up to
+// <|python_end|>), or bare.
+var llama4Markers = markers{
 	lead: []string{"<|python_start|>"},
-	parse: func(body string) ([]Call, bool) {
-		body = strings.TrimSpace(strings.Replace(body, "<|python_end|>", "", 1))
-		return decodeJSONCalls(body, nil)
+	read: func(body string, tools []Tool) ([]Call, bool) {
+		return jsonCalls(strings.TrimSpace(strings.Replace(body, "<|python_end|>", "", 1)), tools)
 	},
-	bare: decodeJSONCalls,
+	bare: bareJSONCalls,
 }

@@ -15,26 +15,10 @@ var mistral = &Family{
 		return strings.Contains(template, "[TOOL_CALLS]") && !strings.Contains(template, "[ARGS]") &&
 			!strings.Contains(template, "[THINK]")
 	},
-	Tools: &Tools{Grammar: func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-		picked, err := pickTools(tools, name)
-		if err != nil {
-			return "", err
-		}
-		g, err := jsonCallGrammar(picked, "call", "arguments", schema)
-		if err != nil {
-			return "", err
-		}
-		root := `root ::= "[TOOL_CALLS][" call ("," call)* "]"`
-		if single || name != "" {
-			root = `root ::= "[TOOL_CALLS][" call "]"`
-		}
-		return root + "\n" + g, nil
-	}},
+	Tools: &Tools{Grammar: callsGrammar{open: "[TOOL_CALLS][", close: "]", sep: ",", oneIfNamed: true,
+		call: jsonCallsGrammar("arguments", "", "")}.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(syntax{
-			callOpen: "[TOOL_CALLS]",
-			parse:    func(body string) ([]Call, bool) { return decodeJSONCalls(body, nil) },
-		}, cfg)
+		return newSplitter(markers{callOpen: "[TOOL_CALLS]", read: jsonCalls}, cfg)
 	},
 }
 
@@ -59,39 +43,19 @@ var ministral = &Family{
 		Vars:  func(on bool, effort Effort) map[string]any { return map[string]any{} },
 		Close: "[/THINK]",
 	},
-	Tools: &Tools{Grammar: func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-		picked, err := pickTools(tools, name)
-		if err != nil {
-			return "", err
-		}
-		rules, g, err := argsGrammars(picked, schema)
-		if err != nil {
-			return "", err
-		}
-		alts := make([]string, len(picked))
-		for i, t := range picked {
-			alts[i] = lit("[TOOL_CALLS]"+t.Name+"[ARGS]") + " " + rules[i]
-		}
-		root := "root ::= call\n"
-		if !single && name == "" {
-			root = "root ::= call+\n"
-		}
-		return root + "call ::= " + strings.Join(alts, " | ") + "\n" + g, nil
-	}},
+	Tools: &Tools{Grammar: callsGrammar{oneIfNamed: true,
+		call: argsCall(func(t Tool) string { return "[TOOL_CALLS]" + t.Name + "[ARGS]" }, "")}.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(syntax{
-			thinkOpen:     []string{"[THINK]"},
-			thinkClose:    []string{"[/THINK]"},
-			thinkAnywhere: true,
-			callOpen:      "[TOOL_CALLS]",
-			parse:         parseMinistralCalls,
+		return newSplitter(markers{
+			thinkOpen: "[THINK]", thinkClose: "[/THINK]", thinkAnywhere: true,
+			callOpen: "[TOOL_CALLS]", read: ministralCalls,
 		}, cfg)
 	},
 }
 
-// parseMinistralCalls reads NAME[ARGS]{...}, and any further calls each
+// ministralCalls reads NAME[ARGS]{...}, and any further calls each
 // after [TOOL_CALLS].
-func parseMinistralCalls(body string) ([]Call, bool) {
+func ministralCalls(body string, _ []Tool) ([]Call, bool) {
 	var calls []Call
 	for _, one := range strings.Split(body, "[TOOL_CALLS]") {
 		name, args, ok := strings.Cut(one, "[ARGS]")

@@ -1,6 +1,9 @@
 package family
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // olmo3 and olmo3Think are Ai2's Olmo 3 (GGUF architecture olmo2, which
 // Olmo 3 converts to, or olmo3): ChatML turns. The instruct models list
@@ -17,23 +20,13 @@ var (
 			return isOlmo(arch) && !strings.Contains(template, "<think>") &&
 				(strings.Contains(template, "<function_calls>") || strings.Contains(template, "<functions>"))
 		},
-		Tools: &Tools{
-			Grammar: func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-				calls, err := pythonCalls(tools, name, func(g *grammar, s []byte) (string, error) {
-					return g.jsonRule(s, schema)
-				})
-				if err != nil {
-					return "", err
-				}
-				list := "call"
-				if !single {
-					list = `call ("\n" call)*`
-				}
-				return "root ::= " + lit(olmo3Markup.callOpen) + " " + list + " " + lit(olmo3Markup.callClose) + "\n" +
-					"call ::= " + strings.Join(calls.alts, " | ") + "\n" + calls.g.String(), nil
-			},
-		},
-		NewParser: func(cfg ParserConfig) Parser { return newMarkupParser(olmo3Markup, cfg) },
+		Tools: &Tools{Grammar: callsGrammar{
+			open: olmo3Markers.callOpen, close: olmo3Markers.callClose, sep: "\n",
+			call: pythonCall(func(g *grammar, schema json.RawMessage, convert func([]byte) (string, error)) (string, error) {
+				return g.schema(schema, convert)
+			}),
+		}.build},
+		NewParser: func(cfg ParserConfig) Parser { return newSplitter(olmo3Markers, cfg) },
 	}
 	olmo3Think = &Family{
 		Name: "olmo3-think",
@@ -45,15 +38,16 @@ var (
 			Close: "</think>",
 		},
 		NewParser: func(cfg ParserConfig) Parser {
-			return newMarkupParser(markup{thinkOpen: "<think>", thinkClose: "</think>"}, cfg)
+			return newSplitter(markers{thinkOpen: "<think>", thinkClose: "</think>", thinkAnywhere: true}, cfg)
 		},
 	}
 )
 
 func isOlmo(arch string) bool { return arch == "olmo2" || arch == "olmo3" }
 
-var olmo3Markup = markup{
+// olmo3Markers are Olmo 3's call markers.
+var olmo3Markers = markers{
 	callOpen:  "<function_calls>",
 	callClose: "</function_calls>",
-	parse:     func(body string) ([]Call, bool) { return parsePythonCalls(body, false) },
+	read:      pythonCalls(false),
 }

@@ -17,15 +17,10 @@ var phi4Mini = &Family{
 		return strings.Contains(template, "<|assistant|>") && strings.Contains(template, "<|tool|>") &&
 			!strings.Contains(template, "<think>") && !strings.Contains(template, "math expert")
 	},
-	Tools: &Tools{Grammar: func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error) {
-		return taggedCallsGrammar(tools, name, single, schema, "<|tool_call|>", "<|/tool_call|>", "")
-	}},
+	Tools: &Tools{Grammar: callsGrammar{oneIfNamed: true,
+		call: jsonCallsGrammar("arguments", "<|tool_call|>", "<|/tool_call|>")}.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(syntax{
-			callOpen:  "<|tool_call|>",
-			callClose: "<|/tool_call|>",
-			parse:     func(body string) ([]Call, bool) { return decodeJSONCalls(body, nil) },
-		}, cfg)
+		return newSplitter(markers{callOpen: "<|tool_call|>", callClose: "<|/tool_call|>", read: jsonCalls}, cfg)
 	},
 }
 
@@ -41,7 +36,7 @@ var phi4Reasoning = &Family{
 		Close: "</think>",
 	},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(syntax{thinkOpen: []string{"<think>"}, thinkClose: []string{"</think>"}}, cfg)
+		return newSplitter(markers{thinkOpen: "<think>", thinkClose: "</think>"}, cfg)
 	},
 }
 
@@ -52,6 +47,6 @@ var phi4 = &Family{
 		return strings.Contains(template, "<|im_start|>") && strings.Contains(template, "<|im_sep|>")
 	},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newSplitter(syntax{}, ParserConfig{})
+		return newSplitter(markers{}, ParserConfig{})
 	},
 }

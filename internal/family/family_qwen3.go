@@ -15,11 +15,11 @@ var qwen3 = &Family{
 			return false
 		}
 		return isChatML(template) && strings.Contains(template, "<tool_call>") &&
-			strings.Contains(template, thinkOpen) && !strings.Contains(template, "<function=")
+			strings.Contains(template, "<think>") && !strings.Contains(template, "<function=")
 	},
 	Thinking: &Thinking{Vars: enableThinking, Close: "\n</think>\n\n"},
-	Tools:    &Tools{Grammar: hermesGrammar},
+	Tools:    &Tools{Grammar: hermesGrammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newMarkedParser(cfg, hermesMarks, true)
+		return newSplitter(hermesMarkers, cfg)
 	},
 }

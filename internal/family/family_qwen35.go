@@ -15,11 +15,11 @@ var qwen35 = &Family{
 			return true
 		}
 		return isChatML(template) && strings.Contains(template, "<function=") &&
-			strings.Contains(template, "<parameter=") && strings.Contains(template, thinkOpen)
+			strings.Contains(template, "<parameter=") && strings.Contains(template, "<think>")
 	},
 	Thinking: &Thinking{Vars: enableThinking, Close: "\n</think>\n\n"},
-	Tools:    &Tools{Grammar: qwenXMLGrammar},
+	Tools:    &Tools{Grammar: xmlCallsGrammar(false).build},
 	NewParser: func(cfg ParserConfig) Parser {
-		return newMarkedParser(cfg, qwenXMLMarks, true)
+		return newSplitter(qwenXMLMarkers(true), cfg)
 	},
 }

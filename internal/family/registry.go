@@ -4,9 +4,11 @@ package family
 // template also holds another's markers comes before it.
 func registry() []*Family {
 	return []*Family{
-		// Group A (Qwen, Hermes/ChatML, DeepSeek, GLM)
+		// Nemotron 3 Nano writes Qwen3.5's calls; it keeps to its
+		// architectures, so it goes first.
+		nemotron,
+		// Qwen, DeepSeek, GLM.
 		qwen35, qwen3Coder, qwen3, deepSeekV31, deepSeekR1, deepSeekV3, glm47, glm45,
-		// Group B (gpt-oss, Llama, Mistral, Granite, Phi-4)
 		gptOSS,
 		llama4,
 		llama3,
@@ -19,8 +21,8 @@ func registry() []*Family {
 		phi4Reasoning, // before phi4 and phi4Mini, whose markers it shares
 		phi4Mini,
 		phi4,
-		// Group C (Gemma, FunctionGemma, LFM2, Olmo 3, Nemotron)
-		functionGemma, gemma4, gemma3, lfm2Thinking, lfm2, olmo3Think, olmo3, nemotron,
+		functionGemma, // before gemma3, whose architecture it has
+		gemma4, gemma3, lfm2Thinking, lfm2, olmo3Think, olmo3,
 		// Last: any ChatML template with <tool_call> JSON calls, and "".
 		hermes,
 	}
