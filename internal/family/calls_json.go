@@ -124,8 +124,8 @@ func jsonCallRule(g *grammar, t Tool, argsKey string, schema func([]byte) (strin
 	return g.schema(json.RawMessage(doc), schema)
 }
 
-// jsonCallsGrammar returns the grammar of JSON calls {"name", argsKey}
-// each between open and close, apart by sep.
+// jsonCallsGrammar returns the callsGrammar.call of a JSON call
+// {"name", argsKey} between open and close.
 func jsonCallsGrammar(argsKey, open, close string) func(g *grammar, t Tool, schema func([]byte) (string, error)) (string, error) {
 	return func(g *grammar, t Tool, schema func([]byte) (string, error)) (string, error) {
 		call, err := jsonCallRule(g, t, argsKey, schema)
