@@ -46,10 +46,28 @@ func compileSchema(t *testing.T, schema string) *jsonschema.Schema {
 	return s
 }
 
-// tinyThinker is a byte-level model with random weights whose vocabulary
-// has <think> and </think> as tokens of their own.
+// tinyThinker is a byte-level Qwen3 with random weights whose vocabulary
+// has <think> and </think> as tokens of their own, and whose template
+// (qwen3Template) the engine recognises as of the qwen3 family: it thinks
+// and calls tools.
 func tinyThinker(t *testing.T) *inference.Engine {
-	return newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Parallel: 4, Context: 1024})
+	path := inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", ChatTemplate: qwen3Template})
+	return newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 4, Context: 1024})
+}
+
+// qwen3Template is inferencetest's ChatML with Qwen3's thinking switch:
+// the model opens its <think> section itself, and enable_thinking false
+// makes the generation prompt close an empty one.
+var qwen3Template = strings.Replace(inferencetest.ChatML, `{{- '<|im_start|>assistant\n' -}}`,
+	`{{- '<|im_start|>assistant\n' -}}{%- if enable_thinking is defined and enable_thinking is false -%}{{- '<think>\n\n</think>\n\n' -}}{%- endif -%}`, 1)
+
+func TestTinyThinkerIsQwen3(t *testing.T) {
+	if !strings.Contains(qwen3Template, "enable_thinking") {
+		t.Fatal("the generation prompt was not found in inferencetest.ChatML")
+	}
+	if got := tinyThinker(t).Models()[0].Family; got != "qwen3" {
+		t.Fatalf("family %q, want qwen3", got)
+	}
 }
 
 // With random weights the model writes noise; the grammar still makes
@@ -144,8 +162,10 @@ func TestThinkingBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Usage.ReasoningTokens != 11 {
-		t.Errorf("%d reasoning tokens, want the budget of 10 and the closing marker", res.Usage.ReasoningTokens)
+	// qwen3's close text is "\n</think>\n\n": a newline and the marker
+	// end the section, and the rest is white space before the answer.
+	if res.Usage.ReasoningTokens != 12 {
+		t.Errorf("%d reasoning tokens, want the budget of 10, a newline and the closing marker", res.Usage.ReasoningTokens)
 	}
 	if res.Text == "" || strings.Contains(res.Text, "</think>") || strings.Contains(res.Reasoning, "</think>") {
 		t.Errorf("reasoning %q, text %q", res.Reasoning, res.Text)
