@@ -92,9 +92,10 @@ func serveEngine(t *testing.T, ec inference.Config, hc httpapi.Config, prefix st
 	return srv.URL + prefix
 }
 
-// tinyModel writes the byte-level random model of the tests.
+// tinyModel writes the byte-level random model of the tests, a tiny
+// Qwen3, whose family thinks and calls tools.
 func tinyModel(t *testing.T) string {
-	return inferencetest.Model(t, inferencetest.Options{Seed: 3})
+	return inferencetest.Model(t, inferencetest.Options{Seed: 3, Arch: "qwen3", ChatTemplate: inferencetest.Qwen3Template})
 }
 
 func openaiSDK(url, k string) openai.Client {

@@ -27,7 +27,7 @@ func familyEngine(t *testing.T) *inference.Engine {
 	return newEngine(t, inference.Config{Models: []catalog.Model{
 		{ID: "plain", Path: inferencetest.Model(t, inferencetest.Options{ChatTemplate: plainChatML, Seed: 2})},
 		{ID: "hermes", Path: inferencetest.Model(t, inferencetest.Options{Seed: 2})},
-		{ID: "qwen3", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", ChatTemplate: qwen3Template, Seed: 2})},
+		{ID: "qwen3", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", ChatTemplate: inferencetest.Qwen3Template, Seed: 2})},
 	}, Context: 1024})
 }
 

@@ -59,6 +59,14 @@ const ChatML = `{%- set ns = namespace(start=0) -%}
 {%- endfor -%}
 {%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}`
 
+// Qwen3Template is [ChatML] with Qwen3's thinking switch: the model opens
+// its <think> section itself, and enable_thinking false makes the
+// generation prompt close an empty one. With Options{Arch: "qwen3"} the
+// engine recognises it as of the qwen3 family, which thinks and calls
+// tools.
+var Qwen3Template = strings.Replace(ChatML, `{{- '<|im_start|>assistant\n' -}}`,
+	`{{- '<|im_start|>assistant\n' -}}{%- if enable_thinking is defined and enable_thinking is false -%}{{- '<think>\n\n</think>\n\n' -}}{%- endif -%}`, 1)
+
 // Tokenizer is a vocabulary as llama.cpp reads it: a byte-level BPE
 // (tokenizer.ggml.model "gpt2"), as in Qwen, Llama 3, DeepSeek V3 and
 // gpt-oss, or a SentencePiece one ("llama", which llama.cpp calls SPM), as
