@@ -489,6 +489,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		if t.BudgetTokens != nil && t.Type != "disabled" {
 			out.Reasoning.BudgetTokens = *t.BudgetTokens
 		}
+		out.Reasoning.Asked = t.Type == "enabled"
 	}
 
 	out.Format = Format{Type: "text"}
@@ -502,7 +503,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 			if err != nil || e == "none" {
 				return Request{}, invalid("output_config.effort", "output_config.effort must be low, medium, high, xhigh or max, got %q", oc.Effort)
 			}
-			out.Reasoning.Effort = e
+			out.Reasoning.Effort, out.Reasoning.Asked = e, true
 		}
 		if f := oc.Format; f != nil {
 			if f.Type != "json_schema" {

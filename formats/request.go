@@ -87,6 +87,11 @@ type Reasoning struct {
 	// (inference.Request.Summary), is returned (chat reasoning_content,
 	// responses reasoning summary). Empty means the style's default: none.
 	Summary string
+	// Asked says the client asked for thinking (an effort or a budget
+	// other than none), rather than taking the style's default: on a
+	// model that does not think, the engine refuses an ask and drops a
+	// default (inference.Request.ThinkingDefaults).
+	Asked bool
 }
 
 // level is the engine's summary of Summary: none for "" and "none".
@@ -199,6 +204,7 @@ func (r Request) Inference() inference.Request {
 	if !out.NoThinking {
 		out.ThinkingBudget = r.Reasoning.Budget(out.MaxTokens)
 	}
+	out.ThinkingDefaults = !r.Reasoning.Asked
 	out.Summary = r.Reasoning.level()
 	return out
 }

@@ -92,9 +92,10 @@ func serveEngine(t *testing.T, ec inference.Config, hc httpapi.Config, prefix st
 	return srv.URL + prefix
 }
 
-// tinyModel writes the byte-level random model of the tests.
+// tinyModel writes the byte-level random model of the tests, a tiny
+// Qwen3, whose family thinks and calls tools.
 func tinyModel(t *testing.T) string {
-	return inferencetest.Model(t, inferencetest.Options{Seed: 3})
+	return inferencetest.Model(t, inferencetest.Options{Seed: 3, Arch: "qwen3", ChatTemplate: inferencetest.Qwen3Template})
 }
 
 func openaiSDK(url, k string) openai.Client {
@@ -405,8 +406,18 @@ func TestSDKStories(t *testing.T) {
 	if len(words) < 3 || c.Usage.CompletionTokens <= 0 {
 		t.Errorf("stories wrote %q", c.Choices[0].Message.Content)
 	}
+	// Stories has no template: the engine's ChatML, of the hermes family,
+	// which does not think. Asking it to think is a 400 naming the
+	// field; without thinking it writes.
 	ac := anthropicSDK(url, key)
-	m, err := ac.Messages.New(ctx, messagesRequest())
+	mp := messagesRequest()
+	_, err = ac.Messages.New(ctx, mp)
+	var ae *anthropic.Error
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest || !strings.Contains(ae.Error(), "thinking.budget_tokens") {
+		t.Fatalf("thinking on a family that does not think: %v, want a 400 naming thinking.budget_tokens", err)
+	}
+	mp.Thinking = anthropic.ThinkingConfigParamUnion{}
+	m, err := ac.Messages.New(ctx, mp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,16 +97,15 @@ func schemaMap(t *testing.T, schema string) map[string]any {
 	return m
 }
 
-// toolServer serves a tiny model whose template is the engine's own
-// ChatML, which renders tools Hermes-style, under the spec's ids.
+// toolServer serves a tiny Qwen3 (inferencetest.Qwen3Template: the
+// engine's ChatML, which renders tools Hermes-style, and Qwen3's thinking
+// switch), which thinks and calls tools, under the spec's ids.
 func toolServer(t *testing.T) string {
 	t.Helper()
-	tok := inferencetest.ByteLevel()
-	tok.ChatTemplate = ""
 	// Greedy, a random model may write call after call until the output
 	// limit when tool_choice lets it call several tools (required, any):
 	// these weights end after the first, in every style.
-	path := inferencetest.Model(t, inferencetest.Options{Seed: 7, Tokenizer: tok, ContextLength: 4096})
+	path := inferencetest.Model(t, inferencetest.Options{Seed: 2, Arch: "qwen3", ChatTemplate: inferencetest.Qwen3Template, ContextLength: 4096})
 	return serveSpecIDs(t, path, 4096)
 }
 

@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -48,11 +51,15 @@ type model struct {
 	runner *runner
 	tmpl   *chatTemplate
 	info   ModelInfo
-	// thinkClose is the tokens that close a thinking section, when the
-	// model's vocabulary has the thinking markers as tokens of their own.
+	// family is the model's family (internal/family), which says how it
+	// thinks, calls tools and writes its output; nil when no family
+	// recognises its chat template: tools and thinking are then off.
+	family *family.Family
+	// marks are the family's thinking markers, as the engine finds them.
+	marks thinkMarks
+	// thinkClose is the tokens of the family's Thinking.Close, which the
+	// engine writes to cut a thinking section short; nil when it cannot.
 	thinkClose []llamacpp.Token
-	// tools is how the model writes tool calls.
-	tools toolFamily
 	// encoder is set, and runner nil, for an encoder model (a GGUF that
 	// asks for pooling): a reranker's serves Rank, an embedding model's
 	// Embed, and generation and Score refuse both.
@@ -157,15 +164,18 @@ func (e *Engine) load(path string) (*model, error) {
 		return nil, err
 	}
 	llm := m.llm
+	arch, _ := llm.Meta("general.architecture")
 	tmpl, err := newChatTemplate(llm.ChatTemplate(), llm.TokenText(llm.BOS()), llm.TokenText(llm.EOS()))
-	if err != nil {
+	if err == nil {
+		m.family = family.Lookup(arch, llm.ChatTemplate())
+	} else {
 		// A template our Jinja cannot read should not make the model
-		// unusable: prompts still work, and messages use ChatML.
+		// unusable: prompts still work, and messages use ChatML. Its
+		// family is not guessed from a template it is not rendered with.
 		e.cfg.Logger.Warn("inference: using ChatML instead of the model's chat template", "path", path, "err", err)
 		tmpl, _ = newChatTemplate("", llm.TokenText(llm.BOS()), llm.TokenText(llm.EOS()))
 	}
 	m.tmpl = tmpl
-	arch, _ := llm.Meta("general.architecture")
 	pooling := llm.Pooling()
 	m.info = ModelInfo{
 		Path:          path,
@@ -178,14 +188,9 @@ func (e *Engine) load(path string) (*model, error) {
 		Encoder:       pooling == llamacpp.PoolingRank,
 		Embedding:     m.encoder != nil && pooling != llamacpp.PoolingRank,
 		LoadTime:      took,
-		WebSearch:     m.runner != nil && e.cfg.Search != nil,
+		WebSearch:     m.runner != nil && e.cfg.Search != nil && m.family != nil && m.family.Tools != nil,
 	}
-	if open, _ := llm.Tokenize(thinkOpen, true); len(open) == 1 {
-		if close, _ := llm.Tokenize(thinkClose, true); len(close) == 1 {
-			m.thinkClose, _ = llm.Tokenize(thinkClose+"\n\n", true)
-		}
-	}
-	m.tools = toolFamilyOf(m.info.ChatTemplate)
+	m.setFamily(e.cfg.Logger)
 	if m.encoder != nil {
 		m.info.Pooling = pooling.String()
 		if m.info.Embedding {
@@ -194,6 +199,30 @@ func (e *Engine) load(path string) (*model, error) {
 	}
 	m.loaded, m.idle = true, e.cfg.Clock()
 	return m, nil
+}
+
+// setFamily records what the model's family gives the engine: its name
+// in the model's info, its thinking markers and the tokens that close a
+// thinking section (its Close text, written by the engine, so that its
+// special tokens parse as such). It logs the family, or that none
+// recognises the chat template.
+func (m *model) setFamily(log *slog.Logger) {
+	if m.runner == nil {
+		m.family = nil // an encoder: it neither chats nor thinks
+		return
+	}
+	f := m.family
+	if f == nil {
+		log.Warn("inference: chat template not recognised: tools and thinking are off", "path", m.path, "architecture", m.info.Architecture)
+		return
+	}
+	m.info.Family = f.Name
+	m.marks = thinkMarksOf(f)
+	if f.Thinking != nil && f.Thinking.Close != "" {
+		m.thinkClose, _ = m.llm.Tokenize(f.Thinking.Close, true)
+	}
+	log.Info("inference: model family", "path", m.path, "family", f.Name,
+		"thinking", f.Thinking != nil, "tools", f.Tools != nil)
 }
 
 // open loads the model's file and makes what serves it: a context and
@@ -508,6 +537,10 @@ func (e *Engine) PrepareContext(ctx context.Context, req Request) (*Prepared, er
 	defer release()
 	turn, opts := req, (*SearchOptions)(nil)
 	if req.Search != nil {
+		if m.runner != nil && (m.family == nil || m.family.Tools == nil) {
+			// The search is a tool call in the family's format.
+			return nil, fieldError("Search", "%s", m.noTools())
+		}
 		if turn, opts, err = e.searchTurn(req); err != nil {
 			return nil, err
 		}
@@ -535,6 +568,12 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	if req.ThinkingBudget < 0 {
 		return nil, fieldError("ThinkingBudget", "%d is negative", req.ThinkingBudget)
 	}
+	if !m.thinks() && req.ThinkingBudget > 0 {
+		if !req.ThinkingDefaults {
+			return nil, fieldError("ThinkingBudget", "%s, so it has no thinking to bound", m.noThinking())
+		}
+		req.ThinkingBudget = 0 // a wire format's default, for models that think
+	}
 	for i, msg := range req.Messages {
 		for _, part := range msg.Content {
 			if part.Image == nil && part.URL != "" {
@@ -556,6 +595,9 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 		return nil, fieldError("Choices", "%d is not within 1 to %d", req.Choices, MaxChoices)
 	}
 	tools := req.shownTools()
+	if len(tools) > 0 && (m.family == nil || m.family.Tools == nil) {
+		return nil, fieldError("Tools", "%s", m.noTools())
+	}
 	for i, t := range tools {
 		if len(t.Parameters) > 0 {
 			if err := llamacpp.CheckSchema(t.Parameters); err != nil {
@@ -573,7 +615,7 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 		if len(tools) == 0 {
 			return nil, fieldError("ToolChoice", "%q without tools", req.ToolChoice.Mode)
 		}
-		if gbnf, err = toolGrammar(m.tools, tools, req.ToolChoice, llamacpp.SchemaGrammar); err != nil {
+		if gbnf, err = toolGrammar(m.family, tools, req.ToolChoice); err != nil {
 			return nil, err
 		}
 	default:
@@ -611,6 +653,8 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	}
 	budget := -1
 	switch {
+	case !m.thinks():
+		// Nothing to switch off or bound.
 	case req.NoThinking:
 		budget = 0
 	case req.ThinkingBudget > 0:
@@ -627,6 +671,29 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 		MaxOutputTokens: maxTokens,
 		plan:            pl,
 	}, nil
+}
+
+// unrecognised is why a model that no family recognises has neither
+// tools nor thinking.
+const unrecognised = "the model's chat template is not one inferkit recognises, so its tools and thinking are off"
+
+// thinks reports whether the model's family thinks.
+func (m *model) thinks() bool { return m.family != nil && m.family.Thinking != nil }
+
+// noThinking says why the model cannot think, for errors.
+func (m *model) noThinking() string {
+	if m.family == nil {
+		return unrecognised
+	}
+	return fmt.Sprintf("the model is of the %s family, which does not think", m.family.Name)
+}
+
+// noTools says why the model cannot call tools, for errors.
+func (m *model) noTools() string {
+	if m.family == nil {
+		return unrecognised
+	}
+	return fmt.Sprintf("the model is of the %s family, which does not call tools", m.family.Name)
 }
 
 // start queues a prepared request on its model's runner: one work per
@@ -703,7 +770,7 @@ func (m *model) promptOf(p *Prepared, batch int) ([]llamacpp.Token, []imageSpan,
 
 // work makes the work of choice i of a prepared request, whose prompt
 // promptOf gave: its sampler (seeded Seed+i when the request has a seed),
-// grammar and tool scanner.
+// grammar, and what its output is parsed with.
 func (m *model) work(p *Prepared, i int, prompt []llamacpp.Token, spans []imageSpan) (*work, error) {
 	req := p.Request
 	sp, err := samplerParams(req)
@@ -715,10 +782,8 @@ func (m *model) work(p *Prepared, i int, prompt []llamacpp.Token, spans []imageS
 	}
 	w := &work{prompt: prompt, images: spans, maxTokens: p.MaxOutputTokens, stops: req.Stop, thinking: p.plan.thinking,
 		thinkClose: m.thinkClose, budget: p.plan.budget, logprobs: req.Logprobs, top: req.TopLogprobs,
-		promptLP: req.PromptLogprobs, noOutput: req.PromptOnly}
-	if tools := req.shownTools(); len(tools) > 0 {
-		w.tools, w.single = newToolScanner(m.tools, tools), req.ToolChoice.Single
-	}
+		promptLP: req.PromptLogprobs, noOutput: req.PromptOnly,
+		family: m.family, tools: req.shownTools(), single: req.ToolChoice.Single}
 	if p.plan.grammar != "" {
 		if w.grammar, err = llamacpp.NewGrammar(m.llm, p.plan.grammar); err != nil {
 			return nil, fieldError("Format", "%v", err)
@@ -777,7 +842,7 @@ func (m *model) prompt(req Request, constrained bool) ([][]llamacpp.Token, bool,
 			return nil, false, fieldError("Messages", "neither messages nor a prompt")
 		}
 		tokens, err := m.tokenize(req.Prompt, true, limit)
-		return [][]llamacpp.Token{tokens}, opensThinking(req.Prompt), err
+		return [][]llamacpp.Token{tokens}, m.marks.opensThinking(req.Prompt), err
 	}
 	// An image stands in the rendered text as a marker that request text
 	// cannot forge: its nonce is drawn here.
@@ -791,9 +856,10 @@ func (m *model) prompt(req Request, constrained bool) ([][]llamacpp.Token, bool,
 	if err != nil {
 		return nil, false, err
 	}
-	thinking := opensThinking(text)
-	if constrained && !thinking && !req.NoThinking && m.thinkClose != nil && !strings.HasSuffix(strings.TrimRight(text, "\n"), thinkClose) {
-		text += thinkOpen + "\n"
+	thinking := m.marks.opensThinking(text)
+	if open, close := m.marks.open, m.marks.close; constrained && !thinking && !req.NoThinking && open != "" && m.thinkClose != nil &&
+		!strings.HasSuffix(strings.TrimRight(text, "\n"), close) {
+		text += open + "\n"
 		thinking = true
 	}
 	pieces := []string{text}
@@ -866,4 +932,32 @@ func samplerParams(req Request) (llamacpp.SamplerParams, error) {
 		return p, bad("PresencePenalty", v)
 	}
 	return p, nil
+}
+
+// toolGrammar returns the GBNF grammar that forces calls of tools in f's
+// format, for ToolRequired and ToolFunction: one call of the named tool,
+// or one or more calls of any of them (one with choice.Single). The
+// tools' JSON Schemas become GBNF through llama.cpp's converter.
+func toolGrammar(f *family.Family, tools []Tool, choice ToolChoice) (string, error) {
+	name := ""
+	if choice.Mode == ToolFunction {
+		name = choice.Name
+		if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
+			return "", fieldError("ToolChoice", "names %q, which is not among the tools", name)
+		}
+	}
+	g, err := f.Tools.Grammar(familyTools(tools), name, choice.Mode == ToolFunction || choice.Single, llamacpp.SchemaGrammar)
+	if err != nil {
+		return "", fieldError("Tools", "parameters: %v", err)
+	}
+	return g, nil
+}
+
+// familyTools are tools as the family package takes them.
+func familyTools(tools []Tool) []family.Tool {
+	out := make([]family.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = family.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	return out
 }

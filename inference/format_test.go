@@ -46,10 +46,23 @@ func compileSchema(t *testing.T, schema string) *jsonschema.Schema {
 	return s
 }
 
-// tinyThinker is a byte-level model with random weights whose vocabulary
-// has <think> and </think> as tokens of their own.
+// tinyThinker is a byte-level Qwen3 with random weights whose vocabulary
+// has <think> and </think> as tokens of their own, and whose template
+// (inferencetest.Qwen3Template) the engine recognises as of the qwen3 family: it thinks
+// and calls tools.
 func tinyThinker(t *testing.T) *inference.Engine {
-	return newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Parallel: 4, Context: 1024})
+	path := inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", ChatTemplate: inferencetest.Qwen3Template})
+	// Its template lists the tools: 2048 tokens hold them and an answer.
+	return newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 4, Context: 2048})
+}
+
+func TestTinyThinkerIsQwen3(t *testing.T) {
+	if !strings.Contains(inferencetest.Qwen3Template, "enable_thinking") {
+		t.Fatal("the generation prompt was not found in inferencetest.ChatML")
+	}
+	if got := tinyThinker(t).Models()[0].Family; got != "qwen3" {
+		t.Fatalf("family %q, want qwen3", got)
+	}
 }
 
 // With random weights the model writes noise; the grammar still makes
@@ -91,8 +104,9 @@ func TestFormatSchemaAlwaysValid(t *testing.T) {
 		if res.Timings.Thinking <= 0 || res.Timings.Thinking > res.Timings.Decode {
 			t.Errorf("seed %d: thinking took %v of %v", seed, res.Timings.Thinking, res.Timings.Decode)
 		}
-		if res.Usage.ReasoningTokens == 0 || res.Usage.ReasoningTokens > 8+1 {
-			t.Errorf("seed %d: %d reasoning tokens, want 1..9 (budget 8 and the closing marker)", seed, res.Usage.ReasoningTokens)
+		// qwen3's close text starts with "\n</think>": two tokens.
+		if res.Usage.ReasoningTokens == 0 || res.Usage.ReasoningTokens > 8+2 {
+			t.Errorf("seed %d: %d reasoning tokens, want 1..10 (budget 8, a newline and the closing marker)", seed, res.Usage.ReasoningTokens)
 		}
 	}
 }
@@ -144,8 +158,10 @@ func TestThinkingBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Usage.ReasoningTokens != 11 {
-		t.Errorf("%d reasoning tokens, want the budget of 10 and the closing marker", res.Usage.ReasoningTokens)
+	// qwen3's close text is "\n</think>\n\n": a newline and the marker
+	// end the section, and the rest is white space before the answer.
+	if res.Usage.ReasoningTokens != 12 {
+		t.Errorf("%d reasoning tokens, want the budget of 10, a newline and the closing marker", res.Usage.ReasoningTokens)
 	}
 	if res.Text == "" || strings.Contains(res.Text, "</think>") || strings.Contains(res.Reasoning, "</think>") {
 		t.Errorf("reasoning %q, text %q", res.Reasoning, res.Text)

@@ -23,6 +23,13 @@ type ModelInfo struct {
 	// ChatTemplate is the model's Jinja chat template ("" when it has
 	// none, and the engine uses ChatML).
 	ChatTemplate string
+	// Family is the model family that the engine recognised from the
+	// architecture and chat template, such as "qwen3", "llama3" or
+	// "hermes" (inferkit's own ChatML, for a model without a template);
+	// "" when none recognises it (and for encoders): the model then
+	// chats in plain text, and requests that offer tools or ask for a
+	// thinking budget fail with a FieldError naming the field.
+	Family string
 	// Encoder says the model is an encoder whose GGUF asks for rank
 	// pooling (a reranker or classifier): Engine.Rank serves it, and
 	// generation and Score fail on it with ErrInvalidRequest.

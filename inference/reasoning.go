@@ -1,109 +1,173 @@
 package inference
 
-import "bytes"
+import (
+	"strings"
+	"unicode"
 
-// The markers of a thinking section, as Qwen3, DeepSeek-R1, QwQ and their
-// kin write them.
-const (
-	thinkOpen  = "<think>"
-	thinkClose = "</think>"
+	"github.com/inferkit/inferkit/internal/family"
 )
 
-// phase is where an output stands.
-type phase int
-
-const (
-	// phaseStart: nothing but white space yet; a thinking section may open.
-	phaseStart phase = iota
-	// phaseThinking: inside the thinking section.
-	phaseThinking
-	// phaseAnswer: the answer, after any thinking.
-	phaseAnswer
-)
-
-// output splits the bytes of generated tokens into reasoning (inside
-// <think>...</think>) and answer text, both as whole UTF-8 characters, and
-// ends the answer at the request's stop strings. The markers and the white
-// space that follows the thinking section are not part of either.
+// output splits the bytes of generated tokens into reasoning, answer text
+// and tool calls with the model family's parser, and ends the answer at
+// the request's stop strings. It hands the parser whole UTF-8 characters
+// only, and follows whether the output is inside a thinking section,
+// which the runner must know: a grammar constrains the answer only, the
+// thinking budget counts thinking tokens, and log-probabilities are kept
+// for the answer.
 type output struct {
-	phase     phase
-	start     []byte      // bytes seen in phaseStart
-	reasoning *textOutput // stops at </think>
-	answer    *textOutput // stops at the request's stop strings
-	trimming  bool        // dropping white space before the answer
+	chars  *textOutput // whole characters of the raw output (no stops)
+	parser family.Parser
+	answer *textOutput // the answer text, up to the request's stop strings
+	marks  thinkMarks
+	in     bool   // inside a thinking section
+	closed bool   // a close marker ended a section
+	start  bool   // nothing but white space yet: a section may open
+	head   string // the output while start holds
+	tail   string // the output's last bytes, for a close marker split across pieces
 }
 
-// newOutput returns an output for a request with the given stop strings;
-// thinking says the prompt itself opened the thinking section.
-func newOutput(stops []string, thinking bool) *output {
-	o := &output{reasoning: newTextOutput([]string{thinkClose}), answer: newTextOutput(stops)}
-	if thinking {
-		o.phase = phaseThinking
+// newOutput returns an output of f's format (nil: plain text, which
+// never thinks nor calls) for a request with the given stop strings and
+// tools; thinking says the prompt itself opened the thinking section.
+func newOutput(f *family.Family, stops []string, tools []Tool, thinking bool) *output {
+	o := &output{chars: newTextOutput(nil), answer: newTextOutput(stops), in: thinking, start: !thinking}
+	if f == nil {
+		o.parser = plainParser{}
+		return o
 	}
+	o.marks = thinkMarksOf(f)
+	cfg := family.ParserConfig{Thinking: thinking}
+	for _, t := range tools {
+		cfg.Tools = append(cfg.Tools, family.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	o.parser = f.NewParser(cfg)
 	return o
 }
+
+// plainParser is the parser of a model no family recognises: its output
+// is all answer text.
+type plainParser struct{}
+
+func (plainParser) Push(text string) family.Output { return family.Output{Text: text} }
+func (plainParser) Flush(bool) family.Output       { return family.Output{} }
 
 // piece is what one push releases.
 type piece struct {
 	reasoning, text string
+	calls           []family.Call
 	stop            string // the stop string that ended the answer
 	stopped         bool
 }
 
 // push adds the bytes of one token.
 func (o *output) push(b []byte) piece {
-	switch o.phase {
-	case phaseStart:
-		o.start = append(o.start, b...)
-		trimmed := bytes.TrimLeft(o.start, " \t\r\n")
-		switch {
-		case bytes.HasPrefix(trimmed, []byte(thinkOpen)):
-			o.phase = phaseThinking
-			return o.push(trimmed[len(thinkOpen):])
-		case bytes.HasPrefix([]byte(thinkOpen), trimmed):
-			return piece{} // may still become <think>
-		}
-		o.phase = phaseAnswer
-		return o.push(o.start)
-	case phaseThinking:
-		r, _, closed := o.reasoning.push(b)
-		if !closed {
-			return piece{reasoning: r}
-		}
-		o.phase, o.trimming = phaseAnswer, true
-		p := o.push(o.reasoning.rest())
-		p.reasoning = r + p.reasoning
-		return p
-	}
-	if o.trimming {
-		b = bytes.TrimLeft(b, " \t\r\n")
-		if len(b) == 0 {
-			return piece{}
-		}
-		o.trimming = false
-	}
-	text, stop, stopped := o.answer.push(b)
-	return piece{text: text, stop: stop, stopped: stopped}
+	s, _, _ := o.chars.push(b)
+	o.follow(s)
+	return o.release(o.parser.Push(s), false)
 }
 
 // flush releases what is held back once generation has ended without a
-// stop string: an unfinished thinking section stays reasoning.
-func (o *output) flush() piece {
-	switch o.phase {
-	case phaseStart:
-		return piece{text: o.answer.flushBytes(o.start)}
-	case phaseThinking:
-		return piece{reasoning: o.reasoning.flush()}
+// stop string; truncated says the token limit cut it short.
+func (o *output) flush(truncated bool) piece {
+	var p piece
+	if rest := o.chars.flush(); rest != "" {
+		o.follow(rest)
+		if p = o.release(o.parser.Push(rest), false); p.stopped {
+			return p
+		}
 	}
-	return piece{text: o.answer.flush()}
+	q := o.release(o.parser.Flush(truncated), true)
+	q.reasoning, q.text = p.reasoning+q.reasoning, p.text+q.text
+	q.calls = append(p.calls, q.calls...)
+	return q
+}
+
+// release passes the parser's output on: its text through the stop
+// strings. A stop ends the answer: calls after it are dropped.
+func (o *output) release(out family.Output, last bool) piece {
+	p := piece{reasoning: out.Reasoning, calls: out.Calls}
+	if out.Reasoning != "" && !o.closed {
+		o.in, o.start = true, false // the model opened a section the marks do not name
+	}
+	if out.Text != "" || len(out.Calls) > 0 {
+		o.in, o.start = false, false
+	}
+	if out.Text != "" {
+		p.text, p.stop, p.stopped = o.answer.push([]byte(out.Text))
+		if p.stopped {
+			p.calls = nil
+			return p
+		}
+	}
+	if last {
+		p.text += o.answer.flush()
+	}
+	return p
+}
+
+// follow watches the raw output for the family's thinking markers: an
+// opening one before anything else, a closing one inside a section.
+func (o *output) follow(s string) {
+	if s == "" {
+		return
+	}
+	if o.start {
+		o.head += s
+		trimmed := strings.TrimLeftFunc(o.head, unicode.IsSpace)
+		switch {
+		case trimmed == "":
+		case o.marks.open != "" && strings.HasPrefix(trimmed, o.marks.open):
+			o.in, o.start, o.tail, s = true, false, "", trimmed[len(o.marks.open):]
+		case o.marks.open != "" && strings.HasPrefix(o.marks.open, trimmed):
+		default:
+			o.start = false
+		}
+	}
+	if !o.in || o.marks.close == "" {
+		return
+	}
+	o.tail += s
+	if strings.Contains(o.tail, o.marks.close) {
+		o.in, o.closed, o.tail = false, true, ""
+		return
+	}
+	if n := len(o.marks.close) + 8; len(o.tail) > n {
+		o.tail = o.tail[len(o.tail)-n:]
+	}
 }
 
 // thinking reports whether the output is inside a thinking section.
-func (o *output) thinking() bool { return o.phase == phaseThinking }
+func (o *output) thinking() bool { return o.in }
+
+// thinkMarks are the markers that open and close a family's thinking
+// section, as the engine finds them in a prompt and an output; "" where
+// the family does not say.
+type thinkMarks struct{ open, close string }
+
+// thinkMarksOf derives a family's markers from the text that closes its
+// thinking (Thinking.Close): the close marker is that text trimmed, and
+// the open one is known for the two forms families use, </x> (<think>)
+// and [/X] ([THINK]).
+func thinkMarksOf(f *family.Family) thinkMarks {
+	if f == nil || f.Thinking == nil {
+		return thinkMarks{}
+	}
+	m := thinkMarks{close: strings.TrimSpace(f.Thinking.Close)}
+	switch c := m.close; {
+	case strings.HasPrefix(c, "</") && strings.HasSuffix(c, ">") && !strings.ContainsAny(c[2:len(c)-1], "<>"):
+		m.open = "<" + c[2:]
+	case strings.HasPrefix(c, "[/") && strings.HasSuffix(c, "]") && !strings.ContainsAny(c[2:len(c)-1], "[]"):
+		m.open = "[" + c[2:]
+	}
+	return m
+}
 
 // opensThinking reports whether a rendered prompt ends inside a thinking
 // section, as templates that start the model's turn with <think> do.
-func opensThinking(prompt string) bool {
-	open := bytes.LastIndex([]byte(prompt), []byte(thinkOpen))
-	return open >= 0 && open > bytes.LastIndex([]byte(prompt), []byte(thinkClose))
+func (m thinkMarks) opensThinking(prompt string) bool {
+	if m.open == "" || m.close == "" {
+		return false
+	}
+	open := strings.LastIndex(prompt, m.open)
+	return open >= 0 && open > strings.LastIndex(prompt, m.close)
 }

@@ -104,14 +104,23 @@ type Request struct {
 	// thinks, it applies after the thinking section.
 	Format *Format
 	// NoThinking switches a thinking model's thinking off: through the
-	// chat template's switch (enable_thinking), and by closing a thinking
-	// section as soon as it opens.
+	// chat template's switch (its family's, such as enable_thinking),
+	// and by closing a thinking section as soon as it opens. On a model
+	// that does not think (ModelInfo.Family says none or a family
+	// without thinking) there is nothing to switch off.
 	NoThinking bool
 	// ThinkingBudget bounds the tokens spent thinking: when they are
 	// spent, the engine closes the thinking section and the model
 	// answers. 0 is no bound. It never exceeds three quarters of the
-	// output limit, so that the answer has room.
+	// output limit, so that the answer has room. A budget on a model that
+	// does not think fails with a FieldError naming it, unless
+	// ThinkingDefaults.
 	ThinkingBudget int
+	// ThinkingDefaults says that NoThinking and ThinkingBudget are the
+	// defaults a wire format filled in, not what the caller asked for:
+	// on a model that does not think, the budget is dropped rather than
+	// refused.
+	ThinkingDefaults bool
 
 	// Logprobs returns, with every token of the answer (not the thinking,
 	// not the end-of-turn token), its log-probability and the

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -23,7 +24,8 @@ type work struct {
 	stops     []string
 	sampler   *llamacpp.Sampler
 	grammar   *llamacpp.Grammar // constrains the answer, or nil
-	tools     *toolScanner      // separates tool calls from the answer, or nil
+	family    *family.Family    // parses the output; nil: plain text
+	tools     []Tool            // the tools the model sees
 	single    bool              // at most one tool call
 	logprobs  bool              // record the answer tokens' log-probabilities
 	top       int               // and this many alternatives each
@@ -408,7 +410,7 @@ func (r *runner) start(w *work) {
 	r.active.Add(1)
 	*s = slot{
 		seq: s.seq, seqs: s.seqs, w: w, cache: cache, used: now,
-		idx: -1, order: r.admission, out: newOutput(w.stops, w.thinking), admitted: time.Now(),
+		idx: -1, order: r.admission, out: newOutput(w.family, w.stops, w.tools, w.thinking), admitted: time.Now(),
 	}
 	s.prefilled, s.pos = len(cache), w.posAt(len(cache))
 	if w.promptLP {
@@ -822,7 +824,10 @@ func (r *runner) emit(s *slot, tok llamacpp.Token, lp *TokenLogprob) {
 // markers that open and close it.
 func (r *runner) push(s *slot, tok llamacpp.Token, lp *TokenLogprob) piece {
 	was := s.out.thinking()
-	p := s.out.push(r.llm.Piece(tok, false))
+	// A family's parser reads its markers (<tool_call>, <|channel|>),
+	// which may be control tokens: their text is passed on. Plain text
+	// shows none.
+	p := s.out.push(r.llm.Piece(tok, s.w.family != nil))
 	if was || s.out.thinking() {
 		s.thought++
 	} else if lp != nil {
@@ -831,21 +836,16 @@ func (r *runner) push(s *slot, tok llamacpp.Token, lp *TokenLogprob) piece {
 	if was && !s.out.thinking() {
 		s.thinking = time.Since(s.first)
 	}
-	r.send(s, p, p.stopped, false)
+	r.send(s, p, p.stopped)
 	return p
 }
 
-// send passes what the output released on to the reader, with the
-// answer's tool calls taken out of its text.
-func (r *runner) send(s *slot, p piece, last, truncated bool) {
+// send passes what the output released on to the reader, its tool calls
+// with the ids the engine gives them; last says the output has ended.
+func (r *runner) send(s *slot, p piece, last bool) {
 	ev := Event{Text: p.text, Reasoning: p.reasoning}
-	if t := s.w.tools; t != nil {
-		ev.Text, ev.ToolCalls = t.push(p.text)
-		if last {
-			text, calls := t.flush(truncated)
-			ev.Text += text
-			ev.ToolCalls = append(ev.ToolCalls, calls...)
-		}
+	if len(p.calls) > 0 {
+		ev.ToolCalls = toolCalls(p.calls)
 	}
 	if s.w.single && len(s.calls)+len(ev.ToolCalls) > 1 {
 		ev.ToolCalls = ev.ToolCalls[:max(0, 1-len(s.calls))] // one call at most
@@ -869,7 +869,7 @@ func (r *runner) send(s *slot, p piece, last, truncated bool) {
 
 func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 	if reason != FinishStopSequence {
-		r.send(s, s.out.flush(), true, reason == FinishLength)
+		r.send(s, s.out.flush(reason == FinishLength), true)
 	}
 	if len(s.calls) > 0 && reason == FinishStop {
 		reason = FinishToolCalls

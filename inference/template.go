@@ -3,6 +3,7 @@ package inference
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/inferkit/inferkit/internal/jinja"
@@ -57,25 +58,24 @@ func newChatTemplate(source, bos, eos string) (*chatTemplate, error) {
 }
 
 // render writes the prompt for msgs, ending with the opening of the
-// assistant's turn. noThinking sets the templates' enable_thinking switch
-// off. Every string of msgs and tools passes through data on its way in
+// assistant's turn. vars are the model family's thinking switches (see
+// family.Thinking.Vars), set as the template's variables. Every string of msgs and tools passes through data on its way in
 // (nil: as it is), so that the caller can tell request text from the
 // template's markup.
 //
 // An image part becomes the text image returns in its message's content
 // (nil: the model reads no images, and an image fails).
-func (t *chatTemplate) render(msgs []Message, tools []Tool, noThinking bool, data func(string) string, image func() string) (string, error) {
+func (t *chatTemplate) render(msgs []Message, tools []Tool, vars map[string]any, data func(string) string, image func() string) (string, error) {
 	if data == nil {
 		data = func(s string) string { return s }
 	}
-	vars := map[string]any{
-		"add_generation_prompt": true,
-		"bos_token":             t.bos,
-		"eos_token":             t.eos,
+	vars = maps.Clone(vars)
+	if vars == nil {
+		vars = map[string]any{}
 	}
-	if noThinking {
-		vars["enable_thinking"] = false
-	}
+	vars["add_generation_prompt"] = true
+	vars["bos_token"] = t.bos
+	vars["eos_token"] = t.eos
 	list := make([]any, 0, len(msgs))
 	for i, m := range msgs {
 		v, err := messageVar(m, data, image)

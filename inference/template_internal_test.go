@@ -14,7 +14,7 @@ func TestChatMLTools(t *testing.T) {
 		{Role: RoleTool, ToolCallID: "c1", Content: []Part{{Text: `{"temp":21}`}}},
 	}
 	tools := []Tool{{Name: "get_weather", Description: "Current weather.", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`)}}
-	got, err := tmpl.render(msgs, tools, false, nil, nil)
+	got, err := tmpl.render(msgs, tools, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestChatMLTools(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 	// Without tools, plain ChatML.
-	got, _ = tmpl.render(msgs[:2], nil, false, nil, nil)
+	got, _ = tmpl.render(msgs[:2], nil, nil, nil, nil)
 	if want := "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -41,7 +42,8 @@ func (m *model) tokenize(text string, bos bool, limit int) ([]llamacpp.Token, er
 // nonce: text that looks like one without it stays as it is, and one
 // forged by luck would only give text.
 //
-// An image becomes the text image returns (nil: images fail).
+// An image becomes the text image returns (nil: images fail). The
+// family's thinking switches are set from req.NoThinking.
 func (m *model) render(req Request, image func() string) (string, error) {
 	nonce := strconv.FormatUint(rand.Uint64(), 10)
 	prefix := "[[" + nonce + ":"
@@ -50,7 +52,7 @@ func (m *model) render(req Request, image func() string) (string, error) {
 			return prefix + strconv.Itoa(int(t)) + "]]"
 		})
 	}
-	text, err := m.tmpl.render(req.Messages, req.shownTools(), req.NoThinking, data, image)
+	text, err := m.tmpl.render(req.Messages, req.shownTools(), m.thinkingVars(req), data, image)
 	if err != nil {
 		return "", err
 	}
@@ -77,4 +79,14 @@ func (m *model) render(req Request, image func() string) (string, error) {
 	}
 	b.WriteString(text)
 	return b.String(), nil
+}
+
+// thinkingVars are the chat template's variables that switch the model's
+// thinking on, or off for req.NoThinking: its family's; none for a model
+// that does not think.
+func (m *model) thinkingVars(req Request) map[string]any {
+	if !m.thinks() || m.family.Thinking.Vars == nil {
+		return nil
+	}
+	return m.family.Thinking.Vars(!req.NoThinking, family.EffortDefault)
 }
