@@ -55,7 +55,8 @@ type Parser interface {
 // ParserConfig configures a Parser.
 type ParserConfig struct {
 	// Tools are the tools offered; a family that writes calls as bare
-	// JSON takes only calls of these for calls.
+	// JSON takes only calls of these for calls. With none, nothing is
+	// read as a call: what the model writes as one is answer text.
 	Tools []Tool
 	// Thinking says the output starts inside a thinking section: the
 	// rendered prompt opened it.

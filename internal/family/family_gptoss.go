@@ -46,7 +46,7 @@ var gptOSS = &Family{
 	},
 	Tools: &Tools{Grammar: gptOSSGrammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
-		p := &harmonyParser{hp: &harmony.HarmonyParser{
+		p := &harmonyParser{calls: len(cfg.Tools) > 0, hp: &harmony.HarmonyParser{
 			MessageStartTag: "<|start|>",
 			MessageEndTag:   "<|end|>",
 			HeaderEndTag:    "<|message|>",
@@ -80,6 +80,7 @@ const (
 // harmonyParser routes the messages of the harmony package's parser.
 type harmonyParser struct {
 	hp    *harmony.HarmonyParser
+	calls bool // tools were offered: messages to functions are calls
 	state harmonyState
 	name  string          // the function of the call being read
 	args  strings.Builder // its arguments
@@ -110,7 +111,7 @@ func (p *harmonyParser) route(events []harmony.HarmonyEvent, out *Output) {
 		case harmony.HarmonyEventHeaderComplete:
 			h := e.Header
 			switch {
-			case h.Recipient != "":
+			case h.Recipient != "" && p.calls:
 				p.state, p.name = harmonyCall, strings.TrimPrefix(h.Recipient, "functions.")
 				p.args.Reset()
 			case h.Channel == "analysis":

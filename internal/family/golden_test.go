@@ -283,3 +283,28 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestNoToolsNoCalls: with no tools offered, every golden output that
+// holds calls yields none, and its answer text keeps what it wrote as
+// calls, in its text or, for a call written while thinking, its
+// reasoning.
+func TestNoToolsNoCalls(t *testing.T) {
+	for _, c := range goldenCases {
+		if len(c.tools) == 0 {
+			continue
+		}
+		in, err := os.ReadFile(filepath.Join("testdata", c.family.Name, c.name+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := strings.TrimSuffix(string(in), "\n")
+		with := stream(t, c.family, ParserConfig{Tools: c.tools, Thinking: c.thinking}, []string{out}, c.truncated)
+		if len(with.Calls) == 0 {
+			continue
+		}
+		without := stream(t, c.family, ParserConfig{Thinking: c.thinking}, []string{out}, c.truncated)
+		if len(without.Calls) != 0 || len(without.Text)+len(without.Reasoning) <= len(with.Text)+len(with.Reasoning) {
+			t.Errorf("%s/%s without tools: %d calls and text %q (with tools: text %q)", c.family.Name, c.id(), len(without.Calls), without.Text, with.Text)
+		}
+	}
+}

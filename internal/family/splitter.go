@@ -81,6 +81,10 @@ type splitter struct {
 // opened a thinking section (cfg.Thinking) starts it, though the output
 // may still open it again.
 func newSplitter(m markers, cfg ParserConfig) *splitter {
+	if len(cfg.Tools) == 0 {
+		// No tools offered: what reads as a call is text.
+		m.callOpen, m.callClose, m.lead, m.bare, m.callEndsThinking = "", "", nil, nil, false
+	}
 	return &splitter{m: m, tools: cfg.Tools, opened: cfg.Thinking && m.thinkOpen != "", trim: true}
 }
 
