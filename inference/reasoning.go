@@ -144,22 +144,13 @@ func (o *output) thinking() bool { return o.in }
 // the family does not say.
 type thinkMarks struct{ open, close string }
 
-// thinkMarksOf derives a family's markers from the text that closes its
-// thinking (Thinking.Close): the close marker is that text trimmed, and
-// the open one is known for the two forms families use, </x> (<think>)
-// and [/X] ([THINK]).
+// thinkMarksOf returns a family's thinking markers: its Open, and the
+// text of its Close without the white space around it.
 func thinkMarksOf(f *family.Family) thinkMarks {
 	if f == nil || f.Thinking == nil {
 		return thinkMarks{}
 	}
-	m := thinkMarks{close: strings.TrimSpace(f.Thinking.Close)}
-	switch c := m.close; {
-	case strings.HasPrefix(c, "</") && strings.HasSuffix(c, ">") && !strings.ContainsAny(c[2:len(c)-1], "<>"):
-		m.open = "<" + c[2:]
-	case strings.HasPrefix(c, "[/") && strings.HasSuffix(c, "]") && !strings.ContainsAny(c[2:len(c)-1], "[]"):
-		m.open = "[" + c[2:]
-	}
-	return m
+	return thinkMarks{open: f.Thinking.Open, close: strings.TrimSpace(f.Thinking.Close)}
 }
 
 // opensThinking reports whether a rendered prompt ends inside a thinking

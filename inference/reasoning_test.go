@@ -86,35 +86,28 @@ func TestOutput(t *testing.T) {
 	}
 }
 
-func TestThinkMarks(t *testing.T) {
-	for close, want := range map[string]thinkMarks{
-		"\n</think>\n\n":            {open: "<think>", close: "</think>"},
-		"</think>":                  {open: "<think>", close: "</think>"},
-		"[/THINK]":                  {open: "[THINK]", close: "[/THINK]"},
-		"<|end|><|start|>assistant": {close: "<|end|><|start|>assistant"},
-		"<channel|>":                {close: "<channel|>"},
+// TestOpensThinking: a prompt that ends inside a family's thinking
+// section (its Open, after any Close) opens it, for markers of every
+// shape the families use.
+func TestOpensThinking(t *testing.T) {
+	for _, tc := range []struct {
+		open, close, prompt string
+		want                bool
+	}{
+		{"<think>", "\n</think>\n\n", "<|im_start|>assistant\n<think>\n", true},
+		{"<think>", "\n</think>\n\n", "<|im_start|>assistant\n<think>\n\n</think>\n\n", false},
+		{"<think>", "\n</think>\n\n", "<|im_start|>assistant\n", false},
+		{"[THINK]", "[/THINK]", "[INST]hi[/INST][THINK]", true},
+		{"<|channel|>analysis<|message|>", "<|end|><|start|>assistant", "<|start|>assistant<|channel|>analysis<|message|>", true},
+		{"<|channel>", "<channel|>", "<|turn>model\n<|channel>thought\n<channel|>", false},
 	} {
-		f := &family.Family{Thinking: &family.Thinking{Close: close}}
-		if got := thinkMarksOf(f); got != want {
-			t.Errorf("thinkMarksOf(%q) = %+v, want %+v", close, got, want)
+		m := thinkMarksOf(&family.Family{Thinking: &family.Thinking{Open: tc.open, Close: tc.close}})
+		if got := m.opensThinking(tc.prompt); got != tc.want {
+			t.Errorf("opensThinking(%q) with %q…%q = %v, want %v", tc.prompt, tc.open, tc.close, got, tc.want)
 		}
 	}
 	if got := thinkMarksOf(hermesFamily); got != (thinkMarks{}) {
 		t.Errorf("a family that does not think: %+v", got)
-	}
-}
-
-func TestOpensThinking(t *testing.T) {
-	m := thinkMarksOf(qwen3Family)
-	for prompt, want := range map[string]bool{
-		"<|im_start|>assistant\n":                          false,
-		"<|im_start|>assistant\n<think>\n":                 true,
-		"<|im_start|>assistant\n<think>\n\n</think>\n\n":   false,
-		"<think>a</think><|im_start|>assistant\n<think>\n": true,
-	} {
-		if got := m.opensThinking(prompt); got != want {
-			t.Errorf("opensThinking(%q) = %v", prompt, got)
-		}
 	}
 	if (thinkMarks{}).opensThinking("<think>\n") {
 		t.Error("a family without markers opened thinking")

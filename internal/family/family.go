@@ -79,6 +79,10 @@ type Thinking struct {
 	// Vars returns the chat template's variables that switch thinking on
 	// or off, at an effort (such as enable_thinking, reasoning_effort).
 	Vars func(on bool, effort Effort) map[string]any
+	// Open is the marker that opens a thinking section, as the output
+	// or the end of a rendered prompt writes it: the engine looks for it
+	// at the prompt's end and writes it to open a section.
+	Open string
 	// Close is the text that ends a thinking section, which the engine
 	// writes to cut thinking short (a budget spent, an answer forced by
 	// a grammar); "" if the family cannot be cut short.

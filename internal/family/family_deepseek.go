@@ -109,7 +109,7 @@ var deepSeekR1 = &Family{
 	Match: func(arch, template string) bool {
 		return isDeepSeek(template) && !isDeepSeekV31(template) && strings.Contains(template, "</think>")
 	},
-	Thinking: &Thinking{Vars: func(bool, Effort) map[string]any { return nil }, Close: "\n</think>\n\n"},
+	Thinking: &Thinking{Vars: func(bool, Effort) map[string]any { return nil }, Open: "<think>", Close: "\n</think>\n\n"},
 	Tools:    &Tools{Grammar: deepSeekGrammar(false).build},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(dsMarkers(true), cfg)
@@ -124,7 +124,7 @@ var deepSeekV31 = &Family{
 	Match: func(arch, template string) bool {
 		return isDeepSeek(template) && isDeepSeekV31(template)
 	},
-	Thinking: &Thinking{Vars: func(on bool, _ Effort) map[string]any { return map[string]any{"thinking": on} }, Close: "</think>"},
+	Thinking: &Thinking{Vars: func(on bool, _ Effort) map[string]any { return map[string]any{"thinking": on} }, Open: "<think>", Close: "</think>"},
 	Tools:    &Tools{Grammar: deepSeekGrammar(true).build},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(dsMarkers(true), cfg)

@@ -18,6 +18,7 @@ var gemma4 = &Family{
 		Vars: func(on bool, _ Effort) map[string]any {
 			return map[string]any{"enable_thinking": on}
 		},
+		Open:  gemma4Markers.thinkOpen,
 		Close: gemma4Markers.thinkClose,
 	},
 	Tools:     &Tools{Grammar: keyedCallsGrammar(gemma4Markers.callOpen, gemma4Markers.callClose, gemma4Values).build},

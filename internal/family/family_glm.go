@@ -41,7 +41,7 @@ var glm45 = &Family{
 	Match: func(arch, template string) bool {
 		return isGLM(template) && strings.Contains(template, "<think></think>")
 	},
-	Thinking: &Thinking{Vars: enableThinking, Close: "</think>"},
+	Thinking: &Thinking{Vars: enableThinking, Open: "<think>", Close: "</think>"},
 	Tools:    &Tools{Grammar: glmGrammar(true).build},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(glmMarkers, cfg)
@@ -56,7 +56,7 @@ var glm47 = &Family{
 	Match: func(arch, template string) bool {
 		return isGLM(template) && !strings.Contains(template, "<think></think>")
 	},
-	Thinking: &Thinking{Vars: enableThinking, Close: "</think>"},
+	Thinking: &Thinking{Vars: enableThinking, Open: "<think>", Close: "</think>"},
 	Tools:    &Tools{Grammar: glmGrammar(false).build},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(glmMarkers, cfg)

@@ -42,6 +42,7 @@ var gptOSS = &Family{
 		// The analysis message ends and a new assistant message starts, at
 		// its channel: the model then writes final (or, under a tool
 		// grammar, is made to write commentary to=functions.NAME).
+		Open:  "<|channel|>analysis<|message|>",
 		Close: "<|end|><|start|>assistant",
 	},
 	Tools: &Tools{Grammar: gptOSSGrammar.build},

@@ -29,9 +29,10 @@ func graniteMatch(marker string, not ...string) func(arch, template string) bool
 
 // graniteThinking is the thinking switch of Granite 3.2 and 3.3: the
 // template variable thinking; effort does not apply.
-func graniteThinking(close string) *Thinking {
+func graniteThinking(open, close string) *Thinking {
 	return &Thinking{
 		Vars:  func(on bool, effort Effort) map[string]any { return map[string]any{"thinking": on} },
+		Open:  open,
 		Close: close,
 	}
 }
@@ -50,7 +51,7 @@ func granite3Markers(open, close string, drop ...string) markers {
 var granite33 = &Family{
 	Name:     "granite3.3",
 	Match:    graniteMatch("<think></think>"),
-	Thinking: graniteThinking("</think><response>"),
+	Thinking: graniteThinking("<think>", "</think><response>"),
 	Tools:    &Tools{Grammar: granite3Grammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(granite3Markers("<think>", "</think>", "<response>", "</response>"), cfg)
@@ -61,7 +62,7 @@ var granite33 = &Family{
 var granite32 = &Family{
 	Name:     "granite3.2",
 	Match:    graniteMatch("Here is my thought process:"),
-	Thinking: graniteThinking("Here is my response:"),
+	Thinking: graniteThinking("Here is my thought process:", "Here is my response:"),
 	Tools:    &Tools{Grammar: granite3Grammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(granite3Markers("Here is my thought process:", "Here is my response:"), cfg)

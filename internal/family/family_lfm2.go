@@ -27,6 +27,7 @@ var (
 		},
 		Thinking: &Thinking{
 			Vars:  func(bool, Effort) map[string]any { return nil },
+			Open:  lfm2Markers.thinkOpen,
 			Close: lfm2Markers.thinkClose,
 		},
 		Tools:     lfm2Tools,

@@ -41,6 +41,7 @@ var ministral = &Family{
 	},
 	Thinking: &Thinking{
 		Vars:  func(on bool, effort Effort) map[string]any { return map[string]any{} },
+		Open:  "[THINK]",
 		Close: "[/THINK]",
 	},
 	Tools: &Tools{Grammar: callsGrammar{oneIfNamed: true,

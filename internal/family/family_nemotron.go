@@ -29,6 +29,7 @@ var nemotron = &Family{
 		Vars: func(on bool, _ Effort) map[string]any {
 			return map[string]any{"enable_thinking": on}
 		},
+		Open:  "<think>",
 		Close: "</think>",
 	},
 	Tools:     &Tools{Grammar: xmlCallsGrammar(true).build},

@@ -35,6 +35,7 @@ var (
 		},
 		Thinking: &Thinking{
 			Vars:  func(bool, Effort) map[string]any { return nil },
+			Open:  "<think>",
 			Close: "</think>",
 		},
 		NewParser: func(cfg ParserConfig) Parser {

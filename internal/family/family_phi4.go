@@ -33,6 +33,7 @@ var phi4Reasoning = &Family{
 	},
 	Thinking: &Thinking{
 		Vars:  func(on bool, effort Effort) map[string]any { return map[string]any{} },
+		Open:  "<think>",
 		Close: "</think>",
 	},
 	NewParser: func(cfg ParserConfig) Parser {

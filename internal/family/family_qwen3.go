@@ -17,7 +17,7 @@ var qwen3 = &Family{
 		return isChatML(template) && strings.Contains(template, "<tool_call>") &&
 			strings.Contains(template, "<think>") && !strings.Contains(template, "<function=")
 	},
-	Thinking: &Thinking{Vars: enableThinking, Close: "\n</think>\n\n"},
+	Thinking: &Thinking{Vars: enableThinking, Open: "<think>", Close: "\n</think>\n\n"},
 	Tools:    &Tools{Grammar: hermesGrammar.build},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(hermesMarkers, cfg)

@@ -17,7 +17,7 @@ var qwen35 = &Family{
 		return isChatML(template) && strings.Contains(template, "<function=") &&
 			strings.Contains(template, "<parameter=") && strings.Contains(template, "<think>")
 	},
-	Thinking: &Thinking{Vars: enableThinking, Close: "\n</think>\n\n"},
+	Thinking: &Thinking{Vars: enableThinking, Open: "<think>", Close: "\n</think>\n\n"},
 	Tools:    &Tools{Grammar: xmlCallsGrammar(false).build},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(qwenXMLMarkers(true), cfg)

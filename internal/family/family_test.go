@@ -159,3 +159,24 @@ func testBroken(t *testing.T, f *Family, c brokenCase) {
 		t.Fatalf("unfinished call not cut by the limit: %+v, want its text", got)
 	}
 }
+
+// TestThinkingOpenClose: every family that thinks names the marker that
+// opens its thinking, and what Open and Close enclose is reasoning.
+func TestThinkingOpenClose(t *testing.T) {
+	for _, f := range registry() {
+		if f.Thinking == nil {
+			continue
+		}
+		if f.Thinking.Open == "" || f.Thinking.Close == "" {
+			t.Errorf("%s: Thinking.Open %q, Close %q", f.Name, f.Thinking.Open, f.Thinking.Close)
+			continue
+		}
+		p := f.NewParser(ParserConfig{})
+		out := p.Push(f.Thinking.Open + "pondering" + f.Thinking.Close)
+		end := p.Flush(false)
+		reasoning, text := out.Reasoning+end.Reasoning, out.Text+end.Text
+		if !strings.Contains(reasoning, "pondering") || strings.Contains(text, "pondering") {
+			t.Errorf("%s: Open+pondering+Close gives reasoning %q, text %q", f.Name, reasoning, text)
+		}
+	}
+}
