@@ -4,8 +4,8 @@ package inference_test
 
 import (
 	"context"
+	"iter"
 	"testing"
-	"time"
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
@@ -33,39 +33,44 @@ func TestKVTokensShared(t *testing.T) {
 		t.Errorf("context with 300 cells: %d", got)
 	}
 	// Each request reserves its prompt and 200 tokens: two do not fit.
+	// The second is started once the first is at work, and when its first
+	// token comes the first must be over: one sequence is active. (Had
+	// both run at once, the first's 200 tokens would still be going.)
+	// Timestamps taken by two readers cannot show this: a reader may see
+	// the first's end after the second's start.
 	ctx := context.Background()
-	var aEnd, bStart time.Time
-	done := make(chan struct{})
-	started := make(chan struct{})
-	go func() {
-		defer close(done)
-		first := true
-		for ev, err := range e.Stream(ctx, budgetRequest("First request.", 200)) {
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if first {
-				first = false
-				close(started)
-			}
-			if ev.Final != nil {
-				aEnd = time.Now()
-			}
-		}
-	}()
-	<-started
-	for ev, err := range e.Stream(ctx, budgetRequest("Second request.", 200)) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bStart.IsZero() && (ev.Text != "" || ev.Final != nil) {
-			bStart = time.Now()
-		}
+	first, stopFirst := iter.Pull2(e.Stream(ctx, budgetRequest("First request.", 200)))
+	defer stopFirst()
+	if _, err, ok := first(); !ok || err != nil {
+		t.Fatalf("the first request: %v", err)
 	}
-	<-done
-	if aEnd.IsZero() || bStart.Before(aEnd) {
-		t.Errorf("the second request started at %v, before the first ended at %v", bStart, aEnd)
+	second, stopSecond := iter.Pull2(e.Stream(ctx, budgetRequest("Second request.", 200)))
+	defer stopSecond()
+	if _, err, ok := second(); !ok || err != nil {
+		t.Fatalf("the second request: %v", err)
+	}
+	if st := e.Stats()[0]; st.Active != 1 {
+		t.Errorf("when the second request's first event came, %d sequences were active, want 1 (the first had to end)", st.Active)
+	}
+	for _, err := range drain(first) {
+		t.Error(err)
+	}
+	for _, err := range drain(second) {
+		t.Error(err)
+	}
+}
+
+// drain reads what is left of a pulled stream and returns its errors.
+func drain(next func() (inference.Event, error, bool)) []error {
+	var errs []error
+	for {
+		_, err, ok := next()
+		if !ok {
+			return errs
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 }
 
