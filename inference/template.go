@@ -6,34 +6,9 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/jinja"
 )
-
-// chatML is the template of models whose GGUF carries none: ChatML, with
-// tools, calls and results written as Hermes-style models expect them
-// (<tools>, <tool_call>, <tool_response>).
-const chatML = `{%- set ns = namespace(start=0) -%}
-{%- if tools -%}
-{{- '<|im_start|>system\n' -}}
-{%- if messages and messages[0].role == 'system' -%}
-{{- messages[0].content + '\n\n' -}}{%- set ns.start = 1 -%}
-{%- endif -%}
-{{- 'You may call the tools whose signatures are listed, as JSON, within <tools></tools>:\n<tools>' -}}
-{%- for tool in tools -%}{{- '\n' + (tool | tojson) -}}{%- endfor -%}
-{{- '\n</tools>\n\nTo call a tool, write a JSON object with its name and arguments within <tool_call></tool_call>:\n<tool_call>\n{"name": <tool name>, "arguments": <arguments object>}\n</tool_call><|im_end|>\n' -}}
-{%- endif -%}
-{%- for message in messages[ns.start:] -%}
-{%- if message.role == 'tool' -%}
-{{- '<|im_start|>user\n<tool_response>\n' + message.content + '\n</tool_response><|im_end|>\n' -}}
-{%- else -%}
-{{- '<|im_start|>' + message.role + '\n' + message.content -}}
-{%- for call in message.tool_calls or [] -%}
-{{- ('\n' if message.content or not loop.first else '') + '<tool_call>\n' + ({'name': call.function.name, 'arguments': call.function.arguments} | tojson) + '\n</tool_call>' -}}
-{%- endfor -%}
-{{- '<|im_end|>\n' -}}
-{%- endif -%}
-{%- endfor -%}
-{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}`
 
 // chatTemplate renders a conversation into a model's prompt with the Jinja
 // chat template from its GGUF, as Hugging Face's apply_chat_template does.
@@ -48,7 +23,7 @@ type chatTemplate struct {
 // them.
 func newChatTemplate(source, bos, eos string) (*chatTemplate, error) {
 	if source == "" {
-		source = chatML
+		source = family.ChatML
 	}
 	t, err := jinja.Parse(source)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/inferkit/inferkit/internal/family"
 )
 
 // TokenType is a token's kind as GGUF stores it in tokenizer.ggml.token_type
@@ -36,28 +38,7 @@ const (
 // write them (<tools> in the system turn, calls as JSON in <tool_call>,
 // results in <tool_response>). It is the engine's own ChatML, so that the
 // engine recognises its tiny models as of the hermes family.
-const ChatML = `{%- set ns = namespace(start=0) -%}
-{%- if tools -%}
-{{- '<|im_start|>system\n' -}}
-{%- if messages and messages[0].role == 'system' -%}
-{{- messages[0].content + '\n\n' -}}{%- set ns.start = 1 -%}
-{%- endif -%}
-{{- 'You may call the tools whose signatures are listed, as JSON, within <tools></tools>:\n<tools>' -}}
-{%- for tool in tools -%}{{- '\n' + (tool | tojson) -}}{%- endfor -%}
-{{- '\n</tools>\n\nTo call a tool, write a JSON object with its name and arguments within <tool_call></tool_call>:\n<tool_call>\n{"name": <tool name>, "arguments": <arguments object>}\n</tool_call><|im_end|>\n' -}}
-{%- endif -%}
-{%- for message in messages[ns.start:] -%}
-{%- if message.role == 'tool' -%}
-{{- '<|im_start|>user\n<tool_response>\n' + message.content + '\n</tool_response><|im_end|>\n' -}}
-{%- else -%}
-{{- '<|im_start|>' + message.role + '\n' + message.content -}}
-{%- for call in message.tool_calls or [] -%}
-{{- ('\n' if message.content or not loop.first else '') + '<tool_call>\n' + ({'name': call.function.name, 'arguments': call.function.arguments} | tojson) + '\n</tool_call>' -}}
-{%- endfor -%}
-{{- '<|im_end|>\n' -}}
-{%- endif -%}
-{%- endfor -%}
-{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}`
+const ChatML = family.ChatML
 
 // Qwen3Template is [ChatML] with Qwen3's thinking switch: the model opens
 // its <think> section itself, and enable_thinking false makes the

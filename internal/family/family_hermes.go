@@ -24,6 +24,35 @@ var hermes = &Family{
 	},
 }
 
+// ChatML is inferkit's own chat template, which the engine renders for a
+// model whose GGUF carries none, and tiny test models carry: each
+// message as <|im_start|>role\ncontent<|im_end|>, with tools, calls and
+// results as Hermes-style models write them (<tools> in the system turn,
+// calls as JSON in <tool_call>, results in <tool_response>). The hermes
+// family matches it.
+const ChatML = `{%- set ns = namespace(start=0) -%}
+{%- if tools -%}
+{{- '<|im_start|>system\n' -}}
+{%- if messages and messages[0].role == 'system' -%}
+{{- messages[0].content + '\n\n' -}}{%- set ns.start = 1 -%}
+{%- endif -%}
+{{- 'You may call the tools whose signatures are listed, as JSON, within <tools></tools>:\n<tools>' -}}
+{%- for tool in tools -%}{{- '\n' + (tool | tojson) -}}{%- endfor -%}
+{{- '\n</tools>\n\nTo call a tool, write a JSON object with its name and arguments within <tool_call></tool_call>:\n<tool_call>\n{"name": <tool name>, "arguments": <arguments object>}\n</tool_call><|im_end|>\n' -}}
+{%- endif -%}
+{%- for message in messages[ns.start:] -%}
+{%- if message.role == 'tool' -%}
+{{- '<|im_start|>user\n<tool_response>\n' + message.content + '\n</tool_response><|im_end|>\n' -}}
+{%- else -%}
+{{- '<|im_start|>' + message.role + '\n' + message.content -}}
+{%- for call in message.tool_calls or [] -%}
+{{- ('\n' if message.content or not loop.first else '') + '<tool_call>\n' + ({'name': call.function.name, 'arguments': call.function.arguments} | tojson) + '\n</tool_call>' -}}
+{%- endfor -%}
+{{- '<|im_end|>\n' -}}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}`
+
 // isChatML reports whether a template writes ChatML turns.
 func isChatML(template string) bool { return strings.Contains(template, "<|im_start|>") }
 
