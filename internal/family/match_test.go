@@ -3,7 +3,6 @@ package family
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"testing"
 )
@@ -120,15 +119,7 @@ func TestMatch(t *testing.T) {
 	// inferkit's own ChatML template, which the engine renders for a
 	// model whose GGUF has none, and the empty template that stands for
 	// it, are hermes: the registry's last family.
-	src, err := os.ReadFile(filepath.Join("..", "..", "inference", "template.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)const chatML = `(.*?)`").FindSubmatch(src)
-	if m == nil {
-		t.Fatal("inference/template.go has no chatML")
-	}
-	for _, tmpl := range []string{string(m[1]), ""} {
+	for _, tmpl := range []string{ChatML, ""} {
 		for _, arch := range []string{"llama", "qwen2", "qwen3", "gemma3"} {
 			if got := lookupName(arch, tmpl); got != "hermes" {
 				t.Errorf("Lookup(%q, inferkit's ChatML %.20q) = %q, want hermes", arch, tmpl, got)
