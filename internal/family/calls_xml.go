@@ -196,10 +196,18 @@ func jsonTypeIn(v []byte, types []string) bool {
 	return slices.Contains(types, t)
 }
 
+// taggedText is a string's value written as bare text between tags: no
+// "</" in it, which may start the closing tag, and no way to escape one.
+var taggedText = textSyntax{
+	char:  `[^<] | "<"+ [^/<]`,
+	plain: `[^<]`,
+	write: func(s string) (string, bool) { return s, !strings.Contains(s, "</") },
+}
+
 // taggedArgs returns the rule body of a call's parameters, each written
-// as open(key), its value, close: a string's value as bare text with no
-// "</" in it, any other as the JSON its schema admits; in the schema's
-// order, or sorted.
+// as open(key), its value, close: a string's value as bare text that its
+// schema bounds (see textRule), any other as the JSON its schema admits;
+// in the schema's order, or sorted.
 func taggedArgs(g *grammar, t Tool, sorted bool, open func(key string) string, close string, schema func([]byte) (string, error)) (string, error) {
 	o, err := readObject(toolParams(t))
 	if err != nil {
@@ -211,7 +219,13 @@ func taggedArgs(g *grammar, t Tool, sorted bool, open func(key string) string, c
 	return g.members(o, "", func(k string) (string, error) {
 		var value string
 		if types := schemaTypes(o.props[k]); len(types) == 1 && types[0] == "string" {
-			value = g.define("tagged-text", `([^<] | "<" [^/])*`)
+			s, err := readScalar(o.props[k])
+			if err != nil {
+				return "", err
+			}
+			if value, err = g.textRule(s, taggedText); err != nil {
+				return "", err
+			}
 		} else if value, err = g.schema(o.props[k], schema); err != nil {
 			return "", err
 		}
