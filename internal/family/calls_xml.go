@@ -23,12 +23,16 @@ import (
 )
 
 // xmlCalls reads the functions of a <tool_call> body. A value loses the
-// one newline on either side that the format puts there.
-func xmlCalls(body string, tools []Tool) ([]Call, bool) {
+// one newline on either side that the format puts there. In a cut body,
+// the function that the cut left without its end is dropped.
+func xmlCalls(body string, tools []Tool, cut bool) ([]Call, bool) {
 	var calls []Call
 	for rest := trimSpace(body); rest != ""; rest = trimSpace(rest) {
 		name, inner, after, ok := xmlElement(rest, "function")
 		if !ok {
+			if cut && startsCut(rest, "<function=") {
+				break
+			}
 			return nil, false
 		}
 		args := newArgsBuilder(name, tools)
@@ -60,8 +64,8 @@ func xmlElement(s, tag string) (name, inner, rest string, ok bool) {
 	return name, inner, rest, ok
 }
 
-// glmCall reads the body of a GLM call.
-func glmCall(body string, tools []Tool) ([]Call, bool) {
+// glmCall reads the body of a GLM call, which holds one.
+func glmCall(body string, tools []Tool, _ bool) ([]Call, bool) {
 	name, s := body, ""
 	if at := strings.Index(body, "<arg_key>"); at >= 0 {
 		name, s = body[:at], body[at:]
@@ -84,6 +88,14 @@ func glmCall(body string, tools []Tool) ([]Call, bool) {
 		s = rest
 	}
 	return []Call{{Name: name, Arguments: args.String()}}, true
+}
+
+// startsCut reports whether s, less white space before it, starts with
+// open or is cut short in it: the start of an element that the token
+// limit cut.
+func startsCut(s, open string) bool {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	return strings.HasPrefix(s, open) || strings.HasPrefix(open, s)
 }
 
 // cutTag returns the text of s between open and close, which must start
