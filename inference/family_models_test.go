@@ -81,21 +81,24 @@ var familyModels = []struct {
 	{family: "gemma4", file: "gemma4-31b.jinja", arch: "gemma3", tools: true, thinks: true, onOnly: "<|think|>", offOnly: "<|channel>thought\n<channel|>"},
 }
 
-// familyTools are the tools offered to the family models. Their arguments
-// are enums, which every family's grammar bounds: the tagged formats
-// (Qwen3-Coder's and Qwen3.5's <parameter=...>, GLM's <arg_value>, Gemma
-// 4's call:NAME{...}) write a string bare, and their grammars bound
-// neither its length (maxLength) nor, when it is typed "string", its enum,
-// so a model of random weights never ends one (see testTools for strings
-// in JSON calls).
+// familyTools are the tools offered to the family models, of the
+// parameters real tools have: a string bounded by maxLength, an enum of
+// strings, an integer of a range. Every family's grammar follows them,
+// the tagged formats (Qwen3-Coder's and Qwen3.5's <parameter=...>, GLM's
+// <arg_value>) and Gemma 4's call:NAME{...}, which write a string bare or
+// between their own delimiters, as well as those that write JSON: so a
+// model of random weights ends each value, and its calls validate.
 var familyTools = []inference.Tool{
 	{Name: "get_weather", Description: "Current weather in a city.", Parameters: []byte(`{
 		"type": "object",
-		"properties": {"city": {"enum": ["Oslo", "Lima", "Paris"]}, "unit": {"enum": ["c", "f"]}},
-		"required": ["city"], "additionalProperties": false}`)},
+		"properties": {
+			"city": {"type": "string", "maxLength": 12},
+			"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+			"days": {"type": "integer", "minimum": 1, "maximum": 14}},
+		"required": ["city", "unit"], "additionalProperties": false}`)},
 	{Name: "get_time", Description: "The time in a zone.", Parameters: []byte(`{
 		"type": "object",
-		"properties": {"zone": {"enum": ["UTC", "CET", "JST"]}},
+		"properties": {"zone": {"type": "string", "enum": ["UTC", "CET", "JST"]}},
 		"required": ["zone"], "additionalProperties": false}`)},
 }
 

@@ -6,9 +6,10 @@ package family
 
 import "strings"
 
-// keyedCall returns the reader of a call whose strings are between delim.
+// keyedCall returns the reader of a call whose strings are between delim;
+// a body holds one.
 func keyedCall(delim string) callReader {
-	return func(body string, _ []Tool) ([]Call, bool) {
+	return func(body string, _ []Tool, _ bool) ([]Call, bool) {
 		r := &litReader{s: body, syn: litSyntax{delim: delim, bareKeys: true}}
 		if !r.eat("call:") {
 			return nil, false

@@ -8,7 +8,9 @@ package family
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -63,48 +65,75 @@ func compactArgs(args json.RawMessage) (string, bool) {
 }
 
 // jsonCalls reads a body of one or more JSON calls, of any names.
-func jsonCalls(body string, _ []Tool) ([]Call, bool) { return decodeJSONCalls(body, nil) }
+func jsonCalls(body string, _ []Tool, cut bool) ([]Call, bool) {
+	return decodeJSONCalls(body, nil, cut)
+}
 
 // bareJSONCalls reads an answer written as JSON as calls, when every call
 // names an offered tool.
-func bareJSONCalls(body string, tools []Tool) ([]Call, bool) {
+func bareJSONCalls(body string, tools []Tool, cut bool) ([]Call, bool) {
 	offered := map[string]bool{}
 	for _, t := range tools {
 		offered[t.Name] = true
 	}
-	return decodeJSONCalls(body, offered)
+	return decodeJSONCalls(body, offered, cut)
 }
 
 // decodeJSONCalls reads body as one or more JSON calls: objects or arrays
 // of objects, one after another, apart by white space, ";" or ",". Every
 // call must name a function (of offered, when offered is not nil), and
-// nothing else may follow.
-func decodeJSONCalls(body string, offered map[string]bool) ([]Call, bool) {
+// nothing else may follow; but for a body the token limit cut, the value
+// it cut, of which the calls of an array that it holds whole are read.
+func decodeJSONCalls(body string, offered map[string]bool, cut bool) ([]Call, bool) {
 	var calls []Call
+	add := func(v json.RawMessage) bool {
+		var o jsonCall
+		if json.Unmarshal(v, &o) != nil {
+			return false
+		}
+		c, ok := o.call()
+		if !ok || offered != nil && !offered[c.Name] {
+			return false
+		}
+		calls = append(calls, c)
+		return true
+	}
 	for {
 		dec := json.NewDecoder(strings.NewReader(body))
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, false
+			if !cut || !errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, false
+			}
+			// The cut value: an array's whole items are calls.
+			dec = json.NewDecoder(strings.NewReader(body))
+			if tok, _ := dec.Token(); tok == json.Delim('[') {
+				for dec.More() {
+					if err := dec.Decode(&v); err != nil {
+						if !errors.Is(err, io.ErrUnexpectedEOF) {
+							return nil, false
+						}
+						break
+					}
+					if !add(v) {
+						return nil, false
+					}
+				}
+			}
+			return calls, len(calls) > 0
 		}
-		var objs []jsonCall
+		var items []json.RawMessage
 		if v[0] == '[' {
-			if json.Unmarshal(v, &objs) != nil {
+			if json.Unmarshal(v, &items) != nil {
 				return nil, false
 			}
 		} else {
-			var o jsonCall
-			if json.Unmarshal(v, &o) != nil {
-				return nil, false
-			}
-			objs = []jsonCall{o}
+			items = []json.RawMessage{v}
 		}
-		for _, o := range objs {
-			c, ok := o.call()
-			if !ok || offered != nil && !offered[c.Name] {
+		for _, item := range items {
+			if !add(item) {
 				return nil, false
 			}
-			calls = append(calls, c)
 		}
 		// Skip the separators Llama writes between calls.
 		body = strings.TrimLeft(body[dec.InputOffset():], spaces+";,")

@@ -238,70 +238,71 @@ func writeJSONString(b io.Writer, s string) {
 
 // valueSyntax is how a family writes literal values, for valueRule.
 type valueSyntax struct {
-	str       string                // rule body of a string
-	quote     func(s string) string // a string, as written
-	t, f, nul string                // true, false, null
-	sep       string                // between items and members
+	text      textSyntax // strings
+	t, f, nul string     // true, false, null
+	sep       string     // between items and members
 	key       func(k string) string
 	colon     string // between a key and its value
 	anyKey    string // rule body of any key
 }
 
-// The syntaxes of Gemma 4, FunctionGemma and LFM2 values.
+// The syntaxes of Gemma 4, FunctionGemma and LFM2 values. A delimited
+// string holds no "<" that may start its delimiter; a Python string, no
+// quote or new line but escaped.
 var (
 	gemma4Values = valueSyntax{
-		str: `"<|\"|>" ([^<] | "<" [^|])* "<|\"|>"`, t: "true", f: "false", nul: "null",
+		text: textSyntax{delim: `<|"|>`, char: `[^<] | "<"+ [^|<]`, plain: `[^<]`, write: delimited(`<|"|>`)},
+		t:    "true", f: "false", nul: "null",
 		sep: ",", key: lit, colon: ":", anyKey: `[a-zA-Z_] [a-zA-Z0-9_]*`,
-		quote: func(s string) string { return `<|"|>` + s + `<|"|>` },
 	}
 	functionGemmaValues = valueSyntax{
-		str: `"<escape>" ([^<] | "<" [^e])* "<escape>"`, t: "true", f: "false", nul: "null",
+		text: textSyntax{delim: "<escape>", char: `[^<] | "<"+ [^e<]`, plain: `[^<]`, write: delimited("<escape>")},
+		t:    "true", f: "false", nul: "null",
 		sep: ",", key: lit, colon: ":", anyKey: `[a-zA-Z_] [a-zA-Z0-9_]*`,
-		quote: func(s string) string { return "<escape>" + s + "<escape>" },
 	}
 	pythonValues = valueSyntax{
-		str: `"'" ([^'\\\n] | "\\" [^\n])* "'"`, t: "True", f: "False", nul: "None",
+		text: textSyntax{delim: "'", char: `[^'\\\n] | "\\" [^\n]`, plain: `[^'\\\n] | "\\" [^\n]`,
+			write: func(s string) (string, bool) {
+				return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'", true
+			}},
+		t: "True", f: "False", nul: "None",
 		sep: ", ", key: func(k string) string { return lit(`"` + k + `"`) }, colon: ": ",
 		anyKey: `"\"" [^"\\\n]* "\""`,
-		quote: func(s string) string {
-			return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'"
-		},
 	}
-)
-
-const (
-	intBody = `"-"? ("0" | [1-9] [0-9]*)`
-	numBody = intBody + ` ("." [0-9]+)? ([eE] [-+]? [0-9]+)?`
 )
 
 // valueRule returns a rule name for values of schema written in syn. It
 // knows the types, enums, consts, items, properties and anyOf / oneOf of
-// JSON Schema; what it does not know admits any value.
+// JSON Schema, and bounds strings and numbers as scalarSchema says; what
+// it does not know admits any value.
 func (g *grammar) valueRule(schema json.RawMessage, syn valueSyntax) (string, error) {
 	var s struct {
-		Type  json.RawMessage   `json:"type"`
-		Enum  []json.RawMessage `json:"enum"`
-		Const json.RawMessage   `json:"const"`
 		Items json.RawMessage   `json:"items"`
 		AnyOf []json.RawMessage `json:"anyOf"`
 		OneOf []json.RawMessage `json:"oneOf"`
+	}
+	sc, err := readScalar(schema)
+	if err != nil {
+		return "", err
 	}
 	if len(schema) > 0 {
 		if err := json.Unmarshal(schema, &s); err != nil {
 			return "", fmt.Errorf("parameters: %w", err)
 		}
 	}
-	if s.Const != nil {
-		s.Enum = append(s.Enum, s.Const)
-	}
-	if len(s.Enum) > 0 {
+	if len(sc.Enum) > 0 {
 		var alts []string
-		for _, e := range s.Enum {
-			a, err := g.literal(e, syn)
+		for _, e := range sc.Enum {
+			a, ok, err := g.literal(e, syn)
 			if err != nil {
 				return "", err
 			}
-			alts = append(alts, a)
+			if ok {
+				alts = append(alts, a)
+			}
+		}
+		if len(alts) == 0 {
+			return "", fmt.Errorf("parameters: no value of the enum can be written")
 		}
 		return g.add("enum", strings.Join(alts, " | ")), nil
 	}
@@ -318,10 +319,10 @@ func (g *grammar) valueRule(schema json.RawMessage, syn valueSyntax) (string, er
 	}
 	var types []string
 	var one string
-	if json.Unmarshal(s.Type, &one) == nil {
+	if json.Unmarshal(sc.Type, &one) == nil {
 		types = []string{one}
 	} else {
-		_ = json.Unmarshal(s.Type, &types)
+		_ = json.Unmarshal(sc.Type, &types)
 	}
 	if len(types) == 0 {
 		return g.anyValue(syn), nil
@@ -330,11 +331,15 @@ func (g *grammar) valueRule(schema json.RawMessage, syn valueSyntax) (string, er
 	for _, t := range types {
 		switch t {
 		case "string":
-			alts = append(alts, syn.str)
+			str, err := g.textRule(scalarSchema{MinLength: sc.MinLength, MaxLength: sc.MaxLength}, syn.text)
+			if err != nil {
+				return "", err
+			}
+			alts = append(alts, str)
 		case "integer":
-			alts = append(alts, intBody)
+			alts = append(alts, intBody(sc.bounds()))
 		case "number":
-			alts = append(alts, numBody)
+			alts = append(alts, numBody(sc.bounds()))
 		case "boolean":
 			alts = append(alts, lit(syn.t)+" | "+lit(syn.f))
 		case "null":
@@ -378,32 +383,35 @@ func (g *grammar) anyValue(syn valueSyntax) string {
 			return name
 		}
 	}
+	str, _ := g.textRule(scalarSchema{}, syn.text) // no enum: no error
 	g.rules = append(g.rules,
-		name+" ::= "+syn.str+" | "+numBody+" | "+lit(syn.t)+" | "+lit(syn.f)+" | "+lit(syn.nul)+
+		name+" ::= "+str+" | "+numBody(nil, nil)+" | "+lit(syn.t)+" | "+lit(syn.f)+" | "+lit(syn.nul)+
 			` | "[" (`+name+" ("+lit(syn.sep)+" "+name+`)*)? "]" | `+name+"-object",
 		name+`-object ::= "{" (`+name+"-member ("+lit(syn.sep)+" "+name+`-member)*)? "}"`,
 		name+"-member ::= "+syn.anyKey+" "+lit(syn.colon)+" "+name)
 	return name
 }
 
-// literal writes the JSON value v in syn, as a GBNF literal.
-func (g *grammar) literal(v json.RawMessage, syn valueSyntax) (string, error) {
+// literal writes the JSON value v in syn, as a GBNF literal; false for a
+// string that syn cannot write.
+func (g *grammar) literal(v json.RawMessage, syn valueSyntax) (string, bool, error) {
 	var x any
 	if err := json.Unmarshal(v, &x); err != nil {
-		return "", fmt.Errorf("parameters: %w", err)
+		return "", false, fmt.Errorf("parameters: %w", err)
 	}
 	switch x := x.(type) {
 	case string:
-		return lit(syn.quote(x)), nil
+		w, ok := syn.text.write(x)
+		return lit(w), ok, nil
 	case bool:
 		if x {
-			return lit(syn.t), nil
+			return lit(syn.t), true, nil
 		}
-		return lit(syn.f), nil
+		return lit(syn.f), true, nil
 	case nil:
-		return lit(syn.nul), nil
+		return lit(syn.nul), true, nil
 	case float64:
-		return lit(string(v)), nil
+		return lit(string(v)), true, nil
 	}
-	return "", fmt.Errorf("parameters: enum value %s is not a string, number, boolean or null", v)
+	return "", false, fmt.Errorf("parameters: enum value %s is not a string, number, boolean or null", v)
 }

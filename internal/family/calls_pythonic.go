@@ -10,9 +10,32 @@ import (
 )
 
 // pythonCalls returns the reader of calls separated by commas or new
-// lines and, when bracketed, in a list: [a(x=1), b()].
+// lines and, when bracketed, in a list: [a(x=1), b()]. In a cut body, the
+// calls complete before the cut are those of its longest start that
+// reads, once closed after a ")".
 func pythonCalls(bracketed bool) callReader {
-	return func(body string, _ []Tool) ([]Call, bool) {
+	read := readPythonCalls(bracketed)
+	return func(body string, tools []Tool, cut bool) ([]Call, bool) {
+		calls, ok := read(body)
+		if ok || !cut {
+			return calls, ok
+		}
+		for i := strings.LastIndexByte(body, ')'); i >= 0; i = strings.LastIndexByte(body[:i], ')') {
+			start := body[:i+1]
+			if bracketed {
+				start += "]"
+			}
+			if calls, ok := read(start); ok {
+				return calls, true
+			}
+		}
+		return nil, false
+	}
+}
+
+// readPythonCalls returns the reader of whole calls for pythonCalls.
+func readPythonCalls(bracketed bool) func(body string) ([]Call, bool) {
+	return func(body string) ([]Call, bool) {
 		r := &litReader{s: body, syn: litSyntax{python: true}}
 		if bracketed && !r.eat("[") {
 			return nil, false

@@ -23,12 +23,16 @@ import (
 )
 
 // xmlCalls reads the functions of a <tool_call> body. A value loses the
-// one newline on either side that the format puts there.
-func xmlCalls(body string, tools []Tool) ([]Call, bool) {
+// one newline on either side that the format puts there. In a cut body,
+// the function that the cut left without its end is dropped.
+func xmlCalls(body string, tools []Tool, cut bool) ([]Call, bool) {
 	var calls []Call
 	for rest := trimSpace(body); rest != ""; rest = trimSpace(rest) {
 		name, inner, after, ok := xmlElement(rest, "function")
 		if !ok {
+			if cut && startsCut(rest, "<function=") {
+				break
+			}
 			return nil, false
 		}
 		args := newArgsBuilder(name, tools)
@@ -60,8 +64,8 @@ func xmlElement(s, tag string) (name, inner, rest string, ok bool) {
 	return name, inner, rest, ok
 }
 
-// glmCall reads the body of a GLM call.
-func glmCall(body string, tools []Tool) ([]Call, bool) {
+// glmCall reads the body of a GLM call, which holds one.
+func glmCall(body string, tools []Tool, _ bool) ([]Call, bool) {
 	name, s := body, ""
 	if at := strings.Index(body, "<arg_key>"); at >= 0 {
 		name, s = body[:at], body[at:]
@@ -84,6 +88,14 @@ func glmCall(body string, tools []Tool) ([]Call, bool) {
 		s = rest
 	}
 	return []Call{{Name: name, Arguments: args.String()}}, true
+}
+
+// startsCut reports whether s, less white space before it, starts with
+// open or is cut short in it: the start of an element that the token
+// limit cut.
+func startsCut(s, open string) bool {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	return strings.HasPrefix(s, open) || strings.HasPrefix(open, s)
 }
 
 // cutTag returns the text of s between open and close, which must start
@@ -196,10 +208,18 @@ func jsonTypeIn(v []byte, types []string) bool {
 	return slices.Contains(types, t)
 }
 
+// taggedText is a string's value written as bare text between tags: no
+// "</" in it, which may start the closing tag, and no way to escape one.
+var taggedText = textSyntax{
+	char:  `[^<] | "<"+ [^/<]`,
+	plain: `[^<]`,
+	write: func(s string) (string, bool) { return s, !strings.Contains(s, "</") },
+}
+
 // taggedArgs returns the rule body of a call's parameters, each written
-// as open(key), its value, close: a string's value as bare text with no
-// "</" in it, any other as the JSON its schema admits; in the schema's
-// order, or sorted.
+// as open(key), its value, close: a string's value as bare text that its
+// schema bounds (see textRule), any other as the JSON its schema admits;
+// in the schema's order, or sorted.
 func taggedArgs(g *grammar, t Tool, sorted bool, open func(key string) string, close string, schema func([]byte) (string, error)) (string, error) {
 	o, err := readObject(toolParams(t))
 	if err != nil {
@@ -211,7 +231,13 @@ func taggedArgs(g *grammar, t Tool, sorted bool, open func(key string) string, c
 	return g.members(o, "", func(k string) (string, error) {
 		var value string
 		if types := schemaTypes(o.props[k]); len(types) == 1 && types[0] == "string" {
-			value = g.define("tagged-text", `([^<] | "<" [^/])*`)
+			s, err := readScalar(o.props[k])
+			if err != nil {
+				return "", err
+			}
+			if value, err = g.textRule(s, taggedText); err != nil {
+				return "", err
+			}
 		} else if value, err = g.schema(o.props[k], schema); err != nil {
 			return "", err
 		}

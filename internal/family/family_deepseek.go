@@ -42,13 +42,17 @@ func dsMarkers(think bool) markers {
 
 // deepSeekCalls reads the calls of a body in either form: V3 and R1's
 // function<｜tool▁sep｜>name\n```json\n{...}\n``` or V3.1's
-// name<｜tool▁sep｜>{...}.
-func deepSeekCalls(body string, _ []Tool) ([]Call, bool) {
+// name<｜tool▁sep｜>{...}. In a cut body, the call (or the marker) that
+// the cut left without its end is dropped.
+func deepSeekCalls(body string, _ []Tool, cut bool) ([]Call, bool) {
 	var calls []Call
 	s := body
 	for strings.TrimSpace(s) != "" {
 		call, rest, ok := cutTag(s, dsCallBegin, dsCallEnd)
 		if !ok {
+			if cut && startsCut(s, dsCallBegin) {
+				break
+			}
 			return nil, false
 		}
 		s = rest

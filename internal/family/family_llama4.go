@@ -26,8 +26,11 @@ var llama4 = &Family{
 // <|python_end|>), or bare.
 var llama4Markers = markers{
 	lead: []string{"<|python_start|>"},
-	read: func(body string, tools []Tool) ([]Call, bool) {
-		return jsonCalls(strings.TrimSpace(strings.Replace(body, "<|python_end|>", "", 1)), tools)
+	read: func(body string, tools []Tool, cut bool) ([]Call, bool) {
+		if cut {
+			body = body[:len(body)-holdLen(body, []string{"<|python_end|>"})]
+		}
+		return jsonCalls(strings.TrimSpace(strings.Replace(body, "<|python_end|>", "", 1)), tools, cut)
 	},
 	bare: bareJSONCalls,
 }

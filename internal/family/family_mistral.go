@@ -55,26 +55,40 @@ var ministral = &Family{
 }
 
 // ministralCalls reads NAME[ARGS]{...}, and any further calls each
-// after [TOOL_CALLS].
-func ministralCalls(body string, _ []Tool) ([]Call, bool) {
+// after [TOOL_CALLS]. In a cut body, the last call is dropped unless it
+// reads whole.
+func ministralCalls(body string, _ []Tool, cut bool) ([]Call, bool) {
+	if cut {
+		body = body[:len(body)-holdLen(body, []string{"[TOOL_CALLS]"})]
+	}
 	var calls []Call
-	for _, one := range strings.Split(body, "[TOOL_CALLS]") {
-		name, args, ok := strings.Cut(one, "[ARGS]")
+	pieces := strings.Split(body, "[TOOL_CALLS]")
+	for i, one := range pieces {
+		c, ok := ministralCall(one)
 		if !ok {
+			if cut && i > 0 && i == len(pieces)-1 {
+				break
+			}
 			return nil, false
 		}
-		name, _, _ = strings.Cut(name, "[CALL_ID]")
-		name = strings.TrimSpace(name)
-		dec := json.NewDecoder(strings.NewReader(args))
-		var raw json.RawMessage
-		if name == "" || dec.Decode(&raw) != nil || strings.TrimSpace(args[dec.InputOffset():]) != "" {
-			return nil, false
-		}
-		a, ok := compactArgs(raw)
-		if !ok {
-			return nil, false
-		}
-		calls = append(calls, Call{Name: name, Arguments: a})
+		calls = append(calls, c)
 	}
 	return calls, true
+}
+
+// ministralCall reads one NAME[ARGS]{...}.
+func ministralCall(s string) (Call, bool) {
+	name, args, ok := strings.Cut(s, "[ARGS]")
+	if !ok {
+		return Call{}, false
+	}
+	name, _, _ = strings.Cut(name, "[CALL_ID]")
+	name = strings.TrimSpace(name)
+	dec := json.NewDecoder(strings.NewReader(args))
+	var raw json.RawMessage
+	if name == "" || dec.Decode(&raw) != nil || strings.TrimSpace(args[dec.InputOffset():]) != "" {
+		return Call{}, false
+	}
+	a, ok := compactArgs(raw)
+	return Call{Name: name, Arguments: a}, ok
 }

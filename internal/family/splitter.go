@@ -10,7 +10,12 @@ import "strings"
 // in one syntax; tools are the offered tools, for the types of values
 // written as bare text and for the names a bare call may have. false
 // means the body is not a call.
-type callReader func(body string, tools []Tool) ([]Call, bool)
+//
+// cut says that the token limit cut the body: a reader of a series of
+// calls then returns those complete before the cut and drops the one cut,
+// false when none is complete or what comes before the cut is not calls;
+// a reader of one call a body reads it as it would an uncut one.
+type callReader func(body string, tools []Tool, cut bool) ([]Call, bool)
 
 // markers is how a family marks thinking and calls in its output.
 type markers struct {
@@ -187,7 +192,7 @@ func (s *splitter) step(out *Output) {
 			body := s.pending[:at]
 			s.pending = s.pending[at+len(s.m.callClose):]
 			s.phase = inText
-			if calls, ok := s.m.read(body, s.tools); ok {
+			if calls, ok := s.m.read(body, s.tools, false); ok {
 				out.Calls = append(out.Calls, calls...)
 				s.trim = true // white space after a call goes with it
 			} else {
@@ -251,9 +256,20 @@ func (s *splitter) Flush(truncated bool) Output {
 		if s.isBare {
 			read = s.m.bare
 		}
-		if calls, ok := read(rest, s.tools); ok {
-			out.Calls = calls // the end of the output ended it
-		} else if !truncated || s.isBare {
+		calls, ok := read(rest, s.tools, false) // the end of the output ended it
+		if !ok && truncated {
+			// The calls complete before the cut, though the cut fell in
+			// the marker that closes them.
+			body := rest
+			if s.phase == inCall {
+				body = rest[:len(rest)-holdLen(rest, []string{s.m.callClose})]
+			}
+			calls, ok = read(body, s.tools, true)
+		}
+		switch {
+		case ok:
+			out.Calls = calls
+		case !truncated || s.isBare:
 			// A bare answer cut short may be JSON meant as text.
 			out.Text = s.gap + s.open + rest
 		}
