@@ -295,14 +295,14 @@ func (r *ChatRequest) Canonical() (Request, error) {
 		if out.Reasoning.Effort, err = normEffort("reasoning_effort", r.ReasoningEffort); err != nil {
 			return Request{}, err
 		}
-		out.Reasoning.Asked = true
+		out.Reasoning.Asked, out.Reasoning.EffortAsked = true, true
 	}
 	if r.Reasoning != nil {
 		if r.Reasoning.Effort != "" {
 			if out.Reasoning.Effort, err = normEffort("reasoning.effort", r.Reasoning.Effort); err != nil {
 				return Request{}, err
 			}
-			out.Reasoning.Asked = true
+			out.Reasoning.Asked, out.Reasoning.EffortAsked = true, true
 		}
 		if err := checkSummary("reasoning.summary", r.Reasoning.Summary); err != nil {
 			return Request{}, err

@@ -305,6 +305,7 @@ var engineParams = map[string][3]string{
 	"Tools":             {"tools", "tools", "tools"},
 	"ToolChoice":        {"tool_choice", "tool_choice", "tool_choice"},
 	"ThinkingBudget":    {"reasoning.effort", "thinking.budget_tokens", "reasoning.effort"},
+	"Effort":            {"reasoning_effort", "output_config.effort", "reasoning.effort"},
 	"Temperature":       {"temperature", "temperature", "temperature"},
 	"TopP":              {"top_p", "top_p", "top_p"},
 	"TopK":              {"top_k", "top_k", "top_k"},

@@ -167,9 +167,10 @@ func fuzzTarget(f *testing.F, s fuzzStyle, seeds []string) {
 		if s.lossy != nil {
 			r, back = s.lossy(r), s.lossy(back)
 		}
-		// Asked says what the body sent, and the encoder writes the
-		// default effort out, which reads back as asked.
+		// Asked and EffortAsked say what the body sent, and the encoder
+		// writes the default effort out, which reads back as asked.
 		r.Reasoning.Asked, back.Reasoning.Asked = false, false
+		r.Reasoning.EffortAsked, back.Reasoning.EffortAsked = false, false
 		if d := requestDiff(joinedText(back), joinedText(r)); d != "" {
 			t.Fatalf("%s: round trip differs\nbody: %q\nwire: %s\n%s", s.name, body, wire, d)
 		}
@@ -607,6 +608,9 @@ func checkInference(t *testing.T, r Request) {
 	}
 	if in.NoThinking != (r.Reasoning.Effort == "none") {
 		fail("NoThinking %v for effort %q", in.NoThinking, r.Reasoning.Effort)
+	}
+	if want := map[bool]string{true: r.Reasoning.Effort}[r.Reasoning.EffortAsked && !in.NoThinking]; in.Effort != want {
+		fail("Effort %q for effort %q (asked %v)", in.Effort, r.Reasoning.Effort, r.Reasoning.EffortAsked)
 	}
 	// Thinking leaves a quarter of the output limit to the answer: at most
 	// floor(3/4 of it), computed without overflow, and at least one token.

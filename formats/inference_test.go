@@ -2,13 +2,15 @@ package formats
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 
 	"github.com/inferkit/inferkit/inference"
 )
 
 // Inference passes the format and the reasoning on as the engine's
-// Format, NoThinking and ThinkingBudget.
+// Format, NoThinking, ThinkingBudget and Effort: the client's effort, not
+// a style's default.
 func TestInferenceMapping(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -17,24 +19,37 @@ func TestInferenceMapping(t *testing.T) {
 		format     *inference.Format
 		noThinking bool
 		budget     int
+		effort     string
 	}{
 		{"chat defaults: high effort, 3/4 of 2048", ParseChatRequest,
-			`{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil, false, 1536},
+			`{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil, false, 1536, ""},
 		{"chat json, no reasoning", ParseChatRequest,
 			`{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json"},"reasoning":{"effort":"none"}}`,
-			&inference.Format{JSON: true}, true, 0},
+			&inference.Format{JSON: true}, true, 0, ""},
 		{"chat low effort, large limit", ParseChatRequest,
-			`{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":100000,"reasoning":{"effort":"low"}}`, nil, false, 1024},
+			`{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":100000,"reasoning":{"effort":"low"}}`, nil, false, 1024, "low"},
+		{"chat reasoning_effort minimal", ParseChatRequest,
+			`{"model":"m","messages":[{"role":"user","content":"x"}],"reasoning_effort":"minimal"}`, nil, false, 1024, "low"},
+		{"chat reasoning_effort none", ParseChatRequest,
+			`{"model":"m","messages":[{"role":"user","content":"x"}],"reasoning_effort":"none"}`, nil, true, 0, ""},
+		{"messages output_config effort", ParseMessagesRequest,
+			`{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"output_config":{"effort":"medium"}}`,
+			nil, false, 3000, "medium"},
+		{"messages output_config effort max", ParseMessagesRequest,
+			`{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"output_config":{"effort":"max"}}`,
+			nil, false, 3000, "high"},
+		{"responses reasoning effort", ParseResponsesRequest,
+			`{"model":"m","input":"x","max_output_tokens":100000,"reasoning":{"effort":"high"}}`, nil, false, 16384, "high"},
 		{"messages thinking budget within the limit", ParseMessagesRequest,
 			`{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"thinking":{"type":"enabled","budget_tokens":2000}}`,
-			nil, false, 2000},
+			nil, false, 2000, ""},
 		{"messages default budget capped by the limit", ParseMessagesRequest,
-			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`, nil, false, 384},
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`, nil, false, 384, ""},
 		{"messages thinking disabled", ParseMessagesRequest,
-			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"thinking":{"type":"disabled"}}`, nil, true, 0},
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"thinking":{"type":"disabled"}}`, nil, true, 0, ""},
 		{"responses schema, medium effort", ParseResponsesRequest,
 			`{"model":"m","input":"x","max_output_tokens":10000,"text":{"format":{"type":"json_schema","name":"p","schema":{"type":"object"}}}}`,
-			&inference.Format{Schema: json.RawMessage(`{"type":"object"}`)}, false, 4096},
+			&inference.Format{Schema: json.RawMessage(`{"type":"object"}`)}, false, 4096, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +64,9 @@ func TestInferenceMapping(t *testing.T) {
 			}
 			if got.NoThinking != tt.noThinking || got.ThinkingBudget != tt.budget {
 				t.Errorf("NoThinking %v budget %d, want %v %d", got.NoThinking, got.ThinkingBudget, tt.noThinking, tt.budget)
+			}
+			if got.Effort != tt.effort {
+				t.Errorf("Effort %q, want %q", got.Effort, tt.effort)
 			}
 		})
 	}
@@ -92,5 +110,17 @@ func TestOneToolCall(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The engine's refusal of an effort (a value it does not know, a model
+// that does not think) names each style's effort parameter, as a 400.
+func TestEffortFieldError(t *testing.T) {
+	err := &inference.FieldError{Field: "Effort", Reason: "model \"m\" has no thinking"}
+	for f, want := range map[Family]string{FamilyChat: "reasoning_effort", FamilyMessages: "output_config.effort", FamilyResponses: "reasoning.effort"} {
+		e := ErrorOf(err).in(f)
+		if e.Status != http.StatusBadRequest || e.Param != want {
+			t.Errorf("family %d: %d %q, want 400 %q", f, e.Status, e.Param, want)
+		}
 	}
 }

@@ -503,7 +503,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 			if err != nil || e == "none" {
 				return Request{}, invalid("output_config.effort", "output_config.effort must be low, medium, high, xhigh or max, got %q", oc.Effort)
 			}
-			out.Reasoning.Effort, out.Reasoning.Asked = e, true
+			out.Reasoning.Effort, out.Reasoning.Asked, out.Reasoning.EffortAsked = e, true, true
 		}
 		if f := oc.Format; f != nil {
 			if f.Type != "json_schema" {

@@ -76,7 +76,7 @@ type Request struct {
 }
 
 // Reasoning is the thinking a request asks for. Inference turns it into
-// the engine's NoThinking and ThinkingBudget.
+// the engine's NoThinking, ThinkingBudget and Effort.
 type Reasoning struct {
 	// Effort is "none" (no thinking), "low", "medium" or "high".
 	Effort string
@@ -92,6 +92,11 @@ type Reasoning struct {
 	// model that does not think, the engine refuses an ask and drops a
 	// default (inference.Request.ThinkingDefaults).
 	Asked bool
+	// EffortAsked says Effort is the client's (reasoning_effort,
+	// reasoning.effort, output_config.effort), not the style's default:
+	// it is passed on as inference.Request.Effort, which a family such as
+	// gpt-oss sets in its template.
+	EffortAsked bool
 }
 
 // level is the engine's summary of Summary: none for "" and "none".
@@ -166,8 +171,9 @@ func VerbosityInstruction(verbosity string) string {
 // Inference returns the engine's request: Instructions, when set, become
 // the first system message, and a verbosity's instruction (see
 // VerbosityInstruction) ends the system prompt; the output format becomes
-// the engine's Format, the reasoning its NoThinking and ThinkingBudget,
-// and the tool choice its ToolChoice.
+// the engine's Format, the reasoning its NoThinking, ThinkingBudget and
+// Effort (the client's, where it gave one), and the tool choice its
+// ToolChoice.
 func (r Request) Inference() inference.Request {
 	out := r.Request
 	out.Messages = slices.Clone(r.Messages)
@@ -203,6 +209,9 @@ func (r Request) Inference() inference.Request {
 	out.NoThinking = !r.Reasoning.Thinking()
 	if !out.NoThinking {
 		out.ThinkingBudget = r.Reasoning.Budget(out.MaxTokens)
+		if r.Reasoning.EffortAsked {
+			out.Effort = r.Reasoning.Effort
+		}
 	}
 	out.ThinkingDefaults = !r.Reasoning.Asked
 	out.Summary = r.Reasoning.level()

@@ -356,7 +356,7 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 			if out.Reasoning.Effort, err = normEffort("reasoning.effort", r.Reasoning.Effort); err != nil {
 				return Request{}, err
 			}
-			out.Reasoning.Asked = true
+			out.Reasoning.Asked, out.Reasoning.EffortAsked = true, true
 		}
 		if err := checkSummary("reasoning.summary", r.Reasoning.Summary); err != nil {
 			return Request{}, err

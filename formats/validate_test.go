@@ -136,6 +136,7 @@ func TestValidation(t *testing.T) {
 		{"messages tool_use role", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`, "messages[0].content[0].type"},
 		{"messages tool_result id", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","content":"x"}]}]}`, "messages[0].content[0].tool_use_id"},
 		{"messages tool_result content", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image"}]}]}]}`, "messages[0].content[0].content[0].type"},
+		{"messages output_config effort", ParseMessagesRequest, msgs(`,"output_config":{"effort":"extreme"}`), "output_config.effort"},
 		{"messages output_config format", ParseMessagesRequest, msgs(`,"output_config":{"format":{"type":"regex"}}`), "output_config.format.type"},
 		{"messages output_config schema", ParseMessagesRequest, msgs(`,"output_config":{"format":{"type":"json_schema"}}`), "output_config.format.schema"},
 		{"responses tool_choice required without tools", ParseResponsesRequest, resp(`,"tool_choice":"required"`), "tool_choice"},

@@ -565,6 +565,17 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	if _, err := samplerParams(req); err != nil {
 		return nil, err
 	}
+	switch req.Effort {
+	case "", string(family.EffortLow), string(family.EffortMedium), string(family.EffortHigh):
+	default:
+		return nil, fieldError("Effort", "%q is not low, medium or high", req.Effort)
+	}
+	if !m.thinks() && req.Effort != "" {
+		if !req.ThinkingDefaults {
+			return nil, fieldError("Effort", "%s, so it has no thinking to set an effort for", m.noThinking())
+		}
+		req.Effort = "" // a wire format's default, for models that think
+	}
 	if req.ThinkingBudget < 0 {
 		return nil, fieldError("ThinkingBudget", "%d is negative", req.ThinkingBudget)
 	}

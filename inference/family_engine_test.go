@@ -5,6 +5,8 @@ package inference_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,6 +62,12 @@ func TestFamilyRefusals(t *testing.T) {
 		{"a family that does not think, a default budget", inference.Request{Model: "hermes", Messages: msgs, ThinkingBudget: 8, ThinkingDefaults: true}, ""},
 		{"a family that does not think, with tools", inference.Request{Model: "hermes", Messages: msgs, Tools: testTools}, ""},
 		{"a family that thinks, with a budget", inference.Request{Model: "qwen3", Messages: msgs, Tools: testTools, ThinkingBudget: 8}, ""},
+		{"a family that does not think, with an effort", inference.Request{Model: "hermes", Messages: msgs, Effort: "high"}, "Effort"},
+		{"unrecognised template with an effort", inference.Request{Model: "plain", Messages: msgs, Effort: "low"}, "Effort"},
+		{"a family that does not think, a default effort", inference.Request{Model: "hermes", Messages: msgs, Effort: "high", ThinkingDefaults: true}, ""},
+		{"a family that thinks, with an effort", inference.Request{Model: "qwen3", Messages: msgs, Effort: "low"}, ""},
+		{"an effort of no level", inference.Request{Model: "qwen3", Messages: msgs, Effort: "max"}, "Effort"},
+		{"an effort of no level, by default", inference.Request{Model: "hermes", Messages: msgs, Effort: "none", ThinkingDefaults: true}, "Effort"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := e.Prepare(tt.req)
@@ -67,8 +75,8 @@ func TestFamilyRefusals(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if tt.req.ThinkingDefaults && p.Request.ThinkingBudget != 0 {
-					t.Errorf("the default budget %d was kept", p.Request.ThinkingBudget)
+				if tt.req.ThinkingDefaults && (p.Request.ThinkingBudget != 0 || p.Request.Effort != "") {
+					t.Errorf("the default budget %d or effort %q was kept", p.Request.ThinkingBudget, p.Request.Effort)
 				}
 				return
 			}
@@ -130,6 +138,45 @@ func TestFamilyThinkingSwitch(t *testing.T) {
 	}
 	if strings.Contains(plain, "think") {
 		t.Errorf("plain renders %q", plain)
+	}
+}
+
+// The effort reaches the family's template: gpt-oss's reasoning_effort,
+// medium by the template's default, low with thinking off.
+func TestGptOSSEffort(t *testing.T) {
+	tmpl, err := os.ReadFile(filepath.Join("..", "internal", "family", "testdata", "templates", "gpt-oss-20b.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, inference.Config{Models: []catalog.Model{
+		{ID: "m", Path: inferencetest.Model(t, inferencetest.Options{ChatTemplate: string(tmpl), ContextLength: 1024, Seed: 2})},
+	}, Context: 1024})
+	if got := e.Models()[0].Family; got != "gpt-oss" {
+		t.Fatalf("family %q", got)
+	}
+	msgs := []inference.Message{inference.Text(inference.RoleUser, "Hi")}
+	for _, tt := range []struct {
+		effort     string
+		noThinking bool
+		want       string
+	}{
+		{"", false, "Reasoning: medium"},
+		{"low", false, "Reasoning: low"},
+		{"medium", false, "Reasoning: medium"},
+		{"high", false, "Reasoning: high"},
+		{"high", true, "Reasoning: low"},
+	} {
+		req := inference.Request{Model: "m", Messages: msgs, Effort: tt.effort, NoThinking: tt.noThinking}
+		if _, err := e.Prepare(req); err != nil {
+			t.Fatalf("effort %q: %v", tt.effort, err)
+		}
+		prompt, err := e.RenderPrompt(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(prompt, tt.want) {
+			t.Errorf("effort %q, no thinking %v: the prompt lacks %q:\n%s", tt.effort, tt.noThinking, tt.want, prompt)
+		}
 	}
 }
 

@@ -116,10 +116,18 @@ type Request struct {
 	// does not think fails with a FieldError naming it, unless
 	// ThinkingDefaults.
 	ThinkingBudget int
-	// ThinkingDefaults says that NoThinking and ThinkingBudget are the
-	// defaults a wire format filled in, not what the caller asked for:
-	// on a model that does not think, the budget is dropped rather than
-	// refused.
+	// Effort is how much the model is asked to think: "low", "medium"
+	// or "high", passed to the chat template through its family's
+	// switch (gpt-oss's reasoning_effort); "" is the family's default. A
+	// family without such a switch ignores it: ThinkingBudget bounds the
+	// thinking of every family. Another value fails with a FieldError
+	// naming it, and so does an effort on a model that does not think,
+	// unless ThinkingDefaults.
+	Effort string
+	// ThinkingDefaults says that NoThinking, ThinkingBudget and Effort
+	// are the defaults a wire format filled in, not what the caller
+	// asked for: on a model that does not think, the budget and the
+	// effort are dropped rather than refused.
 	ThinkingDefaults bool
 
 	// Logprobs returns, with every token of the answer (not the thinking,

@@ -82,11 +82,11 @@ func (m *model) render(req Request, image func() string) (string, error) {
 }
 
 // thinkingVars are the chat template's variables that switch the model's
-// thinking on, or off for req.NoThinking: its family's; none for a model
-// that does not think.
+// thinking on, or off for req.NoThinking, at req.Effort: its family's;
+// none for a model that does not think.
 func (m *model) thinkingVars(req Request) map[string]any {
 	if !m.thinks() || m.family.Thinking.Vars == nil {
 		return nil
 	}
-	return m.family.Thinking.Vars(!req.NoThinking, family.EffortDefault)
+	return m.family.Thinking.Vars(!req.NoThinking, family.Effort(req.Effort))
 }
