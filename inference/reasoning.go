@@ -9,13 +9,16 @@ import (
 
 // output splits the bytes of generated tokens into reasoning, answer text
 // and tool calls with the model family's parser, and ends the answer at
-// the request's stop strings. It hands the parser whole UTF-8 characters
+// the request's stop strings; the family's stops (family.Family.Stops)
+// end the whole output, as the end of the turn. It hands the parser whole
+// UTF-8 characters
 // only, and follows whether the output is inside a thinking section,
 // which the runner must know: a grammar constrains the answer only, the
 // thinking budget counts thinking tokens, and log-probabilities are kept
 // for the answer.
 type output struct {
-	chars  *textOutput // whole characters of the raw output (no stops)
+	chars  *textOutput // whole characters of the raw output, up to the family's stops
+	ended  bool        // a family stop ended the output
 	parser family.Parser
 	answer *textOutput // the answer text, up to the request's stop strings
 	marks  thinkMarks
@@ -35,6 +38,7 @@ func newOutput(f *family.Family, stops []string, tools []Tool, thinking bool) *o
 		o.parser = plainParser{}
 		return o
 	}
+	o.chars = newTextOutput(f.Stops)
 	o.marks = thinkMarksOf(f)
 	cfg := family.ParserConfig{Thinking: thinking}
 	for _, t := range tools {
@@ -57,20 +61,30 @@ type piece struct {
 	calls           []family.Call
 	stop            string // the stop string that ended the answer
 	stopped         bool
+	// ended says a family stop ended the output: the turn is over, as
+	// at an end-of-generation token, and flush releases the rest.
+	ended bool
 }
 
 // push adds the bytes of one token.
 func (o *output) push(b []byte) piece {
-	s, _, _ := o.chars.push(b)
+	s, _, ended := o.chars.push(b)
 	o.follow(s)
-	return o.release(o.parser.Push(s), false)
+	p := o.release(o.parser.Push(s), false)
+	if ended && !p.stopped {
+		o.ended, p.ended = true, true
+	}
+	return p
 }
 
 // flush releases what is held back once generation has ended without a
-// stop string; truncated says the token limit cut it short.
+// stop string; truncated says the token limit cut it short. After a
+// family stop, what followed it is dropped.
 func (o *output) flush(truncated bool) piece {
 	var p piece
-	if rest := o.chars.flush(); rest != "" {
+	if o.ended {
+		o.chars.rest()
+	} else if rest := o.chars.flush(); rest != "" {
 		o.follow(rest)
 		if p = o.release(o.parser.Push(rest), false); p.stopped {
 			return p

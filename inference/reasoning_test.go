@@ -1,6 +1,8 @@
 package inference
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,5 +113,71 @@ func TestOpensThinking(t *testing.T) {
 	}
 	if (thinkMarks{}).opensThinking("<think>\n") {
 		t.Error("a family without markers opened thinking")
+	}
+}
+
+// A family's stop ends the whole output as the end of its turn: what came
+// before it is released (calls in the same piece included), the marker
+// and what follows are dropped, and it is no request's stop sequence.
+func TestFamilyStops(t *testing.T) {
+	lookup := func(name string) *family.Family {
+		b, err := os.ReadFile(filepath.Join("..", "internal", "family", "testdata", "templates", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return family.Lookup("llama", string(b))
+	}
+	glm, gemma := lookup("glm-4.7-flash.jinja"), lookup("gemma4-31b.jinja")
+	if glm == nil || glm.Name != "glm-4.7" || gemma == nil || gemma.Name != "gemma4" {
+		t.Fatalf("families %v and %v", glm, gemma)
+	}
+	tests := []struct {
+		name                   string
+		family                 *family.Family
+		stops                  []string
+		opened                 bool
+		pieces                 []string
+		reasoning, text, calls string
+		ended                  bool
+	}{
+		{"glm answer then a user turn", glm, nil, true, []string{"plan", "</think>", "Answer.", "<|us", "er|>", "\nmore"}, "plan", "Answer.", "", true},
+		{"glm call then an observation, in one piece", glm, nil, true,
+			[]string{"</think><tool_call>get_weather<arg_key>city</arg_key><arg_value>Oslo</arg_value></tool_call><|observation|>\n<tool_response>sunny"},
+			"", "", `get_weather({"city":"Oslo"})`, true},
+		{"glm with a request's stop too", glm, []string{"STOP"}, true, []string{"</think>a", "<|user|>", "STOP"}, "", "a", "", true},
+		{"glm marker prefix released at the end", glm, nil, true, []string{"</think>a <|us"}, "", "a <|us", "", false},
+		{"gemma4 call then a response", gemma, nil, false,
+			[]string{`<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>}<tool_call|>`, "<|tool_", "response>response:get_weather{value:1}"},
+			"", "", `get_weather({"city":"Oslo"})`, true},
+		{"without the family, the marker is text", nil, nil, false, []string{"a<|user|>b"}, "", "a<|user|>b", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newOutput(tt.family, tt.stops, weatherTools, tt.opened)
+			var r, x, c strings.Builder
+			add := func(p piece) {
+				r.WriteString(p.reasoning)
+				x.WriteString(p.text)
+				for _, call := range p.calls {
+					c.WriteString(call.Name + "(" + call.Arguments + ")")
+				}
+			}
+			ended := false
+			for _, s := range tt.pieces {
+				p := o.push([]byte(s))
+				add(p)
+				if p.stopped {
+					t.Fatalf("a stop sequence %q", p.stop)
+				}
+				if p.ended {
+					ended = true
+					break // the runner finishes the turn
+				}
+			}
+			add(o.flush(false))
+			if r.String() != tt.reasoning || x.String() != tt.text || c.String() != tt.calls || ended != tt.ended {
+				t.Errorf("got (%q, %q, %q, ended %v), want (%q, %q, %q, ended %v)", r.String(), x.String(), c.String(), ended, tt.reasoning, tt.text, tt.calls, tt.ended)
+			}
+		})
 	}
 }

@@ -797,6 +797,9 @@ func (r *runner) emit(s *slot, tok llamacpp.Token, lp *TokenLogprob) {
 	switch {
 	case p.stopped:
 		r.finish(s, FinishStopSequence, p.stop)
+	case p.ended: // a family stop: the end of the turn
+		s.stopToken = int(tok)
+		r.finish(s, FinishStop, "")
 	case s.w.single && len(s.calls) > 0:
 		r.finish(s, FinishToolCalls, "") // one call, and the turn is over
 	case s.generated >= s.w.maxTokens:
@@ -830,7 +833,7 @@ func (r *runner) push(s *slot, tok llamacpp.Token, lp *TokenLogprob) piece {
 	p := s.out.push(r.llm.Piece(tok, s.w.family != nil))
 	if was || s.out.thinking() {
 		s.thought++
-	} else if lp != nil {
+	} else if lp != nil && !p.ended { // a family stop is the end-of-turn token
 		s.logprobs = append(s.logprobs, *lp)
 	}
 	if was && !s.out.thinking() {

@@ -111,6 +111,14 @@ type Family struct {
 	Tools *Tools
 	// NewParser returns a parser of one output.
 	NewParser func(ParserConfig) Parser
+	// Stops are markers the family writes after a call or at the end of
+	// its turn that llama.cpp does not take for the end of generation
+	// (they may be ordinary text to it): the engine ends the output at
+	// the first of them as at an end-of-generation token, in addition to
+	// a request's stop strings. The marker and what follows are dropped;
+	// the output ends as the turn's end, not at a request's stop
+	// sequence. nil for none.
+	Stops []string
 }
 
 // Lookup returns the family of a model, or nil when none recognises it.

@@ -16,6 +16,10 @@ var functionGemma = &Family{
 	},
 	Tools:     &Tools{Grammar: keyedCallsGrammar(functionGemmaMarkers.callOpen, functionGemmaMarkers.callClose, functionGemmaValues).build},
 	NewParser: func(cfg ParserConfig) Parser { return newSplitter(functionGemmaMarkers, cfg) },
+	// After a call the model may go on to write the function's
+	// response, which opens with <start_function_response>: the turn
+	// ends there.
+	Stops: []string{"<start_function_response>"},
 }
 
 // functionGemmaMarkers are FunctionGemma's call markers.

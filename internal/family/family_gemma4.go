@@ -23,6 +23,9 @@ var gemma4 = &Family{
 	},
 	Tools:     &Tools{Grammar: keyedCallsGrammar(gemma4Markers.callOpen, gemma4Markers.callClose, gemma4Values).build},
 	NewParser: func(cfg ParserConfig) Parser { return newSplitter(gemma4Markers, cfg) },
+	// After a call the model may go on to write the tool's response,
+	// which opens with <|tool_response>: the turn ends there.
+	Stops: []string{"<|tool_response>"},
 }
 
 // gemma4Markers are Gemma 4's markers: a thought channel, which may open

@@ -16,6 +16,11 @@ var glmMarkers = markers{
 	callOpen: "<tool_call>", callClose: "</tool_call>", read: glmCall,
 }
 
+// glmStops are the turns GLM opens after its own: <|observation|>, a
+// tool's result after a call, and <|user|>. A GGUF may not mark them as
+// end-of-generation tokens.
+var glmStops = []string{"<|observation|>", "<|user|>"}
+
 // glmGrammar is the grammar of GLM's calls, with newlines between their
 // parts (4.5 and 4.6) or without (4.7).
 func glmGrammar(newlines bool) callsGrammar {
@@ -46,6 +51,7 @@ var glm45 = &Family{
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(glmMarkers, cfg)
 	},
+	Stops: glmStops,
 }
 
 // glm47 is GLM 4.7: the generation prompt opens <think> unless
@@ -61,4 +67,5 @@ var glm47 = &Family{
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(glmMarkers, cfg)
 	},
+	Stops: glmStops,
 }

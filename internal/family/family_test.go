@@ -180,3 +180,36 @@ func TestThinkingOpenClose(t *testing.T) {
 		}
 	}
 }
+
+// The families that write a marker llama.cpp may not end generation at
+// name it among their stops, as their templates write it; the others
+// have none.
+func TestStops(t *testing.T) {
+	want := map[*Family][]string{
+		gemma4:        {"<|tool_response>"},
+		functionGemma: {"<start_function_response>"},
+		glm45:         {"<|observation|>", "<|user|>"},
+		glm47:         {"<|observation|>", "<|user|>"},
+	}
+	templates := map[*Family][]string{
+		gemma4: {"gemma4-31b.jinja", "gemma4-e2b.jinja"},
+		glm45:  {"glm-4.6.jinja"},
+		glm47:  {"glm-4.7-flash.jinja"},
+	}
+	for _, f := range registry() {
+		if !reflect.DeepEqual(f.Stops, want[f]) {
+			t.Errorf("%s: stops %q, want %q", f.Name, f.Stops, want[f])
+		}
+		for _, name := range templates[f] {
+			b, err := os.ReadFile(filepath.Join("testdata", "templates", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, stop := range f.Stops {
+				if !strings.Contains(string(b), stop) {
+					t.Errorf("%s: %s does not write %q", f.Name, name, stop)
+				}
+			}
+		}
+	}
+}
