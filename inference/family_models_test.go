@@ -105,7 +105,7 @@ var familyTools = []inference.Tool{
 // TestFamilyModels runs a tiny model of each family through the engine:
 // the family is recognised; a required tool call and a named one come
 // back parsed, as calls of offered tools whose arguments validate against
-// their schemas; thinking switches on and off through the template, and a
+// their schemas; the prompt shows the tools; thinking switches on and off through the template, and a
 // thinking budget splits the output into reasoning and the answer.
 func TestFamilyModels(t *testing.T) {
 	schemas := map[string]*jsonschema.Schema{}
@@ -174,6 +174,20 @@ func TestFamilyModels(t *testing.T) {
 				t.Run("named", func(t *testing.T) {
 					checkCalls(t, generate(t, inference.Request{Tools: familyTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolFunction, Name: "get_time"}, NoThinking: true}), "get_time")
 				})
+			}
+
+			if tt.tools {
+				// The model is shown its tools: by its template, or by its
+				// family's Tools.Present where the template lists none.
+				prompt, err := e.RenderPrompt(req(inference.Request{Tools: familyTools}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, want := range []string{"get_weather", "city", "unit", "days", "get_time", "zone"} {
+					if !strings.Contains(prompt, want) {
+						t.Errorf("%q is not in the prompt with tools:\n%s", want, prompt)
+					}
+				}
 			}
 
 			on, err := e.RenderPrompt(req(inference.Request{}))

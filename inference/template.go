@@ -38,9 +38,14 @@ func newChatTemplate(source, bos, eos string) (*chatTemplate, error) {
 // (nil: as it is), so that the caller can tell request text from the
 // template's markup.
 //
+// present is the model family's way of showing tools (see
+// family.Tools.Present; nil for none): with tools, and a template that
+// does not use its tools variable, it places them in the messages before
+// the one render.
+//
 // An image part becomes the text image returns in its message's content
 // (nil: the model reads no images, and an image fails).
-func (t *chatTemplate) render(msgs []Message, tools []Tool, vars map[string]any, data func(string) string, image func() string) (string, error) {
+func (t *chatTemplate) render(msgs []Message, tools []Tool, vars map[string]any, present func(messages, tools []any) []any, data func(string) string, image func() string) (string, error) {
 	if data == nil {
 		data = func(s string) string { return s }
 	}
@@ -59,7 +64,6 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, vars map[string]any,
 		}
 		list = append(list, v)
 	}
-	vars["messages"] = list
 	if len(tools) > 0 {
 		defs := make([]any, 0, len(tools))
 		for i, tool := range tools {
@@ -70,7 +74,11 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, vars map[string]any,
 			defs = append(defs, v)
 		}
 		vars["tools"] = defs
+		if present != nil && !t.tmpl.Uses("tools") {
+			list = present(list, defs)
+		}
 	}
+	vars["messages"] = list
 	out, err := t.tmpl.Render(vars)
 	if err != nil {
 		// A template's raise_exception rejects conversations it cannot

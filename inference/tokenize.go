@@ -43,7 +43,8 @@ func (m *model) tokenize(text string, bos bool, limit int) ([]llamacpp.Token, er
 // forged by luck would only give text.
 //
 // An image becomes the text image returns (nil: images fail). The
-// family's thinking switches are set from req.NoThinking.
+// family's thinking switches are set from req.NoThinking, and its
+// Tools.Present shows the tools where the template does not.
 func (m *model) render(req Request, image func() string) (string, error) {
 	nonce := strconv.FormatUint(rand.Uint64(), 10)
 	prefix := "[[" + nonce + ":"
@@ -52,7 +53,11 @@ func (m *model) render(req Request, image func() string) (string, error) {
 			return prefix + strconv.Itoa(int(t)) + "]]"
 		})
 	}
-	text, err := m.tmpl.render(req.Messages, req.shownTools(), m.thinkingVars(req), data, image)
+	var present func(messages, tools []any) []any
+	if m.family != nil && m.family.Tools != nil {
+		present = m.family.Tools.Present
+	}
+	text, err := m.tmpl.render(req.Messages, req.shownTools(), m.thinkingVars(req), present, data, image)
 	if err != nil {
 		return "", err
 	}

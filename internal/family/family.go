@@ -96,6 +96,16 @@ type Tools struct {
 	// else one or more. schema converts a JSON Schema to GBNF whose
 	// start rule is root.
 	Grammar func(tools []Tool, name string, single bool, schema func([]byte) (string, error)) (string, error)
+	// Present shows the model the tools, for a family whose chat template
+	// does not render its tools variable; nil for one whose template
+	// does. It takes the template's messages and tools as the engine
+	// sets them, in Hugging Face's shapes (a message's role and content,
+	// a tool's {type, function: {name, description, parameters}}), their
+	// request text already passed through the engine's data guard, and
+	// returns the messages to render: with the tools placed where the
+	// template or the model reads them. It may change the messages it is
+	// given. What it adds besides the tools' own values is markup.
+	Present func(messages, tools []any) []any
 }
 
 // Family is one model family.

@@ -15,6 +15,9 @@ const (
 	dsSep        = "<｜tool▁sep｜>"
 )
 
+// DeepSeek's chat templates list no tools: the tools go at the end of the
+// system prompt, as its model card's "## Tools" section (Present).
+
 // isDeepSeek reports whether a template writes DeepSeek's turns and call
 // markers: V3, R1 and its distillations (on Llama and Qwen
 // architectures), V3.1.
@@ -99,7 +102,7 @@ var deepSeekV3 = &Family{
 	Match: func(arch, template string) bool {
 		return isDeepSeek(template) && !isDeepSeekV31(template) && !strings.Contains(template, "</think>")
 	},
-	Tools: &Tools{Grammar: deepSeekGrammar(false).build},
+	Tools: &Tools{Grammar: deepSeekGrammar(false).build, Present: presentSystemText(deepSeekToolsText(false))},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(dsMarkers(false), cfg)
 	},
@@ -114,7 +117,7 @@ var deepSeekR1 = &Family{
 		return isDeepSeek(template) && !isDeepSeekV31(template) && strings.Contains(template, "</think>")
 	},
 	Thinking: &Thinking{Vars: func(bool, Effort) map[string]any { return nil }, Open: "<think>", Close: "\n</think>\n\n"},
-	Tools:    &Tools{Grammar: deepSeekGrammar(false).build},
+	Tools:    &Tools{Grammar: deepSeekGrammar(false).build, Present: presentSystemText(deepSeekToolsText(false))},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(dsMarkers(true), cfg)
 	},
@@ -129,7 +132,7 @@ var deepSeekV31 = &Family{
 		return isDeepSeek(template) && isDeepSeekV31(template)
 	},
 	Thinking: &Thinking{Vars: func(on bool, _ Effort) map[string]any { return map[string]any{"thinking": on} }, Open: "<think>", Close: "</think>"},
-	Tools:    &Tools{Grammar: deepSeekGrammar(true).build},
+	Tools:    &Tools{Grammar: deepSeekGrammar(true).build, Present: presentSystemText(deepSeekToolsText(true))},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(dsMarkers(true), cfg)
 	},

@@ -26,8 +26,9 @@ var mistral = &Family{
 // 3, Magistral, Mistral Small 3.2, Devstral 2. Each call is
 // [TOOL_CALLS]NAME[ARGS]{...} (Mistral Small 3.2 may put [CALL_ID]ID
 // before [ARGS]); reasoning models think in [THINK]...[/THINK], which
-// their system prompt asks for: no template variable switches it. The
-// engine stops at </s>.
+// their system prompt asks for: no template variable switches it. A
+// template without tools (some copies of Ministral 3's) gets them in an
+// [AVAILABLE_TOOLS] block (Present). The engine stops at </s>.
 //
 // Ollama's ministral parser was not taken: it ignores the end of the
 // output (text held back as a possible marker, such as "Hello [TOOL_C", is
@@ -45,7 +46,8 @@ var ministral = &Family{
 		Close: "[/THINK]",
 	},
 	Tools: &Tools{Grammar: callsGrammar{oneIfNamed: true,
-		call: argsCall(func(t Tool) string { return "[TOOL_CALLS]" + t.Name + "[ARGS]" }, "")}.build},
+		call: argsCall(func(t Tool) string { return "[TOOL_CALLS]" + t.Name + "[ARGS]" }, "")}.build,
+		Present: presentAvailableTools},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(markers{
 			thinkOpen: "[THINK]", thinkClose: "[/THINK]", thinkAnywhere: true,

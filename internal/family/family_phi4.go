@@ -3,8 +3,8 @@ package family
 import "strings"
 
 // Microsoft's Phi-4. Phi-4-mini calls tools: its template puts a system
-// message's "tools" (a JSON string the engine writes) between <|tool|> and
-// <|/tool|>, and it writes each call as <|tool_call|>JSON<|/tool_call|>,
+// message's "tools" (a JSON string, which Present writes: the tools'
+// {name, description, parameters}) between <|tool|> and <|/tool|>, and it writes each call as <|tool_call|>JSON<|/tool_call|>,
 // the JSON a {"name", "arguments"} object or a list of them. Phi-4-reasoning
 // and Phi-4-mini-reasoning think in <think>...</think>, which their
 // system prompt always asks for (no template variable switches it). Phi-4
@@ -18,7 +18,8 @@ var phi4Mini = &Family{
 			!strings.Contains(template, "<think>") && !strings.Contains(template, "math expert")
 	},
 	Tools: &Tools{Grammar: callsGrammar{oneIfNamed: true,
-		call: jsonCallsGrammar("arguments", "<|tool_call|>", "<|/tool_call|>")}.build},
+		call: jsonCallsGrammar("arguments", "<|tool_call|>", "<|/tool_call|>")}.build,
+		Present: presentSystemField},
 	NewParser: func(cfg ParserConfig) Parser {
 		return newSplitter(markers{callOpen: "<|tool_call|>", callClose: "<|/tool_call|>", read: jsonCalls}, cfg)
 	},

@@ -333,7 +333,7 @@ func (p *parser) parseMacro(line pos) (node, error) {
 	if n.body, err = p.subparse([]string{"endmacro"}); err != nil {
 		return nil, err
 	}
-	used := names(n.body, "varargs", "kwargs", "caller")
+	used := names(n.body, false, "varargs", "kwargs", "caller")
 	n.usesVarargs, n.usesKwargs, n.usesCaller = used["varargs"], used["kwargs"], used["caller"]
 	p.next()
 	return n, p.expectBlockEnd()
@@ -397,7 +397,7 @@ func (p *parser) parseCallBlock(line pos) (node, error) {
 	if n.body, err = p.subparse([]string{"endcall"}); err != nil {
 		return nil, err
 	}
-	used := names(n.body, "varargs", "kwargs", "caller")
+	used := names(n.body, false, "varargs", "kwargs", "caller")
 	n.usesVarargs, n.usesKwargs, n.usesCaller = used["varargs"], used["kwargs"], used["caller"]
 	p.next()
 	return n, p.expectBlockEnd()

@@ -60,6 +60,11 @@ func Parse(source string) (t *Template, err error) {
 	return &Template{body: body}, nil
 }
 
+// Uses reports whether the template reads the variable name anywhere,
+// its macros included: as a name of its own, not a field of another
+// value. A template that uses it may still not read it on every path.
+func (t *Template) Uses(name string) bool { return names(t.body, true, name)[name] }
+
 // Render renders the template with the given variables and returns the
 // output, which is byte-identical to Python Jinja2 3.1 in Hugging Face's
 // chat-template sandbox for everything the package supports.

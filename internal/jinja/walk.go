@@ -1,8 +1,9 @@
 package jinja
 
 // names reports which of the given names the nodes reference, the way
-// Jinja decides whether a macro takes varargs, kwargs or a caller.
-func names(body []node, want ...string) map[string]bool {
+// Jinja decides whether a macro takes varargs, kwargs or a caller; with
+// macros, the bodies of the macros they define count too.
+func names(body []node, macros bool, want ...string) map[string]bool {
 	found := map[string]bool{}
 	var visitExpr func(e expr)
 	var visitNodes func(ns []node)
@@ -102,8 +103,12 @@ func names(body []node, want ...string) map[string]bool {
 			case *plainBlockNode:
 				visitNodes(n.body)
 			case *macroNode:
-				// A nested macro's own names are its business.
+				// A nested macro's own names are its business,
+				// unless macros.
 				visitExprs(n.defaults)
+				if macros {
+					visitNodes(n.body)
+				}
 			}
 		}
 	}
