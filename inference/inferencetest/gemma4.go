@@ -115,14 +115,8 @@ func layoutGemma4(o Options) ([]kv, []tensorSpec, error) {
 	if o.Layers < gemma4SWAPattern {
 		return nil, nil, fmt.Errorf("inferencetest: Layers %d: gemma4 needs at least %d, so that a layer is global", o.Layers, gemma4SWAPattern)
 	}
-	if o.HeadDim == 0 {
-		if o.Embd%o.Heads != 0 {
-			return nil, nil, fmt.Errorf("inferencetest: Embd %d is not a multiple of Heads %d; set HeadDim", o.Embd, o.Heads)
-		}
-		o.HeadDim = o.Embd / o.Heads
-	}
-	if o.Heads%o.KVHeads != 0 {
-		return nil, nil, fmt.Errorf("inferencetest: Heads %d is not a multiple of KVHeads %d", o.Heads, o.KVHeads)
+	if err := o.attentionHeads(); err != nil {
+		return nil, nil, err
 	}
 	if o.HeadDim%4 != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: HeadDim %d: gemma4's global layers rotate pairs in a quarter of their heads, twice as wide, so it must be a multiple of 4", o.HeadDim)

@@ -229,6 +229,21 @@ var archs = map[string]arch{
 	"qwen2vl": {ropeBase: 1000000, rmsEps: 1e-6, qkvBias: true, mrope: true},
 }
 
+// attentionHeads defaults HeadDim to Embd/Heads and checks that the
+// heads divide as attention needs.
+func (o *Options) attentionHeads() error {
+	if o.HeadDim == 0 {
+		if o.Embd%o.Heads != 0 {
+			return fmt.Errorf("inferencetest: Embd %d is not a multiple of Heads %d; set HeadDim", o.Embd, o.Heads)
+		}
+		o.HeadDim = o.Embd / o.Heads
+	}
+	if o.Heads%o.KVHeads != 0 {
+		return fmt.Errorf("inferencetest: Heads %d is not a multiple of KVHeads %d", o.Heads, o.KVHeads)
+	}
+	return nil
+}
+
 // sizes fills in the default sizes (context: the architecture's default
 // context length) and checks that none is out of range.
 func (o *Options) sizes(context int) error {
@@ -290,14 +305,8 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if o.Layers < a.swaPattern {
 		return nil, nil, fmt.Errorf("inferencetest: Layers %d: %s needs at least %d, since llama.cpp aborts on a model with no global layer", o.Layers, o.Arch, a.swaPattern)
 	}
-	if o.HeadDim == 0 {
-		if o.Embd%o.Heads != 0 {
-			return nil, nil, fmt.Errorf("inferencetest: Embd %d is not a multiple of Heads %d; set HeadDim", o.Embd, o.Heads)
-		}
-		o.HeadDim = o.Embd / o.Heads
-	}
-	if o.Heads%o.KVHeads != 0 {
-		return nil, nil, fmt.Errorf("inferencetest: Heads %d is not a multiple of KVHeads %d", o.Heads, o.KVHeads)
+	if err := o.attentionHeads(); err != nil {
+		return nil, nil, err
 	}
 	if o.HeadDim%2 != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: HeadDim %d is odd; rotary embeddings need it even", o.HeadDim)

@@ -64,14 +64,8 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 	if o.Layers < qwen35FullAttentionInterval {
 		return nil, nil, fmt.Errorf("inferencetest: Layers %d: qwen35 needs at least %d, so that a layer attends", o.Layers, qwen35FullAttentionInterval)
 	}
-	if o.HeadDim == 0 {
-		if o.Embd%o.Heads != 0 {
-			return nil, nil, fmt.Errorf("inferencetest: Embd %d is not a multiple of Heads %d; set HeadDim", o.Embd, o.Heads)
-		}
-		o.HeadDim = o.Embd / o.Heads
-	}
-	if o.Heads%o.KVHeads != 0 {
-		return nil, nil, fmt.Errorf("inferencetest: Heads %d is not a multiple of KVHeads %d", o.Heads, o.KVHeads)
+	if err := o.attentionHeads(); err != nil {
+		return nil, nil, err
 	}
 	if o.HeadDim%8 != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: HeadDim %d: qwen35 rotates pairs in a quarter of each head, so it must be a multiple of 8", o.HeadDim)
