@@ -122,13 +122,6 @@ func layoutMamba(o Options) ([]kv, []tensorSpec, error) {
 
 	embd, vocab := uint64(o.Embd), uint64(nVocab)
 	in, state, rank := uint64(inner), uint64(o.StateSize), uint64(dtRank)
-	f32 := func(name string, scale, offset float32, shape ...uint64) tensorSpec {
-		return tensorSpec{name: name, shape: shape, typ: typeF32, scale: scale, offset: offset}
-	}
-	scaled := func(t tensorSpec, scale float32) tensorSpec {
-		t.scale = scale
-		return t
-	}
 	ts := []tensorSpec{matrix("token_embd.weight", typ, embd, vocab)}
 	for i := range o.Layers {
 		b := fmt.Sprintf("blk.%d.", i)

@@ -433,6 +433,17 @@ func norm(name string, n uint64) tensorSpec {
 	return tensorSpec{name: name, shape: []uint64{n}, typ: typeF32, ones: true}
 }
 
+// f32 is an F32 tensor of random values times scale, plus offset.
+func f32(name string, scale, offset float32, shape ...uint64) tensorSpec {
+	return tensorSpec{name: name, shape: shape, typ: typeF32, scale: scale, offset: offset}
+}
+
+// scaled is t with its random values times scale.
+func scaled(t tensorSpec, scale float32) tensorSpec {
+	t.scale = scale
+	return t
+}
+
 // attention returns the attention projections of the layer whose tensor
 // names start with b: queries q wide, keys and values kv wide.
 func attention(b string, typ tensorType, embd, q, kv uint64) []tensorSpec {

@@ -114,13 +114,6 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 	q, kvw, hd := uint64(o.Heads*o.HeadDim), uint64(o.KVHeads*o.HeadDim), uint64(o.HeadDim)
 	in, heads := uint64(inner), uint64(o.Heads)
 	qkv := uint64(2*o.KVHeads*o.StateSize) + in // queries, keys and values of a linear-attention layer
-	f32 := func(name string, scale, offset float32, shape ...uint64) tensorSpec {
-		return tensorSpec{name: name, shape: shape, typ: typeF32, scale: scale, offset: offset}
-	}
-	scaled := func(t tensorSpec, scale float32) tensorSpec {
-		t.scale = scale
-		return t
-	}
 	ts := []tensorSpec{matrix("token_embd.weight", typ, embd, vocab)}
 	for i := range o.Layers {
 		b := fmt.Sprintf("blk.%d.", i)
