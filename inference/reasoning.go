@@ -2,7 +2,6 @@ package inference
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/inferkit/inferkit/internal/family"
 )
@@ -12,7 +11,7 @@ import (
 // the request's stop strings; the family's stops (family.Family.Stops)
 // end the whole output, as the end of the turn. It hands the parser whole
 // UTF-8 characters
-// only, and follows whether the output is inside a thinking section,
+// only; the parser says whether the output is inside a thinking section,
 // which the runner must know: a grammar constrains the answer only, the
 // thinking budget counts thinking tokens, and log-probabilities are kept
 // for the answer.
@@ -21,25 +20,18 @@ type output struct {
 	ended  bool        // a family stop ended the output
 	parser family.Parser
 	answer *textOutput // the answer text, up to the request's stop strings
-	marks  thinkMarks
-	in     bool   // inside a thinking section
-	closed bool   // a close marker ended a section
-	start  bool   // nothing but white space yet: a section may open
-	head   string // the output while start holds
-	tail   string // the output's last bytes, for a close marker split across pieces
 }
 
 // newOutput returns an output of f's format (nil: plain text, which
 // never thinks nor calls) for a request with the given stop strings and
 // tools; thinking says the prompt itself opened the thinking section.
 func newOutput(f *family.Family, stops []string, tools []Tool, thinking bool) *output {
-	o := &output{chars: newTextOutput(nil), answer: newTextOutput(stops), in: thinking, start: !thinking}
+	o := &output{chars: newTextOutput(nil), answer: newTextOutput(stops)}
 	if f == nil {
 		o.parser = plainParser{}
 		return o
 	}
 	o.chars = newTextOutput(f.Stops)
-	o.marks = thinkMarksOf(f)
 	cfg := family.ParserConfig{Thinking: thinking}
 	for _, t := range tools {
 		cfg.Tools = append(cfg.Tools, family.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
@@ -54,6 +46,7 @@ type plainParser struct{}
 
 func (plainParser) Push(text string) family.Output { return family.Output{Text: text} }
 func (plainParser) Flush(bool) family.Output       { return family.Output{} }
+func (plainParser) Thinking() bool                 { return false }
 
 // piece is what one push releases.
 type piece struct {
@@ -69,7 +62,6 @@ type piece struct {
 // push adds the bytes of one token.
 func (o *output) push(b []byte) piece {
 	s, _, ended := o.chars.push(b)
-	o.follow(s)
 	p := o.release(o.parser.Push(s), false)
 	if ended && !p.stopped {
 		o.ended, p.ended = true, true
@@ -85,7 +77,6 @@ func (o *output) flush(truncated bool) piece {
 	if o.ended {
 		o.chars.rest()
 	} else if rest := o.chars.flush(); rest != "" {
-		o.follow(rest)
 		if p = o.release(o.parser.Push(rest), false); p.stopped {
 			return p
 		}
@@ -100,12 +91,6 @@ func (o *output) flush(truncated bool) piece {
 // strings. A stop ends the answer: calls after it are dropped.
 func (o *output) release(out family.Output, last bool) piece {
 	p := piece{reasoning: out.Reasoning, calls: out.Calls}
-	if out.Reasoning != "" && !o.closed {
-		o.in, o.start = true, false // the model opened a section the marks do not name
-	}
-	if out.Text != "" || len(out.Calls) > 0 {
-		o.in, o.start = false, false
-	}
 	if out.Text != "" {
 		p.text, p.stop, p.stopped = o.answer.push([]byte(out.Text))
 		if p.stopped {
@@ -119,39 +104,8 @@ func (o *output) release(out family.Output, last bool) piece {
 	return p
 }
 
-// follow watches the raw output for the family's thinking markers: an
-// opening one before anything else, a closing one inside a section.
-func (o *output) follow(s string) {
-	if s == "" {
-		return
-	}
-	if o.start {
-		o.head += s
-		trimmed := strings.TrimLeftFunc(o.head, unicode.IsSpace)
-		switch {
-		case trimmed == "":
-		case o.marks.open != "" && strings.HasPrefix(trimmed, o.marks.open):
-			o.in, o.start, o.tail, s = true, false, "", trimmed[len(o.marks.open):]
-		case o.marks.open != "" && strings.HasPrefix(o.marks.open, trimmed):
-		default:
-			o.start = false
-		}
-	}
-	if !o.in || o.marks.close == "" {
-		return
-	}
-	o.tail += s
-	if strings.Contains(o.tail, o.marks.close) {
-		o.in, o.closed, o.tail = false, true, ""
-		return
-	}
-	if n := len(o.marks.close) + 8; len(o.tail) > n {
-		o.tail = o.tail[len(o.tail)-n:]
-	}
-}
-
 // thinking reports whether the output is inside a thinking section.
-func (o *output) thinking() bool { return o.in }
+func (o *output) thinking() bool { return o.parser.Thinking() }
 
 // thinkMarks are the markers that open and close a family's thinking
 // section, as the engine finds them in a prompt and an output; "" where

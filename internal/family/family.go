@@ -50,6 +50,10 @@ type Parser interface {
 	// output, so that a call cut short is dropped rather than shown as
 	// text.
 	Flush(truncated bool) Output
+	// Thinking reports whether the output pushed so far is inside a
+	// thinking section: the engine counts a thinking budget by it, and
+	// lets a grammar constrain only the answer.
+	Thinking() bool
 }
 
 // ParserConfig configures a Parser.

@@ -87,6 +87,9 @@ type harmonyParser struct {
 	args  strings.Builder // its arguments
 }
 
+// Thinking implements Parser.
+func (p *harmonyParser) Thinking() bool { return p.state == harmonyThinking }
+
 // Push implements Parser.
 func (p *harmonyParser) Push(text string) Output {
 	var out Output

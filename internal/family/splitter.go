@@ -93,6 +93,11 @@ func newSplitter(m markers, cfg ParserConfig) *splitter {
 	return &splitter{m: m, tools: cfg.Tools, opened: cfg.Thinking && m.thinkOpen != "", trim: true}
 }
 
+// Thinking implements Parser.
+func (s *splitter) Thinking() bool {
+	return s.phase == inThinking || s.phase == atStart && s.opened
+}
+
 // Push implements Parser.
 func (s *splitter) Push(text string) Output {
 	s.pending += text
