@@ -1,0 +1,188 @@
+// Package backend is the seam between the inference engine and the
+// libraries that run a model: llama.cpp (internal/llamacpp) and Ollama's Go
+// engine (internal/goengine). It holds the interfaces the engine's runner
+// needs and the parameter types both sides share, and nothing that needs
+// cgo.
+//
+// The seam is shaped by what the runner does, not by either library: it
+// loads a model, tokenizes prompts whose request text stays text, decodes
+// batches of tokens for many sequences at once, copies and trims each
+// sequence's memory to reuse prompt prefixes, reads logits and samples, under
+// a grammar when asked. A capability one backend lacks is a method that
+// fails with an error wrapping ErrUnsupported and naming it, so that the
+// engine can refuse the request that needs it.
+package backend
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Token is a token id of a model's vocabulary.
+type Token = int32
+
+// Segment is a piece of prompt text.
+type Segment struct {
+	Text string
+	// Data marks text that came from a request: the text of control
+	// tokens in it stays text. In other segments (a chat template's
+	// markup) it becomes those tokens. The text of user-defined tokens
+	// becomes those tokens in both, as Hugging Face tokenizers do.
+	Data bool
+}
+
+// ErrTooManyTokens is returned, wrapped, when a text gives more tokens
+// than the limit given to Model.TokenizeSegments.
+var ErrTooManyTokens = errors.New("more tokens than the limit")
+
+// ErrUnsupported is returned, wrapped in an error that names the
+// capability, when a backend cannot do what was asked of it.
+var ErrUnsupported = errors.New("not supported by this backend")
+
+// Model is a loaded model. Its methods are safe for concurrent use; the
+// owner calls Close once every Context, Sampler and Grammar made from it
+// is closed.
+type Model interface {
+	// Backend names the library that runs the model: "llama.cpp" or
+	// "ollama" (Ollama's Go engine).
+	Backend() string
+
+	VocabSize() int
+	// TrainContext is the context length the model was trained for.
+	TrainContext() int
+	// EmbeddingSize is the width of the model's hidden states.
+	EmbeddingSize() int
+	// Size is the bytes of the model's weights; Params their number.
+	Size() uint64
+	Params() uint64
+	// Meta returns a GGUF metadata value as text.
+	Meta(key string) (string, bool)
+	// ChatTemplate is the GGUF's tokenizer.chat_template, or "".
+	ChatTemplate() string
+	// Pooling is the model's own pooling: PoolingNone for a generative
+	// model.
+	Pooling() Pooling
+	// HeadDims returns the width of the attention heads' keys and values,
+	// 0 for a model without attention.
+	HeadDims() (k, v int)
+	// SharesKV reports whether sequences may share a prompt prefix by a
+	// partial copy (Context.CopyTokens up to a position) or by a token
+	// decoded for several sequences at once.
+	SharesKV() bool
+
+	BOS() Token
+	EOS() Token
+	// AddsBOS reports whether prompts start with BOS.
+	AddsBOS() bool
+	// IsEOG reports whether t ends generation (EOS, EOT and their kin).
+	IsEOG(t Token) bool
+	// EOGTokens lists the tokens that end generation.
+	EOGTokens() []Token
+	// IsControl reports whether t is a control token, which has no text.
+	IsControl(t Token) bool
+	// TokenText returns the vocabulary entry of t, as stored in the GGUF.
+	TokenText(t Token) string
+	// Piece returns the bytes that t stands for; a piece may hold part of
+	// a UTF-8 character. Control tokens give their text only when
+	// special is set.
+	Piece(t Token, special bool) []byte
+
+	// TokenizeSegments tokenizes a prompt of segments, after BOS when
+	// addBOS is set and the model adds one. With limit > 0, more tokens
+	// than limit is an error wrapping ErrTooManyTokens, returned without
+	// tokenizing the rest.
+	TokenizeSegments(segs []Segment, addBOS bool, limit int) ([]Token, error)
+	// Tokenize tokenizes text alone; special makes control tokens' text
+	// those tokens.
+	Tokenize(text string, special bool) ([]Token, error)
+	// ReplaceControlText replaces, in text, the text of every control
+	// token with repl's string for it.
+	ReplaceControlText(text string, repl func(Token) string) string
+
+	// NewContext makes a context over the model; its caller closes it.
+	NewContext(p ContextParams) (Context, error)
+	// NewSampler makes a sampler; its caller closes it.
+	NewSampler(p SamplerParams) (Sampler, error)
+	// NewGrammar compiles a GBNF grammar (root rule "root") against the
+	// vocabulary; its caller closes it.
+	NewGrammar(gbnf string) (Grammar, error)
+
+	Close()
+}
+
+// Context holds the memory (the KV cache, or a recurrent state) of a
+// model's sequences and decodes batches. It is not safe for concurrent use.
+// Its owner must call Close.
+type Context interface {
+	// Size is the memory's cells, shared by all sequences.
+	Size() int
+	// BatchSize is the most tokens Decode takes at once.
+	BatchSize() int
+	// NewBatch makes a batch of up to n tokens for this context; its
+	// caller closes it.
+	NewBatch(n int) Batch
+	// Decode runs the model over b. After an error, what the batch's
+	// sequences hold is unknown: the caller clears them.
+	Decode(b Batch) error
+	// Logits returns the logits of batch index i of the last Decode, a
+	// slice of VocabSize valid until the next Decode.
+	Logits(i int) []float32
+
+	// RemoveTokens removes positions [from, to) of seq (to < 0: to the
+	// end). False means the memory could not cut there (a recurrent
+	// state), and it is unchanged.
+	RemoveTokens(seq, from, to int) bool
+	// CopyTokens makes dst hold src's positions [from, to) (to < 0: to
+	// the end). Without SharesKV only whole copies (0, -1) are allowed.
+	CopyTokens(src, dst, from, to int) error
+	// ClearSequence empties seq; Clear empties every sequence.
+	ClearSequence(seq int)
+	Clear()
+	// MaxPos is the last position seq holds, -1 when empty.
+	MaxPos(seq int) int
+
+	// SequenceStateSize, SequenceState and SetSequenceState save and
+	// restore one sequence's memory. A backend that cannot returns 0 and
+	// errors wrapping ErrUnsupported.
+	SequenceStateSize(seq int) int
+	SequenceState(seq int) ([]byte, error)
+	SetSequenceState(seq int, state []byte) error
+
+	Close()
+}
+
+// Batch is the tokens of one Decode. It is not safe for concurrent use; its
+// owner must call Close.
+type Batch interface {
+	// Add appends token t at position pos of the sequences seqs, which
+	// all take it; logits asks for its logits. It returns the token's
+	// index, which Context.Logits reads.
+	Add(t Token, pos int, seqs []int, logits bool) (int, error)
+	Len() int
+	Cap() int
+	Clear()
+	Close()
+}
+
+// Sampler picks the next token from a context's logits. It is not safe for
+// concurrent use; its owner must call Close.
+type Sampler interface {
+	// Sample picks a token from the logits of batch index i of ctx's last
+	// Decode, under g when it is not nil, and accepts it. It returns -1
+	// when g admits no token.
+	Sample(ctx Context, i int, g Grammar) Token
+	Close()
+}
+
+// Grammar constrains sampling to the strings of a GBNF grammar. It is
+// stateful, advanced by the tokens sampled under it, and not safe for
+// concurrent use; its owner must call Close.
+type Grammar interface {
+	Close()
+}
+
+// Unsupported returns an error wrapping ErrUnsupported that names what
+// the backend cannot do.
+func Unsupported(backend, what string) error {
+	return fmt.Errorf("%s: %s: %w", backend, what, ErrUnsupported)
+}
