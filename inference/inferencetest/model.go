@@ -67,9 +67,10 @@ type Options struct {
 	//     multiple of 8. The linear-attention layers have heads of their
 	//     own: see LinearKeyHeads, LinearValueHeads and StateSize, which
 	//     default to the attention layers' KVHeads, Heads and HeadDim.
-	//     Layers defaults to 4 and must be at least 4. The default vocabulary is [ByteLevel] with
-	//     tokenizer.ggml.pre "qwen35" and the [Qwen35Template] chat
-	//     template. SlidingWindow and Pooling must be left zero.
+	//     Layers defaults to 4 and must be at least 4. The default
+	//     vocabulary is [ByteLevel] with tokenizer.ggml.pre "qwen35" and
+	//     the [Qwen35Template] chat template. SlidingWindow and Pooling
+	//     must be left zero.
 	//   - "gemma4": Gemma 4, gemma3's layers with a learned scale on each
 	//     layer's output and soft-capped logits, every sixth layer (5, 11,
 	//     ...) global and the others sliding-window (see SlidingWindow),
@@ -196,9 +197,10 @@ func Qwen3_0_6B() Options {
 // the others gated delta nets with 16 key and 16 value heads of 128, a
 // feed-forward width of 3584, tied embeddings, a vocabulary padded to
 // 248,320 tokens and a context of 262,144; its vision encoder and
-// multi-token-prediction layer are left out. Random weights make it useless for text and faithful for speed
-// and memory; the file is about 800 MB. Only Ollama's Go engine loads it:
-// llama.cpp b7437 does not know qwen35. With the default [ByteLevel]
+// multi-token-prediction layer are left out. Random weights make it
+// useless for text and faithful for speed and memory; the file is about
+// 810 MB and takes a few seconds to write. Only Ollama's Go engine loads
+// it: llama.cpp b7437 does not know qwen35. With the default [ByteLevel]
 // vocabulary nearly all of the 248,320 tokens are unused: set Tokenizer to
 // a real vocabulary (see [LoadTokenizer]), padded up to 248,320, for real
 // tokenization.
