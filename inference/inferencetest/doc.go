@@ -27,9 +27,9 @@
 // since the llama.cpp it links does not know them, "qwen35": Qwen3.5's
 // linear-attention and gated attention layers, or "gemma4": Gemma 4's
 // sliding and global layers and vocabulary), the shape, the
-// tensor type (F32, F16 or Q8_0) and the seed; [Qwen3_0_6B] gives the
-// shape of a real model for benchmarks, whose speed does not depend on the
-// weights' values.
+// tensor type (F32, F16 or Q8_0) and the seed; [Qwen3_0_6B] and
+// [Qwen35_0_8B] give the shapes of real models for benchmarks, whose speed
+// does not depend on the weights' values.
 //
 // [LoadTokenizer] takes a real vocabulary and chat template from a Hugging
 // Face tokenizer.json and tokenizer_config.json, as llama.cpp's converter

@@ -321,7 +321,16 @@ func TestOptionErrors(t *testing.T) {
 		{Options{Arch: "qwen35", Layers: 3}, "Layers 3: qwen35 needs at least 4"},
 		{Options{Arch: "qwen35", HeadDim: 12}, "HeadDim 12: qwen35"},
 		{Options{Arch: "qwen35", SlidingWindow: 8}, "SlidingWindow and Pooling do not apply to architecture qwen35"},
-		{Options{Arch: "qwen35", Type: "q8_0", Embd: 64, StateSize: 4}, "Q8_0 needs Heads*StateSize (16)"},
+		{Options{Arch: "qwen35", Type: "q8_0", Embd: 64, StateSize: 4}, "Q8_0 needs LinearValueHeads*StateSize (16)"},
+		{Options{Arch: "qwen35", Type: "q8_0", LinearKeyHeads: 1, LinearValueHeads: 3}, "Q8_0 needs LinearValueHeads*StateSize (48)"},
+		{Options{Arch: "qwen35", LinearKeyHeads: 3}, "LinearValueHeads 4 is not a multiple of LinearKeyHeads 3"},
+		{Options{Arch: "qwen35", LinearKeyHeads: 4, LinearValueHeads: 2}, "LinearValueHeads 2 is not a multiple of LinearKeyHeads 4"},
+		{Options{Arch: "qwen35", LinearKeyHeads: -2}, "LinearKeyHeads -2 out of range"},
+		{Options{Arch: "qwen35", LinearValueHeads: 1 << 31}, "LinearValueHeads 2147483648 out of range"},
+		{Options{LinearKeyHeads: 2}, "LinearKeyHeads and LinearValueHeads do not apply to architecture llama"},
+		{Options{Arch: "qwen3", LinearValueHeads: 4}, "LinearKeyHeads and LinearValueHeads do not apply to architecture qwen3"},
+		{Options{Arch: "mamba", LinearKeyHeads: 1}, "LinearKeyHeads and LinearValueHeads do not apply to architecture mamba"},
+		{Options{Arch: "gemma4", LinearValueHeads: 8}, "LinearKeyHeads and LinearValueHeads do not apply to architecture gemma4"},
 		{Options{Arch: "gemma4", Layers: 5}, "Layers 5: gemma4 needs at least 6"},
 		{Options{Arch: "gemma4", HeadDim: 6}, "HeadDim 6: gemma4"},
 		{Options{Arch: "gemma4", StateSize: 8}, "StateSize and Pooling do not apply to architecture gemma4"},
@@ -412,6 +421,81 @@ func TestQwen3_0_6BLayout(t *testing.T) {
 		if p.Key == "qwen3.vocab_size" && p.Value != uint32(151936) {
 			t.Errorf("vocab_size %v", p.Value)
 		}
+	}
+}
+
+func TestQwen35_0_8BLayout(t *testing.T) {
+	kvs, ts, err := layout(Qwen35_0_8B())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params, size uint64
+	shapes := map[string][]uint64{}
+	for _, s := range ts {
+		params += s.elems()
+		size += s.size()
+		shapes[s.name] = s.shape
+	}
+	// 254.3M embeddings (tied), 18 linear-attention layers of 21.6M and
+	// 6 attention layers of 18.4M: 752M, Qwen3.5-0.8B without its vision
+	// encoder and multi-token-prediction layer.
+	if params < 745e6 || params > 760e6 {
+		t.Errorf("%d parameters", params)
+	}
+	if size < 780e6 || size > 820e6 {
+		t.Errorf("%d bytes of tensors", size)
+	}
+	// token_embd, 18 layers of 14 tensors and 6 of 11, output_norm.
+	if len(ts) != 1+18*14+6*11+1 {
+		t.Errorf("%d tensors", len(ts))
+	}
+	got := map[string]any{}
+	for _, p := range kvs {
+		got[strings.TrimPrefix(p.Key, "qwen35.")] = p.Value
+	}
+	for key, want := range map[string]any{
+		"general.name":            "Qwen3.5-0.8B-shaped",
+		"vocab_size":              uint32(248320),
+		"context_length":          uint32(262144),
+		"embedding_length":        uint32(1024),
+		"block_count":             uint32(24),
+		"feed_forward_length":     uint32(3584),
+		"attention.head_count":    uint32(8),
+		"attention.head_count_kv": uint32(2),
+		"attention.key_length":    uint32(256),
+		"rope.dimension_count":    uint32(64),
+		"rope.dimension_sections": []int32{11, 11, 10, 0},
+		"ssm.state_size":          uint32(128),
+		"ssm.group_count":         uint32(16),
+		"ssm.time_step_rank":      uint32(16),
+		"ssm.inner_size":          uint32(2048),
+		"ssm.conv_kernel":         uint32(4),
+		"full_attention_interval": uint32(4),
+	} {
+		if fmt.Sprintf("%T %v", got[key], got[key]) != fmt.Sprintf("%T %v", want, want) {
+			t.Errorf("%s = %T %v, want %T %v", key, got[key], got[key], want, want)
+		}
+	}
+	for name, want := range map[string][]uint64{
+		"token_embd.weight":         {1024, 248320},
+		"blk.0.attn_qkv.weight":     {1024, 6144}, // queries and keys of 16 heads, values of 16, 128 wide
+		"blk.0.attn_gate.weight":    {1024, 2048},
+		"blk.0.ssm_beta.weight":     {1024, 16},
+		"blk.0.ssm_conv1d.weight":   {4, 6144},
+		"blk.0.ssm_a":               {16},
+		"blk.0.ssm_norm.weight":     {128},
+		"blk.0.ssm_out.weight":      {2048, 1024},
+		"blk.23.attn_q.weight":      {1024, 4096}, // queries and gates of 8 heads of 256
+		"blk.23.attn_k.weight":      {1024, 512},
+		"blk.23.attn_output.weight": {2048, 1024},
+		"blk.23.ffn_down.weight":    {3584, 1024},
+	} {
+		if !slices.Equal(shapes[name], want) {
+			t.Errorf("%s shape %v, want %v", name, shapes[name], want)
+		}
+	}
+	if _, ok := shapes["output.weight"]; ok {
+		t.Error("output.weight written with tied embeddings")
 	}
 }
 
@@ -691,14 +775,16 @@ func BenchmarkWriteModel(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		opts Options
+		big  string // what it writes, if -short skips it
 	}{
-		{"tiny", Options{}},
-		{"tiny-q8_0", Options{Type: "q8_0", Arch: "qwen3"}},
-		{"qwen3-0.6b-q8_0", Qwen3_0_6B()},
+		{"tiny", Options{}, ""},
+		{"tiny-q8_0", Options{Type: "q8_0", Arch: "qwen3"}, ""},
+		{"qwen3-0.6b-q8_0", Qwen3_0_6B(), "640 MB"},
+		{"qwen3.5-0.8b-q8_0", Qwen35_0_8B(), "810 MB"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			if testing.Short() && bc.name == "qwen3-0.6b-q8_0" {
-				b.Skip("writes 640 MB")
+			if testing.Short() && bc.big != "" {
+				b.Skip("writes " + bc.big)
 			}
 			p := filepath.Join(b.TempDir(), "m.gguf")
 			for b.Loop() {

@@ -64,11 +64,13 @@ type Options struct {
 	//     attention"), each keeping a recurrent state per sequence. The
 	//     attention layers are qwen3's with an output gate; RoPE turns a
 	//     quarter of each head, with M-RoPE sections, so HeadDim must be a
-	//     multiple of 8. A linear-attention layer has KVHeads key heads
-	//     and Heads value heads, StateSize wide. Layers defaults to 4 and
-	//     must be at least 4. The default vocabulary is [ByteLevel] with
-	//     tokenizer.ggml.pre "qwen35" and the [Qwen35Template] chat
-	//     template. SlidingWindow and Pooling must be left zero.
+	//     multiple of 8. The linear-attention layers have heads of their
+	//     own: see LinearKeyHeads, LinearValueHeads and StateSize, which
+	//     default to the attention layers' KVHeads, Heads and HeadDim.
+	//     Layers defaults to 4 and must be at least 4. The default
+	//     vocabulary is [ByteLevel] with tokenizer.ggml.pre "qwen35" and
+	//     the [Qwen35Template] chat template. SlidingWindow and Pooling
+	//     must be left zero.
 	//   - "gemma4": Gemma 4, gemma3's layers with a learned scale on each
 	//     layer's output and soft-capped logits, every sixth layer (5, 11,
 	//     ...) global and the others sliding-window (see SlidingWindow),
@@ -108,10 +110,24 @@ type Options struct {
 	// (llama.cpp supports no other expansion) and convolve over the last 4
 	// positions, so a sequence's state is (3+StateSize)*2*Embd floats per
 	// Mamba layer. For qwen35 it is the width of a linear-attention head's
-	// queries, keys and values (default HeadDim), so that a sequence's
-	// state is Heads*StateSize*StateSize floats per such layer, beside
-	// its convolution's last 3 positions.
+	// queries, keys and values (default HeadDim; Hugging Face's
+	// linear_key_head_dim and linear_value_head_dim, which every published
+	// Qwen3.5 and Ollama's engine have equal), so that a sequence's state
+	// is LinearValueHeads*StateSize*StateSize floats per such layer,
+	// beside its convolution's last 3 positions.
 	StateSize int
+	// LinearKeyHeads is the number of query and key heads of a qwen35
+	// linear-attention layer, <arch>.ssm.group_count (Hugging Face's
+	// linear_num_key_heads; default KVHeads). It divides LinearValueHeads:
+	// each key head serves as many value heads in turn. Other
+	// architectures leave it zero.
+	LinearKeyHeads int
+	// LinearValueHeads is the number of value heads of a qwen35
+	// linear-attention layer, each with a state of its own,
+	// <arch>.ssm.time_step_rank (linear_num_value_heads; default Heads).
+	// Their values are StateSize wide, so <arch>.ssm.inner_size is
+	// LinearValueHeads*StateSize. Other architectures leave it zero.
+	LinearValueHeads int
 
 	// VocabSize pads the tokenizer's vocabulary with unused tokens up to
 	// this size, as real models pad theirs (default: the tokenizer's size).
@@ -172,6 +188,39 @@ func Qwen3_0_6B() Options {
 		TiedEmbeddings: true,
 		Type:           "q8_0",
 		Name:           "Qwen3-0.6B-shaped",
+	}
+}
+
+// Qwen35_0_8B returns the shape of Qwen3.5-0.8B's language model in Q8_0,
+// as its config.json gives it: 24 layers of 1024 dimensions, every fourth
+// (3, 7, ..., 23) attending with 8 query and 2 key-value heads of 256,
+// the others gated delta nets with 16 key and 16 value heads of 128, a
+// feed-forward width of 3584, tied embeddings, a vocabulary padded to
+// 248,320 tokens and a context of 262,144; its vision encoder and
+// multi-token-prediction layer are left out. Random weights make it
+// useless for text and faithful for speed and memory; the file is about
+// 810 MB and takes a few seconds to write. Only Ollama's Go engine loads
+// it: llama.cpp b7437 does not know qwen35. With the default [ByteLevel]
+// vocabulary nearly all of the 248,320 tokens are unused: set Tokenizer to
+// a real vocabulary (see [LoadTokenizer]), padded up to 248,320, for real
+// tokenization.
+func Qwen35_0_8B() Options {
+	return Options{
+		Arch:             "qwen35",
+		Layers:           24,
+		Embd:             1024,
+		Heads:            8,
+		KVHeads:          2,
+		HeadDim:          256,
+		FF:               3584,
+		StateSize:        128,
+		LinearKeyHeads:   16,
+		LinearValueHeads: 16,
+		VocabSize:        248320,
+		ContextLength:    262144,
+		TiedEmbeddings:   true,
+		Type:             "q8_0",
+		Name:             "Qwen3.5-0.8B-shaped",
 	}
 }
 
@@ -258,7 +307,7 @@ func (o *Options) sizes(context int) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"SlidingWindow", o.SlidingWindow}, {"StateSize", o.StateSize}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
+	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"SlidingWindow", o.SlidingWindow}, {"StateSize", o.StateSize}, {"LinearKeyHeads", o.LinearKeyHeads}, {"LinearValueHeads", o.LinearValueHeads}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
 		if f.v < 0 || f.v > 1<<30 {
 			return fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
 		}
@@ -271,6 +320,9 @@ func (o *Options) sizes(context int) error {
 func layout(o Options) ([]kv, []tensorSpec, error) {
 	if o.Arch == "" {
 		o.Arch = "llama"
+	}
+	if o.Arch != "qwen35" && (o.LinearKeyHeads != 0 || o.LinearValueHeads != 0) {
+		return nil, nil, fmt.Errorf("inferencetest: LinearKeyHeads and LinearValueHeads do not apply to architecture %s", o.Arch)
 	}
 	switch o.Arch {
 	case "bert", "nomic-bert":

@@ -273,6 +273,41 @@ func TestNewArchShapes(t *testing.T) {
 		}
 	}
 
+	// Linear-attention heads of their own, as Qwen3.5's are: 2 key heads
+	// and 6 value heads of 16 beside attention heads of 32.
+	g, _ = decode(t, Model(t, Options{Arch: "qwen35", Heads: 4, KVHeads: 2, HeadDim: 32, StateSize: 16, LinearKeyHeads: 2, LinearValueHeads: 6}))
+	kv = g.KV()
+	for key, want := range map[string]uint32{
+		"attention.head_count": 4, "attention.head_count_kv": 2, "attention.key_length": 32,
+		"ssm.state_size": 16, "ssm.group_count": 2, "ssm.time_step_rank": 6, "ssm.inner_size": 96,
+	} {
+		if got := kv.Uint(key); got != want {
+			t.Errorf("qwen35 with linear heads: %s = %d, want %d", key, got, want)
+		}
+	}
+	shapes := map[string][]uint64{}
+	for _, ts := range g.Tensors().Items() {
+		shapes[ts.Name] = ts.Shape
+	}
+	for name, want := range map[string][]uint64{
+		"blk.0.attn_qkv.weight":    {64, 160}, // 2*2*16 + 6*16
+		"blk.0.attn_gate.weight":   {64, 96},
+		"blk.0.ssm_beta.weight":    {64, 6},
+		"blk.0.ssm_alpha.weight":   {64, 6},
+		"blk.0.ssm_conv1d.weight":  {4, 160},
+		"blk.0.ssm_dt.bias":        {6},
+		"blk.0.ssm_a":              {6},
+		"blk.0.ssm_norm.weight":    {16},
+		"blk.0.ssm_out.weight":     {96, 64},
+		"blk.3.attn_q.weight":      {64, 256},
+		"blk.3.attn_k.weight":      {64, 64},
+		"blk.3.attn_q_norm.weight": {32},
+	} {
+		if !slices.Equal(shapes[name], want) {
+			t.Errorf("qwen35 with linear heads: %s shape %v, want %v", name, shapes[name], want)
+		}
+	}
+
 	g, _ = decode(t, Model(t, Options{Arch: "gemma4", Layers: 12, SlidingWindow: 100, HeadDim: 8}))
 	kv = g.KV()
 	if got := kv.Bools("attention.sliding_window_pattern"); !slices.Equal(got, []bool{true, true, true, true, true, false, true, true, true, true, true, false}) {

@@ -38,10 +38,10 @@ const Qwen35Template = `{%- for message in messages -%}
 // followed by as many gate values. RoPE turns a quarter of each head
 // (rope.dimension_count), with M-RoPE sections (rope.dimension_sections)
 // split 11:11:10 as Qwen3.5's [11, 11, 10, 0]. A linear-attention layer
-// projects the input to queries and keys of KVHeads heads and values of
-// Heads heads, all StateSize wide (attn_qkv), convolves them over the
-// last 4 positions (ssm_conv1d), and runs the delta rule over a
-// StateSize×StateSize state per value head, with a decay from ssm_a,
+// projects the input to queries and keys of LinearKeyHeads heads and
+// values of LinearValueHeads heads, all StateSize wide (attn_qkv),
+// convolves them over the last 4 positions (ssm_conv1d), and runs the
+// delta rule over a StateSize×StateSize state per value head, with a decay from ssm_a,
 // ssm_alpha and ssm_dt.bias and a learning rate from ssm_beta; its output
 // is normalised per head (ssm_norm), gated by attn_gate and projected back
 // (ssm_out). Every layer then normalises (post_attention_norm) into the
@@ -71,13 +71,18 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 		return nil, nil, fmt.Errorf("inferencetest: HeadDim %d: qwen35 rotates pairs in a quarter of each head, so it must be a multiple of 8", o.HeadDim)
 	}
 	o.StateSize = cmp.Or(o.StateSize, o.HeadDim)
-	inner := o.Heads * o.StateSize // the values' width in a linear-attention layer
+	o.LinearKeyHeads = cmp.Or(o.LinearKeyHeads, o.KVHeads)
+	o.LinearValueHeads = cmp.Or(o.LinearValueHeads, o.Heads)
+	if o.LinearValueHeads%o.LinearKeyHeads != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: LinearValueHeads %d is not a multiple of LinearKeyHeads %d", o.LinearValueHeads, o.LinearKeyHeads)
+	}
+	inner := o.LinearValueHeads * o.StateSize // the values' width in a linear-attention layer
 	typ, fileType, err := weightType(o.Type, o.Embd, o.FF, o.Heads*o.HeadDim)
 	if err != nil {
 		return nil, nil, err
 	}
 	if typ == typeQ8_0 && inner%q8Block != 0 {
-		return nil, nil, fmt.Errorf("inferencetest: Q8_0 needs Heads*StateSize (%d) to be a multiple of %d", inner, q8Block)
+		return nil, nil, fmt.Errorf("inferencetest: Q8_0 needs LinearValueHeads*StateSize (%d) to be a multiple of %d", inner, q8Block)
 	}
 	if o.Tokenizer == nil {
 		o.Tokenizer = ByteLevel()
@@ -103,8 +108,8 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 		kv{p + "rope.dimension_sections", qwen35Sections(ropeDim / 2)},
 		kv{p + "ssm.conv_kernel", uint32(ssmConvKernel)},
 		kv{p + "ssm.state_size", uint32(o.StateSize)},
-		kv{p + "ssm.group_count", uint32(o.KVHeads)},
-		kv{p + "ssm.time_step_rank", uint32(o.Heads)},
+		kv{p + "ssm.group_count", uint32(o.LinearKeyHeads)},
+		kv{p + "ssm.time_step_rank", uint32(o.LinearValueHeads)},
 		kv{p + "ssm.inner_size", uint32(inner)},
 		kv{p + "full_attention_interval", uint32(qwen35FullAttentionInterval)},
 	)
@@ -112,8 +117,8 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 
 	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(nVocab)
 	q, kvw, hd := uint64(o.Heads*o.HeadDim), uint64(o.KVHeads*o.HeadDim), uint64(o.HeadDim)
-	in, heads := uint64(inner), uint64(o.Heads)
-	qkv := uint64(2*o.KVHeads*o.StateSize) + in // queries, keys and values of a linear-attention layer
+	in, heads := uint64(inner), uint64(o.LinearValueHeads)
+	qkv := uint64(2*o.LinearKeyHeads*o.StateSize) + in // queries, keys and values of a linear-attention layer
 	ts := []tensorSpec{matrix("token_embd.weight", typ, embd, vocab)}
 	for i := range o.Layers {
 		b := fmt.Sprintf("blk.%d.", i)

@@ -96,6 +96,28 @@ func Qwen3Bench(tb testing.TB) string {
 	return model(tb, filepath.Join(".build", "bench", "qwen3-0.6b-q8_0.gguf"), opts)
 }
 
+// Qwen35Bench returns the path of the Qwen3.5 benchmarks' model:
+// Qwen3.5-0.8B's shape at q8_0 with random weights
+// (inferencetest.Qwen35_0_8B), about 810 MB, which only Ollama's Go
+// engine loads: llama.cpp b7437 does not know qwen35. npm has no Qwen3.5
+// tokenizer package, so its vocabulary is the real Qwen3 tokenizer's
+// 151,669 tokens, padded with unused ones to Qwen3.5's 248,320 so that
+// the embeddings keep their real size, under Qwen3.5's pre-tokenizer
+// name ("qwen35") and with inferencetest.Qwen35Template, whose generation
+// prompt opens the thinking as Qwen3.5's does. Its tokenization is
+// Qwen3's, close to but not Qwen3.5's, and two fifths of the tokens that
+// random weights sample are the unused ones. It is written once (in
+// about 5 seconds) into .build/bench and kept.
+func Qwen35Bench(tb testing.TB) string {
+	tb.Helper()
+	tok := *Tokenizer(tb, Qwen3)
+	tok.Pre = "qwen35"
+	tok.ChatTemplate = inferencetest.Qwen35Template
+	opts := inferencetest.Qwen35_0_8B()
+	opts.Tokenizer = &tok
+	return model(tb, filepath.Join(".build", "bench", "qwen3.5-0.8b-q8_0.gguf"), opts)
+}
+
 // Qwen3EmbedBench returns the path of the embedding benchmarks' decoder
 // model: Qwen3Bench's model with pooling last in its GGUF, as
 // Qwen3-Embedding-0.6B has, about 630 MB. It is written once into
