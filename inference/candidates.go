@@ -5,7 +5,7 @@ package inference
 import (
 	"math"
 
-	"github.com/inferkit/inferkit/internal/llamacpp"
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
 // candidateTree is a branch's candidates as a tree of the tokens that
@@ -25,18 +25,18 @@ type candidateTree struct {
 	// paths are the tokens to the deepest inner nodes, in depth-first
 	// order; reads[i][j] is the inner node whose distribution is read
 	// after paths[i][j], or -1 where an earlier path reads it.
-	paths [][]llamacpp.Token
+	paths [][]backend.Token
 	reads [][]int
 }
 
 type treeNode struct {
-	token    llamacpp.Token
+	token    backend.Token
 	parent   int
 	children []int
 }
 
 // newCandidateTree builds the tree of cands, each at least one token.
-func newCandidateTree(cands [][]llamacpp.Token) *candidateTree {
+func newCandidateTree(cands [][]backend.Token) *candidateTree {
 	t := &candidateTree{nodes: []treeNode{{parent: -1}}}
 	child := map[[2]int]int{}
 	for _, c := range cands {
@@ -55,8 +55,8 @@ func newCandidateTree(cands [][]llamacpp.Token) *candidateTree {
 		t.ends = append(t.ends, n)
 	}
 	read := make([]bool, len(t.nodes))
-	var walk func(n int, path []llamacpp.Token, nodes []int)
-	walk = func(n int, path []llamacpp.Token, nodes []int) {
+	var walk func(n int, path []backend.Token, nodes []int)
+	walk = func(n int, path []backend.Token, nodes []int) {
 		deepest := true
 		for _, c := range t.nodes[n].children {
 			if len(t.nodes[c].children) > 0 {
@@ -74,7 +74,7 @@ func newCandidateTree(cands [][]llamacpp.Token) *candidateTree {
 				read[m], reads[i] = true, m
 			}
 		}
-		t.paths = append(t.paths, append([]llamacpp.Token(nil), path...))
+		t.paths = append(t.paths, append([]backend.Token(nil), path...))
 		t.reads = append(t.reads, reads)
 	}
 	walk(0, nil, nil)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/catalog"
-	"github.com/inferkit/inferkit/internal/llamacpp"
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/search"
 )
 
@@ -112,7 +112,7 @@ type Config struct {
 	// CacheDir); tests lower them.
 	saveMin, saveLong int
 	// keyType and valueType are KeyCache and ValueCache, parsed.
-	keyType, valueType llamacpp.CacheType
+	keyType, valueType backend.CacheType
 }
 
 // slotCells is the KV cells a generative model's sequences share when
@@ -165,10 +165,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("inference: Config.Parallel + Config.Branches is %d, at most 256", c.Parallel+c.Branches)
 	}
 	var err error
-	if c.keyType, err = llamacpp.ParseCacheType(c.KeyCache); err != nil {
+	if c.keyType, err = backend.ParseCacheType(c.KeyCache); err != nil {
 		return c, fmt.Errorf("inference: Config.KeyCache: %w", err)
 	}
-	if c.valueType, err = llamacpp.ParseCacheType(c.ValueCache); err != nil {
+	if c.valueType, err = backend.ParseCacheType(c.ValueCache); err != nil {
 		return c, fmt.Errorf("inference: Config.ValueCache: %w", err)
 	}
 	if c.Logger == nil {

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/inferkit/inferkit/internal/llamacpp"
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
 // embedPlan is what RunEmbed needs of a PreparedEmbed beyond its request:
@@ -15,7 +15,7 @@ import (
 // included.
 type embedPlan struct {
 	engine *Engine
-	inputs [][]llamacpp.Token
+	inputs [][]backend.Token
 }
 
 // Embed returns one L2-normalised vector per input of req, computed by an
@@ -78,7 +78,7 @@ func (e *Engine) RunEmbed(ctx context.Context, p *PreparedEmbed) (res EmbedResul
 
 // embedInputs checks req against the model and returns every input's
 // tokens, wrapped in the vocabulary's specials, and their total.
-func (m *model) embedInputs(req EmbedRequest) ([][]llamacpp.Token, int, error) {
+func (m *model) embedInputs(req EmbedRequest) ([][]backend.Token, int, error) {
 	if !m.info.Embedding {
 		what := "a generative model"
 		if m.encoder != nil {
@@ -109,11 +109,11 @@ func (m *model) embedInputs(req EmbedRequest) ([][]llamacpp.Token, int, error) {
 		return &FieldError{Field: fmt.Sprintf("Input[%d]", i), Err: ErrContextLength,
 			Reason: fmt.Sprintf("more than %d tokens; this model embeds at most %d an input, special tokens included", room, limit)}
 	}
-	inputs := make([][]llamacpp.Token, n)
+	inputs := make([][]backend.Token, n)
 	total := 0
 	for i := range n {
 		field := fmt.Sprintf("Input[%d]", i)
-		var body []llamacpp.Token
+		var body []backend.Token
 		if req.Tokens != nil {
 			ids := req.Tokens[i]
 			switch {
@@ -122,27 +122,27 @@ func (m *model) embedInputs(req EmbedRequest) ([][]llamacpp.Token, int, error) {
 			case len(ids) > room:
 				return nil, 0, tooLong(i)
 			}
-			body = make([]llamacpp.Token, len(ids))
+			body = make([]backend.Token, len(ids))
 			for j, id := range ids {
 				if id < 0 || id >= llm.VocabSize() {
 					return nil, 0, fieldError(fmt.Sprintf("%s[%d]", field, j), "token %d is not in the model's vocabulary of %d tokens", id, llm.VocabSize())
 				}
-				body[j] = llamacpp.Token(id)
+				body[j] = backend.Token(id)
 			}
 		} else {
 			if req.Input[i] == "" {
 				return nil, 0, fieldError(field, "an empty string")
 			}
 			var err error
-			body, err = llm.TokenizeSegments([]llamacpp.Segment{{Text: stripMarks(req.Input[i]), Data: true}}, false, max(room, 1))
+			body, err = llm.TokenizeSegments([]backend.Segment{{Text: stripMarks(req.Input[i]), Data: true}}, false, max(room, 1))
 			switch {
-			case errors.Is(err, llamacpp.ErrTooManyTokens) || (err == nil && len(body) > room):
+			case errors.Is(err, backend.ErrTooManyTokens) || (err == nil && len(body) > room):
 				return nil, 0, tooLong(i)
 			case err != nil:
 				return nil, 0, err
 			}
 		}
-		seq := make([]llamacpp.Token, 0, len(open)+len(body)+len(closing))
+		seq := make([]backend.Token, 0, len(open)+len(body)+len(closing))
 		seq = append(append(append(seq, open...), body...), closing...)
 		if len(seq) == 0 {
 			return nil, 0, fieldError(field, "no tokens: the text is empty to this model's tokenizer")
@@ -158,7 +158,7 @@ func (m *model) embedInputs(req EmbedRequest) ([][]llamacpp.Token, int, error) {
 
 // embed encodes the inputs (see encode) and returns each one's pooled
 // vector, truncated to dims values when dims > 0, and L2-normalised.
-func (c *encoder) embed(ctx context.Context, inputs [][]llamacpp.Token, dims int) ([][]float32, error) {
+func (c *encoder) embed(ctx context.Context, inputs [][]backend.Token, dims int) ([][]float32, error) {
 	if err := c.lock(ctx); err != nil {
 		return nil, err
 	}

@@ -16,13 +16,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // Engine runs GGUF models in-process. Each loaded model has a fixed number
 // of parallel sequences, decoded together by one goroutine that owns the
-// model's llama.cpp context (continuous batching); requests wait for a
+// model's backend context (continuous batching); requests wait for a
 // sequence in a bounded queue.
 //
 // An Engine is safe for concurrent use. The caller of New must call Close,
@@ -47,7 +48,7 @@ type Engine struct {
 // model is one loaded GGUF file and its runner.
 type model struct {
 	path   string
-	llm    *llamacpp.Model
+	llm    backend.Model
 	runner *runner
 	tmpl   *chatTemplate
 	info   ModelInfo
@@ -59,12 +60,13 @@ type model struct {
 	marks thinkMarks
 	// thinkClose is the tokens of the family's Thinking.Close, which the
 	// engine writes to cut a thinking section short; nil when it cannot.
-	thinkClose []llamacpp.Token
+	thinkClose []backend.Token
 	// encoder is set, and runner nil, for an encoder model (a GGUF that
 	// asks for pooling): a reranker's serves Rank, an embedding model's
 	// Embed, and generation and Score refuse both.
 	encoder *encoder
-	// projector, when set, reads the images of Score requests.
+	// projector, when set, reads the images of Score requests. Only a
+	// llama.cpp model has one.
 	projector     *llamacpp.Projector
 	projectorPath string
 
@@ -147,12 +149,32 @@ func (e *Engine) attachProjector(m *model, path string) error {
 	case m.runner == nil:
 		return fmt.Errorf("projector %s for an encoder model, which reads text only", path)
 	}
-	p, err := llamacpp.LoadProjector(path, m.llm, e.cfg.Threads)
+	p, err := loadProjector(path, m.llm, e.cfg.Threads)
 	if err != nil {
 		return err
 	}
 	m.projector, m.projectorPath = p, path
 	return nil
+}
+
+// loadProjector loads the projector at path for llm, which must run on
+// llama.cpp: images are llama.cpp's alone.
+func loadProjector(path string, llm backend.Model, threads int) (*llamacpp.Projector, error) {
+	lm, ok := llm.(*llamacpp.Model)
+	if !ok {
+		return nil, fmt.Errorf("projector %s: %w; they need llama.cpp", path, backend.Unsupported(llm.Backend(), "images"))
+	}
+	return llamacpp.LoadProjector(path, lm, threads)
+}
+
+// loadBackend loads the model file at path with the backend that runs
+// it, reporting the fraction loaded to progress (nil: none).
+func loadBackend(path string, progress func(float32) bool) (backend.Model, error) {
+	llm, err := llamacpp.LoadModel(path, llamacpp.ModelParams{Progress: progress})
+	if err != nil {
+		return nil, err // not a nil *llamacpp.Model in a non-nil interface
+	}
+	return llm, nil
 }
 
 // load opens the model file at path for the first time: what open loads,
@@ -185,8 +207,8 @@ func (e *Engine) load(path string) (*model, error) {
 		Params:        llm.Params(),
 		Size:          llm.Size(),
 		ChatTemplate:  llm.ChatTemplate(),
-		Encoder:       pooling == llamacpp.PoolingRank,
-		Embedding:     m.encoder != nil && pooling != llamacpp.PoolingRank,
+		Encoder:       pooling == backend.PoolingRank,
+		Embedding:     m.encoder != nil && pooling != backend.PoolingRank,
 		LoadTime:      took,
 		WebSearch:     m.runner != nil && e.cfg.Search != nil && m.family != nil && m.family.Tools != nil,
 	}
@@ -234,7 +256,7 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	if e.cfg.Progress != nil {
 		progress = func(f float32) bool { e.cfg.Progress(m.path, float64(f)); return true }
 	}
-	llm, err := llamacpp.LoadModel(m.path, llamacpp.ModelParams{Progress: progress})
+	llm, err := loadBackend(m.path, progress)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -244,15 +266,19 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	}
 	var projector *llamacpp.Projector
 	if m.projectorPath != "" {
-		if projector, err = llamacpp.LoadProjector(m.projectorPath, llm, e.cfg.Threads); err != nil {
+		if projector, err = loadProjector(m.projectorPath, llm, e.cfg.Threads); err != nil {
 			llm.Close()
 			return 0, 0, err
 		}
 	}
 	var runner *runner
 	var enc *encoder
-	if pooling := llm.Pooling(); pooling != llamacpp.PoolingNone {
-		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
+	if pooling := llm.Pooling(); pooling != backend.PoolingNone {
+		if lm, ok := llm.(*llamacpp.Model); ok {
+			enc, err = newEncoder(lm, pooling, perSeq, e.cfg)
+		} else {
+			err = fmt.Errorf("%w; they need llama.cpp", backend.Unsupported(llm.Backend(), "encoder models ("+pooling.String()+" pooling)"))
+		}
 	} else {
 		runner, err = e.newRunner(m.path, llm, perSeq)
 	}
@@ -272,7 +298,7 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 }
 
 // newRunner makes the context of a generative model and its runner.
-func (e *Engine) newRunner(path string, llm *llamacpp.Model, perSeq int) (*runner, error) {
+func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*runner, error) {
 	k, v := e.cfg.keyType, e.cfg.valueType
 	var key string
 	if e.disk != nil {
@@ -281,7 +307,7 @@ func (e *Engine) newRunner(path string, llm *llamacpp.Model, perSeq int) (*runne
 			return nil, err
 		}
 	}
-	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
+	ctx, err := llm.NewContext(backend.ContextParams{
 		Context:   e.cfg.slotCells(perSeq) + e.cfg.BranchContext,
 		Batch:     e.cfg.Batch,
 		Sequences: e.cfg.Parallel + e.cfg.Branches,
@@ -388,7 +414,7 @@ func (e *Engine) CountTokens(req Request) (n int, err error) {
 // its input tokens, images included: the text's tokens, one slice more
 // than images, the images, their total, and whether the prompt opens a
 // thinking section.
-func (m *model) promptInputs(req Request, constrained bool) (texts [][]llamacpp.Token, images [][]byte, inputs int, thinking bool, err error) {
+func (m *model) promptInputs(req Request, constrained bool) (texts [][]backend.Token, images [][]byte, inputs int, thinking bool, err error) {
 	if texts, thinking, err = m.prompt(req, constrained); err != nil {
 		return nil, nil, 0, false, err
 	}
@@ -642,7 +668,7 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	if inputs == 0 {
 		return nil, fieldError("Messages", "the prompt is empty")
 	}
-	var tokens []llamacpp.Token
+	var tokens []backend.Token
 	for _, t := range texts {
 		tokens = append(tokens, t...)
 	}
@@ -761,7 +787,7 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 // promptOf returns a prepared request's prompt: its tokens, or, with
 // images, its text's tokens and each image encoded in place, as many
 // tokens as Prepare counted.
-func (m *model) promptOf(p *Prepared, batch int) ([]llamacpp.Token, []imageSpan, error) {
+func (m *model) promptOf(p *Prepared, batch int) ([]backend.Token, []imageSpan, error) {
 	if len(p.plan.images) == 0 {
 		return p.plan.prompt, nil, nil
 	}
@@ -782,7 +808,7 @@ func (m *model) promptOf(p *Prepared, batch int) ([]llamacpp.Token, []imageSpan,
 // work makes the work of choice i of a prepared request, whose prompt
 // promptOf gave: its sampler (seeded Seed+i when the request has a seed),
 // grammar, and what its output is parsed with.
-func (m *model) work(p *Prepared, i int, prompt []llamacpp.Token, spans []imageSpan) (*work, error) {
+func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []imageSpan) (*work, error) {
 	req := p.Request
 	sp, err := samplerParams(req)
 	if err != nil {
@@ -796,15 +822,15 @@ func (m *model) work(p *Prepared, i int, prompt []llamacpp.Token, spans []imageS
 		promptLP: req.PromptLogprobs, noOutput: req.PromptOnly,
 		family: m.family, tools: req.shownTools(), single: req.ToolChoice.Single}
 	if p.plan.grammar != "" {
-		if w.grammar, err = llamacpp.NewGrammar(m.llm, p.plan.grammar); err != nil {
+		if w.grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {
 			return nil, fieldError("Format", "%v", err)
 		}
 	}
 	if req.IgnoreEOS {
 		sp.Ban = m.llm.EOGTokens()
 	}
-	if w.sampler, err = llamacpp.NewSampler(m.llm, sp); err != nil {
-		w.grammar.Close()
+	if w.sampler, err = m.llm.NewSampler(sp); err != nil {
+		w.close()
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
 	return w, nil
@@ -846,14 +872,14 @@ func grammarOf(f *Format) (string, error) {
 //
 // A prompt with images gives the tokens of its text around them, one
 // more slice than images; its images are encoded when it runs.
-func (m *model) prompt(req Request, constrained bool) ([][]llamacpp.Token, bool, error) {
+func (m *model) prompt(req Request, constrained bool) ([][]backend.Token, bool, error) {
 	limit := m.info.ContextLength
 	if len(req.Messages) == 0 {
 		if req.Prompt == "" {
 			return nil, false, fieldError("Messages", "neither messages nor a prompt")
 		}
 		tokens, err := m.tokenize(req.Prompt, true, limit)
-		return [][]llamacpp.Token{tokens}, m.marks.opensThinking(req.Prompt), err
+		return [][]backend.Token{tokens}, m.marks.opensThinking(req.Prompt), err
 	}
 	// An image stands in the rendered text as a marker that request text
 	// cannot forge: its nonce is drawn here.
@@ -879,7 +905,7 @@ func (m *model) prompt(req Request, constrained bool) ([][]llamacpp.Token, bool,
 	}
 	// Templates usually write the BOS text themselves; it is added only
 	// where the model wants it and the template left it out.
-	texts := make([][]llamacpp.Token, len(pieces))
+	texts := make([][]backend.Token, len(pieces))
 	n := 0
 	for i, piece := range pieces {
 		if texts[i], err = m.tokenize(piece, i == 0, limit-n); err != nil {
@@ -891,8 +917,8 @@ func (m *model) prompt(req Request, constrained bool) ([][]llamacpp.Token, bool,
 }
 
 // samplerParams checks the request's sampling fields and fills defaults.
-func samplerParams(req Request) (llamacpp.SamplerParams, error) {
-	p := llamacpp.SamplerParams{
+func samplerParams(req Request) (backend.SamplerParams, error) {
+	p := backend.SamplerParams{
 		Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05,
 		RepeatLastN:      64,
 		RepeatPenalty:    float32(req.RepetitionPenalty),

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -39,17 +40,17 @@ func (w *work) posAt(i int) int {
 // image's bytes, so that the prompt cache matches an image only to itself:
 // a different image differs at its first token but with odds of 2^-31, and
 // at every one of its tokens but with odds of 2^-31 per token.
-func imageTokens(img []byte, n int) []llamacpp.Token {
+func imageTokens(img []byte, n int) []backend.Token {
 	sum := sha256.Sum256(img)
 	seed := binary.LittleEndian.Uint64(sum[:8])
-	out := make([]llamacpp.Token, n)
+	out := make([]backend.Token, n)
 	for i := range out {
 		// splitmix64 of the i-th step from the seed.
 		x := seed + uint64(i+1)*0x9e3779b97f4a7c15
 		x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 		x = (x ^ x>>27) * 0x94d049bb133111eb
 		x ^= x >> 31
-		out[i] = -1 - llamacpp.Token(x>>33)
+		out[i] = -1 - backend.Token(x>>33)
 	}
 	return out
 }
@@ -58,7 +59,7 @@ func imageTokens(img []byte, n int) []llamacpp.Token {
 // common prefix, at most limit, and never part of an image: a prefix that
 // stops inside an image's tokens backs off to where the image starts, since
 // an image's tokens are decoded together, from its embeddings.
-func reusable(cache, prompt []llamacpp.Token, limit int) int {
+func reusable(cache, prompt []backend.Token, limit int) int {
 	n := min(commonPrefix(cache, prompt), limit)
 	for n > 0 && n < len(prompt) && prompt[n] < 0 && prompt[n-1] < 0 {
 		n--

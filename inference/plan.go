@@ -9,7 +9,7 @@ import (
 
 	"github.com/ollama/ollama/fs/ggml"
 
-	"github.com/inferkit/inferkit/internal/llamacpp"
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
 // MemoryPlan is what loading a configuration would take in memory, per
@@ -178,11 +178,11 @@ func planModel(cfg Config, path string) (ModelPlan, error) {
 }
 
 // cacheBytes is the bytes of one head's n keys or values of type t.
-func cacheBytes(n uint64, t llamacpp.CacheType) uint64 {
+func cacheBytes(n uint64, t backend.CacheType) uint64 {
 	switch t {
-	case llamacpp.CacheQ8_0:
+	case backend.CacheQ8_0:
 		return n / 32 * 34
-	case llamacpp.CacheQ4_0:
+	case backend.CacheQ4_0:
 		return n / 32 * 18
 	}
 	return n * 2

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -16,12 +17,14 @@ const encoderSequences = 64
 // encoder is the llama.cpp context of an encoder model: a reranker or
 // classifier (rank pooling), or an embedding model (mean, cls or last
 // pooling). It has no runner: Rank and Embed encode on it, one call at a
-// time (sem, which a waiting call leaves when its context ends).
+// time (sem, which a waiting call leaves when its context ends). Only
+// llama.cpp runs encoders: llm is the model's, as llama.cpp's.
 type encoder struct {
 	sem     chan struct{}
+	llm     *llamacpp.Model
 	ctx     *llamacpp.Context
 	batch   *llamacpp.Batch
-	pooling llamacpp.Pooling
+	pooling backend.Pooling
 }
 
 func (c *encoder) close() {
@@ -44,9 +47,9 @@ func (c *encoder) unlock() { <-c.sem }
 // newEncoder makes the context of an encoder model, pooled as its GGUF
 // asks, whose inputs hold up to perSeq tokens. A decoder embedding model
 // gets a KV cache of one batch, emptied before each (Context.Encode).
-func newEncoder(llm *llamacpp.Model, pooling llamacpp.Pooling, perSeq int, cfg Config) (*encoder, error) {
+func newEncoder(llm *llamacpp.Model, pooling backend.Pooling, perSeq int, cfg Config) (*encoder, error) {
 	n := max(cfg.Batch, perSeq)
-	ctx, err := llamacpp.NewContext(llm, llamacpp.ContextParams{
+	ctx, err := llamacpp.NewContext(llm, backend.ContextParams{
 		Context:   n,
 		Batch:     n,
 		Sequences: encoderSequences,
@@ -56,7 +59,7 @@ func newEncoder(llm *llamacpp.Model, pooling llamacpp.Pooling, perSeq int, cfg C
 	if err != nil {
 		return nil, err
 	}
-	return &encoder{sem: make(chan struct{}, 1), ctx: ctx, batch: llamacpp.NewBatch(ctx, ctx.BatchSize()), pooling: pooling}, nil
+	return &encoder{sem: make(chan struct{}, 1), llm: llm, ctx: ctx, batch: llamacpp.NewBatch(ctx, ctx.BatchSize()), pooling: pooling}, nil
 }
 
 // encode encodes the inputs, each on a sequence of its own, packing as
@@ -64,7 +67,7 @@ func newEncoder(llm *llamacpp.Model, pooling llamacpp.Pooling, perSeq int, cfg C
 // with each input's index and its sequence in the batch just encoded.
 // The caller holds the lock, and has checked that every input fits in a
 // batch.
-func (c *encoder) encode(ctx context.Context, inputs [][]llamacpp.Token, read func(i, seq int) error) error {
+func (c *encoder) encode(ctx context.Context, inputs [][]backend.Token, read func(i, seq int) error) error {
 	b := c.batch
 	seq := make([]int, 1)
 	for i := 0; i < len(inputs); {
@@ -100,9 +103,9 @@ func (c *encoder) encode(ctx context.Context, inputs [][]llamacpp.Token, read fu
 
 // specials returns the tokens that the model's vocabulary puts around a
 // text, as llama.cpp's tokenizer adds them: BOS (BERT's [CLS]) where it
-// adds it, then EOS and SEP where it adds them.
-func (m *model) specials() (open, closing []llamacpp.Token) {
-	llm := m.llm
+// adds it, then EOS and SEP where it adds them. The model is an encoder's.
+func (m *model) specials() (open, closing []backend.Token) {
+	llm := m.encoder.llm
 	if bos := llm.BOS(); llm.AddsBOS() && bos >= 0 {
 		open = append(open, bos)
 	}
@@ -125,7 +128,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (res RankResult, err
 		return RankResult{}, err
 	}
 	err = e.use(ctx, req.Model, func(m *model) error {
-		if m.encoder == nil || m.encoder.pooling != llamacpp.PoolingRank {
+		if m.encoder == nil || m.encoder.pooling != backend.PoolingRank {
 			return fmt.Errorf("%w: model %q is not a reranker or classifier", ErrInvalidRequest, req.Model)
 		}
 		if len(req.Documents) == 0 || len(req.Documents) > maxBranches {
@@ -151,13 +154,13 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (res RankResult, err
 // rankPairs tokenizes every (query, document) pair as llama.cpp's
 // reranking does: BOS (BERT's [CLS]) where the vocabulary adds it, the
 // query, EOS and SEP where it adds them, the document, EOS and SEP again.
-func (m *model) rankPairs(req RankRequest) ([][]llamacpp.Token, error) {
+func (m *model) rankPairs(req RankRequest) ([][]backend.Token, error) {
 	llm := m.llm
 	open, closing := m.specials()
 	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
-	text := func(s string) ([]llamacpp.Token, error) {
-		toks, err := llm.TokenizeSegments([]llamacpp.Segment{{Text: stripMarks(s), Data: true}}, false, limit)
-		if errors.Is(err, llamacpp.ErrTooManyTokens) {
+	text := func(s string) ([]backend.Token, error) {
+		toks, err := llm.TokenizeSegments([]backend.Segment{{Text: stripMarks(s), Data: true}}, false, limit)
+		if errors.Is(err, backend.ErrTooManyTokens) {
 			return nil, fmt.Errorf("%w: a text of more than %d tokens", ErrContextLength, limit)
 		}
 		return toks, err
@@ -166,13 +169,13 @@ func (m *model) rankPairs(req RankRequest) ([][]llamacpp.Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	pairs := make([][]llamacpp.Token, len(req.Documents))
+	pairs := make([][]backend.Token, len(req.Documents))
 	for i, doc := range req.Documents {
 		d, err := text(doc)
 		if err != nil {
 			return nil, err
 		}
-		p := make([]llamacpp.Token, 0, len(open)+len(q)+len(d)+2*len(closing))
+		p := make([]backend.Token, 0, len(open)+len(q)+len(d)+2*len(closing))
 		p = append(append(append(append(append(p, open...), q...), closing...), d...), closing...)
 		if len(p) > limit {
 			return nil, fmt.Errorf("%w: query and document %d make %d tokens, the model holds %d", ErrContextLength, i, len(p), limit)
@@ -184,7 +187,7 @@ func (m *model) rankPairs(req RankRequest) ([][]llamacpp.Token, error) {
 
 // rank encodes the pairs (see encode) and returns each pair's first
 // classifier output.
-func (c *encoder) rank(ctx context.Context, pairs [][]llamacpp.Token) ([]float64, error) {
+func (c *encoder) rank(ctx context.Context, pairs [][]backend.Token) ([]float64, error) {
 	if err := c.lock(ctx); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
@@ -18,19 +19,19 @@ import (
 // it from the moment it is dequeued and closes its sampler.
 type work struct {
 	job       *job
-	prompt    []llamacpp.Token
+	prompt    []backend.Token
 	images    []imageSpan // the prompt's images, in order
 	maxTokens int
 	stops     []string
-	sampler   *llamacpp.Sampler
-	grammar   *llamacpp.Grammar // constrains the answer, or nil
-	family    *family.Family    // parses the output; nil: plain text
-	tools     []Tool            // the tools the model sees
-	single    bool              // at most one tool call
-	logprobs  bool              // record the answer tokens' log-probabilities
-	top       int               // and this many alternatives each
-	promptLP  bool              // record the prompt tokens' log-probabilities
-	noOutput  bool              // decode the prompt only
+	sampler   backend.Sampler
+	grammar   backend.Grammar // constrains the answer, or nil
+	family    *family.Family  // parses the output; nil: plain text
+	tools     []Tool          // the tools the model sees
+	single    bool            // at most one tool call
+	logprobs  bool            // record the answer tokens' log-probabilities
+	top       int             // and this many alternatives each
+	promptLP  bool            // record the prompt tokens' log-probabilities
+	noOutput  bool            // decode the prompt only
 
 	// score, when set, makes this Engine.Score work: the prompt is the
 	// prefix, and its branches are decoded once it is in the KV cache.
@@ -40,18 +41,20 @@ type work struct {
 	// tokens spent in one (-1: no bound), closed with thinkClose.
 	thinking   bool
 	budget     int
-	thinkClose []llamacpp.Token
+	thinkClose []backend.Token
 }
 
-// close frees what the work holds in C.
+// close frees what the work holds in the backend.
 func (w *work) close() {
 	if w.sampler != nil {
 		w.sampler.Close()
 	}
-	w.grammar.Close()
+	if w.grammar != nil {
+		w.grammar.Close()
+	}
 }
 
-// runner owns one llama.cpp context. Its goroutine admits queued work into
+// runner owns one backend context. Its goroutine admits queued work into
 // free sequences and decodes, at each step, one batch that holds the next
 // token of every generating sequence and prefill chunks of new prompts.
 //
@@ -61,10 +64,10 @@ func (w *work) close() {
 // held by a busy sequence is shared through a KV sequence copy, and one still
 // being prefilled is followed: its tokens are decoded once for both.
 type runner struct {
-	llm       *llamacpp.Model
-	ctx       *llamacpp.Context
-	batch     *llamacpp.Batch
-	embd      *llamacpp.Batch // for images, made when the first comes
+	llm       backend.Model
+	ctx       backend.Context
+	batch     backend.Batch
+	embd      *llamacpp.Batch // for images (llama.cpp's), made when the first comes
 	perSeq    int
 	cells     int         // KV cells the slots share (Config.KVTokens)
 	pending   *work       // dequeued, waiting for cells
@@ -75,7 +78,7 @@ type runner struct {
 	quit      chan struct{}
 	done      chan struct{}
 	slots     []*slot
-	share     bool  // sequences may share KV cells (llamacpp.Model.SharesKV)
+	share     bool  // sequences may share KV cells (backend.Model.SharesKV)
 	admission int   // counts admissions, to prefill in arrival order
 	seqBuf    []int // sequence ids of one token, reused
 	log       *slog.Logger
@@ -105,7 +108,7 @@ type slot struct {
 
 	// cache holds the tokens in the KV cache at positions 0..len-1; used is
 	// when they last served a request.
-	cache []llamacpp.Token
+	cache []backend.Token
 	used  time.Time
 
 	// leader is a slot prefilling the same prompt prefix, up to shared:
@@ -117,7 +120,7 @@ type slot struct {
 	prefilled int // prompt tokens in the KV cache
 	decoded   int // prompt tokens this request decoded itself
 	pos       int // next position
-	next      llamacpp.Token
+	next      backend.Token
 	idx       int // batch index of this step's logits, or -1
 	generated int
 	stopToken int
@@ -126,19 +129,19 @@ type slot struct {
 	text       strings.Builder
 	reasoning  strings.Builder
 	calls      []ToolCall
-	logprobs   []TokenLogprob   // the answer tokens' entries, when asked for
-	sentLP     int              // how many of them events have carried
-	promptLPs  []TokenLogprob   // the prompt tokens' entries, when asked for
-	promptIdx  []int            // batch index of each prompt position's logits, this step
-	sentPrompt bool             // an event has carried promptLPs
-	thought    int              // tokens generated inside a thinking section
-	forced     []llamacpp.Token // tokens to decode after next, unsampled
+	logprobs   []TokenLogprob  // the answer tokens' entries, when asked for
+	sentLP     int             // how many of them events have carried
+	promptLPs  []TokenLogprob  // the prompt tokens' entries, when asked for
+	promptIdx  []int           // batch index of each prompt position's logits, this step
+	sentPrompt bool            // an event has carried promptLPs
+	thought    int             // tokens generated inside a thinking section
+	forced     []backend.Token // tokens to decode after next, unsampled
 
 	admitted, first time.Time
 	thinking        time.Duration
 }
 
-func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Config, disk *prefixStore, diskKey string) *runner {
+func newRunner(llm backend.Model, ctx backend.Context, perSeq int, cfg Config, disk *prefixStore, diskKey string) *runner {
 	r := &runner{
 		disk:    disk,
 		diskKey: diskKey,
@@ -146,7 +149,7 @@ func newRunner(llm *llamacpp.Model, ctx *llamacpp.Context, perSeq int, cfg Confi
 		share:  llm.SharesKV(),
 		llm:    llm,
 		ctx:    ctx,
-		batch:  llamacpp.NewBatch(ctx, ctx.BatchSize()),
+		batch:  ctx.NewBatch(ctx.BatchSize()),
 		perSeq: perSeq,
 		cells:  cfg.slotCells(perSeq),
 		ttl:    cfg.CacheTTL,
@@ -491,7 +494,7 @@ func (r *runner) state(s *slot) []byte {
 }
 
 func (r *runner) worthSaving(s *slot) bool {
-	return len(s.cache) >= r.saveMin && !slices.ContainsFunc(s.cache, func(t llamacpp.Token) bool { return t < 0 }) &&
+	return len(s.cache) >= r.saveMin && !slices.ContainsFunc(s.cache, func(t backend.Token) bool { return t < 0 }) &&
 		!r.disk.covered(r.diskKey, s.cache, r.share) && int64(r.ctx.SequenceStateSize(s.seq)) <= r.disk.limit
 }
 
@@ -540,7 +543,7 @@ func (r *runner) step() error {
 		}
 		// The sampled token, then any forced ones: the output is read
 		// after the last.
-		for i, t := range append([]llamacpp.Token{s.next}, s.forced...) {
+		for i, t := range append([]backend.Token{s.next}, s.forced...) {
 			last := i == len(s.forced)
 			idx, err := b.Add(t, s.pos, s.seqs, last)
 			if err != nil {
@@ -701,11 +704,16 @@ func (r *runner) prefillImages() error {
 		if s == nil {
 			return nil
 		}
+		// Only a llama.cpp model has a projector (attachProjector).
+		ctx, ok := r.ctx.(*llamacpp.Context)
+		if !ok {
+			return fmt.Errorf("inference: %w; they need llama.cpp", backend.Unsupported(r.llm.Backend(), "images"))
+		}
 		if r.embd == nil {
-			r.embd = llamacpp.NewEmbeddingBatch(r.ctx, r.ctx.BatchSize())
+			r.embd = llamacpp.NewEmbeddingBatch(ctx, ctx.BatchSize())
 		}
 		if sp.whole {
-			r.ctx.SetCausal(false)
+			ctx.SetCausal(false)
 		}
 		for s.prefilled < sp.end() {
 			b := r.embd
@@ -726,21 +734,21 @@ func (r *runner) prefillImages() error {
 				}
 			}
 			r.steps.Add(1)
-			if err := r.ctx.Decode(b); err != nil {
-				r.ctx.SetCausal(true)
+			if err := ctx.Decode(b); err != nil {
+				ctx.SetCausal(true)
 				return err
 			}
 			r.prefilled(s, n)
 		}
 		if sp.whole {
-			r.ctx.SetCausal(true)
+			ctx.SetCausal(true)
 		}
 	}
 }
 
 // logprob returns the entry of tok, sampled from the logits at s.idx,
 // when the request asked for log-probabilities; nil otherwise.
-func (r *runner) logprob(s *slot, tok llamacpp.Token) *TokenLogprob {
+func (r *runner) logprob(s *slot, tok backend.Token) *TokenLogprob {
 	if !s.w.logprobs {
 		return nil
 	}
@@ -760,12 +768,12 @@ func (r *runner) promptLogprobs(s *slot) {
 
 // entry is the log-probability entry of tok under the logits at batch
 // index idx, with the top most likely tokens.
-func (r *runner) entry(idx int, tok llamacpp.Token, top int) TokenLogprob {
+func (r *runner) entry(idx int, tok backend.Token, top int) TokenLogprob {
 	logits := r.ctx.Logits(idx)
 	lse := logSumExp(logits)
 	lp := TokenLogprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
 	for _, id := range topTokens(logits, top) {
-		lp.Top = append(lp.Top, TopLogprob{Token: id, Bytes: r.llm.Piece(llamacpp.Token(id), false), Logprob: float64(logits[id]) - lse})
+		lp.Top = append(lp.Top, TopLogprob{Token: id, Bytes: r.llm.Piece(backend.Token(id), false), Logprob: float64(logits[id]) - lse})
 	}
 	return lp
 }
@@ -773,7 +781,7 @@ func (r *runner) entry(idx int, tok llamacpp.Token, top int) TokenLogprob {
 // emit handles a sampled token and its log-probability entry (nil when
 // not asked for): the end of the turn, reasoning and text through the
 // output parser, the thinking budget, the token limit.
-func (r *runner) emit(s *slot, tok llamacpp.Token, lp *TokenLogprob) {
+func (r *runner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
 	if s.generated == 0 {
 		s.first = time.Now()
 	}
@@ -825,7 +833,7 @@ func (r *runner) emit(s *slot, tok llamacpp.Token, lp *TokenLogprob) {
 // sends what it releases. The token's log-probability entry, if any, is
 // kept when the token is part of the answer: neither thinking nor the
 // markers that open and close it.
-func (r *runner) push(s *slot, tok llamacpp.Token, lp *TokenLogprob) piece {
+func (r *runner) push(s *slot, tok backend.Token, lp *TokenLogprob) piece {
 	was := s.out.thinking()
 	// A family's parser reads its markers (<tool_call>, <|channel|>),
 	// which may be control tokens: their text is passed on. Plain text

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -17,7 +18,7 @@ const maxBranches = 256
 // scoreWork is what a Score request adds to its work: the branches'
 // tokens and candidate trees, and the result the runner fills in.
 type scoreWork struct {
-	branches [][]llamacpp.Token
+	branches [][]backend.Token
 	trees    []*candidateTree
 	result   ScoreResult
 }
@@ -72,8 +73,8 @@ type scorePlan struct {
 	engine *Engine
 	// texts are the tokens of the prefix's text around its images: one
 	// more than the images; BOS, where the model wants one, leads.
-	texts    [][]llamacpp.Token
-	branches [][]llamacpp.Token
+	texts    [][]backend.Token
+	branches [][]backend.Token
 	trees    []*candidateTree
 }
 
@@ -108,7 +109,7 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		if err != nil {
 			return nil, err
 		}
-		plan.texts, prefixLen = [][]llamacpp.Token{toks}, len(toks)
+		plan.texts, prefixLen = [][]backend.Token{toks}, len(toks)
 	} else {
 		if m.projector == nil {
 			return nil, fieldError("Images", "the model reads no images (it has no projector)")
@@ -220,8 +221,8 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 // the prompt as imageTokens and its embeddings in the returned spans.
 // batch is the most tokens one decode takes. Only each image, alone, goes
 // through the projector (which adds the model's own markers around it).
-func (m *model) withImages(texts [][]llamacpp.Token, images [][]byte, batch int) ([]llamacpp.Token, []imageSpan, error) {
-	var prefix []llamacpp.Token
+func (m *model) withImages(texts [][]backend.Token, images [][]byte, batch int) ([]backend.Token, []imageSpan, error) {
+	var prefix []backend.Token
 	var spans []imageSpan
 	for i, toks := range texts {
 		prefix = append(prefix, toks...)
@@ -274,7 +275,7 @@ func (r *runner) branchRoom(n int) int { return r.branchCells + r.perSeq - n }
 // fits checks that a branch and its candidate tree fit after a prefix of
 // n tokens: in the context, in the branch room, and in the branch
 // sequences. field names what is at fault.
-func (r *runner) fits(n int, branch []llamacpp.Token, t *candidateTree, field string) error {
+func (r *runner) fits(n int, branch []backend.Token, t *candidateTree, field string) error {
 	switch cells, room := len(branch)+t.cells(), r.branchRoom(n); {
 	case n+len(branch)+t.depth() > r.perSeq:
 		return &FieldError{Field: field, Err: ErrContextLength,
@@ -295,17 +296,17 @@ func (m *model) candidateTree(cands [][]int, field string) (*candidateTree, erro
 		return nil, fieldError(field+".Candidates", "%d candidates, want 1 to %d", len(cands), MaxCandidates)
 	}
 	vocab := m.llm.VocabSize()
-	toks := make([][]llamacpp.Token, len(cands))
+	toks := make([][]backend.Token, len(cands))
 	for i, c := range cands {
 		if len(c) == 0 || len(c) > MaxCandidateTokens {
 			return nil, fieldError(fmt.Sprintf("%s.Candidates[%d]", field, i), "%d tokens, want 1 to %d", len(c), MaxCandidateTokens)
 		}
-		toks[i] = make([]llamacpp.Token, len(c))
+		toks[i] = make([]backend.Token, len(c))
 		for j, t := range c {
 			if t < 0 || t >= vocab {
 				return nil, fieldError(fmt.Sprintf("%s.Candidates[%d][%d]", field, i, j), "token %d, outside the vocabulary of %d", t, vocab)
 			}
-			toks[i][j] = llamacpp.Token(t)
+			toks[i][j] = backend.Token(t)
 		}
 	}
 	return newCandidateTree(toks), nil
@@ -383,7 +384,7 @@ func (r *runner) branchGroup(s *slot, i, j int) error {
 		b.Clear()
 		return nil
 	}
-	add := func(t llamacpp.Token, pos, seq, branch, node int) error {
+	add := func(t backend.Token, pos, seq, branch, node int) error {
 		if b.Len() == b.Cap() {
 			if err := flush(); err != nil {
 				return err

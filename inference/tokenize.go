@@ -9,21 +9,21 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/family"
-	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // tokenize tokenizes a prompt text (see Literal) with the model's own
 // tokenizer, safely whatever the text; bos puts BOS first where the model
 // wants it. A text of more than limit tokens (limit > 0) fails with
 // ErrContextLength as soon as that is known.
-func (m *model) tokenize(text string, bos bool, limit int) ([]llamacpp.Token, error) {
-	var segs []llamacpp.Segment
+func (m *model) tokenize(text string, bos bool, limit int) ([]backend.Token, error) {
+	var segs []backend.Segment
 	literalSpans(text, func(piece string, data bool) {
-		segs = append(segs, llamacpp.Segment{Text: piece, Data: data})
+		segs = append(segs, backend.Segment{Text: piece, Data: data})
 	})
 	toks, err := m.llm.TokenizeSegments(segs, bos, limit)
-	if errors.Is(err, llamacpp.ErrTooManyTokens) {
+	if errors.Is(err, backend.ErrTooManyTokens) {
 		return nil, &FieldError{Field: "Messages", Err: ErrContextLength,
 			Reason: fmt.Sprintf("the prompt has more than %d tokens, and the context holds %d", limit, m.info.ContextLength)}
 	}
@@ -49,7 +49,7 @@ func (m *model) render(req Request, image func() string) (string, error) {
 	nonce := strconv.FormatUint(rand.Uint64(), 10)
 	prefix := "[[" + nonce + ":"
 	data := func(s string) string {
-		return m.llm.ReplaceControlText(stripMarks(s), func(t llamacpp.Token) string {
+		return m.llm.ReplaceControlText(stripMarks(s), func(t backend.Token) string {
 			return prefix + strconv.Itoa(int(t)) + "]]"
 		})
 	}
@@ -79,7 +79,7 @@ func (m *model) render(req Request, image func() string) (string, error) {
 			text = rest
 			continue
 		}
-		b.WriteString(Literal(m.llm.TokenText(llamacpp.Token(t))))
+		b.WriteString(Literal(m.llm.TokenText(backend.Token(t))))
 		text = after
 	}
 	b.WriteString(text)

@@ -8,20 +8,6 @@ import (
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
-func TestParseCacheType(t *testing.T) {
-	for s, want := range map[string]llamacpp.CacheType{"": llamacpp.CacheF16, "f16": llamacpp.CacheF16, "q8_0": llamacpp.CacheQ8_0, "q4_0": llamacpp.CacheQ4_0} {
-		got, err := llamacpp.ParseCacheType(s)
-		if err != nil || got != want || (s != "" && got.String() != s) {
-			t.Errorf("ParseCacheType(%q) = %v, %v", s, got, err)
-		}
-	}
-	for _, s := range []string{"F16", "q8", "bf16", "q4_1", " f16"} {
-		if _, err := llamacpp.ParseCacheType(s); err == nil {
-			t.Errorf("ParseCacheType(%q) accepted", s)
-		}
-	}
-}
-
 // A quantized KV cache holds the same tokens in less memory: q8_0 about
 // 34/64 of f16, q4_0 about 18/64.
 func TestCacheTypesShrinkTheState(t *testing.T) {

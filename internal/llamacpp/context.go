@@ -10,36 +10,29 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
+
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
-// ContextParams configures NewContext. Zero fields take the defaults noted.
-type ContextParams struct {
-	// Context is the number of KV cells shared by all sequences.
-	Context int
-	// Batch is the largest batch Decode accepts (default 512).
-	Batch int
-	// Sequences is the number of sequence ids the batch may use (default 1).
-	Sequences int
-	// Threads is the number of CPU threads (default: llama.cpp's choice).
-	Threads int
-	// SplitKV gives every sequence its own KV stream of Context/Sequences
-	// cells instead of one unified cache. Tokens then cannot be shared
-	// between sequences, and only whole-buffer sequence copies are allowed.
-	SplitKV bool
-	// KeyType and ValueType are the KV cache's element types; the zero
-	// value is f16, llama.cpp's default. A quantized value cache needs
-	// flash attention, which NewContext then switches on (on the CPU too).
-	KeyType, ValueType CacheType
-	// Pooling, when not PoolingNone, makes an encoder context: one
-	// output per sequence instead of logits per token. PoolingRank is a
-	// reranker's or classifier's head (SequenceScores reads it); the
-	// others pool an embedding (SequenceEmbedding reads it), and should
-	// be the model's own (Model.Pooling). Encode runs such a context.
-	Pooling Pooling
-}
+// ContextParams configures NewContext: backend's, shared by the engines.
+type ContextParams = backend.ContextParams
 
-// ggml is t as llama.cpp's ggml_type.
-func (t CacheType) ggml() C.enum_ggml_type {
+// CacheType is the element type of a KV cache (backend.CacheType).
+type CacheType = backend.CacheType
+
+// The KV cache types, backend's.
+const (
+	CacheF16  = backend.CacheF16
+	CacheQ8_0 = backend.CacheQ8_0
+	CacheQ4_0 = backend.CacheQ4_0
+)
+
+// ParseCacheType reads "f16", "q8_0" or "q4_0"; "" is f16
+// (backend.ParseCacheType).
+func ParseCacheType(s string) (CacheType, error) { return backend.ParseCacheType(s) }
+
+// ggmlType is t as llama.cpp's ggml_type.
+func ggmlType(t CacheType) C.enum_ggml_type {
 	switch t {
 	case CacheQ8_0:
 		return C.GGML_TYPE_Q8_0
@@ -50,45 +43,19 @@ func (t CacheType) ggml() C.enum_ggml_type {
 }
 
 // Pooling is how an encoder context turns the states of a sequence's
-// tokens into the sequence's one output. The values are those of
-// llama.cpp's enum and of the GGUF key <arch>.pooling_type.
-type Pooling int
+// tokens into the sequence's one output (backend.Pooling). PoolingRank is
+// a reranker's or classifier's head, which Context.SequenceScores reads;
+// the others pool an embedding, which Context.SequenceEmbedding reads.
+type Pooling = backend.Pooling
 
-// The poolings.
+// The poolings, backend's.
 const (
-	// PoolingNone pools nothing: a generation context, or a model that
-	// outputs no sequence vector.
-	PoolingNone Pooling = 0
-	// PoolingMean averages the final states of all of a sequence's tokens.
-	PoolingMean Pooling = 1
-	// PoolingCLS takes the final state of the sequence's first token
-	// (BERT's [CLS]).
-	PoolingCLS Pooling = 2
-	// PoolingLast takes the final state of the sequence's last token
-	// (decoder embedding models such as Qwen3-Embedding).
-	PoolingLast Pooling = 3
-	// PoolingRank runs a reranker's classification head on the pooled
-	// state: ClassifierOutputs scores per sequence.
-	PoolingRank Pooling = 4
+	PoolingNone = backend.PoolingNone
+	PoolingMean = backend.PoolingMean
+	PoolingCLS  = backend.PoolingCLS
+	PoolingLast = backend.PoolingLast
+	PoolingRank = backend.PoolingRank
 )
-
-// String returns the pooling's name: "none", "mean", "cls", "last",
-// "rank", or "pooling(N)" for a value llama.cpp does not define.
-func (p Pooling) String() string {
-	switch p {
-	case PoolingNone:
-		return "none"
-	case PoolingMean:
-		return "mean"
-	case PoolingCLS:
-		return "cls"
-	case PoolingLast:
-		return "last"
-	case PoolingRank:
-		return "rank"
-	}
-	return fmt.Sprintf("pooling(%d)", int(p))
-}
 
 // Context holds a KV cache over a model and decodes batches. It is not safe
 // for concurrent use. Its owner must call Close.
@@ -106,7 +73,11 @@ type Context struct {
 	last []int
 }
 
-// NewContext creates a context over m.
+// NewContext creates a context over m. A quantized value cache needs
+// flash attention, which NewContext then switches on (on the CPU too). A
+// context made with a Pooling is an encoder's, which Encode runs; its
+// pooling should be the model's own (Model.Pooling), or PoolingRank for a
+// reranker's or classifier's head.
 func NewContext(m *Model, p ContextParams) (*Context, error) {
 	if p.Batch <= 0 {
 		p.Batch = 512
@@ -165,7 +136,7 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 			return nil, fmt.Errorf("llamacpp: a %s KV cache for %s needs heads of a multiple of 32 dimensions; this model's are %d", c.t, c.what+"s", c.dim)
 		}
 	}
-	params.type_k, params.type_v = p.KeyType.ggml(), p.ValueType.ggml()
+	params.type_k, params.type_v = ggmlType(p.KeyType), ggmlType(p.ValueType)
 	if p.ValueType.Quantized() {
 		params.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	}
@@ -209,9 +180,18 @@ var (
 	ErrDecode = errors.New("llamacpp: decode failed")
 )
 
+// NewBatch makes a token batch of up to n tokens for c (the package's
+// NewBatch), for backend.Context.
+func (c *Context) NewBatch(n int) backend.Batch { return NewBatch(c, n) }
+
 // Decode runs the model over the batch, filling the KV cache and the logits
-// of the tokens marked for output.
-func (c *Context) Decode(b *Batch) error {
+// of the tokens marked for output. The batch must be one of this package's
+// (NewBatch or NewEmbeddingBatch).
+func (c *Context) Decode(bb backend.Batch) error {
+	b, ok := bb.(*Batch)
+	if !ok || b == nil {
+		return fmt.Errorf("llamacpp: Decode of a %T, not a llama.cpp batch", bb)
+	}
 	if b.n == 0 {
 		return nil
 	}

@@ -13,10 +13,12 @@ import (
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
-// Token is a token id of a model's vocabulary.
-type Token = int32
+// Token is a token id of a model's vocabulary (backend.Token).
+type Token = backend.Token
 
 // ModelParams configures LoadModel. The zero value maps the file with mmap
 // and reports no progress.

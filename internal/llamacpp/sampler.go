@@ -9,25 +9,12 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
-// SamplerParams configures a sampler chain. Temperature <= 0 is greedy.
-type SamplerParams struct {
-	Temperature float32
-	TopK        int     // 0 disables
-	TopP        float32 // 1 disables
-	MinP        float32 // 0 disables
-	Seed        uint32
-
-	RepeatLastN      int     // tokens the penalties look back over
-	RepeatPenalty    float32 // 1 disables
-	FrequencyPenalty float32 // 0 disables
-	PresencePenalty  float32 // 0 disables
-
-	// Ban lists tokens that are never sampled, such as the end-of-turn
-	// tokens to generate a fixed length.
-	Ban []Token
-}
+// SamplerParams configures a sampler chain (backend.SamplerParams).
+type SamplerParams = backend.SamplerParams
 
 // Sampler picks the next token from a context's logits. It is not safe for
 // concurrent use; its owner must call Close.
@@ -91,16 +78,27 @@ func newSampler(m *Model, chain *C.struct_llama_sampler, ban []Token) *Sampler {
 }
 
 // Sample picks a token from the logits of batch index i of the last Decode
-// on ctx, within grammar g when g is not nil, and records it for the
-// penalties and the grammar. It returns -1 when g admits no token (a
-// grammar that needs text no token writes, or whose only way on is a
-// banned token).
-func (s *Sampler) Sample(ctx *Context, i int, g *Grammar) Token {
+// on ctx, within grammar g when g is not nil (a nil *Grammar too), and
+// records it for the penalties and the grammar. It returns -1 when g
+// admits no token (a grammar that needs text no token writes, or whose
+// only way on is a banned token). ctx and g must be this package's: one
+// of another backend is a programming error, and panics.
+func (s *Sampler) Sample(ctx backend.Context, i int, g backend.Grammar) Token {
+	c, ok := ctx.(*Context)
+	if !ok || c == nil {
+		panic(fmt.Sprintf("llamacpp: Sample on a %T, not a llama.cpp context", ctx))
+	}
 	var gc *C.struct_llama_sampler
 	if g != nil {
-		gc = g.c
+		gr, ok := g.(*Grammar)
+		if !ok {
+			panic(fmt.Sprintf("llamacpp: Sample under a %T, not a llama.cpp grammar", g))
+		}
+		if gr != nil {
+			gc = gr.c
+		}
 	}
-	return Token(C.inferkit_sample(s.c, gc, ctx.c, C.int32_t(i), s.buf, C.int32_t(s.nVocab), s.ban, C.int32_t(s.nBan)))
+	return Token(C.inferkit_sample(s.c, gc, c.c, C.int32_t(i), s.buf, C.int32_t(s.nVocab), s.ban, C.int32_t(s.nBan)))
 }
 
 // Accept records t (a prompt token, say) for the penalties.

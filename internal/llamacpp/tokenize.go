@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
 // Tokenizing safely.
@@ -35,19 +37,13 @@ import (
 // as the tokens pass the caller's limit, so the cost of a text is bounded
 // by the limit rather than by its length.
 
-// Segment is a piece of prompt text.
-type Segment struct {
-	Text string
-	// Data marks text that came from a request: the text of control
-	// tokens in it stays text. In other segments (a chat template's
-	// markup) it becomes those tokens. The text of user-defined tokens
-	// becomes those tokens in both, as Hugging Face tokenizers do.
-	Data bool
-}
+// Segment is a piece of prompt text (backend.Segment): Data marks text
+// from a request, whose control tokens' text stays text.
+type Segment = backend.Segment
 
 // ErrTooManyTokens is returned, wrapped, when a text gives more tokens
-// than the limit given to Model.TokenizeSegments.
-var ErrTooManyTokens = errors.New("llamacpp: more tokens than the limit")
+// than the limit given to Model.TokenizeSegments (backend.ErrTooManyTokens).
+var ErrTooManyTokens = backend.ErrTooManyTokens
 
 // Chunk sizes, in bytes, of the text given to llama_tokenize at once. A BPE
 // chunk bounds the depth of std::regex's recursion (a few hundred bytes of
