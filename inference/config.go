@@ -22,6 +22,18 @@ type Config struct {
 	// more threads than cores (counting every model that decodes at the
 	// same time) makes decoding many times slower.
 	Threads int
+	// Backend is the library that runs the models: "llama.cpp" or
+	// "ollama" (Ollama's Go engine, linked in the same process, on the
+	// same ggml kernels). The default, "", is llama.cpp, and the Go engine
+	// for a file llama.cpp cannot load: an architecture newer than its
+	// build, such as qwen35 (Qwen3.5) or gemma4 (Gemma 4). On the Go
+	// engine, a model has no prompt cache on disk (CacheDir), no images,
+	// no encoder models and only f16 KV caches; Qwen3.5's recurrent
+	// layers reuse a cached prompt prefix only where the cache holds
+	// nothing past it, and decode each sequence in a pass of its own.
+	// Its CPU thread count is one for the whole process: the last model
+	// loaded sets it.
+	Backend string
 	// Parallel is the number of sequences each model decodes at once.
 	// Default 4.
 	Parallel int
@@ -163,6 +175,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Parallel+c.Branches > 256 {
 		return c, fmt.Errorf("inference: Config.Parallel + Config.Branches is %d, at most 256", c.Parallel+c.Branches)
+	}
+	if c.Backend != "" && c.Backend != backend.LlamaCpp && c.Backend != backend.Ollama {
+		return c, fmt.Errorf("inference: Config.Backend is %q: want %q, %q or \"\" (llama.cpp, and the Go engine for files llama.cpp cannot load)", c.Backend, backend.LlamaCpp, backend.Ollama)
 	}
 	var err error
 	if c.keyType, err = backend.ParseCacheType(c.KeyCache); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/family"
+	"github.com/inferkit/inferkit/internal/goengine"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -168,13 +169,31 @@ func loadProjector(path string, llm backend.Model, threads int) (*llamacpp.Proje
 }
 
 // loadBackend loads the model file at path with the backend that runs
-// it, reporting the fraction loaded to progress (nil: none).
-func loadBackend(path string, progress func(float32) bool) (backend.Model, error) {
-	llm, err := llamacpp.LoadModel(path, llamacpp.ModelParams{Progress: progress})
-	if err != nil {
-		return nil, err // not a nil *llamacpp.Model in a non-nil interface
+// it, reporting the fraction loaded to progress (nil: none): the one
+// Config.Backend names, or llama.cpp, and Ollama's Go engine for the files
+// llama.cpp cannot load (architectures newer than its build, such as
+// qwen35 and gemma4). When neither loads the file, the error gives both
+// reasons.
+func (e *Engine) loadBackend(path string, progress func(float32) bool) (backend.Model, error) {
+	if e.cfg.Backend != backend.Ollama {
+		llm, err := llamacpp.LoadModel(path, llamacpp.ModelParams{Progress: progress})
+		if err == nil {
+			return llm, nil
+		}
+		if e.cfg.Backend != "" {
+			return nil, err
+		}
+		gm, goErr := goengine.Load(path, goengine.Params{Threads: e.cfg.Threads, Progress: progress})
+		if goErr != nil {
+			return nil, fmt.Errorf("%w (and Ollama's Go engine: %v)", err, goErr)
+		}
+		return gm, nil
 	}
-	return llm, nil
+	gm, err := goengine.Load(path, goengine.Params{Threads: e.cfg.Threads, Progress: progress})
+	if err != nil {
+		return nil, err // not a nil *goengine.Model in a non-nil interface
+	}
+	return gm, nil
 }
 
 // load opens the model file at path for the first time: what open loads,
@@ -201,6 +220,7 @@ func (e *Engine) load(path string) (*model, error) {
 	pooling := llm.Pooling()
 	m.info = ModelInfo{
 		Path:          path,
+		Backend:       llm.Backend(),
 		Architecture:  arch,
 		ContextLength: perSeq,
 		TrainContext:  llm.TrainContext(),
@@ -212,6 +232,7 @@ func (e *Engine) load(path string) (*model, error) {
 		LoadTime:      took,
 		WebSearch:     m.runner != nil && e.cfg.Search != nil && m.family != nil && m.family.Tools != nil,
 	}
+	e.cfg.Logger.Info("inference: model loaded", "path", path, "backend", m.info.Backend, "architecture", arch, "took", took.Round(time.Millisecond))
 	m.setFamily(e.cfg.Logger)
 	if m.encoder != nil {
 		m.info.Pooling = pooling.String()
@@ -256,7 +277,7 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	if e.cfg.Progress != nil {
 		progress = func(f float32) bool { e.cfg.Progress(m.path, float64(f)); return true }
 	}
-	llm, err := loadBackend(m.path, progress)
+	llm, err := e.loadBackend(m.path, progress)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -9,6 +9,10 @@ type ModelInfo struct {
 	Aliases []string
 	// Path is the GGUF file.
 	Path string
+	// Backend is the library that runs the model: "llama.cpp", or
+	// "ollama" (Ollama's Go engine) for architectures the llama.cpp build
+	// does not know (see Config.Backend).
+	Backend string
 	// Architecture is the GGUF's general.architecture, such as "llama".
 	Architecture string
 	// ContextLength is the most tokens (prompt and output) one request may

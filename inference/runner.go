@@ -3,6 +3,7 @@
 package inference
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -487,7 +488,13 @@ func (r *runner) snapshot(s *slot) {
 // cannot give it.
 func (r *runner) state(s *slot) []byte {
 	state, err := r.ctx.SequenceState(s.seq)
-	if err != nil {
+	switch {
+	case errors.Is(err, backend.ErrUnsupported):
+		// The backend cannot save a sequence (Ollama's Go engine): the
+		// model keeps its prompt cache in memory only.
+		r.log.Info("inference: the prompt cache on disk is off for this model", "backend", r.llm.Backend(), "why", err)
+		r.disk = nil
+	case err != nil:
 		r.log.Warn("inference: reading a prompt prefix to save", "err", err)
 	}
 	return state
@@ -506,7 +513,7 @@ func (r *runner) persist() {
 	}
 	r.disk.flush()
 	for _, s := range r.slots {
-		if !r.worthSaving(s) {
+		if r.disk == nil || !r.worthSaving(s) { // state may turn the disk off
 			continue
 		}
 		if state := r.state(s); state != nil {

@@ -18,6 +18,12 @@ import (
 	"fmt"
 )
 
+// The backends' names, as Model.Backend gives them.
+const (
+	LlamaCpp = "llama.cpp" // internal/llamacpp
+	Ollama   = "ollama"    // internal/goengine: Ollama's Go engine
+)
+
 // Token is a token id of a model's vocabulary.
 type Token = int32
 
@@ -43,8 +49,7 @@ var ErrUnsupported = errors.New("not supported by this backend")
 // owner calls Close once every Context, Sampler and Grammar made from it
 // is closed.
 type Model interface {
-	// Backend names the library that runs the model: "llama.cpp" or
-	// "ollama" (Ollama's Go engine).
+	// Backend names the library that runs the model: LlamaCpp or Ollama.
 	Backend() string
 
 	VocabSize() int

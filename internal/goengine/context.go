@@ -35,11 +35,11 @@ var _ backend.Context = (*Context)(nil)
 func newContext(m *Model, p backend.ContextParams) (*Context, error) {
 	switch {
 	case p.Pooling != backend.PoolingNone:
-		return nil, backend.Unsupported(Name, "encoder contexts (pooling)")
+		return nil, backend.Unsupported(backend.Ollama, "encoder contexts (pooling)")
 	case p.KeyType != backend.CacheF16 || p.ValueType != backend.CacheF16:
-		return nil, backend.Unsupported(Name, fmt.Sprintf("a %s/%s KV cache (only f16)", p.KeyType, p.ValueType))
+		return nil, backend.Unsupported(backend.Ollama, fmt.Sprintf("a %s/%s KV cache (only f16)", p.KeyType, p.ValueType))
 	case p.SplitKV:
-		return nil, backend.Unsupported(Name, "split KV streams")
+		return nil, backend.Unsupported(backend.Ollama, "split KV streams")
 	case p.Context <= 0:
 		return nil, fmt.Errorf("goengine: context of %d cells", p.Context)
 	}
@@ -106,8 +106,9 @@ func (c *Context) Logits(i int) []float32 {
 
 // Decode runs the model over b: in one forward pass where the memory
 // mixes sequences, else in one pass per sequence. A token of several
-// sequences is decoded for the first, whose prefix the others then take
-// by a copy. After an error the batch's sequences are cleared.
+// sequences is decoded for the first, whose prefix the others then take by
+// a copy; their own tokens in b wait for a later pass, after the copy.
+// After an error the batch's sequences are cleared.
 func (c *Context) Decode(bb backend.Batch) (err error) {
 	b, ok := bb.(*Batch)
 	if !ok {
@@ -121,31 +122,6 @@ func (c *Context) Decode(bb backend.Batch) (err error) {
 		c.rows[i] = -1
 	}
 	c.logits = c.logits[:0]
-	var passes [][]int // batch indices of each forward pass
-	if c.m.mixes {
-		all := make([]int, b.n())
-		for i := range all {
-			all[i] = i
-		}
-		passes = append(passes, all)
-	} else {
-		for i := range b.n() {
-			if len(b.seqs[i]) > 1 {
-				return backend.Unsupported(Name, "a token of several sequences on a recurrent model")
-			}
-		}
-		bySeq := map[int]int{}
-		for i := range b.n() {
-			s := b.seqs[i][0]
-			k, ok := bySeq[s]
-			if !ok {
-				k = len(passes)
-				bySeq[s] = k
-				passes = append(passes, nil)
-			}
-			passes[k] = append(passes[k], i)
-		}
-	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("goengine: decoding: %v", r)
@@ -158,26 +134,71 @@ func (c *Context) Decode(bb backend.Batch) (err error) {
 			}
 		}
 	}()
+	if !c.m.mixes {
+		return c.decodeApart(b)
+	}
+	pending := make([]int, b.n())
+	for i := range pending {
+		pending[i] = i
+	}
+	for len(pending) > 0 {
+		// Sequences that take tokens of others in this pass: their own
+		// tokens wait for the copy.
+		follows := map[int]int{} // follower: the end of what it takes
+		for _, i := range pending {
+			for _, s := range b.seqs[i][1:] {
+				follows[s] = max(follows[s], b.pos[i]+1)
+			}
+		}
+		var now, later []int
+		for _, i := range pending {
+			if _, waits := follows[b.seqs[i][0]]; waits {
+				later = append(later, i)
+			} else {
+				now = append(now, i)
+			}
+		}
+		if len(now) == 0 {
+			return errors.New("goengine: the batch's sequences take each other's tokens")
+		}
+		if err := c.forward(b, now); err != nil {
+			return err
+		}
+		for _, i := range now {
+			for _, s := range b.seqs[i][1:] {
+				if end, ok := follows[s]; ok {
+					c.copyPrefix(b.seqs[i][0], s, end)
+					delete(follows, s)
+				}
+			}
+		}
+		pending = later
+	}
+	return nil
+}
+
+// decodeApart decodes b on a memory that takes one sequence per forward
+// pass.
+func (c *Context) decodeApart(b *Batch) error {
+	var passes [][]int // batch indices of each sequence, in order
+	bySeq := map[int]int{}
+	for i := range b.n() {
+		if len(b.seqs[i]) > 1 {
+			return backend.Unsupported(backend.Ollama, "a token of several sequences on a recurrent model")
+		}
+		s := b.seqs[i][0]
+		k, ok := bySeq[s]
+		if !ok {
+			k = len(passes)
+			bySeq[s] = k
+			passes = append(passes, nil)
+		}
+		passes[k] = append(passes[k], i)
+	}
 	for _, idx := range passes {
 		if err := c.forward(b, idx); err != nil {
 			return err
 		}
-	}
-	// Sequences that took tokens decoded for another now take its prefix,
-	// up to the last of them.
-	type follow struct{ src, end int }
-	var follows map[int]follow
-	for i := range b.n() {
-		for _, s := range b.seqs[i][1:] {
-			if follows == nil {
-				follows = map[int]follow{}
-			}
-			f := follows[s]
-			follows[s] = follow{b.seqs[i][0], max(f.end, b.pos[i]+1)}
-		}
-	}
-	for s, f := range follows {
-		c.copyPrefix(f.src, s, f.end)
 	}
 	return nil
 }
@@ -265,9 +286,9 @@ func (c *Context) CopyTokens(src, dst, from, to int) error {
 	}
 	switch {
 	case from != 0:
-		return backend.Unsupported(Name, "copying positions that do not start at 0")
+		return backend.Unsupported(backend.Ollama, "copying positions that do not start at 0")
 	case to < end && !c.m.mixes:
-		return backend.Unsupported(Name, "copying part of a sequence of a recurrent model")
+		return backend.Unsupported(backend.Ollama, "copying part of a sequence of a recurrent model")
 	}
 	c.copyPrefix(src, dst, to)
 	return nil
@@ -310,12 +331,12 @@ func (c *Context) SequenceStateSize(int) int { return 0 }
 
 // SequenceState fails: the Go engine cannot save a sequence.
 func (c *Context) SequenceState(int) ([]byte, error) {
-	return nil, backend.Unsupported(Name, "saving a sequence's state")
+	return nil, backend.Unsupported(backend.Ollama, "saving a sequence's state")
 }
 
 // SetSequenceState fails: the Go engine cannot restore a sequence.
 func (c *Context) SetSequenceState(int, []byte) error {
-	return backend.Unsupported(Name, "restoring a sequence's state")
+	return backend.Unsupported(backend.Ollama, "restoring a sequence's state")
 }
 
 // Close frees the memory.

@@ -98,7 +98,7 @@ func TestBatchesEqualAlone(t *testing.T) {
 	for _, opts := range archs {
 		t.Run(opts.Arch, func(t *testing.T) {
 			m := load(t, opts)
-			if m.Backend() != goengine.Name {
+			if m.Backend() != backend.Ollama {
 				t.Errorf("Backend() = %q", m.Backend())
 			}
 			a, err := m.Tokenize("Once upon a time there was a", true)
@@ -210,5 +210,52 @@ func TestDataStaysText(t *testing.T) {
 	}
 	if !m.IsEOG(m.EOS()) {
 		t.Error("EOS does not end generation")
+	}
+}
+
+// TestSharedTokens: tokens decoded for two sequences at once, followed in
+// the same batch by the second's own tokens, give the second the logits it
+// gets decoding all its tokens alone.
+func TestSharedTokens(t *testing.T) {
+	for _, opts := range archs {
+		if opts.Arch == "qwen35" {
+			continue // a recurrent memory takes one sequence per pass
+		}
+		t.Run(opts.Arch, func(t *testing.T) {
+			m := load(t, opts)
+			ctx := newContext(t, m, 3)
+			prefix, _ := m.Tokenize("Once upon a time there was a", true)
+			own, _ := m.Tokenize(" little dog", true)
+			b := ctx.NewBatch(ctx.BatchSize())
+			for i, tok := range prefix {
+				if _, err := b.Add(tok, i, []int{0, 1}, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var last int
+			for i, tok := range own {
+				last, _ = b.Add(tok, len(prefix)+i, []int{1}, i == len(own)-1)
+			}
+			if err := ctx.Decode(b); err != nil {
+				t.Fatal(err)
+			}
+			shared := slices.Clone(ctx.Logits(last))
+			if got := ctx.MaxPos(0); got != len(prefix)-1 {
+				t.Errorf("MaxPos(0) = %d, want %d", got, len(prefix)-1)
+			}
+			b.Clear()
+			whole := append(slices.Clone(prefix), own...)
+			for i, tok := range whole {
+				last, _ = b.Add(tok, i, []int{2}, i == len(whole)-1)
+			}
+			if err := ctx.Decode(b); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range ctx.Logits(last) {
+				if d := shared[i] - want; d > 1e-3 || d < -1e-3 {
+					t.Fatalf("logit %d: %v shared, %v alone", i, shared[i], want)
+				}
+			}
+		})
 	}
 }

@@ -27,9 +27,6 @@ import (
 	_ "github.com/ollama/ollama/model/models"
 )
 
-// Name is what Model.Backend returns.
-const Name = "ollama"
-
 // Params configures Load. The zero value uses every CPU and reports no
 // progress.
 type Params struct {
@@ -108,7 +105,7 @@ func Load(path string, p Params) (_ *Model, err error) {
 	}()
 	m.arch = m.kv.Architecture()
 	if m.kv.Uint("pooling_type") != 0 {
-		return nil, fmt.Errorf("goengine: %s: %w", path, backend.Unsupported(Name, "encoder models (pooling_type)"))
+		return nil, fmt.Errorf("goengine: %s: %w", path, backend.Unsupported(backend.Ollama, "encoder models (pooling_type)"))
 	}
 	tok, isTok := gm.(tokenizer.Tokenizer)
 	if !isTok {
@@ -276,8 +273,8 @@ func (m *Model) typeOf(t backend.Token) int32 {
 
 func (m *Model) valid(t backend.Token) bool { return t >= 0 && int(t) < len(m.vocab.Values) }
 
-// Backend returns Name.
-func (m *Model) Backend() string { return Name }
+// Backend returns backend.Ollama.
+func (m *Model) Backend() string { return backend.Ollama }
 
 // VocabSize is the number of tokens in the vocabulary.
 func (m *Model) VocabSize() int { return len(m.vocab.Values) }

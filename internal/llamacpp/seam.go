@@ -11,8 +11,8 @@ var (
 	_ backend.Grammar = (*Grammar)(nil)
 )
 
-// Backend names the library that runs the model: "llama.cpp".
-func (m *Model) Backend() string { return "llama.cpp" }
+// Backend returns backend.LlamaCpp.
+func (m *Model) Backend() string { return backend.LlamaCpp }
 
 // NewContext creates a context over m (the package's NewContext).
 func (m *Model) NewContext(p ContextParams) (backend.Context, error) {

@@ -22,7 +22,7 @@ func TestModelAsBackend(t *testing.T) {
 	}
 	defer lm.Close()
 	var m backend.Model = lm
-	if m.Backend() != "llama.cpp" {
+	if m.Backend() != backend.LlamaCpp {
 		t.Errorf("Backend() = %q", m.Backend())
 	}
 	if ctx, err := m.NewContext(backend.ContextParams{}); err == nil || ctx != nil {

@@ -1,0 +1,224 @@
+//go:build cgo
+
+package inference
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/backend"
+)
+
+// newArchs are architectures that llama.cpp b7437 does not load, which the
+// engine runs on Ollama's Go engine: Qwen3.5's hybrid of linear-attention
+// (recurrent) and full-attention layers, and Gemma 4's sliding-window and
+// global layers.
+var newArchs = []inferencetest.Options{
+	{Arch: "qwen35"},
+	{Arch: "gemma4", SlidingWindow: 16},
+}
+
+// archEngine loads the model opts describe as "tiny" on cfg.
+func archEngine(t *testing.T, opts inferencetest.Options, path string, cfg Config) *Engine {
+	t.Helper()
+	if path == "" {
+		path = inferencetest.Model(t, opts)
+	}
+	cfg.Models = []catalog.Model{{ID: "tiny", Path: path}}
+	cfg.Threads = 2
+	cfg.Context = 1024
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// greedyTiny generates n tokens greedily after prompt on "tiny", with
+// their log-probabilities when logprobs is set (the prompt is then
+// decoded whole, whatever the cache holds).
+func greedyTiny(t *testing.T, e *Engine, prompt string, n int, logprobs bool) Result {
+	t.Helper()
+	zero := 0.0
+	res, err := e.Generate(context.Background(), Request{Model: "tiny", Prompt: prompt, MaxTokens: n, Temperature: &zero, Logprobs: logprobs, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+var archPrompts = []string{
+	system + "Question one?",
+	"Once upon a time, in a small village by the sea,",
+	system + "Another question entirely?",
+	"Count: one, two, three,",
+}
+
+// Each new architecture loads on the Go engine, generates, gives the same
+// greedy output alone and beside other requests, reuses cached prompt
+// prefixes with the output a cold engine gives, and scores decisions as
+// a single sequence does.
+func TestNewArchitectures(t *testing.T) {
+	for _, opts := range newArchs {
+		t.Run(opts.Arch, func(t *testing.T) {
+			path := inferencetest.Model(t, opts)
+			one := archEngine(t, opts, path, Config{Parallel: 1})
+			info := one.Models()[0]
+			if info.Backend != backend.Ollama {
+				t.Fatalf("backend %q, want %q", info.Backend, backend.Ollama)
+			}
+			if info.Family == "" {
+				t.Error("no family recognised")
+			}
+			want := make([]string, len(archPrompts))
+			for i, p := range archPrompts {
+				res := greedyTiny(t, one, p, 12, false)
+				if res.Usage.CompletionTokens != 12 {
+					t.Fatalf("%d tokens generated, want 12", res.Usage.CompletionTokens)
+				}
+				want[i] = res.Text
+			}
+
+			t.Run("batches", func(t *testing.T) {
+				many := archEngine(t, opts, path, Config{Parallel: 4})
+				got := make([]string, len(archPrompts))
+				var wg sync.WaitGroup
+				for i, p := range archPrompts {
+					wg.Go(func() { got[i] = greedyTiny(t, many, p, 12, false).Text })
+				}
+				wg.Wait()
+				for i := range got {
+					if got[i] != want[i] {
+						t.Errorf("prompt %d beside others: %q, alone: %q", i, got[i], want[i])
+					}
+				}
+			})
+
+			t.Run("reuses prefixes", func(t *testing.T) {
+				e := archEngine(t, opts, path, Config{Parallel: 1})
+				cold := archEngine(t, opts, path, Config{Parallel: 1})
+				// A Score request leaves exactly its prefix in the
+				// sequence. A prompt that continues all of it reuses it
+				// on every architecture, a recurrent state included.
+				score(t, e, system, Branch{Text: "?", Candidates: singles(1, 2)})
+				next := system + "Go on."
+				got := greedyTiny(t, e, next, 8, false)
+				if got.Usage.CachedTokens == 0 {
+					t.Error("a continuing prompt reused nothing")
+				}
+				if w := greedyTiny(t, cold, next, 8, false); got.Text != w.Text {
+					t.Errorf("continuing: %q, a cold engine gives %q", got.Text, w.Text)
+				}
+				// One that shares part of it: an attention cache keeps
+				// that part; a recurrent state starts afresh.
+				other := system + "Something else?"
+				got = greedyTiny(t, e, other, 8, false)
+				if partial := got.Usage.CachedTokens > 0; partial != one.names["tiny"].runner.share {
+					t.Errorf("a shared part: %d cached, memory shared %v", got.Usage.CachedTokens, one.names["tiny"].runner.share)
+				}
+				if w := greedyTiny(t, cold, other, 8, false); got.Text != w.Text {
+					t.Errorf("a shared part: %q, a cold engine gives %q", got.Text, w.Text)
+				}
+			})
+
+			t.Run("scores", func(t *testing.T) {
+				many := archEngine(t, opts, path, Config{Parallel: 2, Branches: 3})
+				checkScores(t, one, many)
+			})
+		})
+	}
+}
+
+// checkScores scores archQuestions after system, over the whole
+// vocabulary, on one alone: the probabilities sum to 1 and the most likely
+// token is the one greedy generation picks. Then all in one request on
+// many, twice: each branch gives the numbers it gave alone, and the second
+// request takes the prefix from the cache.
+func checkScores(t *testing.T, one, many *Engine) {
+	t.Helper()
+	all := allTokens(one)
+	var branches []Branch
+	var alone []BranchScore
+	for _, q := range scoreQuestions {
+		b := Branch{Text: q, Candidates: singles(all...)}
+		branches = append(branches, b)
+		res := score(t, one, system, b).Branches[0]
+		alone = append(alone, res)
+		best, sum := 0, 0.0
+		for i, p := range res.Probabilities {
+			sum += p
+			if p > res.Probabilities[best] {
+				best = i
+			}
+		}
+		if math.Abs(sum-1) > 1e-3 {
+			t.Errorf("%q: probabilities sum to %v", q, sum)
+		}
+		// The first token generated is in the sequence once the second
+		// is (a thinking marker has no log-probability entry).
+		g := greedyTiny(t, one, system+q, 2, false)
+		if first := one.names["tiny"].runner.slots[0].cache[g.Usage.PromptTokens]; int(first) != best {
+			t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, first)
+		}
+	}
+	for i := range 2 {
+		res := score(t, many, system, branches...)
+		if i == 1 && res.Usage.CachedTokens == 0 {
+			t.Error("repeat: nothing cached")
+		}
+		for k := range branches {
+			sameScores(t, scoreQuestions[k], res.Branches[k], alone[k])
+		}
+	}
+}
+
+// On the architectures both backends load, the Go engine agrees with
+// llama.cpp on the same file: the same greedy text, and the same
+// probabilities over the whole vocabulary. The sliding window is narrower
+// than the prompts, so that gemma3 shows the Go engine's window matches
+// llama.cpp's.
+func TestBackendsAgree(t *testing.T) {
+	for _, opts := range []inferencetest.Options{{Arch: "qwen3"}, {Arch: "gemma3", SlidingWindow: 16}} {
+		t.Run(opts.Arch, func(t *testing.T) {
+			path := inferencetest.Model(t, opts)
+			lc := archEngine(t, opts, path, Config{Parallel: 1, Backend: backend.LlamaCpp})
+			ol := archEngine(t, opts, path, Config{Parallel: 1, Backend: backend.Ollama})
+			if b := ol.Models()[0].Backend; b != backend.Ollama {
+				t.Fatalf("backend %q", b)
+			}
+			same, tokens := 0, 0
+			for _, p := range archPrompts {
+				a, b := greedyTiny(t, lc, p, 24, true), greedyTiny(t, ol, p, 24, true)
+				for i := range min(len(a.Logprobs), len(b.Logprobs)) {
+					if a.Logprobs[i].Token != b.Logprobs[i].Token {
+						break
+					}
+					same++
+				}
+				tokens += len(a.Logprobs)
+				if a.Text != b.Text {
+					t.Errorf("%q:\nllama.cpp %q\nGo engine %q", p, a.Text, b.Text)
+				}
+			}
+			t.Logf("greedy agreement: %d of %d tokens", same, tokens)
+			all := allTokens(lc)
+			worst := 0.0
+			for _, q := range scoreQuestions {
+				b := Branch{Text: q, Candidates: singles(all...)}
+				x, y := score(t, lc, system, b).Branches[0], score(t, ol, system, b).Branches[0]
+				for i := range x.Probabilities {
+					worst = max(worst, math.Abs(x.Probabilities[i]-y.Probabilities[i]))
+				}
+			}
+			t.Logf("largest probability difference over the vocabulary: %.2g", worst)
+			if worst > 1e-3 {
+				t.Errorf("probabilities differ by up to %v", worst)
+			}
+		})
+	}
+}
