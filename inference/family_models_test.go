@@ -76,9 +76,12 @@ var familyModels = []struct {
 	{family: "phi4-mini", file: "phi4-mini.jinja", arch: "llama", tools: true},
 	{family: "phi4-reasoning", file: "phi4-reasoning.jinja", arch: "llama", thinks: true, reasons: true},
 	{family: "gemma3", file: "gemma3.jinja", arch: "gemma3"},
-	// llama.cpp b7437 loads no gemma4; Gemma 4's template is its own
-	// family's under any architecture.
+	// Gemma 4's template is its own family's under any architecture.
 	{family: "gemma4", file: "gemma4-31b.jinja", arch: "gemma3", tools: true, thinks: true, onOnly: "<|think|>", offOnly: "<|channel>thought\n<channel|>"},
+	// The architectures llama.cpp b7437 does not load, on Ollama's Go
+	// engine: its grammar, sampler and tokenizer under the family's.
+	{family: "qwen3.5", file: "qwen3.5-4b.jinja", arch: "qwen35", tools: true, thinks: true, offOnly: "</think>", reasons: true},
+	{family: "gemma4", file: "gemma4-31b.jinja", arch: "gemma4", tools: true, thinks: true, onOnly: "<|think|>", offOnly: "<|channel>thought\n<channel|>"},
 }
 
 // familyTools are the tools offered to the family models, of the
@@ -134,7 +137,7 @@ func TestFamilyModels(t *testing.T) {
 	msgs := []inference.Message{inference.Text(inference.RoleUser, "What time is it in Oslo?")}
 	one := 1.0
 	for _, tt := range familyModels {
-		t.Run(tt.family, func(t *testing.T) {
+		t.Run(tt.family+"/"+tt.arch, func(t *testing.T) {
 			tmpl, err := os.ReadFile(filepath.Join("..", "internal", "family", "testdata", "templates", tt.file))
 			if err != nil {
 				t.Fatal(err)
@@ -143,6 +146,9 @@ func TestFamilyModels(t *testing.T) {
 			e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "m", Path: path}}, Context: 4096})
 			if got := e.Models()[0].Family; got != tt.family {
 				t.Fatalf("family %q, want %q", got, tt.family)
+			}
+			if got, goEngine := e.Models()[0].Backend, tt.arch == "qwen35" || tt.arch == "gemma4"; goEngine != (got == "ollama") {
+				t.Errorf("backend %q", got)
 			}
 			seed := int64(1)
 			req := func(r inference.Request) inference.Request {
