@@ -4,7 +4,9 @@ package inference
 
 import (
 	"context"
+	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -220,5 +222,45 @@ func TestBackendsAgree(t *testing.T) {
 				t.Errorf("probabilities differ by up to %v", worst)
 			}
 		})
+	}
+}
+
+// What the Go engine cannot do fails with an error that names it, or, for
+// the prompt cache on disk, is turned off for the model with a log line
+// while requests go on; a backend of another name, or llama.cpp named
+// for a file only the Go engine loads, fails New.
+func TestGoEngineGaps(t *testing.T) {
+	opts := inferencetest.Options{Arch: "qwen35"}
+	path := inferencetest.Model(t, opts)
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{KeyCache: "q8_0", ValueCache: "q8_0"}, "q8_0/q8_0 KV cache"},
+		{Config{Backend: "vllm"}, "Config.Backend"},
+		{Config{Backend: backend.LlamaCpp}, "llama"},
+	} {
+		c.cfg.Models = []catalog.Model{{ID: "tiny", Path: path}}
+		e, err := New(c.cfg)
+		if err == nil {
+			e.Close()
+			t.Errorf("%+v: New succeeded", c.cfg)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want it to name %q", c.cfg, err, c.want)
+		}
+	}
+	var logs strings.Builder
+	e := archEngine(t, opts, path, WithSaveThresholds(Config{Parallel: 1, CacheDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&logs, nil))}, 8, 16))
+	for range 2 {
+		greedyTiny(t, e, system+"Question?", 4, false)
+	}
+	if !strings.Contains(logs.String(), "prompt cache on disk is off") {
+		t.Errorf("the disk cache is still on; log:\n%s", logs.String())
+	}
+	_, err := e.Score(context.Background(), ScoreRequest{Model: "tiny", Prefix: "Look:", Images: [][]byte{{1}}, Branches: []Branch{{Text: "?", Candidates: singles(1, 2)}}})
+	if err == nil || !strings.Contains(err.Error(), "image") {
+		t.Errorf("an image: %v", err)
 	}
 }

@@ -31,6 +31,9 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || o.addr != "127.0.0.1:8080" || len(o.models) != 0 || len(o.keys) != 0 || o.noMetrics || o.fetchImages || o.kvTokens != 8192 {
 		t.Errorf("defaults %+v %v", o, err)
 	}
+	if o, err := parseFlags([]string{"-backend", "ollama"}, func(string) string { return "" }, io.Discard); err != nil || o.backend != "ollama" {
+		t.Errorf("-backend: %+v %v", o, err)
+	}
 	if o, err := parseFlags([]string{"-fetch-images"}, func(string) string { return "" }, io.Discard); err != nil || !o.fetchImages {
 		t.Errorf("-fetch-images: %+v %v", o, err)
 	}
