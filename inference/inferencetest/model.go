@@ -70,7 +70,7 @@ type Options struct {
 	//     Layers defaults to 4 and must be at least 4. The default
 	//     vocabulary is [ByteLevel] with tokenizer.ggml.pre "qwen35" and
 	//     the [Qwen35Template] chat template. SlidingWindow and Pooling
-	//     must be left zero.
+	//     must be left zero. NextN appends multi-token-prediction blocks.
 	//   - "gemma4": Gemma 4, gemma3's layers with a learned scale on each
 	//     layer's output and soft-capped logits, every sixth layer (5, 11,
 	//     ...) global and the others sliding-window (see SlidingWindow),
@@ -128,6 +128,18 @@ type Options struct {
 	// Their values are StateSize wide, so <arch>.ssm.inner_size is
 	// LinearValueHeads*StateSize. Other architectures leave it zero.
 	LinearValueHeads int
+	// NextN is the number of multi-token-prediction (MTP) blocks, qwen35
+	// only: MTP blocks appended as upstream's converter writes them
+	// (llama.cpp's conversion/qwen.py, _Qwen35MtpMixin), after the Layers
+	// blocks, as blocks Layers to Layers+NextN-1. <arch>.block_count
+	// counts them and <arch>.nextn_predict_layers is NextN. Each is a
+	// full-attention block whatever its index, with
+	// blk.N.nextn.eh_proj (2*Embd to Embd) and the norms
+	// blk.N.nextn.enorm, nextn.hnorm and nextn.shared_head_norm beside;
+	// it shares the token embeddings and the output layer. Speculative
+	// decoding alone runs them: the model's forward pass ends with block
+	// Layers-1, so the same Seed gives the same model whatever NextN.
+	NextN int
 
 	// VocabSize pads the tokenizer's vocabulary with unused tokens up to
 	// this size, as real models pad theirs (default: the tokenizer's size).
@@ -197,7 +209,7 @@ func Qwen3_0_6B() Options {
 // the others gated delta nets with 16 key and 16 value heads of 128, a
 // feed-forward width of 3584, tied embeddings, a vocabulary padded to
 // 248,320 tokens and a context of 262,144; its vision encoder and
-// multi-token-prediction layer are left out. Random weights make it
+// multi-token-prediction layer are left out (NextN: 1 adds the latter). Random weights make it
 // useless for text and faithful for speed and memory; the file is about
 // 810 MB and takes a few seconds to write. Only Ollama's Go engine loads
 // it: llama.cpp b7437 does not know qwen35. With the default [ByteLevel]
@@ -307,7 +319,7 @@ func (o *Options) sizes(context int) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"SlidingWindow", o.SlidingWindow}, {"StateSize", o.StateSize}, {"LinearKeyHeads", o.LinearKeyHeads}, {"LinearValueHeads", o.LinearValueHeads}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
+	}{{"Layers", o.Layers}, {"Embd", o.Embd}, {"Heads", o.Heads}, {"KVHeads", o.KVHeads}, {"HeadDim", o.HeadDim}, {"FF", o.FF}, {"SlidingWindow", o.SlidingWindow}, {"StateSize", o.StateSize}, {"LinearKeyHeads", o.LinearKeyHeads}, {"LinearValueHeads", o.LinearValueHeads}, {"NextN", o.NextN}, {"VocabSize", o.VocabSize}, {"ContextLength", o.ContextLength}} {
 		if f.v < 0 || f.v > 1<<30 {
 			return fmt.Errorf("inferencetest: %s %d out of range", f.name, f.v)
 		}
@@ -323,6 +335,9 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	}
 	if o.Arch != "qwen35" && (o.LinearKeyHeads != 0 || o.LinearValueHeads != 0) {
 		return nil, nil, fmt.Errorf("inferencetest: LinearKeyHeads and LinearValueHeads do not apply to architecture %s", o.Arch)
+	}
+	if o.Arch != "qwen35" && o.NextN != 0 {
+		return nil, nil, fmt.Errorf("inferencetest: NextN does not apply to architecture %s", o.Arch)
 	}
 	switch o.Arch {
 	case "bert", "nomic-bert":

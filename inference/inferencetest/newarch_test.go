@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/internal/jinja"
+	"github.com/ollama/ollama/fs/ggml"
 )
 
 // newArchs are what llama.cpp's converter (gguf-py/gguf/constants.py,
@@ -334,6 +335,119 @@ func TestQwen35Sections(t *testing.T) {
 		if sum := got[0] + got[1] + got[2] + got[3]; int(sum) != pairs {
 			t.Errorf("qwen35Sections(%d) sums to %d", pairs, sum)
 		}
+	}
+}
+
+// TestQwen35NextN: NextN appends multi-token-prediction blocks as
+// llama.cpp's converter writes Qwen3.5's (conversion/qwen.py
+// _Qwen35MtpMixin; tensor names from gguf-py/gguf/constants.py): counted
+// in block_count, numbered in nextn_predict_layers, each a full-attention
+// block whatever its index with the four NextN tensors beside, and the
+// model's own tensors unchanged.
+func TestQwen35NextN(t *testing.T) {
+	qwen35 := newArchs[0]
+	if qwen35.arch != "qwen35" {
+		t.Fatalf("newArchs[0] is %s", qwen35.arch)
+	}
+	g0, f0 := decode(t, Model(t, Options{Arch: "qwen35"}))
+	g, f := decode(t, Model(t, Options{Arch: "qwen35", NextN: 1}))
+	kv := g.KV()
+	for key, want := range map[string]uint32{"block_count": 5, "nextn_predict_layers": 1, "full_attention_interval": 4} {
+		if got, ok := kv["qwen35."+key].(uint32); !ok || got != want {
+			t.Errorf("qwen35.%s = %T %v, want %d", key, kv["qwen35."+key], kv["qwen35."+key], want)
+		}
+	}
+	if v, ok := g0.KV()["qwen35.nextn_predict_layers"]; ok {
+		t.Errorf("NextN 0 writes nextn_predict_layers %v", v)
+	}
+
+	want := map[string][]uint64{}
+	own := map[string]bool{}
+	for _, ts := range g0.Tensors().Items() {
+		want[ts.Name] = ts.Shape
+		own[ts.Name] = true
+	}
+	for name, shape := range qwen35.other { // the attention layer's tensors
+		want["blk.4."+name] = shape
+	}
+	for name, shape := range map[string][]uint64{
+		"nextn.eh_proj.weight":          {128, 64}, // embedding and hidden state side by side
+		"nextn.enorm.weight":            {64},
+		"nextn.hnorm.weight":            {64},
+		"nextn.shared_head_norm.weight": {64},
+	} {
+		want["blk.4."+name] = shape
+	}
+	for _, ts := range g.Tensors().Items() {
+		shape, ok := want[ts.Name]
+		if !ok {
+			t.Errorf("unexpected tensor %s", ts.Name)
+			continue
+		}
+		if !slices.Equal(ts.Shape, shape) {
+			t.Errorf("%s shape %v, want %v", ts.Name, ts.Shape, shape)
+		}
+		delete(want, ts.Name)
+		if own[ts.Name] {
+			// The model's own tensors hold what they hold without
+			// the MTP block.
+			_, a := tensorData(t, g0, f0, ts.Name)
+			_, b := tensorData(t, g, f, ts.Name)
+			if string(a) != string(b) {
+				t.Errorf("%s differs from the model's without NextN", ts.Name)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		t.Errorf("no tensor %s", name)
+	}
+
+	// Two MTP blocks after 8 layers, in Q8_0: both attend, whatever
+	// full_attention_interval says of index 8, and eh_proj is a matrix of
+	// the weights' type.
+	g, _ = decode(t, Model(t, Options{Arch: "qwen35", Layers: 8, Embd: 96, Heads: 6, KVHeads: 3, HeadDim: 32, StateSize: 16, TiedEmbeddings: true, Type: "q8_0", NextN: 2}))
+	kv = g.KV()
+	if got := kv.Uint("block_count"); got != 10 {
+		t.Errorf("block_count %d, want 10", got)
+	}
+	if got := kv.Uint("nextn_predict_layers"); got != 2 {
+		t.Errorf("nextn_predict_layers %d, want 2", got)
+	}
+	shapes := map[string]*ggml.Tensor{}
+	for _, ts := range g.Tensors().Items() {
+		shapes[ts.Name] = ts
+	}
+	for _, b := range []string{"blk.8.", "blk.9."} {
+		for name, want := range map[string][]uint64{
+			"attn_q.weight":                 {96, 384},
+			"attn_k.weight":                 {96, 96},
+			"attn_q_norm.weight":            {32},
+			"nextn.eh_proj.weight":          {192, 96},
+			"nextn.shared_head_norm.weight": {96},
+		} {
+			ts := shapes[b+name]
+			if ts == nil {
+				t.Errorf("no tensor %s%s", b, name)
+				continue
+			}
+			if !slices.Equal(ts.Shape, want) {
+				t.Errorf("%s shape %v, want %v", ts.Name, ts.Shape, want)
+			}
+		}
+		for _, name := range []string{"attn_qkv.weight", "ssm_a", "nextn.embed_tokens.weight", "nextn.shared_head_head.weight"} {
+			if shapes[b+name] != nil {
+				t.Errorf("MTP block has %s%s", b, name)
+			}
+		}
+		if k := shapes[b+"nextn.eh_proj.weight"]; k != nil && k.Kind != shapes["blk.0.attn_qkv.weight"].Kind {
+			t.Errorf("%snextn.eh_proj.weight of kind %d, the matrices' %d", b, k.Kind, shapes["blk.0.attn_qkv.weight"].Kind)
+		}
+		if k := shapes[b+"nextn.enorm.weight"]; k == nil || k.Kind != 0 {
+			t.Errorf("%snextn.enorm.weight not F32", b)
+		}
+	}
+	if shapes["blk.7.attn_q.weight"] == nil || shapes["blk.6.attn_qkv.weight"] == nil {
+		t.Error("the model's own layers changed kinds")
 	}
 }
 

@@ -29,7 +29,7 @@ const Qwen35Template = `{%- for message in messages -%}
 
 // layoutQwen35 is layout for Arch "qwen35", as llama.cpp's converter
 // writes Qwen3.5 (Qwen3_5ForCausalLM, conversion/qwen.py
-// Qwen3_5TextModel, without MTP layers).
+// Qwen3_5TextModel), with o.NextN multi-token-prediction blocks.
 //
 // Layer i attends when (i+1) is a multiple of the full-attention interval
 // (4), and is a gated delta net ("linear attention") otherwise. A
@@ -52,6 +52,18 @@ const Qwen35Template = `{%- for message in messages -%}
 // converters store as -exp(A_log)) lies in [-1.5, -0.5), and ssm_dt.bias
 // puts the decay near exp(-0.1) per token. ssm_conv1d, ssm_dt.bias and
 // ssm_a are F32 whatever the type.
+//
+// The converter's _Qwen35MtpMixin appends Qwen3.5's multi-token-prediction
+// (MTP) blocks after the model's own: block_count counts them,
+// nextn_predict_layers says how many, and each, whatever its index, is a
+// full-attention block (mtp.layers.i renamed blk.<Layers+i>) with the
+// NextN tensors beside: nextn.eh_proj (mtp.fc, Embd from the normalised
+// embedding and hidden state side by side) and the norms nextn.enorm
+// (mtp.pre_fc_norm_embedding), nextn.hnorm (mtp.pre_fc_norm_hidden) and
+// nextn.shared_head_norm (mtp.norm). Qwen3.5 has no embed_tokens or
+// shared_head.head of its own there: the MTP blocks share token_embd and
+// the output layer, so the converter writes no nextn.embed_tokens or
+// nextn.shared_head_head.
 func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 	if o.SlidingWindow != 0 || o.Pooling != "" {
 		return nil, nil, fmt.Errorf("inferencetest: SlidingWindow and Pooling do not apply to architecture qwen35")
@@ -96,7 +108,9 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 
 	ropeDim := o.HeadDim / 4 // partial_rotary_factor 0.25
 	p := o.Arch + "."
-	kvs := append(shapeKVs(o, fileType, nVocab),
+	blocks := o
+	blocks.Layers += o.NextN // block_count counts the MTP blocks
+	kvs := append(shapeKVs(blocks, fileType, nVocab),
 		kv{p + "feed_forward_length", uint32(o.FF)},
 		kv{p + "attention.head_count", uint32(o.Heads)},
 		kv{p + "attention.head_count_kv", uint32(o.KVHeads)},
@@ -113,6 +127,9 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 		kv{p + "ssm.inner_size", uint32(inner)},
 		kv{p + "full_attention_interval", uint32(qwen35FullAttentionInterval)},
 	)
+	if o.NextN > 0 {
+		kvs = append(kvs, kv{p + "nextn_predict_layers", uint32(o.NextN)})
+	}
 	kvs = append(kvs, tokKVs...)
 
 	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(nVocab)
@@ -120,10 +137,11 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 	in, heads := uint64(inner), uint64(o.LinearValueHeads)
 	qkv := uint64(2*o.LinearKeyHeads*o.StateSize) + in // queries, keys and values of a linear-attention layer
 	ts := []tensorSpec{matrix("token_embd.weight", typ, embd, vocab)}
-	for i := range o.Layers {
+	for i := range o.Layers + o.NextN {
 		b := fmt.Sprintf("blk.%d.", i)
+		mtp := i >= o.Layers
 		ts = append(ts, norm(b+"attn_norm.weight", embd))
-		if (i+1)%qwen35FullAttentionInterval == 0 {
+		if mtp || (i+1)%qwen35FullAttentionInterval == 0 {
 			ts = append(ts,
 				matrix(b+"attn_q.weight", typ, embd, 2*q), // queries and gates
 				matrix(b+"attn_k.weight", typ, embd, kvw),
@@ -151,6 +169,14 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 			matrix(b+"ffn_up.weight", typ, embd, ff),
 			matrix(b+"ffn_down.weight", typ, ff, embd),
 		)
+		if mtp {
+			ts = append(ts,
+				matrix(b+"nextn.eh_proj.weight", typ, 2*embd, embd),
+				norm(b+"nextn.enorm.weight", embd),
+				norm(b+"nextn.hnorm.weight", embd),
+				norm(b+"nextn.shared_head_norm.weight", embd),
+			)
+		}
 	}
 	return kvs, append(ts, outputTensors(o, typ, embd, vocab)...), nil
 }

@@ -167,7 +167,13 @@ func (m *Model) fix() error {
 	case *qwen3next.Model:
 		// The upstream converter can append the multi-token-prediction
 		// blocks after the model's own (block_count counts them); the
-		// Go model would run them as layers.
+		// Go model would run them as layers. Ollama's qwen3next takes
+		// every block's kind from full_attention_interval over
+		// block_count, and its Validate, inside model.New, refuses an
+		// MTP block at a linear-attention index (that of every
+		// published Qwen3.5) before this: only files whose MTP blocks
+		// fall on attention indices get here. Its per-block kinds keep
+		// block_count entries, which only that Validate reads.
 		if n := int(m.kv.Uint("nextn_predict_layers")); n > 0 {
 			if n >= len(gm.Layers) {
 				return fmt.Errorf("goengine: %s: nextn_predict_layers %d of %d blocks", m.path, n, len(gm.Layers))
