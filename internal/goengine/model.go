@@ -51,6 +51,7 @@ type Model struct {
 	arch  string
 
 	size, params uint64
+	nextn        int // multi-token-prediction blocks after the model's own
 	// mixes: the memory takes tokens of several sequences in one forward
 	// pass and shares cells between them (an attention cache). Otherwise
 	// (a recurrent state) every sequence decodes in a forward pass of its
@@ -92,11 +93,22 @@ func Load(path string, p Params) (_ *Model, err error) {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
+	m := &Model{path: path}
+	if err := m.measure(); err != nil {
+		return nil, err
+	}
 	gm, err := model.New(path, ml.BackendParams{AllocMemory: true, NumThreads: threads})
 	if err != nil {
+		if n := m.nextn; n > 0 {
+			// Ollama's qwen3next takes every block past the model's own
+			// for a layer, and refuses the multi-token-prediction blocks
+			// (ollama/ollama#16282) before fix could drop them.
+			return nil, fmt.Errorf("goengine: %s: %w (%v)", path, backend.Unsupported(backend.Ollama,
+				fmt.Sprintf("%d multi-token-prediction blocks (nextn_predict_layers); convert the model without them", n)), err)
+		}
 		return nil, fmt.Errorf("goengine: %w", err)
 	}
-	m := &Model{path: path, m: gm, kv: gm.Backend().Config()}
+	m.m, m.kv = gm, gm.Backend().Config()
 	ok := false
 	defer func() {
 		if !ok {
@@ -119,9 +131,6 @@ func Load(path string, p Params) (_ *Model, err error) {
 		return nil, fmt.Errorf("goengine: %s: the %s model keeps no cache", path, m.arch)
 	}
 	m.mixes = attentionOnly(gm.Config().Cache)
-	if err := m.measure(); err != nil {
-		return nil, err
-	}
 	m.readVocabulary()
 	var aborted bool
 	progress := func(f float32) {
@@ -174,7 +183,7 @@ func (m *Model) fix() error {
 		// published Qwen3.5) before this: only files whose MTP blocks
 		// fall on attention indices get here. Its per-block kinds keep
 		// block_count entries, which only that Validate reads.
-		if n := int(m.kv.Uint("nextn_predict_layers")); n > 0 {
+		if n := m.nextn; n > 0 {
 			if n >= len(gm.Layers) {
 				return fmt.Errorf("goengine: %s: nextn_predict_layers %d of %d blocks", m.path, n, len(gm.Layers))
 			}
@@ -205,7 +214,8 @@ func attentionOnly(c kvcache.Cache) bool {
 	return false
 }
 
-// measure reads the weights' size and count from the file's tensors.
+// measure reads, from the file's header, the weights' size and count and
+// the multi-token-prediction blocks of a qwen35 file.
 func (m *Model) measure() error {
 	f, err := os.Open(m.path)
 	if err != nil {
@@ -220,6 +230,7 @@ func (m *Model) measure() error {
 		m.params += t.Elements()
 		m.size += t.Size()
 	}
+	m.nextn = int(g.KV().Uint("nextn_predict_layers"))
 	return nil
 }
 

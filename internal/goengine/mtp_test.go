@@ -3,6 +3,7 @@
 package goengine_test
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -93,7 +94,9 @@ func TestMTPBlocksDoNotRun(t *testing.T) {
 // goengine's trim, refuses a block at a linear-attention index that has no
 // linear-attention tensors. Every published Qwen3.5 has a multiple of 4
 // layers, so its MTP block (index Layers, (Layers+1)%4 == 1) is refused:
-// Load fails with Ollama's error (ollama/ollama#16282), and does not panic.
+// Load fails with an error wrapping backend.ErrUnsupported that names the
+// MTP blocks, and Ollama's error (ollama/ollama#16282), and does not
+// panic.
 func TestMTPBlockOnLinearSlot(t *testing.T) {
 	path := inferencetest.Model(t, inferencetest.Options{Arch: "qwen35", Layers: 4, NextN: 1})
 	m, err := goengine.Load(path, goengine.Params{Threads: 2})
@@ -101,7 +104,8 @@ func TestMTPBlockOnLinearSlot(t *testing.T) {
 		m.Close()
 		t.Fatal("Load accepted an MTP block at a linear-attention index; Ollama now reads MTP blocks: update this test and the qwen35 notes")
 	}
-	if !strings.Contains(err.Error(), "layer 4 missing attn_qkv/attn_gate projections") {
+	if !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "1 multi-token-prediction blocks") ||
+		!strings.Contains(err.Error(), "layer 4 missing attn_qkv/attn_gate projections") {
 		t.Errorf("Load: %v", err)
 	}
 }
