@@ -5,7 +5,7 @@ package inference_test
 import (
 	"fmt"
 	"runtime"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,7 +34,7 @@ func BenchmarkBackends(b *testing.B) {
 			b.Run(f.name+"/"+name, func(b *testing.B) {
 				m := loadBackend(b, name, f.path(b))
 				defer m.Close()
-				benchBackend(b, m)
+				benchBackend(b, m, 1, 4)
 			})
 		}
 	}
@@ -54,26 +54,20 @@ func loadBackend(b *testing.B, name, path string) backend.Model {
 	return m
 }
 
-// benchBackend runs the prefill and decode loops of BenchmarkBareLoop on
-// m, through the backend seam.
-func benchBackend(b *testing.B, m backend.Model) {
-	const streams = 4
-	ctx, err := m.NewContext(backend.ContextParams{Context: streams * benchPerSeq, Batch: 512, Sequences: streams, Threads: runtime.NumCPU()})
+// benchBackend decodes over the backend seam with nothing around it: a
+// prompt of benchPrefillLen tokens in one batch, then, for each count of
+// streams, benchGenerate tokens of each stream after a prompt of its own.
+func benchBackend(b *testing.B, m backend.Model, streams ...int) {
+	most := slices.Max(streams)
+	ctx, err := m.NewContext(backend.ContextParams{Context: most * benchPerSeq, Batch: 512, Sequences: most, Threads: runtime.NumCPU()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer ctx.Close()
 	batch := ctx.NewBatch(512)
 	defer batch.Close()
-	prompt := func(b *testing.B, n int) []backend.Token {
-		toks, err := m.Tokenize(strings.Repeat(benchText, n/8+1), false)
-		if err != nil || len(toks) < n {
-			b.Fatalf("tokenize: %d tokens, %v", len(toks), err)
-		}
-		return toks[:n]
-	}
 	b.Run("prefill", func(b *testing.B) {
-		p := prompt(b, benchPrefillLen)
+		p := promptTokens(b, m, benchPrefillLen)
 		var elapsed time.Duration
 		for range b.N {
 			ctx.Clear()
@@ -91,19 +85,21 @@ func benchBackend(b *testing.B, m backend.Model) {
 		}
 		b.ReportMetric(float64(benchPrefillLen*b.N)/elapsed.Seconds(), "tok/s")
 	})
-	for _, n := range []int{1, streams} {
+	for _, n := range streams {
 		b.Run(fmt.Sprintf("decode/streams=%d", n), func(b *testing.B) {
-			p := prompt(b, benchPrompt)
+			p := promptTokens(b, m, benchPrompt)
 			var elapsed time.Duration
 			for range b.N {
 				ctx.Clear()
 				next := make([]backend.Token, n)
+				samplers := make([]backend.Sampler, n)
 				for s := range n {
 					sm, err := m.NewSampler(backend.SamplerParams{Ban: m.EOGTokens()})
 					if err != nil {
 						b.Fatal(err)
 					}
 					defer sm.Close()
+					samplers[s] = sm
 					batch.Clear()
 					for i, t := range p {
 						batch.Add(t, i, []int{s}, i == len(p)-1)
@@ -113,8 +109,6 @@ func benchBackend(b *testing.B, m backend.Model) {
 					}
 					next[s] = sm.Sample(ctx, len(p)-1, nil)
 				}
-				greedy, _ := m.NewSampler(backend.SamplerParams{})
-				defer greedy.Close()
 				start := time.Now()
 				for step := range benchGenerate - 1 {
 					batch.Clear()
@@ -125,7 +119,7 @@ func benchBackend(b *testing.B, m backend.Model) {
 						b.Fatal(err)
 					}
 					for s := range n {
-						next[s] = greedy.Sample(ctx, s, nil)
+						next[s] = samplers[s].Sample(ctx, s, nil)
 					}
 				}
 				elapsed += time.Since(start)

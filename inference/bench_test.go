@@ -5,7 +5,6 @@ package inference_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 	"github.com/inferkit/inferkit/internal/testmodels"
 )
@@ -35,7 +35,7 @@ var benchRun atomic.Int64
 // benchText is English text to tokenize into prompts of a given length.
 const benchText = "The quick brown fox jumps over the lazy dog while the river runs past the old mill and the children sing in the square. "
 
-func promptTokens(b *testing.B, m *llamacpp.Model, n int) []llamacpp.Token {
+func promptTokens(b *testing.B, m backend.Model, n int) []backend.Token {
 	toks, err := m.Tokenize(strings.Repeat(benchText, n/8+1), false)
 	if err != nil || len(toks) < n {
 		b.Fatalf("tokenize: %d tokens, %v", len(toks), err)
@@ -46,77 +46,12 @@ func promptTokens(b *testing.B, m *llamacpp.Model, n int) []llamacpp.Token {
 // BenchmarkBareLoop decodes over internal/llamacpp with nothing around it:
 // the ceiling the engine is measured against.
 func BenchmarkBareLoop(b *testing.B) {
-	path := testmodels.Qwen3Bench(b)
-	m, err := llamacpp.LoadModel(path, llamacpp.ModelParams{})
+	m, err := llamacpp.LoadModel(testmodels.Qwen3Bench(b), llamacpp.ModelParams{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	ctx, err := llamacpp.NewContext(m, llamacpp.ContextParams{Context: benchStreams * benchPerSeq, Batch: 512, Sequences: benchStreams, Threads: runtime.NumCPU()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ctx.Close()
-	batch := llamacpp.NewBatch(ctx, 512)
-	defer batch.Close()
-
-	b.Run("prefill", func(b *testing.B) {
-		prompt := promptTokens(b, m, benchPrefillLen)
-		var elapsed time.Duration
-		for range b.N {
-			ctx.Clear()
-			batch.Clear()
-			for i, t := range prompt {
-				if _, err := batch.Add(t, i, []int{0}, i == len(prompt)-1); err != nil {
-					b.Fatal(err)
-				}
-			}
-			start := time.Now()
-			if err := ctx.Decode(batch); err != nil {
-				b.Fatal(err)
-			}
-			elapsed += time.Since(start)
-		}
-		b.ReportMetric(float64(benchPrefillLen*b.N)/elapsed.Seconds(), "tok/s")
-	})
-	for _, streams := range []int{1, 4, 8} {
-		b.Run(fmt.Sprintf("decode/streams=%d", streams), func(b *testing.B) {
-			prompt := promptTokens(b, m, benchPrompt)
-			var elapsed time.Duration
-			for range b.N {
-				ctx.Clear()
-				next := make([]llamacpp.Token, streams)
-				samplers := make([]*llamacpp.Sampler, streams)
-				for s := range streams {
-					samplers[s], _ = llamacpp.NewSampler(m, llamacpp.SamplerParams{Ban: m.EOGTokens()})
-					defer samplers[s].Close()
-					batch.Clear()
-					for i, t := range prompt {
-						batch.Add(t, i, []int{s}, i == len(prompt)-1)
-					}
-					if err := ctx.Decode(batch); err != nil {
-						b.Fatal(err)
-					}
-					next[s] = samplers[s].Sample(ctx, len(prompt)-1, nil)
-				}
-				start := time.Now()
-				for step := range benchGenerate - 1 {
-					batch.Clear()
-					for s := range streams {
-						batch.Add(next[s], benchPrompt+step, []int{s}, true)
-					}
-					if err := ctx.Decode(batch); err != nil {
-						b.Fatal(err)
-					}
-					for s := range streams {
-						next[s] = samplers[s].Sample(ctx, s, nil)
-					}
-				}
-				elapsed += time.Since(start)
-			}
-			b.ReportMetric(float64(streams*(benchGenerate-1)*b.N)/elapsed.Seconds(), "tok/s")
-		})
-	}
+	benchBackend(b, m, 1, 4, benchStreams)
 }
 
 // BenchmarkEngine measures the same work through Engine.Stream.

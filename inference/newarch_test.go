@@ -130,52 +130,9 @@ func TestNewArchitectures(t *testing.T) {
 
 			t.Run("scores", func(t *testing.T) {
 				many := archEngine(t, opts, path, Config{Parallel: 2, Branches: 3})
-				checkScores(t, one, many)
+				checkBranching(t, one, many)
 			})
 		})
-	}
-}
-
-// checkScores scores archQuestions after system, over the whole
-// vocabulary, on one alone: the probabilities sum to 1 and the most likely
-// token is the one greedy generation picks. Then all in one request on
-// many, twice: each branch gives the numbers it gave alone, and the second
-// request takes the prefix from the cache.
-func checkScores(t *testing.T, one, many *Engine) {
-	t.Helper()
-	all := allTokens(one)
-	var branches []Branch
-	var alone []BranchScore
-	for _, q := range scoreQuestions {
-		b := Branch{Text: q, Candidates: singles(all...)}
-		branches = append(branches, b)
-		res := score(t, one, system, b).Branches[0]
-		alone = append(alone, res)
-		best, sum := 0, 0.0
-		for i, p := range res.Probabilities {
-			sum += p
-			if p > res.Probabilities[best] {
-				best = i
-			}
-		}
-		if math.Abs(sum-1) > 1e-3 {
-			t.Errorf("%q: probabilities sum to %v", q, sum)
-		}
-		// The first token generated is in the sequence once the second
-		// is (a thinking marker has no log-probability entry).
-		g := greedyTiny(t, one, system+q, 2, false)
-		if first := one.names["tiny"].runner.slots[0].cache[g.Usage.PromptTokens]; int(first) != best {
-			t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, first)
-		}
-	}
-	for i := range 2 {
-		res := score(t, many, system, branches...)
-		if i == 1 && res.Usage.CachedTokens == 0 {
-			t.Error("repeat: nothing cached")
-		}
-		for k := range branches {
-			sameScores(t, scoreQuestions[k], res.Branches[k], alone[k])
-		}
 	}
 }
 

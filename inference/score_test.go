@@ -213,10 +213,11 @@ func byteModels(t *testing.T) []catalog.Model {
 }
 
 // checkBranching scores each of scoreQuestions after system on one, a
-// single-sequence engine: a branch's most likely token must be the one
-// greedy generation picks after the same text. Then it scores them all in
-// one request on many, twice (cold, then with the state from the cache):
-// each branch must give the numbers it gave alone.
+// single-sequence engine, over the whole vocabulary: the probabilities sum
+// to 1, and a branch's most likely token must be the one greedy
+// generation picks after the same text. Then it scores them all in one
+// request on many, twice (cold, then with the state from the cache): each
+// branch must give the numbers it gave alone.
 func checkBranching(t *testing.T, one, many *Engine) {
 	t.Helper()
 	r := one.names["tiny"].runner
@@ -228,21 +229,34 @@ func checkBranching(t *testing.T, one, many *Engine) {
 		branches = append(branches, b)
 		res := score(t, one, system, b).Branches[0]
 		alone = append(alone, res)
-		best := 0
+		best, sum := 0, 0.0
 		for i, p := range res.Probabilities {
+			sum += p
 			if p > res.Probabilities[best] {
 				best = i
 			}
 		}
-		generate(t, one, system+q)
-		if want := r.slots[0].cache[len(system+q)]; int(want) != best {
+		if math.Abs(sum-1) > 1e-3 {
+			t.Errorf("%q: probabilities sum to %v", q, sum)
+		}
+		// The first token generated is in the sequence once the
+		// second is.
+		g := generate(t, one, system+q)
+		if len(r.slots[0].cache) <= g.Usage.PromptTokens {
+			t.Fatalf("%q: generation ended at its first token, %q", q, g.Text)
+		}
+		if want := r.slots[0].cache[g.Usage.PromptTokens]; int(want) != best {
 			t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, want)
 		}
 	}
+	prefix, err := one.names["tiny"].tokenize(system, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 2 {
 		res := score(t, many, system, branches...)
-		if cached := res.Usage.CachedTokens; i == 1 && cached != len(system) {
-			t.Errorf("repeat: %d cached, want %d", cached, len(system))
+		if cached := res.Usage.CachedTokens; i == 1 && cached != len(prefix) {
+			t.Errorf("repeat: %d cached, want %d", cached, len(prefix))
 		}
 		for i := range branches {
 			sameScores(t, scoreQuestions[i], res.Branches[i], alone[i])
