@@ -57,10 +57,10 @@ type Model struct {
 	// own, and only whole sequences are copied.
 	mixes bool
 
-	pieces  []string // the bytes of each token; "" for control tokens
-	control controlTexts
-	eog     []backend.Token
-	isEOG   []bool
+	pieces []string // the bytes of each token; "" for control tokens
+	text   textTokens
+	eog    []backend.Token
+	isEOG  []bool
 
 	grammarVocab vocabulary
 
@@ -240,7 +240,7 @@ func (m *Model) readVocabulary() {
 		}
 		m.pieces[i], _ = m.tok.Decode([]int32{id})
 	}
-	m.control = newControlTexts(texts)
+	m.readTextTokens()
 	for _, id := range v.EOS {
 		if m.valid(id) {
 			m.isEOG[id] = true
