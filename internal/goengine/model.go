@@ -57,7 +57,7 @@ type Model struct {
 	// own, and only whole sequences are copied.
 	mixes bool
 
-	pieces []string // the bytes of each token; "" for control tokens
+	pieces []string // the bytes of each token, as llama.cpp gives them (mendPieces)
 	text   textTokens
 	eog    []backend.Token
 	isEOG  []bool
@@ -373,13 +373,13 @@ func (m *Model) TokenText(t backend.Token) string {
 	return m.vocab.Values[t]
 }
 
-// Piece returns the bytes t stands for; a control token's text only when
-// special is set.
+// Piece returns the bytes t stands for; a control or unknown token's text
+// only when special is set.
 func (m *Model) Piece(t backend.Token, special bool) []byte {
 	if !m.valid(t) {
 		return nil
 	}
-	if m.IsControl(t) {
+	if m.IsControl(t) || m.typeOf(t) == tokenizer.TOKEN_TYPE_UNKNOWN {
 		if !special {
 			return nil
 		}

@@ -49,8 +49,9 @@ import (
 //     character that is not valid UTF-8, where Ollama's spells U+FFFD:
 //     here those bytes are spelled with byte tokens as llama.cpp groups
 //     them.
-//   - Byte-level BPE: Ollama's decoding drops the NUL byte from the
-//     pieces of the tokens that spell it; here they keep it.
+//   - Pieces: Ollama's decoding drops the NUL byte from byte-level BPE
+//     tokens, decodes user-defined tokens' texts, and gives unknown and
+//     unused tokens their texts; here they are llama.cpp's.
 //   - BOS is not added to a text that starts with it.
 //
 // Long texts are encoded in chunks cut where the llama.cpp backend cuts
@@ -131,12 +132,8 @@ func (m *Model) readTextTokens() {
 	if tt.spmCuts = kind != "gpt2"; tt.spmCuts {
 		tt.chunk = spmChunk
 	}
-	if kind == "gpt2" {
-		for i, s := range v.Values {
-			if strings.ContainsRune(s, 0x100) && m.typeOf(backend.Token(i)) != tokenizer.TOKEN_TYPE_CONTROL {
-				m.pieces[i] = byteLevelText(s)
-			}
-		}
+	if kind == "gpt2" || kind == "llama" {
+		m.mendPieces(kind == "gpt2")
 	}
 	if _, ok := embeddedTokenizer(m.m).(tokenizer.SentencePiece); ok {
 		tt.spm, tt.cuts = true, false
@@ -152,6 +149,31 @@ func (m *Model) readTextTokens() {
 					tt.bytes[b] = backend.Token(i)
 				}
 			}
+		}
+	}
+}
+
+// mendPieces gives tokens the pieces llama.cpp gives them, where Ollama's
+// decoding differs: a user-defined token's piece is its text as it is; an
+// unknown token's is empty (Piece gives its text as a control token's, to
+// special only); tokens of other kinds than normal, user-defined and, in
+// SentencePiece, byte have none; and in byte-level BPE the NUL byte, which
+// Ollama drops, is kept.
+func (m *Model) mendPieces(byteLevel bool) {
+	for i, s := range m.vocab.Values {
+		switch m.typeOf(backend.Token(i)) {
+		case tokenizer.TOKEN_TYPE_NORMAL:
+			if byteLevel && strings.ContainsRune(s, 0x100) {
+				m.pieces[i] = byteLevelText(s)
+			}
+		case tokenizer.TOKEN_TYPE_USER_DEFINED:
+			m.pieces[i] = s
+		case tokenizer.TOKEN_TYPE_BYTE:
+			if byteLevel {
+				m.pieces[i] = ""
+			}
+		default:
+			m.pieces[i] = ""
 		}
 	}
 }
