@@ -132,9 +132,7 @@ func (m *Model) readTextTokens() {
 	if tt.spmCuts = kind != "gpt2"; tt.spmCuts {
 		tt.chunk = spmChunk
 	}
-	if kind == "gpt2" || kind == "llama" {
-		m.mendPieces(kind == "gpt2")
-	}
+	m.mendPieces(kind == "gpt2")
 	if _, ok := embeddedTokenizer(m.m).(tokenizer.SentencePiece); ok {
 		tt.spm, tt.cuts = true, false
 		tt.plain = plainSentencePiece(v)
