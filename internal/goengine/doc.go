@@ -14,9 +14,11 @@
 //     wider than llama.cpp's (Gemma 3, Gemma 4), and Qwen3.5's
 //     multi-token-prediction layers, which the Go model would run as
 //     ordinary layers;
-//   - tokenizing where a request's text stays text: the text of a control
-//     token in request data is not that token (Ollama's tokenizer always
-//     matches it);
+//   - tokenizing as the llama.cpp backend does, where a request's text
+//     stays text: the text of a control token in request data is not that
+//     token (Ollama's tokenizer always matches it), special tokens are
+//     matched the longest first, and pieces are llama.cpp's (tokenize.go
+//     lists what Ollama's tokenizer still does differently);
 //   - the end-of-generation tokens llama.cpp finds by their text;
 //   - positions per sequence, batches whose tokens belong to several
 //     sequences, and one forward pass per sequence where the model's memory

@@ -58,10 +58,10 @@ type Model struct {
 	// own, and only whole sequences are copied.
 	mixes bool
 
-	pieces  []string // the bytes of each token; "" for control tokens
-	control controlTexts
-	eog     []backend.Token
-	isEOG   []bool
+	pieces []string // the bytes of each token, as llama.cpp gives them (mendPieces)
+	text   textTokens
+	eog    []backend.Token
+	isEOG  []bool
 
 	grammarVocab vocabulary
 
@@ -257,7 +257,7 @@ func (m *Model) readVocabulary() {
 		}
 		m.pieces[i], _ = m.tok.Decode([]int32{id})
 	}
-	m.control = newControlTexts(texts)
+	m.readTextTokens()
 	for _, id := range v.EOS {
 		if m.valid(id) {
 			m.isEOG[id] = true
@@ -390,13 +390,13 @@ func (m *Model) TokenText(t backend.Token) string {
 	return m.vocab.Values[t]
 }
 
-// Piece returns the bytes t stands for; a control token's text only when
-// special is set.
+// Piece returns the bytes t stands for; a control or unknown token's text
+// only when special is set.
 func (m *Model) Piece(t backend.Token, special bool) []byte {
 	if !m.valid(t) {
 		return nil
 	}
-	if m.IsControl(t) {
+	if m.IsControl(t) || m.typeOf(t) == tokenizer.TOKEN_TYPE_UNKNOWN {
 		if !special {
 			return nil
 		}

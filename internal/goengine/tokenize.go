@@ -4,150 +4,710 @@ package goengine
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/ollama/ollama/model"
+	"github.com/ollama/ollama/tokenizer"
 )
 
-// controlTexts finds the texts of a vocabulary's control tokens in a
-// string, longest first at each position.
-type controlTexts struct {
-	ids     map[string]backend.Token
-	lengths []int     // the texts' distinct lengths, longest first
-	starts  [256]bool // the texts' first bytes
+// Tokenizing as llama.cpp does, with Ollama's tokenizer.
+//
+// The tokens of a prompt are those the llama.cpp backend
+// (internal/llamacpp) gives for the same file. That backend matches the
+// special tokens of each segment itself, the longest at each place:
+// control and unknown tokens outside request data only, user-defined ones
+// everywhere. The text between them, carried across segments, goes to
+// llama.cpp's tokenizer in chunks, which again takes user-defined tokens'
+// texts for those tokens, the longest tokens first, but not control
+// tokens'. Ollama's tokenizer differs from that in ways this file works
+// around:
+//
+//   - Its Encode takes the text of every control and user-defined token
+//     for that token, wherever it is, trying the tokens in vocabulary
+//     order rather than the longest first (Gemma's user-defined "\n"
+//     before "\n\n", "  " before "   "), and never the unknown token's.
+//     Here the special tokens are matched as above, and Ollama's tokenizer
+//     only encodes the text between them.
+//   - That text may still hold a control token's text: in request data,
+//     or across two segments. A SentencePiece vocabulary is encoded by a
+//     tokenizer of its own that knows no special tokens, so that the text
+//     stays text. Other vocabularies are encoded by the model's own
+//     tokenizer, with the text cut inside each such place, at the end of a
+//     run of letters ("<|im" + "_end|>"), where every byte-level
+//     pre-tokenizer ends a word anyway, so that the cut changes no token;
+//     failing one, after its first character.
+//   - SentencePiece: llama.cpp puts a space in front of the text at the
+//     start and after each special token where
+//     tokenizer.ggml.add_space_prefix is set (or missing); Ollama's never
+//     does. And llama.cpp spells with byte tokens the bytes it takes for a
+//     character that is not valid UTF-8, where Ollama's spells U+FFFD:
+//     here those bytes are spelled with byte tokens as llama.cpp groups
+//     them.
+//   - Pieces: Ollama's decoding drops the NUL byte from byte-level BPE
+//     tokens, decodes user-defined tokens' texts, and gives unknown and
+//     unused tokens their texts; here they are llama.cpp's.
+//   - BOS is not added to a text that starts with it.
+//
+// Long texts are encoded in chunks cut where the llama.cpp backend cuts
+// them, so that a limit stops the work early and a forced cut, in a run
+// with nowhere to cut, falls where the other backend's does.
+//
+// What cannot be mended from outside Ollama's tokenizer, which the tests
+// document (tokenize_test.go):
+//   - Its byte-level BPE applies merges of equal rank in the order of a
+//     heap, not leftmost first as llama.cpp and Hugging Face do, so that
+//     runs of a repeated character or pair ("----------", "!!!!!!!!!!",
+//     "bananana", long runs of spaces) can be split into other tokens,
+//     which spell the same text.
+//   - Its pre-tokenizers read \s as RE2 does, ASCII whitespace only,
+//     where llama.cpp's take Unicode spaces too (U+0085, U+00A0, U+2003,
+//     ...): a space before one of those joins it in Ollama's.
+//   - It reads invalid UTF-8 as one U+FFFD per byte, where llama.cpp's
+//     byte-level BPE decodes overlong forms and surrogates as the code
+//     points they spell. Request text, decoded from JSON, is valid UTF-8.
+
+// Chunk sizes, in bytes, of the text given to Ollama's tokenizer at once:
+// those of the llama.cpp backend, by the vocabulary's kind.
+const (
+	bpeChunk = 2048
+	spmChunk = 64 << 10
+)
+
+// textTokens is what tokenizing needs of a model's vocabulary, read at
+// load.
+type textTokens struct {
+	specials specialTrie
+	// userDefined are the user-defined tokens, the longest first, as
+	// llama.cpp matches them in plain text.
+	userDefined []userToken
+	// plain encodes the text between special tokens. cuts: it takes
+	// control tokens' texts for those tokens, so texts are cut there.
+	plain tokenizer.Tokenizer
+	cuts  bool
+	// spm: a SentencePiece vocabulary, spelling with byte tokens (bytes)
+	// the characters it lacks; spacePrefix: a space goes before the text
+	// at the start and after special tokens.
+	spm         bool
+	spacePrefix bool
+	bytes       [256]backend.Token
+	// chunk is the most bytes encoded at once; spmCuts: chunks are cut
+	// as for SentencePiece (no pre-tokenizer splits the text).
+	chunk   int
+	spmCuts bool
 }
 
-func newControlTexts(ids map[string]backend.Token) controlTexts {
-	c := controlTexts{ids: map[string]backend.Token{}}
-	for s, id := range ids {
-		if s == "" {
+type userToken struct {
+	text string
+	id   backend.Token
+}
+
+// readTextTokens reads the special tokens, picks the tokenizer of the text
+// between them, and mends the pieces of tokens that Ollama decodes wrong.
+func (m *Model) readTextTokens() {
+	v, tt := m.vocab, &m.text
+	for i, s := range v.Values {
+		id := backend.Token(i)
+		typ := m.typeOf(id)
+		if s == "" || typ != tokenizer.TOKEN_TYPE_CONTROL && typ != tokenizer.TOKEN_TYPE_UNKNOWN && typ != tokenizer.TOKEN_TYPE_USER_DEFINED {
 			continue
 		}
-		c.ids[s] = id
-		c.starts[s[0]] = true
-		if !slices.Contains(c.lengths, len(s)) {
-			c.lengths = append(c.lengths, len(s))
+		sp := special{
+			id:      id,
+			control: typ != tokenizer.TOKEN_TYPE_USER_DEFINED,
+			cut:     typ == tokenizer.TOKEN_TYPE_CONTROL,
+		}
+		if tt.specials.add(s, sp) && !sp.control {
+			tt.userDefined = append(tt.userDefined, userToken{s, id})
 		}
 	}
-	slices.SortFunc(c.lengths, func(a, b int) int { return b - a })
-	return c
-}
-
-// next returns the first control text in s at or after byte from: its
-// start, length and token, or -1.
-func (c *controlTexts) next(s string, from int) (at, n int, id backend.Token) {
-	for i := from; i < len(s); i++ {
-		if !c.starts[s[i]] {
-			continue
+	slices.SortStableFunc(tt.userDefined, func(a, b userToken) int { return len(b.text) - len(a.text) })
+	tt.plain, tt.cuts, tt.chunk = m.tok, true, bpeChunk
+	kind := m.kv.String("tokenizer.ggml.model")
+	if tt.spmCuts = kind != "gpt2"; tt.spmCuts {
+		tt.chunk = spmChunk
+	}
+	m.mendPieces(kind == "gpt2")
+	if _, ok := embeddedTokenizer(m.m).(tokenizer.SentencePiece); ok {
+		tt.spm, tt.cuts = true, false
+		tt.plain = plainSentencePiece(v)
+		prefix, set := m.kv.Value("tokenizer.ggml.add_space_prefix").(bool)
+		tt.spacePrefix = prefix || !set
+		for i := range tt.bytes {
+			tt.bytes[i] = -1
 		}
-		for _, l := range c.lengths {
-			if i+l <= len(s) {
-				if id, ok := c.ids[s[i:i+l]]; ok {
-					return i, l, id
+		for i, s := range v.Values {
+			if len(s) == 6 && s[:3] == "<0x" && s[5] == '>' {
+				if b, err := strconv.ParseUint(s[3:5], 16, 8); err == nil && tt.bytes[b] < 0 {
+					tt.bytes[b] = backend.Token(i)
 				}
 			}
 		}
 	}
-	return -1, 0, 0
 }
 
-// chunk is the most bytes of plain text encoded at once, cut before a
-// space where there is one, so that a limit stops the work early.
-const chunk = 4096
-
-// TokenizeSegments tokenizes segs: the text of control tokens becomes those
-// tokens outside data segments only; user-defined tokens' text becomes
-// those tokens everywhere.
-func (m *Model) TokenizeSegments(segs []backend.Segment, addBOS bool, limit int) ([]backend.Token, error) {
-	var out []backend.Token
-	if addBOS && m.AddsBOS() {
-		out = append(out, m.vocab.BOS[0])
-	}
-	for _, s := range segs {
-		var err error
-		if s.Data {
-			out, err = m.encodeData(out, s.Text, limit)
-		} else {
-			out, err = m.encodePlain(out, s.Text, limit)
+// mendPieces gives tokens the pieces llama.cpp gives them, where Ollama's
+// decoding differs: a user-defined token's piece is its text as it is; an
+// unknown token's is empty (Piece gives its text as a control token's, to
+// special only); tokens of other kinds than normal, user-defined and, in
+// SentencePiece, byte have none; and in byte-level BPE the NUL byte, which
+// Ollama drops, is kept.
+func (m *Model) mendPieces(byteLevel bool) {
+	for i, s := range m.vocab.Values {
+		switch m.typeOf(backend.Token(i)) {
+		case tokenizer.TOKEN_TYPE_NORMAL:
+			if byteLevel && strings.ContainsRune(s, 0x100) {
+				m.pieces[i] = byteLevelText(s)
+			}
+		case tokenizer.TOKEN_TYPE_USER_DEFINED:
+			m.pieces[i] = s
+		case tokenizer.TOKEN_TYPE_BYTE:
+			if byteLevel {
+				m.pieces[i] = ""
+			}
+		default:
+			m.pieces[i] = ""
 		}
-		if err != nil {
+	}
+}
+
+// byteLevelText returns the bytes that a byte-level BPE token's text
+// stands for, in GPT-2's encoding: the printable bytes stand for
+// themselves, the others, in order, for U+0100 to U+0143; other code
+// points stand for their UTF-8.
+func byteLevelText(s string) string {
+	var b []byte
+	for _, r := range s {
+		switch {
+		case r < 0x100:
+			b = append(b, byte(r))
+		case r <= 0x120:
+			b = append(b, byte(r-0x100)) // 0x00 to 0x20
+		case r <= 0x142:
+			b = append(b, byte(r-0x121+0x7f)) // 0x7F to 0xA0
+		case r == 0x143:
+			b = append(b, 0xad)
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return string(b)
+}
+
+// embeddedTokenizer returns the tokenizer an Ollama model holds in its
+// field Tokenizer, or nil.
+func embeddedTokenizer(m model.Model) tokenizer.Tokenizer {
+	v := reflect.ValueOf(m)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.FieldByName("Tokenizer")
+	if !f.IsValid() || !f.CanInterface() {
+		return nil
+	}
+	t, _ := f.Interface().(tokenizer.Tokenizer)
+	return t
+}
+
+// plainSentencePiece makes a SentencePiece tokenizer of v that matches no
+// special token's text: user-defined tokens are ordinary pieces, and
+// control and unknown tokens have texts that no text spells (invalid
+// UTF-8), so that neither a merge nor a whole text gives them.
+func plainSentencePiece(v *tokenizer.Vocabulary) tokenizer.Tokenizer {
+	values, types := slices.Clone(v.Values), slices.Clone(v.Types)
+	for i, typ := range types {
+		switch typ {
+		case tokenizer.TOKEN_TYPE_CONTROL, tokenizer.TOKEN_TYPE_UNKNOWN:
+			values[i] = "\xff" + strconv.Itoa(i)
+			types[i] = tokenizer.TOKEN_TYPE_NORMAL
+		case tokenizer.TOKEN_TYPE_USER_DEFINED:
+			types[i] = tokenizer.TOKEN_TYPE_NORMAL
+		}
+	}
+	return tokenizer.NewSentencePiece(&tokenizer.Vocabulary{Values: values, Types: types, Scores: v.Scores})
+}
+
+// TokenizeSegments tokenizes the text of segs, in order, as one text:
+// special tokens are matched as backend.Segment says, and the text between
+// them is tokenized plainly. addBOS puts BOS first when the model wants
+// one and the text does not start with it. With limit > 0, a text that
+// gives more than limit tokens fails with an error wrapping
+// backend.ErrTooManyTokens as soon as that is known. A panic in Ollama's
+// tokenizer is returned as an error.
+func (m *Model) TokenizeSegments(segs []backend.Segment, addBOS bool, limit int) (_ []backend.Token, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("goengine: tokenizing: %v", r)
+		}
+	}()
+	t := tokenizing{tt: &m.text, limit: limit, atStart: true}
+	for _, s := range segs {
+		if err := t.segment(s); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	if bos := m.BOS(); addBOS && m.AddsBOS() && (len(t.out) == 0 || t.out[0] != bos) {
+		t.out = append([]backend.Token{bos}, t.out...)
+		if limit > 0 && len(t.out) > limit {
+			return nil, t.tooMany()
+		}
+	}
+	return t.out, nil
 }
 
 // Tokenize tokenizes text alone, the text of control tokens becoming
-// those tokens when special is set.
+// those tokens when special is set. No BOS is added.
 func (m *Model) Tokenize(text string, special bool) ([]backend.Token, error) {
 	return m.TokenizeSegments([]backend.Segment{{Text: text, Data: !special}}, false, 0)
 }
 
-// encodeData appends the tokens of request text: a control token's text
-// is cut after its first character, so that the tokenizer, which matches
-// every special token's text, sees none.
-func (m *Model) encodeData(out []backend.Token, s string, limit int) ([]backend.Token, error) {
-	var err error
-	for s != "" {
-		at, _, _ := m.control.next(s, 0)
-		if at < 0 {
-			return m.encodePlain(out, s, limit)
-		}
-		_, size := utf8.DecodeRuneInString(s[at:])
-		if out, err = m.encodePlain(out, s[:at+size], limit); err != nil {
-			return nil, err
-		}
-		s = s[at+size:]
-	}
-	return out, nil
+// tokenizing is one call of TokenizeSegments.
+type tokenizing struct {
+	tt    *textTokens
+	limit int
+	out   []backend.Token
+	// plain is the text after the last special token, not yet encoded.
+	plain []byte
+	// atStart: nothing is encoded yet, or a special token was last.
+	atStart bool
 }
 
-// encodePlain appends the tokens of s, in chunks, stopping with
-// ErrTooManyTokens past limit (when limit > 0).
-func (m *Model) encodePlain(out []backend.Token, s string, limit int) ([]backend.Token, error) {
-	for s != "" {
-		n := len(s)
-		if n > chunk {
-			n = chunk
-			if sp := strings.LastIndexByte(s[:n], ' '); sp > 0 {
-				n = sp
-			} else {
-				for n > 0 && !utf8.RuneStart(s[n]) {
-					n--
+func (t *tokenizing) tooMany() error {
+	return fmt.Errorf("goengine: %w: more than %d", backend.ErrTooManyTokens, t.limit)
+}
+
+func (t *tokenizing) emit(toks ...backend.Token) error {
+	t.out = append(t.out, toks...)
+	if t.limit > 0 && len(t.out) > t.limit {
+		return t.tooMany()
+	}
+	return nil
+}
+
+// segment matches the special tokens of s and queues the text between.
+func (t *tokenizing) segment(s backend.Segment) error {
+	text, from := s.Text, 0
+	for i := 0; i < len(text); {
+		if !t.tt.specials.first[text[i]] {
+			i++
+			continue
+		}
+		sp, n := t.tt.specials.longest(text[i:], s.Data)
+		if n == 0 {
+			i++
+			continue
+		}
+		t.plain = append(t.plain, text[from:i]...)
+		if err := t.flush(); err != nil {
+			return err
+		}
+		if err := t.emit(sp.id); err != nil {
+			return err
+		}
+		t.atStart = true
+		i += n
+		from = i
+	}
+	t.plain = append(t.plain, text[from:]...)
+	return nil
+}
+
+// flush encodes the queued text, chunk by chunk.
+func (t *tokenizing) flush() error {
+	text := string(t.plain)
+	t.plain = t.plain[:0]
+	for text != "" {
+		n := len(text)
+		if n > t.tt.chunk {
+			n = chunkEnd(text, t.tt.chunk, t.tt.spmCuts)
+		}
+		if err := t.encodeChunk(text[:n]); err != nil {
+			return err
+		}
+		text = text[n:]
+		t.atStart = false
+	}
+	return nil
+}
+
+// encodeChunk encodes s as llama.cpp does text without special tokens
+// parsed: user-defined tokens' texts become those tokens, the longest
+// tokens first, and the text between is encoded plainly, after a space
+// where the vocabulary wants one.
+func (t *tokenizing) encodeChunk(s string) error {
+	afterSpecial := t.atStart
+	for _, f := range t.tt.partition(s) {
+		if f.id >= 0 {
+			if err := t.emit(f.id); err != nil {
+				return err
+			}
+			afterSpecial = true
+			continue
+		}
+		text := f.text
+		if t.tt.spacePrefix && afterSpecial {
+			text = " " + text
+		}
+		if err := t.encode(text); err != nil {
+			return err
+		}
+		afterSpecial = false
+	}
+	return nil
+}
+
+// fragment is a piece of text (id < 0) or a user-defined token.
+type fragment struct {
+	text string
+	id   backend.Token
+}
+
+// partition splits s into user-defined tokens and the text between, as
+// llama.cpp does: each token in turn, the longest first, takes its text
+// wherever it is left, from the left.
+func (tt *textTokens) partition(s string) []fragment {
+	var found map[backend.Token]bool
+	for i := 0; i < len(s); i++ {
+		if tt.specials.first[s[i]] {
+			tt.specials.each(s[i:], func(sp special) {
+				if !sp.control {
+					if found == nil {
+						found = map[backend.Token]bool{}
+					}
+					found[sp.id] = true
+				}
+			})
+		}
+	}
+	frags := []fragment{{text: s, id: -1}}
+	if found == nil {
+		return frags
+	}
+	for _, u := range tt.userDefined {
+		if !found[u.id] {
+			continue
+		}
+		var next []fragment
+		for _, f := range frags {
+			for f.id < 0 && f.text != "" {
+				at := strings.Index(f.text, u.text)
+				if at < 0 {
+					break
+				}
+				if at > 0 {
+					next = append(next, fragment{text: f.text[:at], id: -1})
+				}
+				next = append(next, fragment{id: u.id})
+				f.text = f.text[at+len(u.text):]
+			}
+			if f.id >= 0 || f.text != "" {
+				next = append(next, f)
+			}
+		}
+		frags = next
+	}
+	return frags
+}
+
+// encode appends the tokens of s, which holds no user-defined token's
+// text.
+func (t *tokenizing) encode(s string) error {
+	if t.tt.spm {
+		return t.encodeSentencePiece(s)
+	}
+	for t.tt.cuts && s != "" {
+		c, err := t.tt.cutControl(s)
+		if err != nil {
+			return err
+		}
+		if c < 0 {
+			break
+		}
+		if err := t.encodePlain(s[:c]); err != nil {
+			return err
+		}
+		s = s[c:]
+	}
+	return t.encodePlain(s)
+}
+
+// encodeSentencePiece encodes s as llama.cpp's SentencePiece does: with a
+// space written "▁", character by character, where a character is as
+// many bytes as its first byte says; one that is not valid UTF-8 is spelled
+// with byte tokens, and no piece spans it.
+func (t *tokenizing) encodeSentencePiece(s string) error {
+	b := []byte(strings.ReplaceAll(s, " ", "▁"))
+	from := 0
+	for i := 0; i < len(b); {
+		n := min(leadLength(b[i]), len(b)-i)
+		if r, size := utf8.DecodeRune(b[i:]); size == n && (r != utf8.RuneError || size > 1) {
+			i += n
+			continue
+		}
+		if err := t.encodePlain(string(b[from:i])); err != nil {
+			return err
+		}
+		for _, c := range b[i : i+n] {
+			if id := t.tt.bytes[c]; id >= 0 {
+				if err := t.emit(id); err != nil {
+					return err
 				}
 			}
 		}
-		ids, err := m.tok.Encode(s[:n], false)
-		if err != nil {
-			return nil, fmt.Errorf("goengine: tokenizing: %w", err)
-		}
-		out = append(out, ids...)
-		if limit > 0 && len(out) > limit {
-			return nil, fmt.Errorf("goengine: %w (%d)", backend.ErrTooManyTokens, limit)
-		}
-		s = s[n:]
+		i += n
+		from = i
 	}
-	return out, nil
+	return t.encodePlain(string(b[from:]))
 }
 
-// ReplaceControlText replaces the text of every control token in text with
-// repl's string for it.
-func (m *Model) ReplaceControlText(text string, repl func(backend.Token) string) string {
-	var b strings.Builder
-	from := 0
-	for {
-		at, n, id := m.control.next(text, from)
-		if at < 0 {
-			if from == 0 {
-				return text
-			}
-			b.WriteString(text[from:])
-			return b.String()
-		}
-		b.WriteString(text[from:at])
-		b.WriteString(repl(id))
-		from = at + n
+// leadLength is the length of a UTF-8 sequence by its first byte, as
+// llama.cpp reads it: 1 for ASCII and continuation bytes, 4 from 0xF0.
+func leadLength(c byte) int {
+	switch {
+	case c < 0xC0:
+		return 1
+	case c < 0xE0:
+		return 2
+	case c < 0xF0:
+		return 3
 	}
+	return 4
+}
+
+// encodePlain appends the tokens of s by the plain tokenizer.
+func (t *tokenizing) encodePlain(s string) error {
+	if s == "" {
+		return nil
+	}
+	ids, err := t.tt.plain.Encode(s, false)
+	if err != nil {
+		return fmt.Errorf("goengine: tokenizing: %w", err)
+	}
+	return t.emit(ids...)
+}
+
+// cutControl returns where to cut s so that neither side holds a control
+// token's text, which the plain tokenizer would take for the token:
+// inside the occurrence that ends first, at the end of a word. It returns
+// -1 when s holds none.
+func (tt *textTokens) cutControl(s string) (int, error) {
+	start, end := -1, -1
+	for q := 0; q < len(s) && (end < 0 || q < end); q++ {
+		if !tt.specials.firstCut[s[q]] {
+			continue
+		}
+		if n := tt.specials.shortestCut(s[q:]); n > 0 && (end < 0 || q+n < end) {
+			start, end = q, q+n
+		}
+	}
+	if start < 0 {
+		return -1, nil
+	}
+	c := wordEnd(s[start:end])
+	if c <= 0 {
+		return 0, fmt.Errorf("goengine: tokenizing: Ollama's tokenizer takes %q for a control token, and it is one character", s[start:end])
+	}
+	return start + c, nil
+}
+
+// wordEnd returns a place inside x where byte-level pre-tokenizers end a
+// word: before a space that follows another character, or at the end of a
+// run of letters followed by what no word continues with; failing both,
+// after the first character, or 0 when x is one character.
+func wordEnd(x string) int {
+	r, size := utf8.DecodeRuneInString(x)
+	first := size
+	for i := size; i < len(x); i += size {
+		next, n := utf8.DecodeRuneInString(x[i:])
+		if next == ' ' && !unicode.IsSpace(r) || endsWord(r, next) {
+			return i
+		}
+		r, size = next, n
+	}
+	if first < len(x) {
+		return first
+	}
+	return 0
+}
+
+// endsWord reports whether a word of letters ends between r and next: next
+// is not a letter, a mark, an apostrophe (contractions) or a space.
+func endsWord(r, next rune) bool {
+	return unicode.IsLetter(r) && !unicode.IsLetter(next) && !unicode.Is(unicode.M, next) &&
+		next != '\'' && next != '’' && !unicode.IsSpace(next)
+}
+
+// chunkEnd returns where to end the first chunk of text, at most max
+// bytes, as the llama.cpp backend cuts it: before the last space that
+// follows another character (in SentencePiece, a letter or digit); else,
+// but for SentencePiece, at the end of the last word of letters; else at
+// the last character boundary, or at max when there is none.
+func chunkEnd(text string, max int, spm bool) int {
+	wordAt, boundary := 0, 0
+	for i := max; i > 0; {
+		r, size := utf8.DecodeLastRuneInString(text[:i])
+		if boundary == 0 && utf8.RuneStart(text[i]) {
+			boundary = i
+		}
+		next, _ := utf8.DecodeRuneInString(text[i:])
+		if next == ' ' && !unicode.IsSpace(r) && (!spm || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return i
+		}
+		if !spm && wordAt == 0 && endsWord(r, next) {
+			wordAt = i
+		}
+		i -= size
+	}
+	switch {
+	case wordAt > 0:
+		return wordAt
+	case boundary > 0:
+		return boundary
+	}
+	return max
+}
+
+// ReplaceControlText returns text with the text of every control (or
+// unknown) token in it replaced by repl(token), matched as in markup.
+func (m *Model) ReplaceControlText(text string, repl func(backend.Token) string) string {
+	var b []byte
+	from := 0
+	for i := 0; i < len(text); {
+		if !m.text.specials.first[text[i]] {
+			i++
+			continue
+		}
+		sp, n := m.text.specials.longest(text[i:], false)
+		if n == 0 || !sp.control {
+			i++
+			continue
+		}
+		b = append(b, text[from:i]...)
+		b = append(b, repl(sp.id)...)
+		i += n
+		from = i
+	}
+	if b == nil {
+		return text
+	}
+	return string(append(b, text[from:]...))
+}
+
+// special is a token whose text is matched in prompts.
+type special struct {
+	id backend.Token
+	// control: a control or unknown token, matched outside data only;
+	// cut: a control token, whose text Ollama's tokenizer takes for it.
+	control, cut bool
+}
+
+// specialTrie finds the special tokens at the start of a text.
+type specialTrie struct {
+	nodes    []trieNode
+	first    [256]bool // the texts' first bytes
+	firstCut [256]bool // those of the texts of cut tokens
+}
+
+type trieNode struct {
+	edges []trieEdge
+	sp    special
+	ok    bool // a text ends here: sp
+}
+
+type trieEdge struct {
+	b    byte
+	node int32
+}
+
+func (t *specialTrie) child(n int, b byte) int {
+	for _, e := range t.nodes[n].edges {
+		if e.b == b {
+			return int(e.node)
+		}
+	}
+	return -1
+}
+
+// add adds a text; the first token added keeps a text. It reports whether
+// sp was added.
+func (t *specialTrie) add(text string, sp special) bool {
+	if len(t.nodes) == 0 {
+		t.nodes = append(t.nodes, trieNode{})
+	}
+	n := 0
+	for i := 0; i < len(text); i++ {
+		c := t.child(n, text[i])
+		if c < 0 {
+			c = len(t.nodes)
+			t.nodes[n].edges = append(t.nodes[n].edges, trieEdge{text[i], int32(c)})
+			t.nodes = append(t.nodes, trieNode{})
+		}
+		n = c
+	}
+	if t.nodes[n].ok {
+		return false
+	}
+	t.nodes[n].sp, t.nodes[n].ok = sp, true
+	t.first[text[0]] = true
+	if sp.cut {
+		t.firstCut[text[0]] = true
+	}
+	return true
+}
+
+// each calls f for every special token that text starts with.
+func (t *specialTrie) each(text string, f func(special)) {
+	node := 0
+	for i := 0; i < len(text) && len(t.nodes) > 0; i++ {
+		if node = t.child(node, text[i]); node < 0 {
+			return
+		}
+		if nd := &t.nodes[node]; nd.ok {
+			f(nd.sp)
+		}
+	}
+}
+
+// longest returns the longest special token text starts with, and its
+// length (0 for none); in data, control tokens are not matched.
+func (t *specialTrie) longest(text string, data bool) (sp special, n int) {
+	node := 0
+	for i := 0; i < len(text) && len(t.nodes) > 0; i++ {
+		if node = t.child(node, text[i]); node < 0 {
+			break
+		}
+		if nd := &t.nodes[node]; nd.ok && !(data && nd.sp.control) {
+			sp, n = nd.sp, i+1
+		}
+	}
+	return sp, n
+}
+
+// shortestCut returns the length of the shortest text of a cut token that
+// text starts with, or 0.
+func (t *specialTrie) shortestCut(text string) int {
+	node := 0
+	for i := 0; i < len(text) && len(t.nodes) > 0; i++ {
+		if node = t.child(node, text[i]); node < 0 {
+			break
+		}
+		if nd := &t.nodes[node]; nd.ok && nd.sp.cut {
+			return i + 1
+		}
+	}
+	return 0
 }
