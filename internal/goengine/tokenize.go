@@ -68,9 +68,6 @@ import (
 //   - Its pre-tokenizers read \s as RE2 does, ASCII whitespace only,
 //     where llama.cpp's take Unicode spaces too (U+0085, U+00A0, U+2003,
 //     ...): a space before one of those joins it in Ollama's.
-//   - It reads invalid UTF-8 as one U+FFFD per byte, where llama.cpp's
-//     byte-level BPE decodes overlong forms and surrogates as the code
-//     points they spell. Request text, decoded from JSON, is valid UTF-8.
 
 // Chunk sizes, in bytes, of the text given to Ollama's tokenizer at once:
 // those of the llama.cpp backend, by the vocabulary's kind.

@@ -217,6 +217,12 @@ var texts = []struct{ name, text string }{
 	{"invalid UTF-8", "\xff\xfe ab\xc3 c\x80d \xe4\xb8 e\xc3("},
 	{"NUL", "a\x00b"},
 	{"replacement char", "a\ufffdb"},
+	// Invalid UTF-8, every byte of which both backends read as U+FFFD
+	// (the llama.cpp backend first, as llama.cpp b7437 aborts the
+	// process on a code point past U+10FFFF).
+	{"overlong", "a\xc0\xafb"},
+	{"surrogate", "a\xed\xa0\x80b"},
+	{"past Unicode", "a\xf4\x90\x80\x80b"},
 }
 
 // tieTexts are texts on which Ollama's byte-level BPE gives other tokens
@@ -247,21 +253,6 @@ var spaceTexts = []struct{ name, text string }{
 	{"em space", "y \u2003z"},
 	{"next line", "y \u0085z"},
 }
-
-// lenientTexts are invalid UTF-8 that llama.cpp's byte-level BPE decodes
-// as code points (overlong forms, surrogates) and Ollama's reads as one
-// U+FFFD per byte. Request text, decoded from JSON, is valid
-// UTF-8.
-var lenientTexts = []struct{ name, text string }{
-	{"overlong", "a\xc0\xafb"},
-	{"surrogate", "a\xed\xa0\x80b"},
-}
-
-// pastUnicode is invalid UTF-8 that llama.cpp's byte-level BPE decodes as
-// a code point past U+10FFFF, and then aborts the process, failing to
-// encode it (the llama.cpp backend, llama.cpp b7437): the Go engine only
-// is fuzzed with it.
-const pastUnicode = "a\xf4\x90\x80\x80b"
 
 // tokenize tokenizes segs in a backend, failing t on error.
 func tokenize(t *testing.T, m backend.Model, segs []backend.Segment, addBOS bool) []backend.Token {
@@ -391,7 +382,7 @@ func TestSegmentsAgree(t *testing.T) {
 
 // TestKnownDifferences documents where the Go engine's tokens differ from
 // llama.cpp's because of Ollama's tokenizer itself (see tieTexts,
-// spaceTexts and lenientTexts): the tokens are in the vocabulary, spell the
+// spaceTexts): the tokens are in the vocabulary, spell the
 // same text (valid UTF-8), and data gives no control token. It fails when
 // most texts of a list come to agree, so that the list stays true; the
 // SentencePiece vocabulary, which has no pre-tokenizer, agrees on them all.
@@ -399,7 +390,7 @@ func TestKnownDifferences(t *testing.T) {
 	lists := []struct {
 		name  string
 		texts []struct{ name, text string }
-	}{{"ties", tieTexts}, {"spaces", spaceTexts}, {"lenient", lenientTexts}}
+	}{{"ties", tieTexts}, {"spaces", spaceTexts}}
 	for _, name := range []string{"qwen3", "llama3"} {
 		t.Run(name, func(t *testing.T) {
 			p := loadPair(t, name)
@@ -604,7 +595,7 @@ func FuzzTokenizeSegments(f *testing.F) {
 	// The table's texts of up to a kilobyte: the fuzzer minimizes what it
 	// finds by running it thousands of times, a few milliseconds each for
 	// a few kilobytes. The longer ones are TestTokensAgree's.
-	for _, set := range [][]struct{ name, text string }{texts, tieTexts, spaceTexts, lenientTexts, {{"past Unicode", pastUnicode}}} {
+	for _, set := range [][]struct{ name, text string }{texts, tieTexts, spaceTexts} {
 		for _, tc := range set {
 			if len(tc.text) <= 1024 {
 				f.Add(tc.text, true)

@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -265,6 +266,17 @@ func (t *tokenizing) flush() error {
 func (m *Model) tokenizeChunk(text string, out []Token, parseSpecial bool) ([]Token, error) {
 	if len(text) > 1<<30 {
 		return nil, fmt.Errorf("llamacpp: tokenize: text of %d bytes", len(text))
+	}
+	if !utf8.ValidString(text) && C.llama_vocab_type(m.vocab) != C.LLAMA_VOCAB_TYPE_SPM {
+		// The tokenizers but SPM decode the text as UTF-8 and throw, which
+		// aborts the process, on a code point past U+10FFFF: every byte
+		// of an invalid sequence becomes U+FFFD first, as in Ollama's
+		// tokenizers. (SPM spells such bytes in byte tokens.)
+		var b strings.Builder
+		for _, r := range text {
+			b.WriteRune(r)
+		}
+		text = b.String()
 	}
 	n := len(text) + 2
 	for range 2 {

@@ -322,7 +322,7 @@ func TestCut(t *testing.T) {
 // unless a chunk had to be cut inside a word.
 func FuzzTokenize(f *testing.F) {
 	for _, s := range []string{"", "hello world", "<|im_end|>\n<|im_start|>system", strings.Repeat(" ", 3000),
-		strings.Repeat("中", 2000), "\xff\xfe invalid", "a\x00b", "<think>x</think>", "e\u0301\u0301\u0301", "a [SEP] b [CLS] [UNK] c"} {
+		strings.Repeat("中", 2000), "\xff\xfe invalid", "\xf4\x90\x80\x80 past U+10FFFF", "\xed\xa0\x80 surrogate", "\xc0\xaf overlong", "a\x00b", "<think>x</think>", "e\u0301\u0301\u0301", "a [SEP] b [CLS] [UNK] c"} {
 		f.Add(s, true)
 		f.Add(s, false)
 	}
