@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/internal/backend"
@@ -69,17 +68,13 @@ import (
 //     where llama.cpp's take Unicode spaces too (U+0085, U+00A0, U+2003,
 //     ...): a space before one of those joins it in Ollama's.
 
-// Chunk sizes, in bytes, of the text given to Ollama's tokenizer at once:
-// those of the llama.cpp backend, by the vocabulary's kind.
-const (
-	bpeChunk = 2048
-	spmChunk = 64 << 10
-)
-
 // textTokens is what tokenizing needs of a model's vocabulary, read at
 // load.
 type textTokens struct {
-	specials specialTrie
+	specials backend.Specials
+	// controlFirst are the first bytes of control tokens' texts, which
+	// Ollama's tokenizer takes for those tokens.
+	controlFirst [256]bool
 	// userDefined are the user-defined tokens, the longest first, as
 	// llama.cpp matches them in plain text.
 	userDefined []userToken
@@ -93,8 +88,9 @@ type textTokens struct {
 	spm         bool
 	spacePrefix bool
 	bytes       [256]backend.Token
-	// chunk is the most bytes encoded at once; spmCuts: chunks are cut
-	// as for SentencePiece (no pre-tokenizer splits the text).
+	// chunk is the most bytes encoded at once (backend.BPEChunk or
+	// SPMChunk, as in the llama.cpp backend); spmCuts: chunks are cut as
+	// for SentencePiece (no pre-tokenizer splits the text).
 	chunk   int
 	spmCuts bool
 }
@@ -114,20 +110,28 @@ func (m *Model) readTextTokens() {
 		if s == "" || typ != tokenizer.TOKEN_TYPE_CONTROL && typ != tokenizer.TOKEN_TYPE_UNKNOWN && typ != tokenizer.TOKEN_TYPE_USER_DEFINED {
 			continue
 		}
-		sp := special{
-			id:      id,
-			control: typ != tokenizer.TOKEN_TYPE_USER_DEFINED,
-			cut:     typ == tokenizer.TOKEN_TYPE_CONTROL,
+		sp := backend.Special{ID: id, Kind: backend.UserDefined}
+		switch typ {
+		case tokenizer.TOKEN_TYPE_CONTROL:
+			sp.Kind = backend.Control
+		case tokenizer.TOKEN_TYPE_UNKNOWN:
+			sp.Kind = backend.Unknown
 		}
-		if tt.specials.add(s, sp) && !sp.control {
+		if !tt.specials.Add(s, sp) {
+			continue
+		}
+		switch sp.Kind {
+		case backend.UserDefined:
 			tt.userDefined = append(tt.userDefined, userToken{s, id})
+		case backend.Control:
+			tt.controlFirst[s[0]] = true
 		}
 	}
 	slices.SortStableFunc(tt.userDefined, func(a, b userToken) int { return len(b.text) - len(a.text) })
-	tt.plain, tt.cuts, tt.chunk = m.tok, true, bpeChunk
+	tt.plain, tt.cuts, tt.chunk = m.tok, true, backend.BPEChunk
 	kind := m.kv.String("tokenizer.ggml.model")
 	if tt.spmCuts = kind != "gpt2"; tt.spmCuts {
-		tt.chunk = spmChunk
+		tt.chunk = backend.SPMChunk
 	}
 	m.mendPieces(kind == "gpt2")
 	if _, ok := embeddedTokenizer(m.m).(tokenizer.SentencePiece); ok {
@@ -299,11 +303,11 @@ func (t *tokenizing) emit(toks ...backend.Token) error {
 func (t *tokenizing) segment(s backend.Segment) error {
 	text, from := s.Text, 0
 	for i := 0; i < len(text); {
-		if !t.tt.specials.first[text[i]] {
+		if !t.tt.specials.Begins(text[i]) {
 			i++
 			continue
 		}
-		sp, n := t.tt.specials.longest(text[i:], s.Data)
+		sp, n := t.tt.specials.Longest(text[i:], s.Data)
 		if n == 0 {
 			i++
 			continue
@@ -312,7 +316,7 @@ func (t *tokenizing) segment(s backend.Segment) error {
 		if err := t.flush(); err != nil {
 			return err
 		}
-		if err := t.emit(sp.id); err != nil {
+		if err := t.emit(sp.ID); err != nil {
 			return err
 		}
 		t.atStart = true
@@ -330,7 +334,7 @@ func (t *tokenizing) flush() error {
 	for text != "" {
 		n := len(text)
 		if n > t.tt.chunk {
-			n = chunkEnd(text, t.tt.chunk, t.tt.spmCuts)
+			n, _ = backend.ChunkEnd(text, t.tt.chunk, t.tt.spmCuts)
 		}
 		if err := t.encodeChunk(text[:n]); err != nil {
 			return err
@@ -379,15 +383,16 @@ type fragment struct {
 func (tt *textTokens) partition(s string) []fragment {
 	var found map[backend.Token]bool
 	for i := 0; i < len(s); i++ {
-		if tt.specials.first[s[i]] {
-			tt.specials.each(s[i:], func(sp special) {
-				if !sp.control {
-					if found == nil {
-						found = map[backend.Token]bool{}
-					}
-					found[sp.id] = true
+		if !tt.specials.Begins(s[i]) {
+			continue
+		}
+		for sp := range tt.specials.Prefixes(s[i:]) {
+			if sp.Kind == backend.UserDefined {
+				if found == nil {
+					found = map[backend.Token]bool{}
 				}
-			})
+				found[sp.ID] = true
+			}
 		}
 	}
 	frags := []fragment{{text: s, id: -1}}
@@ -504,10 +509,10 @@ func (t *tokenizing) encodePlain(s string) error {
 func (tt *textTokens) cutControl(s string) (int, error) {
 	start, end := -1, -1
 	for q := 0; q < len(s) && (end < 0 || q < end); q++ {
-		if !tt.specials.firstCut[s[q]] {
+		if !tt.controlFirst[s[q]] {
 			continue
 		}
-		if n := tt.specials.shortestCut(s[q:]); n > 0 && (end < 0 || q+n < end) {
+		if n := tt.shortestControl(s[q:]); n > 0 && (end < 0 || q+n < end) {
 			start, end = q, q+n
 		}
 	}
@@ -521,6 +526,17 @@ func (tt *textTokens) cutControl(s string) (int, error) {
 	return start + c, nil
 }
 
+// shortestControl returns the length of the shortest text of a control
+// token that s starts with, or 0.
+func (tt *textTokens) shortestControl(s string) int {
+	for sp, n := range tt.specials.Prefixes(s) {
+		if sp.Kind == backend.Control {
+			return n
+		}
+	}
+	return 0
+}
+
 // wordEnd returns a place inside x where byte-level pre-tokenizers end a
 // word: before a space that follows another character, or at the end of a
 // run of letters followed by what no word continues with; failing both,
@@ -530,7 +546,7 @@ func wordEnd(x string) int {
 	first := size
 	for i := size; i < len(x); i += size {
 		next, n := utf8.DecodeRuneInString(x[i:])
-		if next == ' ' && !unicode.IsSpace(r) || endsWord(r, next) {
+		if backend.WordBreak(r, next) {
 			return i
 		}
 		r, size = next, n
@@ -541,170 +557,8 @@ func wordEnd(x string) int {
 	return 0
 }
 
-// endsWord reports whether a word of letters ends between r and next: next
-// is not a letter, a mark, an apostrophe (contractions) or a space.
-func endsWord(r, next rune) bool {
-	return unicode.IsLetter(r) && !unicode.IsLetter(next) && !unicode.Is(unicode.M, next) &&
-		next != '\'' && next != '’' && !unicode.IsSpace(next)
-}
-
-// chunkEnd returns where to end the first chunk of text, at most max
-// bytes, as the llama.cpp backend cuts it: before the last space that
-// follows another character (in SentencePiece, a letter or digit); else,
-// but for SentencePiece, at the end of the last word of letters; else at
-// the last character boundary, or at max when there is none.
-func chunkEnd(text string, max int, spm bool) int {
-	wordAt, boundary := 0, 0
-	for i := max; i > 0; {
-		r, size := utf8.DecodeLastRuneInString(text[:i])
-		if boundary == 0 && utf8.RuneStart(text[i]) {
-			boundary = i
-		}
-		next, _ := utf8.DecodeRuneInString(text[i:])
-		if next == ' ' && !unicode.IsSpace(r) && (!spm || unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			return i
-		}
-		if !spm && wordAt == 0 && endsWord(r, next) {
-			wordAt = i
-		}
-		i -= size
-	}
-	switch {
-	case wordAt > 0:
-		return wordAt
-	case boundary > 0:
-		return boundary
-	}
-	return max
-}
-
 // ReplaceControlText returns text with the text of every control (or
 // unknown) token in it replaced by repl(token), matched as in markup.
 func (m *Model) ReplaceControlText(text string, repl func(backend.Token) string) string {
-	var b []byte
-	from := 0
-	for i := 0; i < len(text); {
-		if !m.text.specials.first[text[i]] {
-			i++
-			continue
-		}
-		sp, n := m.text.specials.longest(text[i:], false)
-		if n == 0 || !sp.control {
-			i++
-			continue
-		}
-		b = append(b, text[from:i]...)
-		b = append(b, repl(sp.id)...)
-		i += n
-		from = i
-	}
-	if b == nil {
-		return text
-	}
-	return string(append(b, text[from:]...))
-}
-
-// special is a token whose text is matched in prompts.
-type special struct {
-	id backend.Token
-	// control: a control or unknown token, matched outside data only;
-	// cut: a control token, whose text Ollama's tokenizer takes for it.
-	control, cut bool
-}
-
-// specialTrie finds the special tokens at the start of a text.
-type specialTrie struct {
-	nodes    []trieNode
-	first    [256]bool // the texts' first bytes
-	firstCut [256]bool // those of the texts of cut tokens
-}
-
-type trieNode struct {
-	edges []trieEdge
-	sp    special
-	ok    bool // a text ends here: sp
-}
-
-type trieEdge struct {
-	b    byte
-	node int32
-}
-
-func (t *specialTrie) child(n int, b byte) int {
-	for _, e := range t.nodes[n].edges {
-		if e.b == b {
-			return int(e.node)
-		}
-	}
-	return -1
-}
-
-// add adds a text; the first token added keeps a text. It reports whether
-// sp was added.
-func (t *specialTrie) add(text string, sp special) bool {
-	if len(t.nodes) == 0 {
-		t.nodes = append(t.nodes, trieNode{})
-	}
-	n := 0
-	for i := 0; i < len(text); i++ {
-		c := t.child(n, text[i])
-		if c < 0 {
-			c = len(t.nodes)
-			t.nodes[n].edges = append(t.nodes[n].edges, trieEdge{text[i], int32(c)})
-			t.nodes = append(t.nodes, trieNode{})
-		}
-		n = c
-	}
-	if t.nodes[n].ok {
-		return false
-	}
-	t.nodes[n].sp, t.nodes[n].ok = sp, true
-	t.first[text[0]] = true
-	if sp.cut {
-		t.firstCut[text[0]] = true
-	}
-	return true
-}
-
-// each calls f for every special token that text starts with.
-func (t *specialTrie) each(text string, f func(special)) {
-	node := 0
-	for i := 0; i < len(text) && len(t.nodes) > 0; i++ {
-		if node = t.child(node, text[i]); node < 0 {
-			return
-		}
-		if nd := &t.nodes[node]; nd.ok {
-			f(nd.sp)
-		}
-	}
-}
-
-// longest returns the longest special token text starts with, and its
-// length (0 for none); in data, control tokens are not matched.
-func (t *specialTrie) longest(text string, data bool) (sp special, n int) {
-	node := 0
-	for i := 0; i < len(text) && len(t.nodes) > 0; i++ {
-		if node = t.child(node, text[i]); node < 0 {
-			break
-		}
-		if nd := &t.nodes[node]; nd.ok && !(data && nd.sp.control) {
-			sp, n = nd.sp, i+1
-		}
-	}
-	return sp, n
-}
-
-// shortestCut returns the length of the shortest text of a cut token that
-// text starts with, or 0.
-func (t *specialTrie) shortestCut(text string) int {
-	node := 0
-	for i := 0; i < len(text) && len(t.nodes) > 0; i++ {
-		if node = t.child(node, text[i]); node < 0 {
-			break
-		}
-		if nd := &t.nodes[node]; nd.ok && nd.sp.cut {
-			return i + 1
-		}
-	}
-	return 0
+	return m.text.specials.ReplaceMarkup(text, repl)
 }

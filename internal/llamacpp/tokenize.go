@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -46,31 +45,19 @@ type Segment = backend.Segment
 // than the limit given to Model.TokenizeSegments (backend.ErrTooManyTokens).
 var ErrTooManyTokens = backend.ErrTooManyTokens
 
-// Chunk sizes, in bytes, of the text given to llama_tokenize at once. A BPE
-// chunk bounds the depth of std::regex's recursion (a few hundred bytes of
-// stack a character); SPM runs no regex, and its chunks only bound the
-// work done past the limit.
-const (
-	bpeChunk = 2048
-	spmChunk = 64 << 10
-)
-
-// specialToken is a token whose text is matched in prompts.
-type specialToken struct {
-	id      Token
-	control bool // control or unknown: matched outside data only
-	lstrip  bool // swallows the whitespace before it
-	rstrip  bool // swallows the whitespace after it
-}
-
 // vocabulary is what tokenizing needs of a model's vocabulary, read once.
 type vocabulary struct {
-	specials trie
+	specials backend.Specials
 	kind     C.enum_llama_vocab_type
 	// spacePrefix: the tokenizer puts a space before the text of every
 	// call (SPM's add_space_prefix).
 	spacePrefix bool
-	chunk       int // 0: no chunks
+	// chunk is the most bytes given to llama_tokenize at once, 0 for no
+	// limit: a BPE chunk (backend.BPEChunk) bounds the depth of
+	// std::regex's recursion (a few hundred bytes of stack a character);
+	// SPM runs no regex, and its chunks only bound the work done past the
+	// limit.
+	chunk int
 }
 
 func (m *Model) vocabulary() *vocabulary {
@@ -81,22 +68,25 @@ func (m *Model) vocabulary() *vocabulary {
 			if attr&(C.LLAMA_TOKEN_ATTR_CONTROL|C.LLAMA_TOKEN_ATTR_USER_DEFINED|C.LLAMA_TOKEN_ATTR_UNKNOWN) == 0 {
 				continue
 			}
-			text := m.TokenText(t)
-			if text == "" {
-				continue
+			kind := backend.UserDefined
+			switch {
+			case attr&C.LLAMA_TOKEN_ATTR_UNKNOWN != 0:
+				kind = backend.Unknown
+			case attr&C.LLAMA_TOKEN_ATTR_CONTROL != 0:
+				kind = backend.Control
 			}
-			v.specials.add(text, specialToken{
-				id:      t,
-				control: attr&(C.LLAMA_TOKEN_ATTR_CONTROL|C.LLAMA_TOKEN_ATTR_UNKNOWN) != 0,
-				lstrip:  attr&C.LLAMA_TOKEN_ATTR_LSTRIP != 0,
-				rstrip:  attr&C.LLAMA_TOKEN_ATTR_RSTRIP != 0,
+			v.specials.Add(m.TokenText(t), backend.Special{
+				ID:     t,
+				Kind:   kind,
+				LStrip: attr&C.LLAMA_TOKEN_ATTR_LSTRIP != 0,
+				RStrip: attr&C.LLAMA_TOKEN_ATTR_RSTRIP != 0,
 			})
 		}
 		switch v.kind {
 		case C.LLAMA_VOCAB_TYPE_BPE:
-			v.chunk = bpeChunk
+			v.chunk = backend.BPEChunk
 		case C.LLAMA_VOCAB_TYPE_SPM:
-			v.chunk = spmChunk
+			v.chunk = backend.SPMChunk
 			if toks, err := m.tokenizeChunk("a", nil, false); err == nil && len(toks) > 0 {
 				v.spacePrefix = len(m.Piece(toks[0], false)) > 0 && m.Piece(toks[0], false)[0] == ' '
 			}
@@ -186,17 +176,17 @@ func (t *tokenizing) segment(s Segment) error {
 			}
 			t.rstrip = false
 		}
-		if !t.v.specials.first[text[i]] {
+		if !t.v.specials.Begins(text[i]) {
 			i++
 			continue
 		}
-		sp, n, ok := t.v.specials.longest(text[i:], s.Data)
-		if !ok {
+		sp, n := t.v.specials.Longest(text[i:], s.Data)
+		if n == 0 {
 			i++
 			continue
 		}
 		t.plain = append(t.plain, text[from:i]...)
-		if sp.lstrip {
+		if sp.LStrip {
 			for len(t.plain) > 0 && isSpaceByte(t.plain[len(t.plain)-1]) {
 				t.plain = t.plain[:len(t.plain)-1]
 			}
@@ -204,10 +194,10 @@ func (t *tokenizing) segment(s Segment) error {
 		if err := t.flush(); err != nil {
 			return err
 		}
-		if err := t.emit(sp.id); err != nil {
+		if err := t.emit(sp.ID); err != nil {
 			return err
 		}
-		t.atStart, t.rstrip = true, sp.rstrip
+		t.atStart, t.rstrip = true, sp.RStrip
 		i += n
 		from = i
 	}
@@ -231,7 +221,7 @@ func (t *tokenizing) flush() error {
 		n := len(text)
 		if t.v.chunk > 0 && n > t.v.chunk {
 			var forced bool
-			n, forced = cut(text, t.v.chunk, t.v.kind == C.LLAMA_VOCAB_TYPE_SPM)
+			n, forced = backend.ChunkEnd(text, t.v.chunk, t.v.kind == C.LLAMA_VOCAB_TYPE_SPM)
 			if forced {
 				t.forced++
 			}
@@ -293,100 +283,12 @@ func (m *Model) tokenizeChunk(text string, out []Token, parseSpecial bool) ([]To
 	return nil, errors.New("llamacpp: tokenize failed")
 }
 
-// cut returns where to end the first chunk of text, at most max bytes,
-// at a place where the pre-tokenizer splits words anyway, so that the
-// chunks give the tokens of the whole. It prefers the last space after a
-// word (every pre-tokenizer starts a word there), then, in BPE, the end
-// of a run of letters; failing both, the last character boundary, and
-// reports that the cut is forced. spm restricts the first to a space after
-// a letter or digit (SPM vocabularies have a few pieces such as ">▁</").
-func cut(text string, max int, spm bool) (n int, forced bool) {
-	var second, last int
-	for i := max; i > 0; {
-		r, size := utf8.DecodeLastRuneInString(text[:i])
-		j := i - size
-		if last == 0 && utf8.RuneStart(text[i]) {
-			last = i
-		}
-		next, _ := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case next == ' ' && !unicode.IsSpace(r) && (!spm || unicode.IsLetter(r) || unicode.IsDigit(r)):
-			return i, false
-		case !spm && second == 0 && unicode.IsLetter(r) && !unicode.IsLetter(next) && !unicode.Is(unicode.M, next) &&
-			next != '\'' && next != '’' && !unicode.IsSpace(next):
-			second = i
-		}
-		i = j
-	}
-	switch {
-	case second > 0:
-		return second, false
-	case last > 0:
-		return last, true
-	}
-	return max, true // no character boundary in max bytes: not UTF-8
-}
-
 func isSpaceByte(b byte) bool {
 	switch b {
 	case ' ', '\t', '\n', '\v', '\f', '\r':
 		return true
 	}
 	return false
-}
-
-// trie finds the special tokens at the start of a text.
-type trie struct {
-	nodes []trieNode
-	first [256]bool // the first bytes of the texts
-}
-
-type trieNode struct {
-	next  map[byte]int32
-	token *specialToken
-}
-
-func (t *trie) add(text string, sp specialToken) {
-	if len(t.nodes) == 0 {
-		t.nodes = append(t.nodes, trieNode{})
-	}
-	t.first[text[0]] = true
-	n := 0
-	for i := 0; i < len(text); i++ {
-		c, ok := t.nodes[n].next[text[i]]
-		if !ok {
-			if t.nodes[n].next == nil {
-				t.nodes[n].next = map[byte]int32{}
-			}
-			c = int32(len(t.nodes))
-			t.nodes[n].next[text[i]] = c
-			t.nodes = append(t.nodes, trieNode{})
-		}
-		n = int(c)
-	}
-	if t.nodes[n].token == nil {
-		t.nodes[n].token = &sp
-	}
-}
-
-// longest returns the longest special token that text starts with, and
-// its length; in data, control tokens are not matched.
-func (t *trie) longest(text string, data bool) (sp specialToken, n int, ok bool) {
-	if len(t.nodes) == 0 {
-		return sp, 0, false
-	}
-	node := 0
-	for i := 0; i < len(text); i++ {
-		c, found := t.nodes[node].next[text[i]]
-		if !found {
-			break
-		}
-		node = int(c)
-		if tok := t.nodes[node].token; tok != nil && !(data && tok.control) {
-			sp, n, ok = *tok, i+1, true
-		}
-	}
-	return sp, n, ok
 }
 
 // vocabState is the part of Model that tokenizing reads once.
@@ -398,26 +300,5 @@ type vocabState struct {
 // ReplaceControlText returns text with the text of every control token in
 // it replaced by repl(token).
 func (m *Model) ReplaceControlText(text string, repl func(Token) string) string {
-	v := m.vocabulary()
-	var b []byte
-	from := 0
-	for i := 0; i < len(text); {
-		if !v.specials.first[text[i]] {
-			i++
-			continue
-		}
-		sp, n, ok := v.specials.longest(text[i:], false)
-		if !ok || !sp.control {
-			i++
-			continue
-		}
-		b = append(b, text[from:i]...)
-		b = append(b, repl(sp.id)...)
-		i += n
-		from = i
-	}
-	if b == nil {
-		return text
-	}
-	return string(append(b, text[from:]...))
+	return m.vocabulary().specials.ReplaceMarkup(text, repl)
 }

@@ -285,36 +285,6 @@ func TestTokenizeControlTextInData(t *testing.T) {
 	}
 }
 
-// Chunks cut where the text allows it: after a word and before a space
-// first, at the end of a run of letters next, inside a run only when
-// nothing else is left, and never inside a character.
-func TestCut(t *testing.T) {
-	tests := []struct {
-		text   string
-		max    int
-		spm    bool
-		want   int
-		forced bool
-	}{
-		{"hello world foo", 12, false, 11, false},
-		{"hello world foo", 5, false, 5, false},
-		{"a.b.c.d.e.f", 6, false, 5, false},
-		{"aaaaaaaaaa", 4, false, 4, true},
-		{"中中中中", 7, false, 6, true},
-		{"x  y", 2, false, 1, false},
-		{"a's b", 3, false, 3, false},
-		{"ab'cd", 3, false, 3, true},
-		{">  </", 3, true, 3, true},
-		{"ab cd", 4, true, 2, false},
-	}
-	for _, tt := range tests {
-		n, forced := cut(tt.text, tt.max, tt.spm)
-		if n != tt.want || forced != tt.forced {
-			t.Errorf("cut(%q, %d, spm=%v) = %d, %v; want %d, %v", tt.text, tt.max, tt.spm, n, forced, tt.want, tt.forced)
-		}
-	}
-}
-
 // FuzzTokenize tokenizes arbitrary text as data and as markup on a
 // byte-level BPE vocabulary (Qwen's pre-tokenizer, run by std::regex), a
 // WordPiece one (BERT) and an SPM one: it never fails, data never gives a control token, the
