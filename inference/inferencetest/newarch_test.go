@@ -201,20 +201,7 @@ func TestNewArchLayout(t *testing.T) {
 					want[fmt.Sprintf("blk.%d.%s", i, name)] = shape
 				}
 			}
-			for _, ts := range g.Tensors().Items() {
-				shape, ok := want[ts.Name]
-				if !ok {
-					t.Errorf("unexpected tensor %s", ts.Name)
-					continue
-				}
-				if !slices.Equal(ts.Shape, shape) {
-					t.Errorf("%s shape %v, want %v", ts.Name, ts.Shape, shape)
-				}
-				delete(want, ts.Name)
-			}
-			for _, name := range slices.Sorted(maps.Keys(want)) {
-				t.Errorf("no tensor %s", name)
-			}
+			checkTensors(t, g, want)
 
 			switch a.arch {
 			case "qwen35":
@@ -378,16 +365,8 @@ func TestQwen35NextN(t *testing.T) {
 	} {
 		want["blk.4."+name] = shape
 	}
+	checkTensors(t, g, want)
 	for _, ts := range g.Tensors().Items() {
-		shape, ok := want[ts.Name]
-		if !ok {
-			t.Errorf("unexpected tensor %s", ts.Name)
-			continue
-		}
-		if !slices.Equal(ts.Shape, shape) {
-			t.Errorf("%s shape %v, want %v", ts.Name, ts.Shape, shape)
-		}
-		delete(want, ts.Name)
 		if own[ts.Name] {
 			// The model's own tensors hold what they hold without
 			// the MTP block.
@@ -397,9 +376,6 @@ func TestQwen35NextN(t *testing.T) {
 				t.Errorf("%s differs from the model's without NextN", ts.Name)
 			}
 		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(want)) {
-		t.Errorf("no tensor %s", name)
 	}
 
 	// Two MTP blocks after 8 layers, in Q8_0: both attend, whatever
@@ -540,5 +516,26 @@ func TestGemma4Tokenizer(t *testing.T) {
 	}
 	if got := len(kv.Floats("tokenizer.ggml.scores")); got != 512 {
 		t.Errorf("%d scores, want 512", got)
+	}
+}
+
+// checkTensors checks that g holds exactly the tensors of want, of the
+// shapes it gives.
+func checkTensors(t *testing.T, g *ggml.GGML, want map[string][]uint64) {
+	t.Helper()
+	want = maps.Clone(want)
+	for _, ts := range g.Tensors().Items() {
+		shape, ok := want[ts.Name]
+		if !ok {
+			t.Errorf("unexpected tensor %s", ts.Name)
+			continue
+		}
+		if !slices.Equal(ts.Shape, shape) {
+			t.Errorf("%s shape %v, want %v", ts.Name, ts.Shape, shape)
+		}
+		delete(want, ts.Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		t.Errorf("no tensor %s", name)
 	}
 }
