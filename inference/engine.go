@@ -183,6 +183,7 @@ func (e *Engine) loadBackend(path string, progress func(float32) bool) (backend.
 		if e.cfg.Backend != "" {
 			return nil, err
 		}
+		e.cfg.Logger.Info("inference: llama.cpp cannot load the file; trying Ollama's Go engine", "path", path, "why", err)
 		gm, goErr := goengine.Load(path, goengine.Params{Threads: e.cfg.Threads, Progress: progress})
 		if goErr != nil {
 			return nil, fmt.Errorf("%w (and Ollama's Go engine: %v)", err, goErr)
