@@ -175,26 +175,26 @@ func loadProjector(path string, llm backend.Model, threads int) (*llamacpp.Proje
 // qwen35 and gemma4). When neither loads the file, the error gives both
 // reasons.
 func (e *Engine) loadBackend(path string, progress func(float32) bool) (backend.Model, error) {
+	var llamaErr error
 	if e.cfg.Backend != backend.Ollama {
 		llm, err := llamacpp.LoadModel(path, llamacpp.ModelParams{Progress: progress})
 		if err == nil {
 			return llm, nil
 		}
-		if e.cfg.Backend != "" {
+		if e.cfg.Backend == backend.LlamaCpp {
 			return nil, err
 		}
+		llamaErr = err
 		e.cfg.Logger.Info("inference: llama.cpp cannot load the file; trying Ollama's Go engine", "path", path, "why", err)
-		gm, goErr := goengine.Load(path, goengine.Params{Threads: e.cfg.Threads, Progress: progress})
-		if goErr != nil {
-			return nil, fmt.Errorf("%w (and Ollama's Go engine: %v)", err, goErr)
-		}
-		return gm, nil
 	}
 	gm, err := goengine.Load(path, goengine.Params{Threads: e.cfg.Threads, Progress: progress})
-	if err != nil {
-		return nil, err // not a nil *goengine.Model in a non-nil interface
+	switch {
+	case err == nil:
+		return gm, nil
+	case llamaErr != nil:
+		return nil, fmt.Errorf("%w (and Ollama's Go engine: %v)", llamaErr, err)
 	}
-	return gm, nil
+	return nil, err // not a nil *goengine.Model in a non-nil interface
 }
 
 // load opens the model file at path for the first time: what open loads,

@@ -244,7 +244,11 @@ func (c *Context) forward(b *Batch, idx []int) error {
 		return fmt.Errorf("goengine: %d logits for %d rows of %d", len(out), len(outs), n)
 	}
 	first := len(c.logits) / n
-	c.logits = append(c.logits, out...)
+	if first == 0 {
+		c.logits = out // Floats made it for us: no second copy
+	} else {
+		c.logits = append(c.logits, out...)
+	}
 	for r, k := range outs {
 		c.rows[idx[k]] = first + r
 	}

@@ -259,3 +259,24 @@ func TestSharedTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadProgress: Load reports its progress, from one goroutine at a
+// time, and a callback that returns false aborts it.
+func TestLoadProgress(t *testing.T) {
+	path := inferencetest.Model(t, inferencetest.Options{Arch: "qwen35"})
+	calls := 0 // unsynchronised: -race tells if calls overlap
+	m, err := goengine.Load(path, goengine.Params{Threads: 2, Progress: func(float32) bool { calls++; return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if calls == 0 {
+		t.Error("no progress reported")
+	}
+	if m, err := goengine.Load(path, goengine.Params{Threads: 2, Progress: func(float32) bool { return false }}); err == nil || !strings.Contains(err.Error(), "aborted") {
+		if m != nil {
+			m.Close()
+		}
+		t.Errorf("an aborted load: %v", err)
+	}
+}

@@ -132,23 +132,23 @@ func Load(path string, p Params) (_ *Model, err error) {
 	}
 	m.mixes = attentionOnly(gm.Config().Cache)
 	m.readVocabulary()
-	var aborted bool
-	progress := func(f float32) {
-		if p.Progress != nil && !aborted && !p.Progress(f) {
-			aborted = true
-		}
-	}
+	// Ollama reports progress from the goroutines that read the
+	// weights: the caller's callback is called from one at a time.
+	var progressMu sync.Mutex
+	aborted := false
 	loadCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := gm.Backend().Load(loadCtx, func(f float32) {
-		progress(f)
-		if aborted {
+		progressMu.Lock()
+		defer progressMu.Unlock()
+		if p.Progress != nil && !aborted && !p.Progress(f) {
+			aborted = true
 			cancel()
 		}
-	}); err != nil {
+	}); err != nil && !errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("goengine: loading %s: %w", path, err)
 	}
-	if aborted {
+	if aborted { // Load returns after its goroutines: no lock needed
 		return nil, fmt.Errorf("goengine: loading %s: aborted", path)
 	}
 	if pl, isPL := gm.(model.PostLoader); isPL {

@@ -78,10 +78,10 @@ type textTokens struct {
 	// userDefined are the user-defined tokens, the longest first, as
 	// llama.cpp matches them in plain text.
 	userDefined []userToken
-	// plain encodes the text between special tokens. cuts: it takes
-	// control tokens' texts for those tokens, so texts are cut there.
+	// plain encodes the text between special tokens. But for spm, it
+	// takes control tokens' texts for those tokens, so texts are cut
+	// there (cutControl).
 	plain tokenizer.Tokenizer
-	cuts  bool
 	// spm: a SentencePiece vocabulary, spelling with byte tokens (bytes)
 	// the characters it lacks; spacePrefix: a space goes before the text
 	// at the start and after special tokens.
@@ -128,14 +128,14 @@ func (m *Model) readTextTokens() {
 		}
 	}
 	slices.SortStableFunc(tt.userDefined, func(a, b userToken) int { return len(b.text) - len(a.text) })
-	tt.plain, tt.cuts, tt.chunk = m.tok, true, backend.BPEChunk
+	tt.plain, tt.chunk = m.tok, backend.BPEChunk
 	kind := m.kv.String("tokenizer.ggml.model")
 	if tt.spmCuts = kind != "gpt2"; tt.spmCuts {
 		tt.chunk = backend.SPMChunk
 	}
 	m.mendPieces(kind == "gpt2")
 	if _, ok := embeddedTokenizer(m.m).(tokenizer.SentencePiece); ok {
-		tt.spm, tt.cuts = true, false
+		tt.spm = true
 		tt.plain = plainSentencePiece(v)
 		prefix, set := m.kv.Value("tokenizer.ggml.add_space_prefix").(bool)
 		tt.spacePrefix = prefix || !set
@@ -431,7 +431,7 @@ func (t *tokenizing) encode(s string) error {
 	if t.tt.spm {
 		return t.encodeSentencePiece(s)
 	}
-	for t.tt.cuts && s != "" {
+	for s != "" {
 		c, err := t.tt.cutControl(s)
 		if err != nil {
 			return err
