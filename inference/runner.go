@@ -616,7 +616,13 @@ func (r *runner) step() error {
 			tok := s.w.sampler.Sample(r.ctx, s.idx, g)
 			if tok < 0 {
 				s.idx = -1
-				r.release(s, nil, fmt.Errorf("%w: the output's grammar admits no further token", ErrInvalidRequest))
+				err := fmt.Errorf("%w: the output's grammar admits no further token", ErrInvalidRequest)
+				if g == nil {
+					// Not the request's doing: the model's logits were
+					// missing or none was a number.
+					err = errors.New("inference: the model gave no token to sample")
+				}
+				r.release(s, nil, err)
 				continue
 			}
 			// Thinking tokens keep no entry (push): none is computed.

@@ -60,6 +60,8 @@ func newContext(m *Model, p backend.ContextParams) (*Context, error) {
 	// Every sequence may take the cells it needs of the pool; the pool
 	// holds Context cells in all.
 	perSeq := (p.Context + seqs - 1) / seqs
+	ggmlCPU.Lock()
+	defer ggmlCPU.Unlock()
 	if err := initCache(cache, m.m.Backend(), seqs, perSeq, nBatch); err != nil {
 		return nil, err
 	}
@@ -117,6 +119,8 @@ func (c *Context) Decode(bb backend.Batch) (err error) {
 	if b.n() == 0 {
 		return errors.New("goengine: Decode of an empty batch")
 	}
+	ggmlCPU.Lock()
+	defer ggmlCPU.Unlock()
 	c.rows = slices.Grow(c.rows[:0], b.n())[:b.n()]
 	for i := range c.rows {
 		c.rows[i] = -1
@@ -129,7 +133,7 @@ func (c *Context) Decode(bb backend.Batch) (err error) {
 		if err != nil {
 			for i := range b.n() {
 				for _, s := range b.seqs[i] {
-					c.ClearSequence(s)
+					c.clearSequence(s)
 				}
 			}
 		}
@@ -270,6 +274,8 @@ func (c *Context) RemoveTokens(seq, from, to int) bool {
 	if from > 0 && !c.m.mixes {
 		return false
 	}
+	ggmlCPU.Lock()
+	defer ggmlCPU.Unlock()
 	if err := c.cache.Remove(seq, int32(from), math.MaxInt32); err != nil {
 		return false
 	}
@@ -294,10 +300,14 @@ func (c *Context) CopyTokens(src, dst, from, to int) error {
 	case to < end && !c.m.mixes:
 		return backend.Unsupported(backend.Ollama, "copying part of a sequence of a recurrent model")
 	}
+	ggmlCPU.Lock()
+	defer ggmlCPU.Unlock()
 	c.copyPrefix(src, dst, to)
 	return nil
 }
 
+// copyPrefix makes dst hold src's first n positions. The caller holds
+// ggmlCPU.
 func (c *Context) copyPrefix(src, dst, n int) {
 	c.cache.CopyPrefix(src, dst, int32(n))
 	c.maxPos[dst] = min(n, c.maxPos[src]+1) - 1
@@ -305,6 +315,13 @@ func (c *Context) copyPrefix(src, dst, n int) {
 
 // ClearSequence empties seq.
 func (c *Context) ClearSequence(seq int) {
+	ggmlCPU.Lock()
+	defer ggmlCPU.Unlock()
+	c.clearSequence(seq)
+}
+
+// clearSequence is ClearSequence, whose caller holds ggmlCPU.
+func (c *Context) clearSequence(seq int) {
 	if !c.validSeq(seq) {
 		return
 	}

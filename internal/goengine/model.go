@@ -70,6 +70,17 @@ type Model struct {
 	closed  bool
 }
 
+// ggmlCPU is held by every forward pass and memory operation of every
+// Go-engine model, and while one is made. Ollama's ml/backend/ggml makes one
+// CPU backend per device for the whole process and gives it to every model,
+// and ggml's CPU backend computes each graph in one work buffer of its own,
+// which it frees and makes larger when a graph needs more: two models
+// computing at once wrote into each other's buffer (logits that are not
+// numbers) and freed it under each other (heap corruption). The lock is as
+// wide as that backend: the process. Models on the llama.cpp backend make
+// CPU backends of their own and do not take it.
+var ggmlCPU sync.Mutex
+
 // fs is the metadata reader of Ollama's model files.
 type fs interface {
 	Architecture() string
@@ -97,7 +108,9 @@ func Load(path string, p Params) (_ *Model, err error) {
 	if err := m.measure(); err != nil {
 		return nil, err
 	}
+	ggmlCPU.Lock() // New sets the shared CPU backend's thread count
 	gm, err := model.New(path, ml.BackendParams{AllocMemory: true, NumThreads: threads})
+	ggmlCPU.Unlock()
 	if err != nil {
 		if n := m.nextn; n > 0 {
 			// Ollama's qwen3next takes every block past the model's own
@@ -152,7 +165,10 @@ func Load(path string, p Params) (_ *Model, err error) {
 		return nil, fmt.Errorf("goengine: loading %s: aborted", path)
 	}
 	if pl, isPL := gm.(model.PostLoader); isPL {
-		if err := pl.PostLoad(); err != nil {
+		ggmlCPU.Lock()
+		err := pl.PostLoad()
+		ggmlCPU.Unlock()
+		if err != nil {
 			return nil, fmt.Errorf("goengine: %s: %w", path, err)
 		}
 	}
