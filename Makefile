@@ -116,10 +116,15 @@ bench: setup
 
 # hostile sends the hostile requests of issue 11 (runs of one character
 # class, deep schemas, forged markup, huge max_tokens, unknown routes,
-# stalled bodies) to bin/inferkit-server, each on a fresh server, and
+# stalled bodies) to bin/inferkit-server, each on a fresh server, and runs
+# the scenarios of issue 25 (Go-engine models at once, image bombs,
+# damaged cache entries and FIFOs, sign-in floods, Redis losing its data
+# or going away, a payment id twice), each with servers of its own; it
 # writes status, time, peak RSS and whether the server still serves to
-# hostile.md. The tiny Qwen3 model comes from the tests' own writer.
-hostile: build
+# hostile.md (CASES=REGEXP picks cases). The models come from the tests'
+# own writer.
+hostile: build redis
 	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
 	$(GO) test -count=1 -run TestRequestTextCannotForgeMarkup ./inference/ >/dev/null
+	$(GO) run ./scripts/hostile/models .build/hostile
 	python3 scripts/hostile/harness.py bin/inferkit-server hostile.md

@@ -9,6 +9,11 @@ ru_maxrss from wait4, which is the same counter) and whether the server
 still answers a small chat request afterwards.
 
 usage: harness.py SERVER_BINARY [OUT.md]   (make hostile runs it)
+
+The cases of issue 25 (scenarios.py) each start the servers they need:
+two Go-engine models beside a llama.cpp one, image bombs, damaged cache
+entries and FIFOs, sign-in floods, a Redis that loses its data or goes
+away, one payment id on two accounts.
 env:   MODEL (default .build/test/qwen3-tiny-v1.gguf: the tiny model with
        the real Qwen3 tokenizer and template that the tests write)
        CASES  regular expression: run only the cases whose name matches
@@ -61,15 +66,19 @@ def vmhwm_kb(pid):
 
 
 class Server:
-    def __init__(self, binary, logpath):
+    def __init__(self, binary, logpath, flags=None):
+        """A server of the harness's models and keys, or of flags instead."""
         self.port = free_port()
         self.addr = f"127.0.0.1:{self.port}"
-        args = [binary, "-addr", self.addr,
-                "-model", f"{CHAT_MODEL}={MODEL}",
-                "-decision-model", f"{DECISION_MODEL}={MODEL}",
-                "-api-key", f"{KEY_DEFAULT}:default",
-                "-api-key", f"{KEY_T3}:tier3",
-                "-api-key", f"{KEY_PROBE}:tier3"]
+        args = [binary, "-addr", self.addr]
+        if flags is None:
+            args += ["-model", f"{CHAT_MODEL}={MODEL}",
+                     "-decision-model", f"{DECISION_MODEL}={MODEL}",
+                     "-api-key", f"{KEY_DEFAULT}:default",
+                     "-api-key", f"{KEY_T3}:tier3",
+                     "-api-key", f"{KEY_PROBE}:tier3"]
+        else:
+            args += flags
         args += os.environ.get("SERVER_ARGS", "").split()
         self.log = open(logpath, "wb")
         env = dict(os.environ)
@@ -359,6 +368,10 @@ def build_cases():
 
     add("8 slow body, valid key (CL 100000, 10 B sent)", None, KEY_DEFAULT, "slow")
     add("8 slow body, no key (CL 100000, 10 B sent)", None, None, "slow")
+
+    import scenarios  # issue 25's cases, each with servers of its own
+    for name, run in scenarios.cases():
+        add(name, run, None, "scenario")
     return cases
 
 
@@ -390,6 +403,16 @@ def main():
     print(header, flush=True)
     for i, (name, key, kind, spec) in enumerate(cases, 1):
         logpath = os.path.join(logdir, f"{i:03d}.log")
+        if kind == "scenario":
+            try:
+                status, dt, peak, serves, note = spec(binary, logpath)
+            except Exception as e:  # a harness bug must not stop the run
+                status, dt, peak, serves, note = "harness error", 0.0, None, "?", f"{type(e).__name__}: {e}"
+            peak_mb = f"{peak/1024:.0f}" if peak else "?"
+            row = f"| {i} | {md(name)} | {md(str(status))} | {dt:.2f} | {peak_mb} | {serves} | {md(note)} |"
+            rows.append(row)
+            print(row, flush=True)
+            continue
         srv = Server(binary, logpath)
         try:
             srv.wait_ready()
