@@ -205,17 +205,20 @@ def crc32c(data):
     return c ^ 0xFFFFFFFF
 
 
-LONG_PROMPT = " ".join(f"word{i}" for i in range(700))
+LONG_PROMPT = " ".join(f"word{i}" for i in range(450))
 
 
 def cache_entry(binary, logpath, cache):
     """Serves one long prompt with -cache-dir cache so that an entry is
     saved; returns its path (or None)."""
-    srv, err = start(binary, logpath + ".seed", ["-model", f"core={H.MODEL}", "-cache-dir", cache, "-ctx", "2048"])
+    srv, err = start(binary, logpath + ".seed", ["-model", f"core={H.MODEL}", "-cache-dir", cache, "-ctx", "4096"])
     if err:
         srv.stop()
         return None
-    req(srv, "POST", "/v1/chat/completions", chat_body("core", LONG_PROMPT, 2))
+    st = req(srv, "POST", "/v1/chat/completions", chat_body("core", LONG_PROMPT, 2))[0]
+    if st != 200:
+        srv.stop()
+        return None
     time.sleep(1)
     srv.stop()
     for root, _, files in os.walk(cache):
@@ -251,14 +254,14 @@ def damaged_entry(field):
                 return "harness error", 0, None, "no", "no cache entry was saved"
             damage(path, field)
             t0 = time.time()
-            srv, err = start(binary, logpath, ["-model", f"core={H.MODEL}", "-cache-dir", cache, "-ctx", "2048"], ready=60)
+            srv, err = start(binary, logpath, ["-model", f"core={H.MODEL}", "-cache-dir", cache, "-ctx", "4096"], ready=60)
             if err:
                 return f"start-up: {err[:80]}", time.time() - t0, srv.stop(), "no", ""
             st, dt, _, data = req(srv, "POST", "/v1/chat/completions", chat_body("core", LONG_PROMPT, 2), timeout=120)
             left = os.path.exists(path)
             res = finish(srv, st, time.time() - t0, f"entry {'kept' if left else 'removed'}; " + H.short(data, 100), "core")
             # A second start: the entry must not crash it either.
-            srv2, err2 = start(binary, logpath + ".again", ["-model", f"core={H.MODEL}", "-cache-dir", cache, "-ctx", "2048"])
+            srv2, err2 = start(binary, logpath + ".again", ["-model", f"core={H.MODEL}", "-cache-dir", cache, "-ctx", "4096"])
             again = "second start: " + ("failed" if err2 else "ok")
             srv2.stop()
             return res[0], res[1], res[2], res[3], res[4] + "; " + again
@@ -276,7 +279,7 @@ def fifo_entry(when):
             if not path:
                 return "harness error", 0, None, "no", "no cache entry was saved"
             fifo = os.path.join(os.path.dirname(path), "f" * 64)
-            args = ["-model", f"core={H.MODEL}", "-cache-dir", cache, "-ctx", "2048"]
+            args = ["-model", f"core={H.MODEL}", "-cache-dir", cache, "-ctx", "4096"]
             if when == "start":
                 os.remove(path)
                 os.mkfifo(path)
