@@ -30,9 +30,13 @@ import (
 //   - accountkey/<account id>/<key id>: empty; lists an account's keys.
 //   - session/<hex HMAC of the token>: a Session, with the store's TTL.
 //   - ledger/<month>: a JSON object of counters.
+//   - payment/<payment id>: the id of the account the payment credited,
+//     so that one payment credits one account.
 //   - loginfail/<hex HMAC of the lowercased owner>: the count of login
 //     attempts since the owner's last successful login, counted before
-//     their passwords are checked, with a TTL of LoginWindow.
+//     their passwords are checked, with a TTL of LoginWindow; and
+//     loginfail/<hex HMAC of the owner and a client>: the same, of the
+//     attempts from one client.
 const (
 	docSecret     = "secret"
 	docAccount    = "account/"
@@ -42,6 +46,7 @@ const (
 	docSession    = "session/"
 	docLedger     = "ledger/"
 	docLoginFail  = "loginfail/"
+	docPayment    = "payment/"
 )
 
 // Domain separation of the operator secret's HMACs.
@@ -49,6 +54,8 @@ const (
 	domainKey     = "inferkit account: api key\x00"
 	domainSession = "inferkit account: console session\x00"
 	domainLogin   = "inferkit account: login owner\x00"
+	// domainLoginClient: an owner, a zero byte and a client.
+	domainLoginClient = "inferkit account: login owner from client\x00"
 )
 
 // KeyPrefix begins every API key CreateKey makes.

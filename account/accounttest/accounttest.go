@@ -41,6 +41,8 @@ func Run(t *testing.T, newStore func(t *testing.T) account.Store) {
 		{"Plans", testPlans},
 		{"Sessions", testSessions},
 		{"LoginLock", testLoginLock},
+		{"LoginLockPerClient", testLoginLockPerClient},
+		{"PaymentAcrossAccounts", testPaymentAcrossAccounts},
 		{"Ledger", testLedger},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -618,12 +620,13 @@ func testCredits(t *testing.T, s account.Store) {
 			total := must[ratelimit.Money](t)(ratelimit.ParseMoney(tc.credits))
 			if total > 0 {
 				// Two purchases that reach the threshold together; the
-				// first one again counts once.
+				// first one again counts once. (Payment ids are unique
+				// across accounts.)
 				first := total / 2
 				for _, p := range []account.Purchase{
-					{ID: "pay_1", Account: acct.ID, Amount: first},
-					{ID: "pay_1", Account: acct.ID, Amount: first},
-					{ID: "pay_2", Account: acct.ID, Amount: total - first},
+					{ID: "pay_1_" + tc.credits, Account: acct.ID, Amount: first},
+					{ID: "pay_1_" + tc.credits, Account: acct.ID, Amount: first},
+					{ID: "pay_2_" + tc.credits, Account: acct.ID, Amount: total - first},
 				} {
 					acct = must[account.Account](t)(a.AddCredits(ctx, p))
 				}
@@ -824,12 +827,12 @@ func testSessions(t *testing.T, s account.Store) {
 		{"nobody@example.com", password},
 		{"", ""},
 	} {
-		if _, _, err := a.Login(ctx, tc.owner, tc.password); !errors.Is(err, account.ErrInvalidLogin) {
+		if _, _, err := a.Login(ctx, "", tc.owner, tc.password); !errors.Is(err, account.ErrInvalidLogin) {
 			t.Errorf("Login(%s, a wrong password) = %v, want ErrInvalidLogin", tc.owner, err)
 		}
 	}
 
-	token, sess, err := a.Login(ctx, "grace@example.com", password) // owners match in any case
+	token, sess, err := a.Login(ctx, "", "grace@example.com", password) // owners match in any case
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -858,7 +861,7 @@ func testSessions(t *testing.T, s account.Store) {
 	}
 
 	// Logout ends it at once, everywhere.
-	token2, _, err := a.Login(ctx, owner, password)
+	token2, _, err := a.Login(ctx, "", owner, password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -889,31 +892,31 @@ func testLoginLock(t *testing.T, s account.Store) {
 	}
 	for i := range account.MaxLoginFailures {
 		who := []*account.Accounts{a, b}[i%2] // failures add up across replicas
-		if _, _, err := who.Login(ctx, "ADA@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+		if _, _, err := who.Login(ctx, "", "ADA@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
 			t.Fatalf("failure %d: %v, want ErrInvalidLogin", i+1, err)
 		}
 	}
-	if _, _, err := b.Login(ctx, "ada@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
+	if _, _, err := b.Login(ctx, "", "ada@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
 		t.Fatalf("the right password after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
 	}
-	if _, _, err := a.Login(ctx, "bob@example.com", password); err != nil {
+	if _, _, err := a.Login(ctx, "", "bob@example.com", password); err != nil {
 		t.Fatalf("another owner: %v", err)
 	}
 	for range account.MaxLoginFailures {
-		a.Login(ctx, "nobody@example.com", "wrong")
+		a.Login(ctx, "", "nobody@example.com", "wrong")
 	}
-	if _, _, err := a.Login(ctx, "nobody@example.com", "wrong"); !errors.Is(err, account.ErrLoginLocked) {
+	if _, _, err := a.Login(ctx, "", "nobody@example.com", "wrong"); !errors.Is(err, account.ErrLoginLocked) {
 		t.Fatalf("an unknown owner after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
 	}
 
 	// The right password forgives the failures before it.
 	for i := range 2 * (account.MaxLoginFailures - 1) {
 		if i == account.MaxLoginFailures-1 {
-			if _, _, err := a.Login(ctx, "bob@example.com", password); err != nil {
+			if _, _, err := a.Login(ctx, "", "bob@example.com", password); err != nil {
 				t.Fatalf("the right password after %d failures: %v", account.MaxLoginFailures-1, err)
 			}
 		}
-		if _, _, err := b.Login(ctx, "bob@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+		if _, _, err := b.Login(ctx, "", "bob@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
 			t.Fatalf("failure %d, with a successful login after %d: %v, want ErrInvalidLogin", i+1, account.MaxLoginFailures-1, err)
 		}
 	}
@@ -937,7 +940,7 @@ func testLoginLock(t *testing.T, s account.Store) {
 	)
 	for i := range racers {
 		wg.Go(func() {
-			_, _, err := replicas[i%2].Login(ctx, "cy@example.com", fmt.Sprintf("wrong %d", i))
+			_, _, err := replicas[i%2].Login(ctx, "", "cy@example.com", fmt.Sprintf("wrong %d", i))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -955,8 +958,98 @@ func testLoginLock(t *testing.T, s account.Store) {
 		t.Fatalf("%d racing guesses checked %d passwords, want 1 to %d (the rest ErrLoginLocked: %d)",
 			racers, checked, account.MaxLoginFailures, results[account.ErrLoginLocked])
 	}
-	if _, _, err := a.Login(ctx, "cy@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
+	if _, _, err := a.Login(ctx, "", "cy@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
 		t.Fatalf("the right password after %d racing guesses: %v, want ErrLoginLocked", racers, err)
+	}
+}
+
+// testLoginLockPerClient: a client that guesses an owner's password
+// MaxLoginFailures times locks itself out, not the owner, who signs in
+// from elsewhere; MaxOwnerLoginFailures guesses from as many clients lock
+// the owner's logins from every client.
+func testLoginLockPerClient(t *testing.T, s account.Store) {
+	ctx := t.Context()
+	a := newAccounts(t, s, newClock(start))
+	const owner, password = "dee@example.com", "a long enough password"
+	must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "Dee", Owner: owner, Password: password}))
+	for i := range account.MaxLoginFailures {
+		if _, _, err := a.Login(ctx, "198.51.100.66", owner, "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+			t.Fatalf("failure %d: %v, want ErrInvalidLogin", i+1, err)
+		}
+	}
+	if _, _, err := a.Login(ctx, "198.51.100.66", owner, password); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("the guessing client after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
+	}
+	if _, _, err := a.Login(ctx, "192.0.2.1", owner, password); err != nil {
+		t.Fatalf("the owner from another client, while a guesser is locked: %v", err)
+	}
+	// Her success cleared the count of all clients, not the guesser's.
+	if _, _, err := a.Login(ctx, "198.51.100.66", owner, password); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("the guessing client after the owner signed in: %v, want ErrLoginLocked", err)
+	}
+	for i := range account.MaxOwnerLoginFailures {
+		if _, _, err := a.Login(ctx, fmt.Sprintf("client%d", i), owner, "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+			t.Fatalf("failure %d from its own client: %v, want ErrInvalidLogin", i+1, err)
+		}
+	}
+	if _, _, err := a.Login(ctx, "192.0.2.1", owner, password); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("after %d failures from as many clients: %v, want ErrLoginLocked", account.MaxOwnerLoginFailures, err)
+	}
+}
+
+// testPaymentAcrossAccounts: one payment id credits one account, however
+// many calls race through two Accounts naming two accounts; the others
+// are ErrPaymentUsed and change nothing. A purchase for an unknown
+// account leaves its id free.
+func testPaymentAcrossAccounts(t *testing.T, s account.Store) {
+	ctx := t.Context()
+	clock := newClock(start)
+	a1, a2 := newAccounts(t, s, clock), newAccounts(t, s, clock)
+	x := must[account.Account](t)(a1.CreateAccount(ctx, account.NewAccount{Name: "x"}))
+	y := must[account.Account](t)(a1.CreateAccount(ctx, account.NewAccount{Name: "y"}))
+	if _, err := a1.AddCredits(ctx, account.Purchase{ID: "pay_free", Account: "acct_missing", Amount: ratelimit.Dollar}); !errors.Is(err, account.ErrNotFound) {
+		t.Fatalf("a purchase of an unknown account: %v, want ErrNotFound", err)
+	}
+	if _, err := a2.AddCredits(ctx, account.Purchase{ID: "pay_free", Account: y.ID, Amount: ratelimit.Dollar}); err != nil {
+		t.Fatalf("the id an unknown account's purchase named: %v", err)
+	}
+	const racers = 20
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		used int
+	)
+	for i := range racers {
+		wg.Go(func() {
+			a := []*account.Accounts{a1, a2}[i%2]
+			acct := []string{x.ID, y.ID}[(i/2)%2]
+			_, err := a.AddCredits(ctx, account.Purchase{ID: "pay_shared", Account: acct, Amount: 5 * ratelimit.Dollar})
+			switch {
+			case errors.Is(err, account.ErrPaymentUsed):
+				mu.Lock()
+				used++
+				mu.Unlock()
+			case err != nil:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	cx := must[account.Account](t)(a1.Account(ctx, x.ID)).Credits
+	cy := must[account.Account](t)(a1.Account(ctx, y.ID)).Credits - ratelimit.Dollar
+	if cx+cy != 5*ratelimit.Dollar || (cx != 0 && cy != 0) {
+		t.Fatalf("one payment of 5 USD raced to two accounts: %s and %s credited", cx, cy)
+	}
+	if used != racers/2 {
+		t.Fatalf("%d of %d calls naming the other account were ErrPaymentUsed, want all", used, racers/2)
+	}
+	// Its account may record it again (a retry), which changes nothing.
+	winner := x.ID
+	if cy != 0 {
+		winner = y.ID
+	}
+	if _, err := a2.AddCredits(ctx, account.Purchase{ID: "pay_shared", Account: winner, Amount: 5 * ratelimit.Dollar}); err != nil {
+		t.Fatalf("a retry on its own account: %v", err)
 	}
 }
 
