@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"slices"
@@ -50,6 +51,15 @@ var (
 	// ErrSubscribed: StartTrial on an account whose paid plan is active;
 	// a trial is for accounts on Free or trialing another plan.
 	ErrSubscribed = errors.New("account: already subscribed to a paid plan")
+	// ErrSecretLost: the store holds keys or accounts but not the
+	// operator secret they were made under, which is kept nowhere else
+	// (no Config.Secret or SecretFile): New refuses to make another,
+	// which would make every stored key fail. Give the secret back
+	// (Config.Secret, SecretFile), or empty the store.
+	ErrSecretLost = errors.New("account: the store lost the operator secret")
+	// ErrSecretMismatch: the store's operator secret is not the one this
+	// Accounts uses (Config.SecretFile's, or the one it read at New).
+	ErrSecretMismatch = errors.New("account: the store's operator secret differs")
 	// ErrUnavailable: the Store could not be reached (Redis down or
 	// restarting): nothing was read or written, or a write's outcome is
 	// unknown. Try again shortly; stores wrap their client's error with
@@ -255,8 +265,21 @@ type Config struct {
 	Store Store
 	// Secret is the operator's HMAC key (32 bytes or more). Nil means the
 	// one kept in Store, made at random on first use: replicas sharing a
-	// Store share it.
+	// Store share it. It is never made again: a store that lost it while
+	// it still holds keys or accounts (a Redis restarted without
+	// persistence, FLUSHALL, eviction) is refused at New with
+	// ErrSecretLost, and Check puts it back while serving.
 	Secret []byte
+	// SecretFile, with Secret nil, keeps a copy of the store's operator
+	// secret in this file on local disk (hex, mode 0600), so that a store
+	// that lost its data gets the secret back: New writes the file from
+	// the store when the file does not exist, puts the file's secret back
+	// into a store that lacks one, and refuses (ErrSecretMismatch) a
+	// store whose secret differs from the file's. "" keeps none.
+	SecretFile string
+	// Logger receives what Accounts restores in a store that lost it
+	// (the operator secret, DefaultAccount). Nil means slog.Default().
+	Logger *slog.Logger
 	// StaticKeys are API keys of DefaultAccount that live only in this
 	// process's configuration (a server's -api-key flags): they
 	// authenticate like created keys, and Keys lists them (Static set),
@@ -288,8 +311,12 @@ type Config struct {
 // share a Store (replicas sharing Redis): each reads the store on every
 // call and keeps nothing of it but the operator secret.
 type Accounts struct {
-	store      Store
-	secret     []byte
+	store  Store
+	secret []byte
+	// stored says the secret is kept in the store (Config.Secret nil),
+	// so that Check puts it back when the store lost it.
+	stored     bool
+	log        *slog.Logger
 	static     map[string]keyRecord // by id
 	iterations int
 	now        func() time.Time
@@ -336,13 +363,18 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 	case a.queueWait == 0:
 		a.queueWait = DefaultLoginQueueWait
 	}
+	if a.log = cfg.Logger; a.log == nil {
+		a.log = slog.Default()
+	}
 	switch {
 	case cfg.Secret == nil:
-		secret, err := loadSecret(ctx, cfg.Store)
+		secret, err := loadSecret(ctx, cfg.Store, cfg.SecretFile, a.log)
 		if err != nil {
 			return nil, err
 		}
-		a.secret = secret
+		a.secret, a.stored = secret, true
+	case cfg.SecretFile != "":
+		return nil, errors.New("account: Config.Secret and Config.SecretFile are both set: give one")
 	case len(cfg.Secret) < secretBytes:
 		return nil, fmt.Errorf("account: Config.Secret has %d bytes, fewer than %d", len(cfg.Secret), secretBytes)
 	default:
@@ -355,16 +387,86 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 		sum, id := KeyDigest(a.secret, secret)
 		a.static[id] = keyRecord{Key: Key{ID: id, Account: DefaultAccount, Name: "static key", Hint: keyHint(secret), Static: true}, Hash: sum}
 	}
-	err := a.store.Update(ctx, docAccount+DefaultAccount, 0, func(old []byte) ([]byte, error) {
-		if old != nil {
+	if _, err := a.ensureDefault(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// ensureDefault makes DefaultAccount if the store lacks it, and reports
+// whether it did.
+func (a *Accounts) ensureDefault(ctx context.Context) (made bool, err error) {
+	err = a.store.Update(ctx, docAccount+DefaultAccount, 0, func(old []byte) ([]byte, error) {
+		if made = old == nil; !made {
 			return old, nil
 		}
 		return json.Marshal(accountRecord{Account: Account{ID: DefaultAccount, Name: "Default", Created: a.now()}})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("account: making the default account: %w", err)
+		return false, fmt.Errorf("account: making the default account: %w", err)
 	}
-	return a, nil
+	return made, nil
+}
+
+// Check reports whether the store answers and holds what Accounts
+// needs, and puts back what a store that lost its data (a Redis
+// restarted without persistence, FLUSHALL, eviction) lost of it: the
+// operator secret, when it is kept in the store, and DefaultAccount,
+// whose static keys would fail without it. It never makes a new secret:
+// a store that holds another is an error wrapping ErrSecretMismatch. A
+// store out of reach is its error (ErrUnavailable for Redis). It reads
+// two documents when nothing is missing; call it from a readiness probe.
+// CreateKey calls it, so that no key is made under a secret the store
+// has lost.
+func (a *Accounts) Check(ctx context.Context) error {
+	if a.stored {
+		cur, err := a.store.Get(ctx, docSecret)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if err := a.restoreSecret(ctx); err != nil {
+				return err
+			}
+		case err != nil:
+			return fmt.Errorf("account: reading the operator secret: %w", err)
+		case !hmac.Equal(cur, a.secret):
+			return fmt.Errorf("account: the store holds another operator secret than this process's, made since it started: %w", ErrSecretMismatch)
+		}
+	}
+	_, err := a.store.Get(ctx, docAccount+DefaultAccount)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		made, err := a.ensureDefault(ctx)
+		if made {
+			a.log.Warn("account: the store had lost the default account; made it again (its credits, tier and plan are lost)")
+		}
+		return err
+	case err != nil:
+		return fmt.Errorf("account: reading the default account: %w", err)
+	}
+	return nil
+}
+
+// restoreSecret puts the operator secret back into a store that lost
+// it, or fails with ErrSecretMismatch if another was put there first.
+func (a *Accounts) restoreSecret(ctx context.Context) error {
+	restored := false
+	err := a.store.Update(ctx, docSecret, 0, func(old []byte) ([]byte, error) {
+		switch {
+		case old == nil:
+			restored = true
+			return slices.Clone(a.secret), nil
+		case !hmac.Equal(old, a.secret):
+			return nil, fmt.Errorf("account: the store holds another operator secret than this process's, made since it started: %w", ErrSecretMismatch)
+		}
+		return old, nil
+	})
+	if err != nil {
+		return fmt.Errorf("account: restoring the operator secret: %w", err)
+	}
+	if restored {
+		a.log.Warn("account: the store had lost the operator secret (a Redis restarted without persistence, FLUSHALL or eviction?); put this process's back, so that the keys made under it keep working")
+	}
+	return nil
 }
 
 // KeyID returns the id a key's secret has under the operator secret.
@@ -484,6 +586,11 @@ func (a *Accounts) CreateKey(ctx context.Context, account, name string) (Key, st
 		return Key{}, "", err
 	}
 	if _, err := a.getAccount(ctx, account); err != nil {
+		return Key{}, "", err
+	}
+	// A key is made under the secret the store holds, never under one it
+	// lost (it would fail after a restart).
+	if err := a.Check(ctx); err != nil {
 		return Key{}, "", err
 	}
 	secret := KeyPrefix + rand.Text()
@@ -622,6 +729,13 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (Principal, 
 		return Principal{}, ErrInvalidKey
 	}
 	acct, err := a.getAccount(ctx, r.Account)
+	if errors.Is(err, ErrNotFound) && static {
+		// The store lost DefaultAccount (Redis lost its data): a static
+		// key lives in the configuration, and keeps working.
+		if err = a.Check(ctx); err == nil {
+			acct, err = a.getAccount(ctx, r.Account)
+		}
+	}
 	if errors.Is(err, ErrNotFound) {
 		return Principal{}, ErrInvalidKey
 	}

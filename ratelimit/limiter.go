@@ -191,6 +191,10 @@ var (
 	ErrSpendCap = errors.New("ratelimit: maximum monthly spend reached")
 	// ErrQuotaExhausted: a plan quota of the month is used up.
 	ErrQuotaExhausted = errors.New("ratelimit: plan quota exhausted")
+	// ErrUnavailable: a shared limiter's store could not be reached
+	// (Redis down or restarting); it is wrapped with the client's error.
+	// Nothing was admitted: try again shortly.
+	ErrUnavailable = errors.New("ratelimit: the limiter's store is unavailable")
 )
 
 // Limit names, as in Error.Limit.

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) account.Store) {
 		{"LoginLock", testLoginLock},
 		{"LoginLockPerClient", testLoginLockPerClient},
 		{"PaymentAcrossAccounts", testPaymentAcrossAccounts},
+		{"StoreLostData", testStoreLostData},
 		{"Ledger", testLedger},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -1050,6 +1051,73 @@ func testPaymentAcrossAccounts(t *testing.T, s account.Store) {
 	}
 	if _, err := a2.AddCredits(ctx, account.Purchase{ID: "pay_shared", Account: winner, Amount: 5 * ratelimit.Dollar}); err != nil {
 		t.Fatalf("a retry on its own account: %v", err)
+	}
+}
+
+// wipe deletes every document of s: a Redis that lost its data.
+func wipe(t *testing.T, s account.Store) {
+	t.Helper()
+	docs := must[[]string](t)(s.List(t.Context(), ""))
+	for _, d := range docs {
+		if err := s.Update(t.Context(), d, 0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testStoreLostData: a store that loses its data while Accounts serve
+// (a Redis restarted without persistence, FLUSHALL) gets the operator
+// secret and the default account back, so that keys made afterwards work
+// after a restart as well, and static keys at once; a store that lost
+// only the secret while it holds keys is refused at New, never given a
+// new secret.
+func testStoreLostData(t *testing.T, s account.Store) {
+	ctx := t.Context()
+	clock := newClock(start)
+	a := newAccounts(t, s, clock, "sk-static-key-of-the-config")
+	must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "before"}))
+	wipe(t, s)
+
+	// A static key works at once: its account is made again.
+	if p, err := a.Authenticate(ctx, "sk-static-key-of-the-config"); err != nil || p.Account.ID != account.DefaultAccount {
+		t.Fatalf("a static key after the store lost its data: %+v, %v", p, err)
+	}
+	_, made, err := a.CreateKey(ctx, account.DefaultAccount, "made after the loss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A restart: the key made meanwhile still works.
+	b := newAccounts(t, s, clock)
+	if _, err := b.Authenticate(ctx, made); err != nil {
+		t.Fatalf("a key made after the store lost its data, after a restart: %v", err)
+	}
+	if err := a.Check(ctx); err != nil {
+		t.Fatalf("Check with nothing lost: %v", err)
+	}
+
+	// Only the secret lost (evicted), its keys kept: New refuses.
+	if err := s.Update(ctx, "secret", 0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := account.New(ctx, account.Config{Store: s, Now: clock.Now, PasswordIterations: passwordIterations}); !errors.Is(err, account.ErrSecretLost) {
+		t.Fatalf("New on a store that lost the secret of its keys: %v, want ErrSecretLost", err)
+	}
+	// A running Accounts puts it back, and the restart works again.
+	if err := b.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newAccounts(t, s, clock).Authenticate(ctx, made); err != nil {
+		t.Fatalf("after Check put the secret back: %v", err)
+	}
+	// Another secret, made by a replica since: Check says so.
+	if err := s.Update(ctx, "secret", 0, func([]byte) ([]byte, error) { return bytes.Repeat([]byte{7}, 32), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Check(ctx); !errors.Is(err, account.ErrSecretMismatch) {
+		t.Fatalf("Check on a store with another secret: %v, want ErrSecretMismatch", err)
+	}
+	if _, _, err := a.CreateKey(ctx, account.DefaultAccount, "x"); !errors.Is(err, account.ErrSecretMismatch) {
+		t.Fatalf("CreateKey on a store with another secret: %v, want ErrSecretMismatch", err)
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -145,7 +146,7 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 		if ctx.Err() != nil {
 			return ratelimit.Reservation{}, ctx.Err()
 		}
-		return ratelimit.Reservation{}, fmt.Errorf("redislimit: reserve: %w", err)
+		return ratelimit.Reservation{}, fmt.Errorf("redislimit: reserve: %w", unavailable(err))
 	}
 	// reply: verdict (0 admitted, 1 spend, 2 requests, 3 input, 4 output),
 	// retry ms, spent, then limit, remaining, reset ms of the three limits.
@@ -176,7 +177,7 @@ func (l *Limiter) Settle(ctx context.Context, res ratelimit.Reservation, used ra
 		res.ID, itoa(in), itoa(max(used.OutputTokens, 0)), itoa(int64(res.Prices.Cost(used))),
 		int64(monthTTL/time.Second), itoa(max(used.Requests, 0)), itoa(min(max(used.CachedInputTokens, 0), in))).Err()
 	if err != nil {
-		return fmt.Errorf("redislimit: settle: %w", err)
+		return fmt.Errorf("redislimit: settle: %w", unavailable(err))
 	}
 	return nil
 }
@@ -184,7 +185,7 @@ func (l *Limiter) Settle(ctx context.Context, res ratelimit.Reservation, used ra
 // Cancel implements ratelimit.Limiter.
 func (l *Limiter) Cancel(ctx context.Context, res ratelimit.Reservation) error {
 	if err := cancelScript.Run(ctx, l.rdb, l.keys(account(res), res.Key, ratelimit.Month(res.At)), res.ID).Err(); err != nil {
-		return fmt.Errorf("redislimit: cancel: %w", err)
+		return fmt.Errorf("redislimit: cancel: %w", unavailable(err))
 	}
 	return nil
 }
@@ -201,7 +202,7 @@ func (l *Limiter) Usage(ctx context.Context, account string, now time.Time) (rat
 	month := ratelimit.Month(now)
 	vals, err := l.rdb.HMGet(ctx, l.month(account, month), usageFields...).Result()
 	if err != nil {
-		return ratelimit.MonthUsage{}, fmt.Errorf("redislimit: usage: %w", err)
+		return ratelimit.MonthUsage{}, fmt.Errorf("redislimit: usage: %w", unavailable(err))
 	}
 	n := make([]int64, len(usageFields))
 	for i, v := range vals {
@@ -230,7 +231,7 @@ func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now ti
 	reply, err := quotaScript.Run(ctx, l.rdb, []string{month, month + ":users"},
 		p.Reviews, p.Summaries, p.Users, itoa(q.Reviews), itoa(q.Summaries), q.User, int64(monthTTL/time.Second)).Slice()
 	if err != nil {
-		return ratelimit.QuotaStatus{}, fmt.Errorf("redislimit: quota: %w", err)
+		return ratelimit.QuotaStatus{}, fmt.Errorf("redislimit: quota: %w", unavailable(err))
 	}
 	// reply: refused limit ("" if none), its size, the amount asked,
 	// then reviews, summaries and users used.
@@ -247,4 +248,25 @@ func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now ti
 		return ratelimit.Budget{Limit: limit, Remaining: max(limit-used, 0), Reset: reset}
 	}
 	return ratelimit.QuotaStatus{Reviews: budget(p.Reviews, n(3)), Summaries: budget(p.Summaries, n(4)), Users: budget(p.Users, n(5))}, nil
+}
+
+// unavailable wraps an error of the Redis client with ratelimit.ErrUnavailable when it
+// says the server could not be reached or cannot serve now (a refused or
+// reset connection, a timeout, a closed pool, a server still loading its
+// data or without its master); it returns other errors (replies such as
+// WRONGTYPE, a ctx that ended) as they are.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.TxFailedErr) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		switch code, _, _ := strings.Cut(reply.Error(), " "); code {
+		case "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY":
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", ratelimit.ErrUnavailable, err)
 }
