@@ -585,12 +585,12 @@ func (a *Accounts) CreateKey(ctx context.Context, account, name string) (Key, st
 	if err := checkName("key", name); err != nil {
 		return Key{}, "", err
 	}
-	if _, err := a.getAccount(ctx, account); err != nil {
-		return Key{}, "", err
-	}
 	// A key is made under the secret the store holds, never under one it
 	// lost (it would fail after a restart).
 	if err := a.Check(ctx); err != nil {
+		return Key{}, "", err
+	}
+	if _, err := a.getAccount(ctx, account); err != nil {
 		return Key{}, "", err
 	}
 	secret := KeyPrefix + rand.Text()
