@@ -272,6 +272,14 @@ func NextMonth(t time.Time) time.Time {
 // reserved cost stays charged.
 const Hold = 24 * time.Hour
 
+// Lease is how long a shared limiter (redislimit) holds a reservation's
+// reserved cost against its account's spend cap: an unsettled
+// reservation older than Lease (its process killed, say) gives its cost
+// back, at the account's next Reserve. A request still running after
+// Lease is not refused: its Settle charges its whole cost then, as the
+// cost was given back.
+const Lease = time.Hour
+
 // Prepare checks r and returns what its reservation holds: the input
 // tokens, the output tokens capped at the tier's limit, and the cost of
 // the input and of every requested output token. It returns an *Error

@@ -19,6 +19,12 @@
 // month's counters expire two months after their last change. Times come
 // from the callers, in milliseconds: keep the replicas' clocks
 // synchronised.
+//
+// A reservation that holds a cost also holds a lease on it, in a sorted
+// set of the account's by expiry: one whose process died (kill -9)
+// before it settled or cancelled gives its cost back to the month after
+// ratelimit.Lease, at the account's next Reserve, instead of keeping it
+// charged. A Settle after that charges the whole cost of its usage.
 package redislimit
 
 import (
@@ -102,12 +108,18 @@ func (l *Limiter) month(account, month string) string {
 }
 
 // keys returns the Redis keys of a reservation of key, charged to
-// account in month: the key's window log, its reservations' amounts, and
-// the account's month.
+// account in month: the key's window log, its reservations' amounts, the
+// account's month, and the account's leases.
 func (l *Limiter) keys(account, key, month string) []string {
-	base := l.prefix + "{" + url.QueryEscape(account) + "}:key:" + url.QueryEscape(key) + ":"
-	return []string{base + "log", base + "amt", l.month(account, month)}
+	tag := l.prefix + "{" + url.QueryEscape(account) + "}:"
+	base := tag + "key:" + url.QueryEscape(key) + ":"
+	return []string{base + "log", base + "amt", l.month(account, month), tag + "leases"}
 }
+
+// lease returns the member of the account's leases that stands for
+// reservation id, whose keys are ks (from keys): its amounts key, its
+// month and its id.
+func lease(ks []string, id string) string { return ks[1] + "\n" + ks[2] + "\n" + id }
 
 // account returns the account a reservation is charged to.
 func account(res ratelimit.Reservation) string {
@@ -132,10 +144,11 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 	id, acct := ratelimit.NewID(), r.ChargedAccount()
 	res := ratelimit.Reservation{ID: id, Key: r.Key, Account: acct, At: now, Cost: cost, Prices: r.Prices,
 		Reserved: ratelimit.Usage{Requests: 1, InputTokens: in, OutputTokens: out, Images: r.Images}}
-	reply, err := reserveScript.Run(ctx, l.rdb, l.keys(acct, r.Key, ratelimit.Month(now)),
+	ks := l.keys(acct, r.Key, ratelimit.Month(now))
+	reply, err := reserveScript.Run(ctx, l.rdb, ks,
 		id, now.UnixMilli(), ratelimit.Window.Milliseconds(), ratelimit.Hold.Milliseconds(),
 		t.Requests, t.InputTokens, t.OutputTokens, itoa(in), itoa(out), itoa(int64(cost)), int64(t.MaxMonthlySpend),
-		int64(monthTTL/time.Second)).Int64Slice()
+		int64(monthTTL/time.Second), ratelimit.Lease.Milliseconds(), lease(ks, id)).Int64Slice()
 	if err != nil {
 		// The script may have run before the reply was lost (a cancelled
 		// context, a timeout, a reset connection): undo it, which is
@@ -173,9 +186,10 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 // Settle implements ratelimit.Limiter.
 func (l *Limiter) Settle(ctx context.Context, res ratelimit.Reservation, used ratelimit.Usage) error {
 	in := max(used.InputTokens, 0)
-	err := settleScript.Run(ctx, l.rdb, l.keys(account(res), res.Key, ratelimit.Month(res.At)),
+	ks := l.keys(account(res), res.Key, ratelimit.Month(res.At))
+	err := settleScript.Run(ctx, l.rdb, ks,
 		res.ID, itoa(in), itoa(max(used.OutputTokens, 0)), itoa(int64(res.Prices.Cost(used))),
-		int64(monthTTL/time.Second), itoa(max(used.Requests, 0)), itoa(min(max(used.CachedInputTokens, 0), in))).Err()
+		int64(monthTTL/time.Second), itoa(max(used.Requests, 0)), itoa(min(max(used.CachedInputTokens, 0), in)), lease(ks, res.ID)).Err()
 	if err != nil {
 		return fmt.Errorf("redislimit: settle: %w", unavailable(err))
 	}
@@ -184,7 +198,8 @@ func (l *Limiter) Settle(ctx context.Context, res ratelimit.Reservation, used ra
 
 // Cancel implements ratelimit.Limiter.
 func (l *Limiter) Cancel(ctx context.Context, res ratelimit.Reservation) error {
-	if err := cancelScript.Run(ctx, l.rdb, l.keys(account(res), res.Key, ratelimit.Month(res.At)), res.ID).Err(); err != nil {
+	ks := l.keys(account(res), res.Key, ratelimit.Month(res.At))
+	if err := cancelScript.Run(ctx, l.rdb, ks, res.ID, lease(ks, res.ID)).Err(); err != nil {
 		return fmt.Errorf("redislimit: cancel: %w", unavailable(err))
 	}
 	return nil
