@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -34,19 +36,38 @@ var (
 	ErrInvalidKey = errors.New("account: invalid API key")
 	// ErrInvalidLogin: Login's owner or password is wrong.
 	ErrInvalidLogin = errors.New("account: invalid login")
-	// ErrLoginLocked: an owner had MaxLoginFailures login attempts
-	// without a success within LoginWindow; Login refuses it, checking no
-	// password, until the window ends.
+	// ErrLoginLocked: an owner had MaxLoginFailures login attempts from
+	// one client (or MaxOwnerLoginFailures from all) without a success
+	// within LoginWindow; Login refuses them, checking no password,
+	// until the window ends.
 	ErrLoginLocked = errors.New("account: too many failed logins; try again later")
-	// ErrBusy: Login found Config.MaxConcurrentLogins password checks
-	// running and none ended within LoginQueueWait; it checked nothing
-	// and counted no failure. Try again shortly.
+	// ErrBusy: Login's turn at one of Config.MaxConcurrentLogins
+	// password checks did not come within Config.LoginQueueWait, or its client
+	// had too many logins waiting already; it checked nothing and
+	// counted no failure. Try again shortly.
 	ErrBusy = errors.New("account: too many logins at once; try again shortly")
 	// ErrTrialUsed: the account already had the trial of that plan.
 	ErrTrialUsed = errors.New("account: trial already used")
 	// ErrSubscribed: StartTrial on an account whose paid plan is active;
 	// a trial is for accounts on Free or trialing another plan.
 	ErrSubscribed = errors.New("account: already subscribed to a paid plan")
+	// ErrSecretLost: the store holds keys or accounts but not the
+	// operator secret they were made under, which is kept nowhere else
+	// (no Config.Secret or SecretFile): New refuses to make another,
+	// which would make every stored key fail. Give the secret back
+	// (Config.Secret, SecretFile), or empty the store.
+	ErrSecretLost = errors.New("account: the store lost the operator secret")
+	// ErrSecretMismatch: the store's operator secret is not the one this
+	// Accounts uses (Config.SecretFile's, or the one it read at New).
+	ErrSecretMismatch = errors.New("account: the store's operator secret differs")
+	// ErrUnavailable: the Store could not be reached (Redis down or
+	// restarting): nothing was read or written, or a write's outcome is
+	// unknown. Try again shortly; stores wrap their client's error with
+	// it.
+	ErrUnavailable = errors.New("account: the store is unavailable")
+	// ErrPaymentUsed: AddCredits of a payment id that another account
+	// was credited with: one payment credits one account.
+	ErrPaymentUsed = errors.New("account: payment id already credited to another account")
 	// ErrInvalid: an argument is out of its range; the error is an
 	// *ArgError that names the argument.
 	ErrInvalid = errors.New("account: invalid argument")
@@ -244,8 +265,21 @@ type Config struct {
 	Store Store
 	// Secret is the operator's HMAC key (32 bytes or more). Nil means the
 	// one kept in Store, made at random on first use: replicas sharing a
-	// Store share it.
+	// Store share it. It is never made again: a store that lost it while
+	// it still holds keys or accounts (a Redis restarted without
+	// persistence, FLUSHALL, eviction) is refused at New with
+	// ErrSecretLost, and Check puts it back while serving.
 	Secret []byte
+	// SecretFile, with Secret nil, keeps a copy of the store's operator
+	// secret in this file on local disk (hex, mode 0600), so that a store
+	// that lost its data gets the secret back: New writes the file from
+	// the store when the file does not exist, puts the file's secret back
+	// into a store that lacks one, and refuses (ErrSecretMismatch) a
+	// store whose secret differs from the file's. "" keeps none.
+	SecretFile string
+	// Logger receives what Accounts restores in a store that lost it
+	// (the operator secret, DefaultAccount). Nil means slog.Default().
+	Logger *slog.Logger
 	// StaticKeys are API keys of DefaultAccount that live only in this
 	// process's configuration (a server's -api-key flags): they
 	// authenticate like created keys, and Keys lists them (Static set),
@@ -257,10 +291,14 @@ type Config struct {
 	// leaves existing passwords valid. 0 means DefaultPasswordIterations;
 	// lower it only in tests.
 	PasswordIterations int
+	// LoginQueueWait is how long a Login waits for its turn at a
+	// password check before it returns ErrBusy. 0 means
+	// DefaultLoginQueueWait.
+	LoginQueueWait time.Duration
 	// MaxConcurrentLogins bounds the password checks (PBKDF2 hashes of
-	// PasswordIterations each, also for unknown owners) that Login runs
-	// at once, so that a flood of sign-ins cannot take every CPU; a Login
-	// that finds them all running waits LoginQueueWait at most, then
+	// PasswordIterations each) that Login runs at once, so that a flood
+	// of sign-ins cannot take every CPU; a Login that finds them all
+	// running waits its client's turn, LoginQueueWait at most, then
 	// returns ErrBusy. 0 means max(1, GOMAXPROCS/2) at New.
 	MaxConcurrentLogins int
 	// Now is the clock. Nil means time.Now.
@@ -273,17 +311,26 @@ type Config struct {
 // share a Store (replicas sharing Redis): each reads the store on every
 // call and keeps nothing of it but the operator secret.
 type Accounts struct {
-	store      Store
-	secret     []byte
+	store  Store
+	secret []byte
+	// stored says the secret is kept in the store (Config.Secret nil),
+	// so that Check puts it back when the store lost it.
+	stored     bool
+	log        *slog.Logger
 	static     map[string]keyRecord // by id
 	iterations int
 	now        func() time.Time
-	// checks holds a token per password check running (Login); its
-	// capacity is Config.MaxConcurrentLogins.
-	checks chan struct{}
-	// queueWait is how long Login waits for a free check: LoginQueueWait,
-	// shorter in tests.
+	// checks hands out the Config.MaxConcurrentLogins password checks
+	// that Login runs at once.
+	checks *checkQueue
+	// queueWait is how long Login waits for a free check:
+	// Config.LoginQueueWait.
 	queueWait time.Duration
+	// hashTime is how long the last password hash took, in nanoseconds:
+	// how long Login waits for an unknown owner; 0 before the first.
+	hashTime atomic.Int64
+	// hashes counts the password hashes Login made, for tests.
+	hashes atomic.Int64
 }
 
 // New validates cfg, makes DefaultAccount if the store lacks it, and
@@ -306,18 +353,28 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 	case n < 0:
 		return nil, fmt.Errorf("account: Config.MaxConcurrentLogins is %d, less than 0", n)
 	case n == 0:
-		a.checks = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+		a.checks = newCheckQueue(max(1, runtime.GOMAXPROCS(0)/2))
 	default:
-		a.checks = make(chan struct{}, n)
+		a.checks = newCheckQueue(n)
 	}
-	a.queueWait = LoginQueueWait
+	switch a.queueWait = cfg.LoginQueueWait; {
+	case a.queueWait < 0:
+		return nil, fmt.Errorf("account: Config.LoginQueueWait is %v, less than 0", a.queueWait)
+	case a.queueWait == 0:
+		a.queueWait = DefaultLoginQueueWait
+	}
+	if a.log = cfg.Logger; a.log == nil {
+		a.log = slog.Default()
+	}
 	switch {
 	case cfg.Secret == nil:
-		secret, err := loadSecret(ctx, cfg.Store)
+		secret, err := loadSecret(ctx, cfg.Store, cfg.SecretFile, a.log)
 		if err != nil {
 			return nil, err
 		}
-		a.secret = secret
+		a.secret, a.stored = secret, true
+	case cfg.SecretFile != "":
+		return nil, errors.New("account: Config.Secret and Config.SecretFile are both set: give one")
 	case len(cfg.Secret) < secretBytes:
 		return nil, fmt.Errorf("account: Config.Secret has %d bytes, fewer than %d", len(cfg.Secret), secretBytes)
 	default:
@@ -330,16 +387,86 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 		sum, id := KeyDigest(a.secret, secret)
 		a.static[id] = keyRecord{Key: Key{ID: id, Account: DefaultAccount, Name: "static key", Hint: keyHint(secret), Static: true}, Hash: sum}
 	}
-	err := a.store.Update(ctx, docAccount+DefaultAccount, 0, func(old []byte) ([]byte, error) {
-		if old != nil {
+	if _, err := a.ensureDefault(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// ensureDefault makes DefaultAccount if the store lacks it, and reports
+// whether it did.
+func (a *Accounts) ensureDefault(ctx context.Context) (made bool, err error) {
+	err = a.store.Update(ctx, docAccount+DefaultAccount, 0, func(old []byte) ([]byte, error) {
+		if made = old == nil; !made {
 			return old, nil
 		}
 		return json.Marshal(accountRecord{Account: Account{ID: DefaultAccount, Name: "Default", Created: a.now()}})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("account: making the default account: %w", err)
+		return false, fmt.Errorf("account: making the default account: %w", err)
 	}
-	return a, nil
+	return made, nil
+}
+
+// Check reports whether the store answers and holds what Accounts
+// needs, and puts back what a store that lost its data (a Redis
+// restarted without persistence, FLUSHALL, eviction) lost of it: the
+// operator secret, when it is kept in the store, and DefaultAccount,
+// whose static keys would fail without it. It never makes a new secret:
+// a store that holds another is an error wrapping ErrSecretMismatch. A
+// store out of reach is its error (ErrUnavailable for Redis). It reads
+// two documents when nothing is missing; call it from a readiness probe.
+// CreateKey calls it, so that no key is made under a secret the store
+// has lost.
+func (a *Accounts) Check(ctx context.Context) error {
+	if a.stored {
+		cur, err := a.store.Get(ctx, docSecret)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if err := a.restoreSecret(ctx); err != nil {
+				return err
+			}
+		case err != nil:
+			return fmt.Errorf("account: reading the operator secret: %w", err)
+		case !hmac.Equal(cur, a.secret):
+			return fmt.Errorf("account: the store holds another operator secret than this process's, made since it started: %w", ErrSecretMismatch)
+		}
+	}
+	_, err := a.store.Get(ctx, docAccount+DefaultAccount)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		made, err := a.ensureDefault(ctx)
+		if made {
+			a.log.Warn("account: the store had lost the default account; made it again (its credits, tier and plan are lost)")
+		}
+		return err
+	case err != nil:
+		return fmt.Errorf("account: reading the default account: %w", err)
+	}
+	return nil
+}
+
+// restoreSecret puts the operator secret back into a store that lost
+// it, or fails with ErrSecretMismatch if another was put there first.
+func (a *Accounts) restoreSecret(ctx context.Context) error {
+	restored := false
+	err := a.store.Update(ctx, docSecret, 0, func(old []byte) ([]byte, error) {
+		switch {
+		case old == nil:
+			restored = true
+			return slices.Clone(a.secret), nil
+		case !hmac.Equal(old, a.secret):
+			return nil, fmt.Errorf("account: the store holds another operator secret than this process's, made since it started: %w", ErrSecretMismatch)
+		}
+		return old, nil
+	})
+	if err != nil {
+		return fmt.Errorf("account: restoring the operator secret: %w", err)
+	}
+	if restored {
+		a.log.Warn("account: the store had lost the operator secret (a Redis restarted without persistence, FLUSHALL or eviction?); put this process's back, so that the keys made under it keep working")
+	}
+	return nil
 }
 
 // KeyID returns the id a key's secret has under the operator secret.
@@ -456,6 +583,11 @@ func (a *Accounts) SetTier(ctx context.Context, id, tier string) (Account, error
 // characters.
 func (a *Accounts) CreateKey(ctx context.Context, account, name string) (Key, string, error) {
 	if err := checkName("key", name); err != nil {
+		return Key{}, "", err
+	}
+	// A key is made under the secret the store holds, never under one it
+	// lost (it would fail after a restart).
+	if err := a.Check(ctx); err != nil {
 		return Key{}, "", err
 	}
 	if _, err := a.getAccount(ctx, account); err != nil {
@@ -597,6 +729,13 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (Principal, 
 		return Principal{}, ErrInvalidKey
 	}
 	acct, err := a.getAccount(ctx, r.Account)
+	if errors.Is(err, ErrNotFound) && static {
+		// The store lost DefaultAccount (Redis lost its data): a static
+		// key lives in the configuration, and keeps working.
+		if err = a.Check(ctx); err == nil {
+			acct, err = a.getAccount(ctx, r.Account)
+		}
+	}
 	if errors.Is(err, ErrNotFound) {
 		return Principal{}, ErrInvalidKey
 	}
@@ -630,9 +769,14 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (Principal, 
 
 // AddCredits records a purchase and returns the account after it; a
 // purchase whose ID the account recorded before changes nothing and
-// returns the account as it is. The purchase and the credits change in
-// one Update of the account, so that retries racing each other count
-// once. p.At zero means now.
+// returns the account as it is. A payment id credits one account only:
+// one that another account recorded is ErrPaymentUsed. The id is claimed
+// for the account first (one atomic Update of the id's document, so that
+// calls racing on two accounts credit one), then the purchase and the
+// credits change in one Update of the account, so that retries racing
+// each other count once; a claim whose credit did not follow (a crash
+// between) is completed by a retry on the same account. p.At zero means
+// now.
 func (a *Accounts) AddCredits(ctx context.Context, p Purchase) (Account, error) {
 	switch {
 	case p.ID == "":
@@ -647,7 +791,24 @@ func (a *Accounts) AddCredits(ctx context.Context, p Purchase) (Account, error) 
 	if p.At.IsZero() {
 		p.At = a.now()
 	}
-	return a.updateAccount(ctx, p.Account, func(r *accountRecord) (bool, error) {
+	if _, err := a.getAccount(ctx, p.Account); err != nil {
+		return Account{}, err // an unknown account claims no id
+	}
+	claimed := false
+	err := a.store.Update(ctx, docPayment+p.ID, 0, func(old []byte) ([]byte, error) {
+		claimed = old == nil
+		switch {
+		case old == nil:
+			return []byte(p.Account), nil
+		case string(old) != p.Account:
+			return nil, fmt.Errorf("account: payment id %q: %w", p.ID, ErrPaymentUsed)
+		}
+		return old, nil
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	acct, err := a.updateAccount(ctx, p.Account, func(r *accountRecord) (bool, error) {
 		if slices.ContainsFunc(r.Purchases, func(q Purchase) bool { return q.ID == p.ID }) {
 			return false, nil
 		}
@@ -658,6 +819,18 @@ func (a *Accounts) AddCredits(ctx context.Context, p Purchase) (Account, error) 
 		r.Credits += p.Amount
 		return true, nil
 	})
+	if err != nil && claimed && !errors.Is(err, ErrUnavailable) {
+		// Refused (the account removed meanwhile, or full): the id
+		// credited nothing, so it is free again.
+		undo := a.store.Update(context.WithoutCancel(ctx), docPayment+p.ID, 0, func(old []byte) ([]byte, error) {
+			if string(old) == p.Account {
+				return nil, nil
+			}
+			return old, nil
+		})
+		err = errors.Join(err, undo)
+	}
+	return acct, err
 }
 
 // Purchases lists an account's purchases, oldest first.
@@ -704,99 +877,156 @@ func (a *Accounts) Subscribe(ctx context.Context, account, plan string) (Account
 	})
 }
 
-// MaxLoginFailures login attempts of one owner without a success, each
-// within LoginWindow of the one before, lock its logins (ErrLoginLocked)
-// until LoginWindow after the last, on every replica that shares the
-// store: guessing passwords online stays slow.
+// MaxLoginFailures login attempts of one owner from one client without
+// a success, each within LoginWindow of the one before, lock that
+// client's logins of that owner (ErrLoginLocked) until LoginWindow after
+// the last, on every replica that shares the store: guessing passwords
+// online stays slow, and a client that guesses locks itself out, not the
+// owner. MaxOwnerLoginFailures attempts of one owner from all clients
+// together lock the owner's logins from every client alike, so that many
+// clients cannot guess more than that many passwords of one owner per
+// LoginWindow either.
 const (
-	MaxLoginFailures = 10
-	LoginWindow      = 15 * time.Minute
+	MaxLoginFailures      = 10
+	MaxOwnerLoginFailures = 100
+	LoginWindow           = 15 * time.Minute
 )
 
-// LoginQueueWait is how long Login waits for one of
-// Config.MaxConcurrentLogins password checks to end before it returns
-// ErrBusy.
-const LoginQueueWait = 100 * time.Millisecond
+// DefaultLoginQueueWait is how long Login waits for its turn at one of
+// Config.MaxConcurrentLogins password checks, when
+// Config.LoginQueueWait is 0, before it returns ErrBusy.
+const DefaultLoginQueueWait = 10 * time.Second
 
 // Login checks an owner's password and starts a console session of
-// SessionTTL; it returns the session's token, to keep in a cookie. An
-// unknown owner and a wrong password are both ErrInvalidLogin, and take
-// as long; both count towards MaxLoginFailures, so that a lock says
-// nothing about whether the owner exists.
+// SessionTTL; it returns the session's token, to keep in a cookie.
+// client names where the attempt comes from (the console gives the
+// client's address; "" is one client like any other): the password
+// checks are shared fairly between clients, so that one client's flood
+// of attempts waits behind its own, not behind others', and failures
+// lock the client that made them (see MaxLoginFailures).
 //
-// Each attempt is counted before its password is checked, in one atomic
-// Update that refuses it (ErrLoginLocked) once the count has reached
-// MaxLoginFailures: however many attempts race, on however many
-// replicas, at most MaxLoginFailures passwords of an owner are checked
-// per LoginWindow, which restarts with each attempt counted. A
-// successful login clears the count. When Config.MaxConcurrentLogins
-// checks are running, Login waits LoginQueueWait at most (or until ctx
-// ends), then returns ErrBusy and uncounts the attempt.
-func (a *Accounts) Login(ctx context.Context, owner, password string) (string, Session, error) {
-	failDoc := a.loginFailDoc(owner)
-	err := a.store.Update(ctx, failDoc, LoginWindow, func(old []byte) ([]byte, error) {
+// An unknown owner and a wrong password are both ErrInvalidLogin, and
+// take as long; both count towards the locks, so that a lock says
+// nothing about whether the owner exists. An unknown owner costs no
+// password hash: it waits for its turn as a known one does, then gives
+// the check back at once and waits as long as the last hash took, so
+// that attempts for owners who do not exist, however many, cannot keep
+// real owners from signing in.
+//
+// Each attempt is counted before its password is checked, in atomic
+// Updates that refuse it (ErrLoginLocked) once a count has reached its
+// limit: however many attempts race, on however many replicas, at most
+// MaxLoginFailures passwords of an owner are checked per client and
+// LoginWindow, which restarts with each attempt counted, and at most
+// MaxOwnerLoginFailures from all clients. A successful login clears both
+// counts. Config.MaxConcurrentLogins checks run at once; a login waits
+// its client's turn for one, Config.LoginQueueWait at most (or until ctx
+// ends), and a client with 8 logins already waiting gets ErrBusy at
+// once; ErrBusy uncounts the attempt.
+func (a *Accounts) Login(ctx context.Context, client, owner, password string) (string, Session, error) {
+	docs := []string{a.loginFailDoc(owner, client, false), a.loginFailDoc(owner, "", true)}
+	for i, doc := range docs {
+		if err := a.countLogin(ctx, doc, []int{MaxLoginFailures, MaxOwnerLoginFailures}[i]); err != nil {
+			// Nothing was checked: give back what was counted.
+			return "", Session{}, errors.Join(err, a.uncountLogin(ctx, docs[:i]))
+		}
+	}
+	if err := a.checks.acquire(ctx, client, a.queueWait); err != nil {
+		// Nothing was checked: give the attempt back, even when ctx has
+		// ended, so that a busy server locks nobody out.
+		return "", Session{}, errors.Join(err, a.uncountLogin(ctx, docs))
+	}
+	r, known, err := a.lookupOwner(ctx, owner)
+	if err != nil {
+		a.checks.release()
+		return "", Session{}, err
+	}
+	if !known {
+		a.pretendCheck(ctx)
+		return "", Session{}, ErrInvalidLogin
+	}
+	began := time.Now()
+	a.hashes.Add(1)
+	ok := checkPassword(r.Password, password)
+	a.checks.release()
+	a.hashTime.Store(int64(time.Since(began)))
+	if !ok {
+		return "", Session{}, ErrInvalidLogin
+	}
+	token, s, err := a.startSession(ctx, r)
+	if err != nil {
+		return "", Session{}, err
+	}
+	// The right password: the owner's failures are forgiven.
+	for _, doc := range docs {
+		if err := a.store.Update(ctx, doc, 0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+			return "", Session{}, err
+		}
+	}
+	return token, s, nil
+}
+
+// countLogin counts a login attempt in doc, or refuses it with
+// ErrLoginLocked once the count has reached limit.
+func (a *Accounts) countLogin(ctx context.Context, doc string, limit int) error {
+	return a.store.Update(ctx, doc, LoginWindow, func(old []byte) ([]byte, error) {
 		n := atoiOr0(old)
-		if n >= MaxLoginFailures {
+		if n >= limit {
 			return nil, ErrLoginLocked
 		}
 		return []byte(strconv.Itoa(n + 1)), nil
 	})
-	if err != nil {
-		return "", Session{}, err
-	}
-	if err := a.startCheck(ctx); err != nil {
-		// Nothing was checked: give the attempt back, even when ctx has
-		// ended, so that a busy server locks nobody out.
-		uerr := a.store.Update(context.WithoutCancel(ctx), failDoc, LoginWindow, func(old []byte) ([]byte, error) {
+}
+
+// uncountLogin takes back an attempt that countLogin counted in docs,
+// even when ctx has ended.
+func (a *Accounts) uncountLogin(ctx context.Context, docs []string) error {
+	var errs []error
+	for _, doc := range docs {
+		err := a.store.Update(context.WithoutCancel(ctx), doc, LoginWindow, func(old []byte) ([]byte, error) {
 			if n := atoiOr0(old); n > 1 {
 				return []byte(strconv.Itoa(n - 1)), nil
 			}
 			return nil, nil
 		})
-		if uerr != nil {
-			err = errors.Join(err, fmt.Errorf("account: uncounting a login attempt: %w", uerr))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("account: uncounting a login attempt: %w", err))
 		}
-		return "", Session{}, err
 	}
-	token, s, err := a.login(ctx, owner, password)
-	if err != nil {
-		return "", Session{}, err
-	}
-	// The right password: the owner's failures are forgiven.
-	if err := a.store.Update(ctx, failDoc, 0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
-		return "", Session{}, err
-	}
-	return token, s, nil
+	return errors.Join(errs...)
 }
 
-// loginFailDoc is the document that counts an owner's login attempts.
-func (a *Accounts) loginFailDoc(owner string) string {
-	return docLoginFail + hex.EncodeToString(a.mac(domainLogin, strings.ToLower(owner)))
-}
-
-// startCheck takes one of the password checks that Login may run at
-// once, waiting a.queueWait at most: ErrBusy if none ended by then, or
-// ctx's error. The caller calls endCheck once it has checked.
-func (a *Accounts) startCheck(ctx context.Context) error {
-	select {
-	case a.checks <- struct{}{}:
-		return nil
-	default:
+// pretendCheck stands for the password check of an unknown owner, with
+// a check that acquire gave: it gives the check back and waits as long
+// as the last hash took (or ctx's end). Before any hash was timed, it
+// hashes once, holding the check, to time one.
+func (a *Accounts) pretendCheck(ctx context.Context) {
+	d := time.Duration(a.hashTime.Load())
+	if d <= 0 {
+		began := time.Now()
+		a.hashes.Add(1)
+		checkPassword(dummyPassword(a.iterations), "")
+		a.checks.release()
+		a.hashTime.Store(int64(time.Since(began)))
+		return
 	}
-	t := time.NewTimer(a.queueWait)
+	a.checks.release()
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case a.checks <- struct{}{}:
-		return nil
 	case <-t.C:
-		return ErrBusy
 	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
-// endCheck ends a check that startCheck started.
-func (a *Accounts) endCheck() { <-a.checks }
+// loginFailDoc is the document that counts an owner's login attempts
+// from client, or from every client when all is set.
+func (a *Accounts) loginFailDoc(owner, client string, all bool) string {
+	if all {
+		return docLoginFail + hex.EncodeToString(a.mac(domainLogin, strings.ToLower(owner)))
+	}
+	return docLoginFail + hex.EncodeToString(a.mac(domainLoginClient, strings.ToLower(owner)+"\x00"+client))
+}
 
 // atoiOr0 reads a count a store holds; anything else is 0.
 func atoiOr0(b []byte) int {
@@ -807,17 +1037,9 @@ func atoiOr0(b []byte) int {
 	return n
 }
 
-// login is Login without its throttle. It ends the check that Login
-// started once the password is checked.
-func (a *Accounts) login(ctx context.Context, owner, password string) (string, Session, error) {
-	r, ok, err := a.checkLogin(ctx, owner, password)
-	a.endCheck()
-	if err != nil {
-		return "", Session{}, err
-	}
-	if !ok {
-		return "", Session{}, ErrInvalidLogin
-	}
+// startSession starts a console session of an account whose owner
+// signed in, and returns its token.
+func (a *Accounts) startSession(ctx context.Context, r accountRecord) (string, Session, error) {
 	token := rand.Text()
 	s := Session{Account: r.ID, CSRF: rand.Text(), Expires: a.now().Add(SessionTTL)}
 	doc, err := json.Marshal(s)
@@ -836,25 +1058,27 @@ func (a *Accounts) login(ctx context.Context, owner, password string) (string, S
 	return token, s, nil
 }
 
-// checkLogin reads an owner's account and reports whether password is
-// its password; an unknown owner costs a hash as a known one does.
-func (a *Accounts) checkLogin(ctx context.Context, owner, password string) (accountRecord, bool, error) {
+// lookupOwner reads an owner's account: known is false when no account
+// with a password has that owner. It checks no password.
+func (a *Accounts) lookupOwner(ctx context.Context, owner string) (r accountRecord, known bool, err error) {
 	id, err := a.store.Get(ctx, ownerDoc(owner))
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return accountRecord{}, false, err
-	}
-	var r accountRecord
-	if err == nil {
-		r, err = a.getAccount(ctx, string(id))
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return accountRecord{}, false, err
-		}
-	}
-	if err != nil || r.Password == "" || !strings.EqualFold(r.Owner, owner) {
-		checkPassword(dummyPassword(a.iterations), password)
+	if errors.Is(err, ErrNotFound) {
 		return accountRecord{}, false, nil
 	}
-	return r, checkPassword(r.Password, password), nil
+	if err != nil {
+		return accountRecord{}, false, err
+	}
+	r, err = a.getAccount(ctx, string(id))
+	if errors.Is(err, ErrNotFound) {
+		return accountRecord{}, false, nil
+	}
+	if err != nil {
+		return accountRecord{}, false, err
+	}
+	if r.Password == "" || !strings.EqualFold(r.Owner, owner) {
+		return accountRecord{}, false, nil
+	}
+	return r, true, nil
 }
 
 // SessionTTL is how long a console session lasts.

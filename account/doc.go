@@ -43,12 +43,17 @@
 // console's forms. Sessions are for the console: API routes authenticate
 // keys only.
 //
-// Password checks are costly on purpose, so Login bounds them: an
-// owner's attempts are counted before their passwords are checked, and
-// MaxLoginFailures of them without a success lock the owner's logins for
-// LoginWindow (ErrLoginLocked), however many race; and no more than
-// Config.MaxConcurrentLogins checks run at once, a Login that finds none
-// free within LoginQueueWait returning ErrBusy.
+// Password checks are costly on purpose, so Login bounds them without
+// letting one client's attempts refuse another's: an owner's attempts
+// are counted, per client (the console's client address) and in all,
+// before their passwords are checked; MaxLoginFailures of them from one
+// client without a success lock that client's logins of the owner for
+// LoginWindow (ErrLoginLocked), and MaxOwnerLoginFailures from all
+// clients lock the owner's, however many race. No more than
+// Config.MaxConcurrentLogins checks run at once, handed round the
+// waiting clients in turn, so a client's flood waits behind its own
+// attempts; an attempt for an owner who does not exist waits its turn
+// and as long as a hash takes, but hashes nothing.
 //
 // # Storage
 //

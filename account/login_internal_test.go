@@ -3,6 +3,7 @@ package account
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -10,113 +11,176 @@ import (
 	"time"
 )
 
-// stallStore is a Store whose Gets of keys beginning with stall tell
-// entered (buffered) and wait until release is closed or ctx ends.
-type stallStore struct {
-	Store
-	stall   string
-	entered chan string
-	release chan struct{}
-}
-
-func (s *stallStore) Get(ctx context.Context, key string) ([]byte, error) {
-	if strings.HasPrefix(key, s.stall) {
-		s.entered <- key
-		select {
-		case <-s.release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+// TestCheckQueue checks that password checks go round the waiting
+// clients one at a time, that a client with maxClientWaiters logins
+// waiting is refused at once while others still queue, and that a login
+// whose wait or ctx ends leaves the queue.
+func TestCheckQueue(t *testing.T) {
+	ctx := t.Context()
+	q := newCheckQueue(1)
+	if err := q.acquire(ctx, "a", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		order []string
+		wg    sync.WaitGroup
+	)
+	enqueue := func(client, name string) {
+		n := q.waiters()
+		wg.Go(func() {
+			if err := q.acquire(ctx, client, time.Hour); err != nil {
+				t.Errorf("%s: %v", name, err)
+				return
+			}
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			q.release()
+		})
+		for q.waiters() == n { // queued in this order
+			runtime.Gosched()
 		}
 	}
-	return s.Store.Get(ctx, key)
+	for i := range maxClientWaiters {
+		enqueue("flood", fmt.Sprintf("flood%d", i))
+	}
+	// The flooding client's next login is refused at once; another
+	// client's queues behind one of the flood's, not all of them.
+	if err := q.acquire(ctx, "flood", time.Hour); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a login beyond %d waiting of one client: %v, want ErrBusy", maxClientWaiters, err)
+	}
+	enqueue("user", "user")
+	enqueue("other", "other")
+	// One that gives up leaves the queue; so does one whose ctx ends.
+	if err := q.acquire(ctx, "late", time.Millisecond); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a wait that ends: %v, want ErrBusy", err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := q.acquire(gone, "late", time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a ctx that ends: %v, want context.Canceled", err)
+	}
+	q.release()
+	wg.Wait()
+	want := "flood0 user other flood1 flood2 flood3 flood4 flood5 flood6 flood7"
+	if got := strings.Join(order, " "); got != want {
+		t.Fatalf("turns %q, want %q", got, want)
+	}
+	if q.free != 1 || len(q.waiting) != 0 || len(q.order) != 0 {
+		t.Fatalf("after every login: %d free, %d clients waiting", q.free, len(q.waiting))
+	}
 }
 
-// TestLoginBusy checks that Login runs Config.MaxConcurrentLogins
-// password checks at most: one more waits, then is ErrBusy (or ends with
-// its ctx), checks nothing and counts no failure; and that the bound's
+// TestLoginBusy checks that a Login whose turn at a password check does
+// not come is ErrBusy (or ends with its ctx), for a known and an unknown
+// owner alike, checks nothing and counts no failure; and that the bound's
 // default follows GOMAXPROCS.
 func TestLoginBusy(t *testing.T) {
 	ctx := t.Context()
 	mem := NewMemory()
-	s := &stallStore{Store: mem, stall: docOwner, entered: make(chan string, 8), release: make(chan struct{})}
-	a, err := New(ctx, Config{Store: s, PasswordIterations: 1_000, MaxConcurrentLogins: 2})
+	a, err := New(ctx, Config{Store: mem, PasswordIterations: 1_000, MaxConcurrentLogins: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.queueWait = 10 * time.Millisecond
 	const owner, password = "ada@example.com", "a long enough password"
-	s.stall = "-" // nothing stalls while the account is made
 	if _, err := a.CreateAccount(ctx, NewAccount{Name: "Ada", Owner: owner, Password: password}); err != nil {
 		t.Fatal(err)
 	}
-	s.stall = docOwner
-
-	// Two logins check at once; both stall reading their owner.
-	var wg sync.WaitGroup
-	release := sync.OnceFunc(func() { close(s.release) })
-	defer wg.Wait()
-	defer release()
-	for _, pw := range []string{password, "wrong"} {
-		wg.Go(func() {
-			if _, _, err := a.Login(ctx, owner, pw); (err == nil) != (pw == password) {
-				t.Errorf("Login(%q) once released: %v", pw, err)
+	counted := func(owner string) string {
+		var counts []string
+		for _, doc := range []string{a.loginFailDoc(owner, "client", false), a.loginFailDoc(owner, "", true)} {
+			v, err := mem.Get(ctx, doc)
+			if errors.Is(err, ErrNotFound) {
+				continue
 			}
-		})
-	}
-	for range 2 {
-		<-s.entered
-	}
-	failDoc := a.loginFailDoc(owner)
-	counted := func() string {
-		v, err := mem.Get(ctx, failDoc)
-		if errors.Is(err, ErrNotFound) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts = append(counts, string(v))
+		}
+		if len(counts) == 0 {
 			return "none"
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(v)
+		return strings.Join(counts, ",")
 	}
-	if got := counted(); got != "2" {
-		t.Fatalf("two logins under way counted %s, want 2", got)
+	// Another login holds the one check.
+	if err := a.checks.acquire(ctx, "other", time.Hour); err != nil {
+		t.Fatal(err)
 	}
-	// A third, of an unknown owner too, finds no free check. (Were it to
-	// check, it would stall until its ctx ends.)
 	for _, who := range []string{owner, "nobody@example.com"} {
-		third, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, _, err := a.Login(third, who, password)
-		cancel()
-		if !errors.Is(err, ErrBusy) {
-			t.Fatalf("Login(%s) while %d checks run: %v, want ErrBusy", who, cap(a.checks), err)
+		if _, _, err := a.Login(ctx, "client", who, password); !errors.Is(err, ErrBusy) {
+			t.Fatalf("Login(%s) while the check is held: %v, want ErrBusy", who, err)
+		}
+		if got := counted(who); got != "none" {
+			t.Fatalf("a refused login of %s counted %s", who, got)
 		}
 	}
 	a.queueWait = time.Hour
 	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
-	if _, _, err := a.Login(short, owner, password); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := a.Login(short, "client", owner, password); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Login whose ctx ends while it waits: %v, want context.DeadlineExceeded", err)
 	}
-	if got := counted(); got != "2" {
-		t.Fatalf("after refused logins, the count is %s, want 2: a refused login counts no failure", got)
+	if a.hashes.Load() != 0 || counted(owner) != "none" {
+		t.Fatalf("refused logins hashed %d passwords, counted %s", a.hashes.Load(), counted(owner))
 	}
-	release()
-	wg.Wait()
-	if got := counted(); got != "none" {
-		t.Fatalf("after a successful login, the count is %s, want none", got)
+	a.checks.release()
+	if _, _, err := a.Login(ctx, "client", owner, password); err != nil {
+		t.Fatal(err)
 	}
-	if len(a.checks) != 0 {
-		t.Fatalf("%d checks still held after every login ended", len(a.checks))
+	if q := a.checks; q.free != 1 || q.waiters() != 0 {
+		t.Fatalf("%d checks free, %d waiting after every login ended", q.free, q.waiters())
 	}
 
 	def, err := New(ctx, Config{Store: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := max(1, runtime.GOMAXPROCS(0)/2); cap(def.checks) != want {
-		t.Fatalf("default MaxConcurrentLogins = %d, want %d", cap(def.checks), want)
+	if want := max(1, runtime.GOMAXPROCS(0)/2); def.checks.free != want {
+		t.Fatalf("default MaxConcurrentLogins = %d, want %d", def.checks.free, want)
 	}
 	if _, err := New(ctx, Config{Store: mem, MaxConcurrentLogins: -1}); err == nil {
 		t.Fatal("New accepted MaxConcurrentLogins -1")
+	}
+}
+
+// TestLoginUnknownOwnerNoHash checks that attempts for owners who do not
+// exist hash no password (once a hash has been timed) and count as a
+// known owner's do, while a known owner's attempts each hash one.
+func TestLoginUnknownOwnerNoHash(t *testing.T) {
+	ctx := t.Context()
+	a, err := New(ctx, Config{Store: NewMemory(), PasswordIterations: 1_000, MaxConcurrentLogins: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const owner, password = "ada@example.com", "a long enough password"
+	if _, err := a.CreateAccount(ctx, NewAccount{Name: "Ada", Owner: owner, Password: password}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Login(ctx, "c", owner, "wrong"); !errors.Is(err, ErrInvalidLogin) {
+		t.Fatal(err)
+	}
+	if a.hashes.Load() != 1 {
+		t.Fatalf("a wrong password hashed %d times, want 1", a.hashes.Load())
+	}
+	for i := range 20 {
+		if _, _, err := a.Login(ctx, "c", fmt.Sprintf("nobody%d@example.com", i), password); !errors.Is(err, ErrInvalidLogin) {
+			t.Fatalf("unknown owner: %v, want ErrInvalidLogin", err)
+		}
+	}
+	if a.hashes.Load() != 1 {
+		t.Fatalf("20 unknown owners hashed %d passwords, want none", a.hashes.Load()-1)
+	}
+	for range MaxLoginFailures {
+		a.Login(ctx, "c", "nobody@example.com", password)
+	}
+	if _, _, err := a.Login(ctx, "c", "nobody@example.com", password); !errors.Is(err, ErrLoginLocked) {
+		t.Fatalf("an unknown owner after %d failures: %v, want ErrLoginLocked", MaxLoginFailures, err)
+	}
+	if _, _, err := a.Login(ctx, "c", owner, password); err != nil || a.hashes.Load() != 2 {
+		t.Fatalf("the right password: %v, %d hashes in all", err, a.hashes.Load())
 	}
 }
 

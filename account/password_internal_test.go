@@ -42,10 +42,10 @@ func TestPasswordIterations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.Login(ctx, "x@example.com", password); err != nil {
+	if _, _, err := b.Login(ctx, "", "x@example.com", password); err != nil {
 		t.Fatalf("Login with another iterations setting: %v", err)
 	}
-	if _, _, err := b.Login(ctx, "x@example.com", password+"!"); !errors.Is(err, ErrInvalidLogin) {
+	if _, _, err := b.Login(ctx, "", "x@example.com", password+"!"); !errors.Is(err, ErrInvalidLogin) {
 		t.Fatalf("wrong password: %v", err)
 	}
 	// Two hashes of one password differ (random salt).

@@ -12,6 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -30,9 +35,13 @@ import (
 //   - accountkey/<account id>/<key id>: empty; lists an account's keys.
 //   - session/<hex HMAC of the token>: a Session, with the store's TTL.
 //   - ledger/<month>: a JSON object of counters.
+//   - payment/<payment id>: the id of the account the payment credited,
+//     so that one payment credits one account.
 //   - loginfail/<hex HMAC of the lowercased owner>: the count of login
 //     attempts since the owner's last successful login, counted before
-//     their passwords are checked, with a TTL of LoginWindow.
+//     their passwords are checked, with a TTL of LoginWindow; and
+//     loginfail/<hex HMAC of the owner and a client>: the same, of the
+//     attempts from one client.
 const (
 	docSecret     = "secret"
 	docAccount    = "account/"
@@ -42,6 +51,7 @@ const (
 	docSession    = "session/"
 	docLedger     = "ledger/"
 	docLoginFail  = "loginfail/"
+	docPayment    = "payment/"
 )
 
 // Domain separation of the operator secret's HMACs.
@@ -49,6 +59,8 @@ const (
 	domainKey     = "inferkit account: api key\x00"
 	domainSession = "inferkit account: console session\x00"
 	domainLogin   = "inferkit account: login owner\x00"
+	// domainLoginClient: an owner, a zero byte and a client.
+	domainLoginClient = "inferkit account: login owner from client\x00"
 )
 
 // KeyPrefix begins every API key CreateKey makes.
@@ -122,15 +134,55 @@ func keyHint(secret string) string {
 }
 
 // loadSecret returns the operator secret kept in the store, making it at
-// random on first use.
-func loadSecret(ctx context.Context, s Store) ([]byte, error) {
+// random on first use (a store that holds no key or account besides
+// DefaultAccount), with a copy in file when file is not "" (see
+// Config.SecretFile).
+func loadSecret(ctx context.Context, s Store, file string, log *slog.Logger) ([]byte, error) {
+	var kept []byte // the file's secret
+	if file != "" {
+		b, err := os.ReadFile(file)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("account: Config.SecretFile: %w", err)
+		default:
+			if kept, err = hex.DecodeString(strings.TrimSpace(string(b))); err != nil || len(kept) < secretBytes {
+				return nil, fmt.Errorf("account: Config.SecretFile %s does not hold an operator secret (%d or more bytes in hex)", file, secretBytes)
+			}
+		}
+	}
+	// Is the store empty, so that a secret may be made? Read before the
+	// Update: a Bolt's fn may not read the store.
+	used := false
+	if _, err := s.Get(ctx, docSecret); errors.Is(err, ErrNotFound) && kept == nil {
+		for _, prefix := range []string{docKey, docAccount} {
+			docs, err := s.List(ctx, prefix)
+			if err != nil {
+				return nil, fmt.Errorf("account: the operator secret: %w", err)
+			}
+			used = used || slices.ContainsFunc(docs, func(d string) bool { return d != docAccount+DefaultAccount })
+		}
+	} else if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("account: the operator secret: %w", err)
+	}
 	var secret []byte
+	made, restored := false, false
 	err := s.Update(ctx, docSecret, 0, func(old []byte) ([]byte, error) {
-		if old != nil {
+		made, restored = false, false
+		switch {
+		case old != nil && kept != nil && !hmac.Equal(old, kept):
+			return nil, fmt.Errorf("account: the store's operator secret is not the one in %s: %w", file, ErrSecretMismatch)
+		case old != nil:
 			secret = old
 			return old, nil
+		case kept != nil:
+			secret, restored = kept, true
+			return kept, nil
+		case used:
+			return nil, fmt.Errorf("%w: it holds accounts or keys, so it has lost data (a Redis restarted without persistence, FLUSHALL, eviction); "+
+				"a new secret would make every stored key fail: give the secret back (Config.Secret or SecretFile; the server's -secret-file), or empty the store", ErrSecretLost)
 		}
-		secret = make([]byte, secretBytes)
+		secret, made = make([]byte, secretBytes), true
 		rand.Read(secret)
 		return secret, nil
 	})
@@ -140,7 +192,45 @@ func loadSecret(ctx context.Context, s Store) ([]byte, error) {
 	if len(secret) < secretBytes {
 		return nil, fmt.Errorf("account: the operator secret in the store has %d bytes, fewer than %d", len(secret), secretBytes)
 	}
+	switch {
+	case restored:
+		log.Warn("account: the store had no operator secret; put back the one kept in the secret file", "file", file)
+	case made:
+		log.Info("account: made a new operator secret and kept it in the store", "file", file)
+	}
+	if file != "" && kept == nil {
+		if err := writeSecretFile(file, secret); err != nil {
+			return nil, err
+		}
+	}
 	return secret, nil
+}
+
+// writeSecretFile writes secret into file, in hex, mode 0600, through a
+// temporary file renamed over it, so that a crash leaves no half file.
+func writeSecretFile(file string, secret []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
+	if err != nil {
+		return fmt.Errorf("account: Config.SecretFile: %w", err)
+	}
+	_, err = tmp.WriteString(hex.EncodeToString(secret) + "\n")
+	if err == nil {
+		err = tmp.Chmod(0o600)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("account: Config.SecretFile: %w", err)
+	}
+	return nil
 }
 
 // hashPassword returns the stored form of a password, hashed with iter

@@ -25,6 +25,11 @@ const DefaultOwnerShare = 8
 // owner. Test for it with errors.Is.
 var ErrNotFound = errors.New("cache: record not found")
 
+// ErrUnavailable is returned, wrapped with the client's error, when a
+// shared store cannot be reached (Redis down or restarting): try again
+// shortly. Test for it with errors.Is.
+var ErrUnavailable = errors.New("cache: the store is unavailable")
+
 // ErrTooLarge is returned, wrapped, by Put for a record larger than the
 // store's byte bound on its own.
 var ErrTooLarge = errors.New("cache: record too large")

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -54,6 +56,13 @@ type Config struct {
 	// host other than localhost, where browsers would not send a secure
 	// cookie back. Off by default: serve the console over HTTPS.
 	InsecureCookies bool
+	// Client names the client of a sign-in, for Accounts.Login, which
+	// shares the password checks fairly between clients. Nil means the
+	// request's address (its RemoteAddr; an IPv6 address by its /64,
+	// which one host usually holds whole). Behind a reverse proxy every
+	// request comes from the proxy's address: name the client the proxy
+	// reports (its X-Forwarded-For, as that proxy sets it) instead.
+	Client func(r *http.Request) string
 }
 
 // Console serves the account owner's web console (see the package doc).
@@ -73,6 +82,7 @@ type Console struct {
 	style                      template.CSS
 	csp                        string
 	cop                        *http.CrossOriginProtection
+	client                     func(r *http.Request) string
 }
 
 //go:embed templates/*.html static/copy.js static/style.css
@@ -85,6 +95,30 @@ const maxFormBytes = 64 << 10
 // with account.ErrBusy.
 const busyRetryAfter = 1
 
+// unavailableRetryAfter is the Retry-After, in seconds, of a page that
+// failed because the account store could not be reached.
+const unavailableRetryAfter = 5
+
+// remoteClient names a request's client by its address: the IP of
+// RemoteAddr, an IPv6 address by its /64 prefix.
+func remoteClient(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return ip.String()
+}
+
 // loginTTL is how long a sign-in form's CSRF cookie lasts.
 const loginTTL = time.Hour
 
@@ -96,7 +130,10 @@ func New(cfg Config) (*Console, error) {
 	c := &Console{
 		accounts: cfg.Accounts, usage: cfg.Usage, log: cfg.Logger, now: cfg.Now, secure: !cfg.InsecureCookies,
 		sessionCookie: "console_session", loginCookie: "console_login",
-		cop: http.NewCrossOriginProtection(),
+		cop: http.NewCrossOriginProtection(), client: cfg.Client,
+	}
+	if c.client == nil {
+		c.client = remoteClient
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -266,7 +303,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.renderLogin(w, r, http.StatusForbidden, owner, "The sign-in form expired or did not come from this site: please sign in again.")
 		return
 	}
-	token, s, err := c.accounts.Login(r.Context(), owner, r.PostForm.Get("password"))
+	token, s, err := c.accounts.Login(r.Context(), c.client(r), owner, r.PostForm.Get("password"))
 	switch {
 	case errors.Is(err, account.ErrInvalidLogin) || errors.Is(err, account.ErrNotFound):
 		c.log.LogAttrs(r.Context(), slog.LevelInfo, "console: sign-in refused")
@@ -279,8 +316,9 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Too many failed sign-ins: try again in %d minutes.", int(account.LoginWindow.Minutes())))
 		return
 	case errors.Is(err, account.ErrBusy):
-		// Too many sign-ins at once: no password was checked, and the
-		// attempt does not count towards the lock.
+		// Too many sign-ins at once (from this client, or waiting too
+		// long for a turn): no password was checked, and the attempt
+		// does not count towards the lock.
 		c.log.LogAttrs(r.Context(), slog.LevelWarn, "console: sign-in refused: too many at once")
 		w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
 		c.renderLogin(w, r, http.StatusServiceUnavailable, owner, "Too many sign-ins at once: please try again in a moment.")
@@ -385,6 +423,15 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, messa
 
 // serverError logs err and serves a 500 page that does not repeat it.
 func (c *Console) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, account.ErrUnavailable) {
+		// The store is out of reach (Redis down): say so, and when to
+		// try again.
+		c.log.LogAttrs(r.Context(), slog.LevelWarn, "console: the account store is unavailable",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetryAfter))
+		c.fail(w, r, http.StatusServiceUnavailable, "The service is briefly unavailable; please try again in a moment.")
+		return
+	}
 	c.log.LogAttrs(r.Context(), slog.LevelError, "console: server error",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 	c.fail(w, r, http.StatusInternalServerError, "Something went wrong on our side; please try again.")

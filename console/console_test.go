@@ -336,7 +336,7 @@ func (s *stallStore) Get(ctx context.Context, key string) ([]byte, error) {
 func TestLoginBusy(t *testing.T) {
 	ctx := t.Context()
 	s := &stallStore{Store: account.NewMemory(), arm: make(chan struct{}, 1), entered: make(chan struct{}), release: make(chan struct{})}
-	accounts, err := account.New(ctx, account.Config{Store: s, PasswordIterations: testIterations, MaxConcurrentLogins: 1})
+	accounts, err := account.New(ctx, account.Config{Store: s, PasswordIterations: testIterations, MaxConcurrentLogins: 1, LoginQueueWait: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,12 +355,12 @@ func TestLoginBusy(t *testing.T) {
 		return a.post("/login", url.Values{"csrf": {csrf(t, page)}, "owner": {owner}, "password": {password}})
 	}
 
-	// One sign-in, with a wrong password, holds the only check, stalled
-	// reading its owner.
+	// One sign-in, with a wrong password, from another client, holds the
+	// only check, stalled reading its owner.
 	s.arm <- struct{}{}
 	done := make(chan error)
 	go func() {
-		_, _, err := accounts.Login(ctx, owner, "wrong")
+		_, _, err := accounts.Login(ctx, "203.0.113.9", owner, "wrong")
 		done <- err
 	}()
 	<-s.entered

@@ -75,7 +75,7 @@ func TestAccountsSurviveRestart(t *testing.T) {
 	if u := admin(t, e.h, "GET", "/v1/admin/usage?account=acct_d", "", 200); u["spend_usd"] != (4*chatCost(t)).String() || u["requests"] != float64(4) {
 		t.Errorf("usage after a request more: %v", u)
 	}
-	if _, _, err := e.accounts.Login(context.Background(), "d@example.test", "a durable password"); err != nil {
+	if _, _, err := e.accounts.Login(context.Background(), "", "d@example.test", "a durable password"); err != nil {
 		t.Errorf("login after the restart: %v", err)
 	}
 }

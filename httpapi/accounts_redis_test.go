@@ -2,6 +2,9 @@ package httpapi_test
 
 import (
 	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,4 +89,88 @@ func TestAccountsReplicas(t *testing.T) {
 			t.Errorf("replica %d: usage %v, want %s USD spent on %d requests", i, u, want, ratelimit.Default.Requests)
 		}
 	}
+}
+
+// TestRedisOutage: while the Redis server that keeps the accounts and the
+// limits is down, every API family answers 503 with Retry-After in its
+// own error shape (not 500), the admin API too, and /readyz is 503; once
+// Redis is back (restarted with its data), the same key is served again
+// and /readyz is 200.
+func TestRedisOutage(t *testing.T) {
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
+	store, err := redisaccount.New(redisaccount.Config{Client: rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := redislimit.New(redislimit.Config{Client: rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newAccountsEnv(t, store, l)
+	k := field(admin(t, e.h, "POST", "/v1/admin/api-keys", `{"name":"outage"}`, http.StatusCreated), "key")
+	routes := []struct{ name, method, path, key, body, wantType string }{
+		{"chat", "POST", "/v1/chat/completions", k, chatBody, "api_error"},
+		{"chat stream", "POST", "/v1/chat/completions", k, streaming(chatBody), "api_error"},
+		{"messages", "POST", "/v1/messages", k, messagesBody, "api_error"},
+		{"responses", "POST", "/v1/responses", k, responsesBody, "api_error"},
+		{"models", "GET", "/v1/models", k, "", "api_error"},
+		{"admin", "GET", "/v1/admin/accounts", adminKey, "", "api_error"},
+	}
+	check := func(t *testing.T, want int) {
+		t.Helper()
+		for _, rt := range routes {
+			w := do(e.h, rt.method, rt.path, rt.key, rt.body)
+			if w.Code != want {
+				t.Errorf("%s: %d, want %d: %s", rt.name, w.Code, want, w.Body)
+				continue
+			}
+			if want != http.StatusServiceUnavailable {
+				continue
+			}
+			if ra := w.Header().Get("Retry-After"); ra == "" || ra == "0" {
+				t.Errorf("%s: 503 without Retry-After", rt.name)
+			}
+			if typ, _, _, msg := errorOf(t, w.Body.Bytes()); typ != rt.wantType || strings.Contains(msg, sock) {
+				t.Errorf("%s: error type %q, message %q", rt.name, typ, msg)
+			}
+		}
+		if w := do(e.h, "GET", "/readyz", "", ""); (w.Code == http.StatusOK) != (want == http.StatusOK) {
+			t.Errorf("/readyz: %d while the routes answer %d: %s", w.Code, want, w.Body)
+		} else if w.Code != http.StatusOK && w.Header().Get("Retry-After") == "" {
+			t.Error("/readyz: 503 without Retry-After")
+		}
+	}
+	check(t, http.StatusOK)
+
+	// Down: saved first, so that it comes back with its data.
+	_ = rdb.ShutdownSave(t.Context()).Err()
+	for rdb.Ping(t.Context()).Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	check(t, http.StatusServiceUnavailable)
+
+	// Back, on the same socket, from its saved data.
+	restartRedis(t, sock)
+	for rdb.Ping(t.Context()).Err() != nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	check(t, http.StatusOK)
+}
+
+// restartRedis starts redis-server again on the socket (and folder) of a
+// server of redistest.Start that has shut down, loading the data it
+// saved; it stops when the test ends.
+func restartRedis(t *testing.T, sock string) {
+	t.Helper()
+	dir := filepath.Dir(sock)
+	cmd := exec.Command("redis-server", "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
 }

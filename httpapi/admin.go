@@ -312,6 +312,9 @@ func adminError(err error, what, param string) error {
 	case errors.Is(err, account.ErrExists):
 		return &formats.Error{Status: http.StatusConflict, Code: "already_exists", Param: param,
 			Message: strings.TrimPrefix(err.Error(), "account: "), Err: err}
+	case errors.Is(err, account.ErrPaymentUsed):
+		return &formats.Error{Status: http.StatusConflict, Code: "payment_used", Param: "id",
+			Message: "id: this payment id was credited to another account", Err: err}
 	case errors.Is(err, account.ErrTrialUsed):
 		return &formats.Error{Status: http.StatusConflict, Code: "trial_used", Param: param,
 			Message: strings.TrimPrefix(err.Error(), "account: "), Err: err}

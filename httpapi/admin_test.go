@@ -463,6 +463,12 @@ func TestAdminCredits(t *testing.T) {
 	if a := admin(t, e.h, "GET", "/v1/admin/accounts/default", "", 200); a["credits_usd"] != "12.6" {
 		t.Errorf("after the refusals: %v", a)
 	}
+	// One payment credits one account: pay_1 went to the default one.
+	admin(t, e.h, "POST", "/v1/admin/accounts", `{"id":"acct_other","name":"other"}`, 201)
+	adminErr(t, e.h, "POST", "/v1/admin/credits", `{"id":"pay_1","account":"acct_other","amount_usd":"12.5"}`, 409, "payment_used", "id")
+	if a := admin(t, e.h, "GET", "/v1/admin/accounts/acct_other", "", 200); a["credits_usd"] != "0" {
+		t.Errorf("a payment id of another account credited: %v", a)
+	}
 	// Credits past the largest amount: the amount is at fault.
 	admin(t, e.h, "POST", "/v1/admin/credits", `{"id":"big_1","amount_usd":"5000000000"}`, 200)
 	adminErr(t, e.h, "POST", "/v1/admin/credits", `{"id":"big_2","amount_usd":"5000000000"}`, 400, "invalid_value", "amount_usd")

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/inferkit/inferkit/account"
+	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/ratelimit"
 )
 
 // familyKey is the context key of a route's error family.
@@ -49,9 +54,25 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 			Message: fmt.Sprintf("the request body did not arrive within %v", h.bodyTO), Err: err}
 		w.Header().Set("Connection", "close")
 	}
+	if storeUnavailable(err) {
+		err = &formats.Error{Status: http.StatusServiceUnavailable, Code: "service_unavailable", RetryAfter: UnavailableRetryAfter,
+			Message: "the server cannot reach the store it keeps its state in; retry shortly", Err: err}
+	}
 	err = h.countFailure(w, r, err)
 	h.logError(r, err)
 	WriteError(w, r, err)
+}
+
+// UnavailableRetryAfter is the Retry-After of a 503 answered while a
+// store the Handler depends on (accounts, the rate limiter, stored
+// responses: Redis, when the server shares it) cannot be reached.
+const UnavailableRetryAfter = 5 * time.Second
+
+// storeUnavailable reports whether err says that a store could not be
+// reached: account, ratelimit or cache's ErrUnavailable, which the Redis
+// stores wrap their client's errors with.
+func storeUnavailable(err error) bool {
+	return errors.Is(err, account.ErrUnavailable) || errors.Is(err, ratelimit.ErrUnavailable) || errors.Is(err, cache.ErrUnavailable)
 }
 
 // logError logs err at a level fitting its status: server errors at

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/inferkit/inferkit/formats"
 )
@@ -33,8 +35,10 @@ func (h *Handler) operationRoutes() []route {
 //
 // GET /healthz answers 200 {"status":"ok"} while the Handler serves.
 // GET /readyz answers 200 {"status":"ready"} when the Handler can serve
-// generations (see Config.Ready), else 503 with a JSON error body of
-// code not_ready whose message says why.
+// generations (see Config.Ready) and, with Config.Accounts, their store
+// answers (account.Accounts.Check), else 503 with Retry-After and a JSON
+// error body of code not_ready whose message says why: a Redis that is
+// down takes the replica out of its load balancer until it is back.
 func (h *Handler) RegisterOperations(mux *http.ServeMux) {
 	for _, rt := range h.operationRoutes() {
 		mux.Handle(rt.pattern, h.wrapOperation(rt))
@@ -53,14 +57,32 @@ func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, r, map[string]string{"status": "ok"})
 }
 
+// readyTimeout bounds the store check of GET /readyz.
+const readyTimeout = 2 * time.Second
+
 // readyz serves GET /readyz: 200 when Config.Ready reports no error (the
-// engine, made before the Handler, has loaded its models), else 503.
+// engine, made before the Handler, has loaded its models) and the
+// accounts' store answers (Accounts.Check, which also puts back what a
+// store that lost its data lost), else 503 with Retry-After.
 func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	notReady := func(err error) {
+		WriteError(w, r, &formats.Error{Status: http.StatusServiceUnavailable, Code: "not_ready",
+			Message: "not ready: " + err.Error(), RetryAfter: UnavailableRetryAfter, Err: err})
+	}
 	if h.ready != nil {
 		if err := h.ready(); err != nil {
-			WriteError(w, r, &formats.Error{Status: http.StatusServiceUnavailable, Code: "not_ready",
-				Message: "not ready: " + err.Error(), Err: err})
+			notReady(err)
+			return
+		}
+	}
+	if h.accounts != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		err := h.accounts.Check(ctx)
+		cancel()
+		if err != nil {
+			h.log.LogAttrs(r.Context(), slog.LevelWarn, "httpapi: not ready: the accounts' store", slog.Any("err", err))
+			notReady(err)
 			return
 		}
 	}

@@ -191,6 +191,10 @@ var (
 	ErrSpendCap = errors.New("ratelimit: maximum monthly spend reached")
 	// ErrQuotaExhausted: a plan quota of the month is used up.
 	ErrQuotaExhausted = errors.New("ratelimit: plan quota exhausted")
+	// ErrUnavailable: a shared limiter's store could not be reached
+	// (Redis down or restarting); it is wrapped with the client's error.
+	// Nothing was admitted: try again shortly.
+	ErrUnavailable = errors.New("ratelimit: the limiter's store is unavailable")
 )
 
 // Limit names, as in Error.Limit.
@@ -267,6 +271,14 @@ func NextMonth(t time.Time) time.Time {
 // neither settled nor cancelled after it is taken for abandoned, and its
 // reserved cost stays charged.
 const Hold = 24 * time.Hour
+
+// Lease is how long a shared limiter (redislimit) holds a reservation's
+// reserved cost against its account's spend cap: an unsettled
+// reservation older than Lease (its process killed, say) gives its cost
+// back, at the account's next Reserve. A request still running after
+// Lease is not refused: its Settle charges its whole cost then, as the
+// cost was given back.
+const Lease = time.Hour
 
 // Prepare checks r and returns what its reservation holds: the input
 // tokens, the output tokens capped at the tier's limit, and the cost of

@@ -41,6 +41,9 @@ func Run(t *testing.T, newStore func(t *testing.T) account.Store) {
 		{"Plans", testPlans},
 		{"Sessions", testSessions},
 		{"LoginLock", testLoginLock},
+		{"LoginLockPerClient", testLoginLockPerClient},
+		{"PaymentAcrossAccounts", testPaymentAcrossAccounts},
+		{"StoreLostData", testStoreLostData},
 		{"Ledger", testLedger},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -618,12 +621,13 @@ func testCredits(t *testing.T, s account.Store) {
 			total := must[ratelimit.Money](t)(ratelimit.ParseMoney(tc.credits))
 			if total > 0 {
 				// Two purchases that reach the threshold together; the
-				// first one again counts once.
+				// first one again counts once. (Payment ids are unique
+				// across accounts.)
 				first := total / 2
 				for _, p := range []account.Purchase{
-					{ID: "pay_1", Account: acct.ID, Amount: first},
-					{ID: "pay_1", Account: acct.ID, Amount: first},
-					{ID: "pay_2", Account: acct.ID, Amount: total - first},
+					{ID: "pay_1_" + tc.credits, Account: acct.ID, Amount: first},
+					{ID: "pay_1_" + tc.credits, Account: acct.ID, Amount: first},
+					{ID: "pay_2_" + tc.credits, Account: acct.ID, Amount: total - first},
 				} {
 					acct = must[account.Account](t)(a.AddCredits(ctx, p))
 				}
@@ -824,12 +828,12 @@ func testSessions(t *testing.T, s account.Store) {
 		{"nobody@example.com", password},
 		{"", ""},
 	} {
-		if _, _, err := a.Login(ctx, tc.owner, tc.password); !errors.Is(err, account.ErrInvalidLogin) {
+		if _, _, err := a.Login(ctx, "", tc.owner, tc.password); !errors.Is(err, account.ErrInvalidLogin) {
 			t.Errorf("Login(%s, a wrong password) = %v, want ErrInvalidLogin", tc.owner, err)
 		}
 	}
 
-	token, sess, err := a.Login(ctx, "grace@example.com", password) // owners match in any case
+	token, sess, err := a.Login(ctx, "", "grace@example.com", password) // owners match in any case
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -858,7 +862,7 @@ func testSessions(t *testing.T, s account.Store) {
 	}
 
 	// Logout ends it at once, everywhere.
-	token2, _, err := a.Login(ctx, owner, password)
+	token2, _, err := a.Login(ctx, "", owner, password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -889,31 +893,31 @@ func testLoginLock(t *testing.T, s account.Store) {
 	}
 	for i := range account.MaxLoginFailures {
 		who := []*account.Accounts{a, b}[i%2] // failures add up across replicas
-		if _, _, err := who.Login(ctx, "ADA@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+		if _, _, err := who.Login(ctx, "", "ADA@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
 			t.Fatalf("failure %d: %v, want ErrInvalidLogin", i+1, err)
 		}
 	}
-	if _, _, err := b.Login(ctx, "ada@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
+	if _, _, err := b.Login(ctx, "", "ada@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
 		t.Fatalf("the right password after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
 	}
-	if _, _, err := a.Login(ctx, "bob@example.com", password); err != nil {
+	if _, _, err := a.Login(ctx, "", "bob@example.com", password); err != nil {
 		t.Fatalf("another owner: %v", err)
 	}
 	for range account.MaxLoginFailures {
-		a.Login(ctx, "nobody@example.com", "wrong")
+		a.Login(ctx, "", "nobody@example.com", "wrong")
 	}
-	if _, _, err := a.Login(ctx, "nobody@example.com", "wrong"); !errors.Is(err, account.ErrLoginLocked) {
+	if _, _, err := a.Login(ctx, "", "nobody@example.com", "wrong"); !errors.Is(err, account.ErrLoginLocked) {
 		t.Fatalf("an unknown owner after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
 	}
 
 	// The right password forgives the failures before it.
 	for i := range 2 * (account.MaxLoginFailures - 1) {
 		if i == account.MaxLoginFailures-1 {
-			if _, _, err := a.Login(ctx, "bob@example.com", password); err != nil {
+			if _, _, err := a.Login(ctx, "", "bob@example.com", password); err != nil {
 				t.Fatalf("the right password after %d failures: %v", account.MaxLoginFailures-1, err)
 			}
 		}
-		if _, _, err := b.Login(ctx, "bob@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+		if _, _, err := b.Login(ctx, "", "bob@example.com", "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
 			t.Fatalf("failure %d, with a successful login after %d: %v, want ErrInvalidLogin", i+1, account.MaxLoginFailures-1, err)
 		}
 	}
@@ -937,7 +941,7 @@ func testLoginLock(t *testing.T, s account.Store) {
 	)
 	for i := range racers {
 		wg.Go(func() {
-			_, _, err := replicas[i%2].Login(ctx, "cy@example.com", fmt.Sprintf("wrong %d", i))
+			_, _, err := replicas[i%2].Login(ctx, "", "cy@example.com", fmt.Sprintf("wrong %d", i))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -955,8 +959,165 @@ func testLoginLock(t *testing.T, s account.Store) {
 		t.Fatalf("%d racing guesses checked %d passwords, want 1 to %d (the rest ErrLoginLocked: %d)",
 			racers, checked, account.MaxLoginFailures, results[account.ErrLoginLocked])
 	}
-	if _, _, err := a.Login(ctx, "cy@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
+	if _, _, err := a.Login(ctx, "", "cy@example.com", password); !errors.Is(err, account.ErrLoginLocked) {
 		t.Fatalf("the right password after %d racing guesses: %v, want ErrLoginLocked", racers, err)
+	}
+}
+
+// testLoginLockPerClient: a client that guesses an owner's password
+// MaxLoginFailures times locks itself out, not the owner, who signs in
+// from elsewhere; MaxOwnerLoginFailures guesses from as many clients lock
+// the owner's logins from every client.
+func testLoginLockPerClient(t *testing.T, s account.Store) {
+	ctx := t.Context()
+	a := newAccounts(t, s, newClock(start))
+	const owner, password = "dee@example.com", "a long enough password"
+	must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "Dee", Owner: owner, Password: password}))
+	for i := range account.MaxLoginFailures {
+		if _, _, err := a.Login(ctx, "198.51.100.66", owner, "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+			t.Fatalf("failure %d: %v, want ErrInvalidLogin", i+1, err)
+		}
+	}
+	if _, _, err := a.Login(ctx, "198.51.100.66", owner, password); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("the guessing client after %d failures: %v, want ErrLoginLocked", account.MaxLoginFailures, err)
+	}
+	if _, _, err := a.Login(ctx, "192.0.2.1", owner, password); err != nil {
+		t.Fatalf("the owner from another client, while a guesser is locked: %v", err)
+	}
+	// Her success cleared the count of all clients, not the guesser's.
+	if _, _, err := a.Login(ctx, "198.51.100.66", owner, password); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("the guessing client after the owner signed in: %v, want ErrLoginLocked", err)
+	}
+	for i := range account.MaxOwnerLoginFailures {
+		if _, _, err := a.Login(ctx, fmt.Sprintf("client%d", i), owner, "wrong"); !errors.Is(err, account.ErrInvalidLogin) {
+			t.Fatalf("failure %d from its own client: %v, want ErrInvalidLogin", i+1, err)
+		}
+	}
+	if _, _, err := a.Login(ctx, "192.0.2.1", owner, password); !errors.Is(err, account.ErrLoginLocked) {
+		t.Fatalf("after %d failures from as many clients: %v, want ErrLoginLocked", account.MaxOwnerLoginFailures, err)
+	}
+}
+
+// testPaymentAcrossAccounts: one payment id credits one account, however
+// many calls race through two Accounts naming two accounts; the others
+// are ErrPaymentUsed and change nothing. A purchase for an unknown
+// account leaves its id free.
+func testPaymentAcrossAccounts(t *testing.T, s account.Store) {
+	ctx := t.Context()
+	clock := newClock(start)
+	a1, a2 := newAccounts(t, s, clock), newAccounts(t, s, clock)
+	x := must[account.Account](t)(a1.CreateAccount(ctx, account.NewAccount{Name: "x"}))
+	y := must[account.Account](t)(a1.CreateAccount(ctx, account.NewAccount{Name: "y"}))
+	if _, err := a1.AddCredits(ctx, account.Purchase{ID: "pay_free", Account: "acct_missing", Amount: ratelimit.Dollar}); !errors.Is(err, account.ErrNotFound) {
+		t.Fatalf("a purchase of an unknown account: %v, want ErrNotFound", err)
+	}
+	if _, err := a2.AddCredits(ctx, account.Purchase{ID: "pay_free", Account: y.ID, Amount: ratelimit.Dollar}); err != nil {
+		t.Fatalf("the id an unknown account's purchase named: %v", err)
+	}
+	const racers = 20
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		used int
+	)
+	for i := range racers {
+		wg.Go(func() {
+			a := []*account.Accounts{a1, a2}[i%2]
+			acct := []string{x.ID, y.ID}[(i/2)%2]
+			_, err := a.AddCredits(ctx, account.Purchase{ID: "pay_shared", Account: acct, Amount: 5 * ratelimit.Dollar})
+			switch {
+			case errors.Is(err, account.ErrPaymentUsed):
+				mu.Lock()
+				used++
+				mu.Unlock()
+			case err != nil:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	cx := must[account.Account](t)(a1.Account(ctx, x.ID)).Credits
+	cy := must[account.Account](t)(a1.Account(ctx, y.ID)).Credits - ratelimit.Dollar
+	if cx+cy != 5*ratelimit.Dollar || (cx != 0 && cy != 0) {
+		t.Fatalf("one payment of 5 USD raced to two accounts: %s and %s credited", cx, cy)
+	}
+	if used != racers/2 {
+		t.Fatalf("%d of %d calls naming the other account were ErrPaymentUsed, want all", used, racers/2)
+	}
+	// Its account may record it again (a retry), which changes nothing.
+	winner := x.ID
+	if cy != 0 {
+		winner = y.ID
+	}
+	if _, err := a2.AddCredits(ctx, account.Purchase{ID: "pay_shared", Account: winner, Amount: 5 * ratelimit.Dollar}); err != nil {
+		t.Fatalf("a retry on its own account: %v", err)
+	}
+}
+
+// wipe deletes every document of s: a Redis that lost its data.
+func wipe(t *testing.T, s account.Store) {
+	t.Helper()
+	docs := must[[]string](t)(s.List(t.Context(), ""))
+	for _, d := range docs {
+		if err := s.Update(t.Context(), d, 0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testStoreLostData: a store that loses its data while Accounts serve
+// (a Redis restarted without persistence, FLUSHALL) gets the operator
+// secret and the default account back, so that keys made afterwards work
+// after a restart as well, and static keys at once; a store that lost
+// only the secret while it holds keys is refused at New, never given a
+// new secret.
+func testStoreLostData(t *testing.T, s account.Store) {
+	ctx := t.Context()
+	clock := newClock(start)
+	a := newAccounts(t, s, clock, "sk-static-key-of-the-config")
+	must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "before"}))
+	wipe(t, s)
+
+	// A static key works at once: its account is made again.
+	if p, err := a.Authenticate(ctx, "sk-static-key-of-the-config"); err != nil || p.Account.ID != account.DefaultAccount {
+		t.Fatalf("a static key after the store lost its data: %+v, %v", p, err)
+	}
+	_, made, err := a.CreateKey(ctx, account.DefaultAccount, "made after the loss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A restart: the key made meanwhile still works.
+	b := newAccounts(t, s, clock)
+	if _, err := b.Authenticate(ctx, made); err != nil {
+		t.Fatalf("a key made after the store lost its data, after a restart: %v", err)
+	}
+	if err := a.Check(ctx); err != nil {
+		t.Fatalf("Check with nothing lost: %v", err)
+	}
+
+	// Only the secret lost (evicted), its keys kept: New refuses.
+	if err := s.Update(ctx, "secret", 0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := account.New(ctx, account.Config{Store: s, Now: clock.Now, PasswordIterations: passwordIterations}); !errors.Is(err, account.ErrSecretLost) {
+		t.Fatalf("New on a store that lost the secret of its keys: %v, want ErrSecretLost", err)
+	}
+	// A running Accounts puts it back, and the restart works again.
+	if err := b.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newAccounts(t, s, clock).Authenticate(ctx, made); err != nil {
+		t.Fatalf("after Check put the secret back: %v", err)
+	}
+	// Another secret, made by a replica since: Check says so.
+	if err := s.Update(ctx, "secret", 0, func([]byte) ([]byte, error) { return bytes.Repeat([]byte{7}, 32), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Check(ctx); !errors.Is(err, account.ErrSecretMismatch) {
+		t.Fatalf("Check on a store with another secret: %v, want ErrSecretMismatch", err)
+	}
+	if _, _, err := a.CreateKey(ctx, account.DefaultAccount, "x"); !errors.Is(err, account.ErrSecretMismatch) {
+		t.Fatalf("CreateKey on a store with another secret: %v, want ErrSecretMismatch", err)
 	}
 }
 

@@ -75,7 +75,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("redisaccount: %q: %w", key, account.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redisaccount: get %q: %w", key, err)
+		return nil, fmt.Errorf("redisaccount: get %q: %w", key, unavailable(err))
 	}
 	if v == nil {
 		v = []byte{}
@@ -124,7 +124,7 @@ func (s *Store) Update(ctx context.Context, key string, ttl time.Duration, fn fu
 		case fnErr != nil:
 			return fnErr
 		case !errors.Is(err, redis.TxFailedErr):
-			return fmt.Errorf("redisaccount: update %q: %w", key, err)
+			return fmt.Errorf("redisaccount: update %q: %w", key, unavailable(err))
 		}
 		// Another writer changed the key: pause up to a few milliseconds,
 		// longer as the race goes on, so that racers spread out.
@@ -170,7 +170,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 		err = scan(ctx, s.rdb)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redisaccount: scanning %q: %w", prefix, err)
+		return nil, fmt.Errorf("redisaccount: scanning %q: %w", prefix, unavailable(err))
 	}
 	// SCAN may return a key more than once.
 	slices.Sort(keys)
@@ -188,4 +188,25 @@ func escapeGlob(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// unavailable wraps an error of the Redis client with account.ErrUnavailable when it
+// says the server could not be reached or cannot serve now (a refused or
+// reset connection, a timeout, a closed pool, a server still loading its
+// data or without its master); it returns other errors (replies such as
+// WRONGTYPE, a ctx that ended) as they are.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.TxFailedErr) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		switch code, _, _ := strings.Cut(reply.Error(), " "); code {
+		case "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY":
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", account.ErrUnavailable, err)
 }

@@ -3,6 +3,7 @@ package redisaccount_test
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -148,5 +149,66 @@ func TestContention(t *testing.T) {
 	}
 	if _, err := redisaccount.New(redisaccount.Config{}); err == nil {
 		t.Fatal("New accepted no client")
+	}
+}
+
+// TestFlushAll: FLUSHALL while an Accounts serves, then a restart (a new
+// Accounts on the store): the keys made after the flush still
+// authenticate, with or without a secret file; with one, so do the ids
+// of keys made before it. A Redis that is down is ErrUnavailable.
+func TestFlushAll(t *testing.T) {
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
+	ctx := t.Context()
+	s, err := redisaccount.New(redisaccount.Config{Client: rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "secret")
+	a, err := account.New(ctx, account.Config{Store: s, SecretFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, before, err := a.CreateKey(ctx, account.DefaultAccount, "before")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, after, err := a.CreateKey(ctx, account.DefaultAccount, "after")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []account.Config{{Store: s}, {Store: s, SecretFile: file}} {
+		b, err := account.New(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Authenticate(ctx, after); err != nil {
+			t.Fatalf("a key made after FLUSHALL, after a restart (file %q): %v", cfg.SecretFile, err)
+		}
+		if b.KeyID(before) != a.KeyID(before) {
+			t.Fatal("a new operator secret after FLUSHALL")
+		}
+	}
+	// All lost again, and a restart before anything put the secret back:
+	// the file gives it.
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := account.New(ctx, account.Config{Store: s, SecretFile: file})
+	if err != nil || c.KeyID(before) != a.KeyID(before) {
+		t.Fatalf("a restart on an empty Redis with the secret file: %v", err)
+	}
+
+	if err := rdb.Shutdown(ctx).Err(); err == nil {
+		t.Log("SHUTDOWN answered")
+	}
+	if _, err := s.Get(ctx, "anything"); !errors.Is(err, account.ErrUnavailable) {
+		t.Fatalf("Get while Redis is down: %v, want ErrUnavailable", err)
+	}
+	if err := a.Check(ctx); !errors.Is(err, account.ErrUnavailable) {
+		t.Fatalf("Check while Redis is down: %v, want ErrUnavailable", err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -166,7 +167,7 @@ func stamp(t time.Time) string { return fmt.Sprintf("%020d", t.UnixNano()) }
 func (s *Store) Get(ctx context.Context, owner, id string) (cache.Record, error) {
 	vals, err := s.rdb.HMGet(ctx, s.key(owner, id), "response", "transcript", "expires").Result()
 	if err != nil {
-		return cache.Record{}, fmt.Errorf("rediscache: get: %w", err)
+		return cache.Record{}, fmt.Errorf("rediscache: get: %w", unavailable(err))
 	}
 	resp, ok1 := vals[0].(string)
 	tr, ok2 := vals[1].(string)
@@ -199,7 +200,7 @@ func (s *Store) Put(ctx context.Context, r cache.Record) error {
 	err := putScript.Run(ctx, s.rdb, s.shared(s.key(r.Owner, r.ID), s.ownerKey(r.Owner), s.prefix+"seq"),
 		r.Response, r.Transcript, stamp(now.Add(s.ttl)), size, stamp(now), s.maxN, s.maxB, expireMs, s.ownerN, s.ownerB).Err()
 	if err != nil {
-		return fmt.Errorf("rediscache: put: %w", err)
+		return fmt.Errorf("rediscache: put: %w", unavailable(err))
 	}
 	return nil
 }
@@ -208,10 +209,31 @@ func (s *Store) Put(ctx context.Context, r cache.Record) error {
 func (s *Store) Delete(ctx context.Context, owner, id string) error {
 	n, err := deleteScript.Run(ctx, s.rdb, s.shared(s.key(owner, id)), stamp(s.now())).Int()
 	if err != nil {
-		return fmt.Errorf("rediscache: delete: %w", err)
+		return fmt.Errorf("rediscache: delete: %w", unavailable(err))
 	}
 	if n == 0 {
 		return fmt.Errorf("rediscache: %q of %q: %w", id, owner, cache.ErrNotFound)
 	}
 	return nil
+}
+
+// unavailable wraps an error of the Redis client with cache.ErrUnavailable when it
+// says the server could not be reached or cannot serve now (a refused or
+// reset connection, a timeout, a closed pool, a server still loading its
+// data or without its master); it returns other errors (replies such as
+// WRONGTYPE, a ctx that ended) as they are.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.TxFailedErr) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		switch code, _, _ := strings.Cut(reply.Error(), " "); code {
+		case "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY":
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", cache.ErrUnavailable, err)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -195,5 +196,68 @@ func TestWithConsole(t *testing.T) {
 		if !ok {
 			t.Errorf("%s %s: %d %s (Location %q), want %d %s: %.200s", tc.method, tc.path, res.StatusCode, ct, res.Header.Get("Location"), tc.status, tc.kind, b)
 		}
+	}
+}
+
+// With -redis, FLUSHALL while a server serves, then a restart: keys made
+// after the flush still work, and with -secret-file, a restart on a Redis
+// that lost everything keeps the secret (the flag's key keeps its id); a
+// Redis that lost only the secret of its keys is refused at start-up
+// without -secret-file, with a message that says so.
+func TestBackendsRedisLosesData(t *testing.T) {
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "operator.secret")
+	o := options{keys: []string{"sk-flag"}, redis: "unix://" + sock, secretFile: file}
+	open := func(o options) (backends, error) {
+		return openBackends(ctx, o, slog.New(slog.DiscardHandler))
+	}
+	b, err := open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	flag, err := b.accounts.Authenticate(ctx, "sk-flag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, made, err := b.accounts.CreateKey(ctx, account.DefaultAccount, "after the flush")
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted, err := open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restarted.close()
+	if _, err := restarted.accounts.Authenticate(ctx, made); err != nil {
+		t.Fatalf("a key made after FLUSHALL, after a restart: %v", err)
+	}
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.close()
+	if p, err := again.accounts.Authenticate(ctx, "sk-flag"); err != nil || p.Key.ID != flag.Key.ID {
+		t.Fatalf("the flag's key after a restart on an empty Redis with -secret-file: %+v, %v", p, err)
+	}
+
+	// The secret evicted, its keys kept, no -secret-file: refused.
+	if _, _, err := again.accounts.CreateKey(ctx, account.DefaultAccount, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Del(ctx, "inferkit:account:secret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	o.secretFile = ""
+	if _, err := open(o); !errors.Is(err, account.ErrSecretLost) || !strings.Contains(err.Error(), "-secret-file") {
+		t.Fatalf("start-up on a Redis that lost the secret of its keys: %v, want ErrSecretLost naming -secret-file", err)
 	}
 }

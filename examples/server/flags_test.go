@@ -162,6 +162,8 @@ func TestAdminFlags(t *testing.T) {
 		{name: "nowhere to keep accounts", args: []string{"-admin-key", admin}, err: "-admin-key needs -accounts PATH"},
 		{name: "two homes", args: []string{"-accounts", "a.db", "-redis", "127.0.0.1:6379"}, err: "give one"},
 		{name: "store alone", args: []string{"-store", "r.db"}, err: "-store needs -accounts PATH or -redis ADDR"},
+		{name: "secret file without redis", args: []string{"-accounts", "a.db", "-secret-file", "s"}, err: "-secret-file needs -redis"},
+		{name: "secret file in the environment", args: []string{"-accounts", "a.db"}, env: map[string]string{"INFERKIT_SECRET_FILE": "s"}, err: "-secret-file needs -redis"},
 	} {
 		o, err := parseFlags(tc.args, env(tc.env), io.Discard)
 		switch {

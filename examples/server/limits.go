@@ -157,7 +157,14 @@ func openBackends(ctx context.Context, o options, logger *slog.Logger) (b backen
 		store, b.limiter = account.NewMemory(), ratelimit.NewMemory()
 	}
 	if err == nil {
-		b.accounts, err = account.New(ctx, account.Config{Store: store, StaticKeys: keys})
+		b.accounts, err = account.New(ctx, account.Config{Store: store, StaticKeys: keys, SecretFile: o.secretFile, Logger: logger})
+	}
+	if err == nil && o.redis != "" {
+		if o.secretFile != "" {
+			logger.Info("inferkit-server: the operator secret is kept in Redis and in a file, which gives it back to a Redis that lost its data", "secret_file", o.secretFile)
+		} else {
+			logger.Info("inferkit-server: the operator secret is kept in Redis only: a Redis that loses it while it holds keys is refused at start-up (see -secret-file)")
+		}
 	}
 	if err == nil && tier != "" {
 		_, err = b.accounts.SetTier(ctx, account.DefaultAccount, tier)

@@ -65,6 +65,16 @@
 //	-insecure-cookies let the console's cookies travel over plain HTTP,
 //	                  for a console reached by http:// on a host other
 //	                  than localhost (default: secure cookies, for HTTPS)
+//	-secret-file PATH with -redis, keep a copy of the operator secret (which
+//	                  API keys are stored under) in the file PATH (hex,
+//	                  mode 0600; INFERKIT_SECRET_FILE may give it): a
+//	                  Redis that lost its data (restarted without
+//	                  persistence, FLUSHALL, eviction) gets it back at
+//	                  start-up, and a Redis whose secret differs from the
+//	                  file's is refused. Without it, a Redis that lost the
+//	                  secret but holds keys is refused at start-up (a new
+//	                  secret would make every key fail), and a running
+//	                  server puts its secret back when it finds it gone
 //	-redis ADDR       keep accounts, rate limits, spend and (without
 //	                  -store) stored responses in the Redis server at ADDR
 //	                  (host:port or redis://...), shared by every replica
@@ -181,6 +191,9 @@ type options struct {
 	adminKey string
 	// accounts is the accounts' bbolt file (-accounts).
 	accounts string
+	// secretFile keeps a copy of the operator secret of -redis on local
+	// disk (-secret-file, INFERKIT_SECRET_FILE).
+	secretFile string
 	// insecureCookies lets the console's cookies travel over plain HTTP
 	// (-insecure-cookies).
 	insecureCookies bool
@@ -321,6 +334,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.adminKey, "admin-key", "", "turn on the admin API (/v1/admin, \"Authorization: Bearer KEY\") and the console (/api-keys) with this `KEY` of 16 characters or more (or INFERKIT_ADMIN_KEY); needs -accounts or -redis")
 	fs.StringVar(&o.accounts, "accounts", "", "keep accounts, keys, credits, plans and spend in the bbolt file `PATH` (default in memory, unless -redis)")
 	fs.BoolVar(&o.insecureCookies, "insecure-cookies", false, "let the console's cookies travel over plain HTTP (for http:// on a host other than localhost)")
+	fs.StringVar(&o.secretFile, "secret-file", "", "with -redis, keep a copy of the operator secret (which API keys are stored under) in the file `PATH`, so that a Redis that lost its data gets it back (or INFERKIT_SECRET_FILE)")
 	fs.StringVar(&o.redis, "redis", "", "keep accounts, rate limits, spend and stored responses in the Redis server at `ADDR`, shared by replicas (default in memory)")
 	fs.IntVar(&o.parallel, "parallel", 0, "sequences each model decodes at once (default 4)")
 	fs.IntVar(&o.ctx, "ctx", 0, "context tokens per sequence (default 4096)")
@@ -386,6 +400,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	if o.adminKey == "" {
 		o.adminKey = strings.TrimSpace(getenv("INFERKIT_ADMIN_KEY"))
 	}
+	if o.secretFile == "" {
+		o.secretFile = strings.TrimSpace(getenv("INFERKIT_SECRET_FILE"))
+	}
 	switch {
 	case o.adminKey != "" && len(o.adminKey) < 16:
 		// Its length only: the key itself is never repeated.
@@ -394,6 +411,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, errors.New("inferkit-server: -accounts and -redis: accounts live in one place, the bbolt file or Redis; give one")
 	case o.adminKey != "" && o.accounts == "" && o.redis == "":
 		return o, errors.New("inferkit-server: -admin-key needs -accounts PATH (a bbolt file) or -redis ADDR: the accounts, keys and credits it makes would be lost at exit")
+	case o.secretFile != "" && o.redis == "":
+		return o, errors.New("inferkit-server: -secret-file needs -redis ADDR: it keeps a copy of the operator secret that Redis keeps (a bbolt file of -accounts keeps its own)")
 	case o.store != "" && o.accounts == "" && o.redis == "":
 		return o, errors.New("inferkit-server: -store needs -accounts PATH or -redis ADDR: stored responses belong to their key's id, which lasts across restarts only where the accounts keep the secret it derives from")
 	}

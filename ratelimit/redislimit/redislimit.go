@@ -19,6 +19,12 @@
 // month's counters expire two months after their last change. Times come
 // from the callers, in milliseconds: keep the replicas' clocks
 // synchronised.
+//
+// A reservation that holds a cost also holds a lease on it, in a sorted
+// set of the account's by expiry: one whose process died (kill -9)
+// before it settled or cancelled gives its cost back to the month after
+// ratelimit.Lease, at the account's next Reserve, instead of keeping it
+// charged. A Settle after that charges the whole cost of its usage.
 package redislimit
 
 import (
@@ -28,6 +34,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -101,12 +108,18 @@ func (l *Limiter) month(account, month string) string {
 }
 
 // keys returns the Redis keys of a reservation of key, charged to
-// account in month: the key's window log, its reservations' amounts, and
-// the account's month.
+// account in month: the key's window log, its reservations' amounts, the
+// account's month, and the account's leases.
 func (l *Limiter) keys(account, key, month string) []string {
-	base := l.prefix + "{" + url.QueryEscape(account) + "}:key:" + url.QueryEscape(key) + ":"
-	return []string{base + "log", base + "amt", l.month(account, month)}
+	tag := l.prefix + "{" + url.QueryEscape(account) + "}:"
+	base := tag + "key:" + url.QueryEscape(key) + ":"
+	return []string{base + "log", base + "amt", l.month(account, month), tag + "leases"}
 }
+
+// lease returns the member of the account's leases that stands for
+// reservation id, whose keys are ks (from keys): its amounts key, its
+// month and its id.
+func lease(ks []string, id string) string { return ks[1] + "\n" + ks[2] + "\n" + id }
 
 // account returns the account a reservation is charged to.
 func account(res ratelimit.Reservation) string {
@@ -131,10 +144,11 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 	id, acct := ratelimit.NewID(), r.ChargedAccount()
 	res := ratelimit.Reservation{ID: id, Key: r.Key, Account: acct, At: now, Cost: cost, Prices: r.Prices,
 		Reserved: ratelimit.Usage{Requests: 1, InputTokens: in, OutputTokens: out, Images: r.Images}}
-	reply, err := reserveScript.Run(ctx, l.rdb, l.keys(acct, r.Key, ratelimit.Month(now)),
+	ks := l.keys(acct, r.Key, ratelimit.Month(now))
+	reply, err := reserveScript.Run(ctx, l.rdb, ks,
 		id, now.UnixMilli(), ratelimit.Window.Milliseconds(), ratelimit.Hold.Milliseconds(),
 		t.Requests, t.InputTokens, t.OutputTokens, itoa(in), itoa(out), itoa(int64(cost)), int64(t.MaxMonthlySpend),
-		int64(monthTTL/time.Second)).Int64Slice()
+		int64(monthTTL/time.Second), ratelimit.Lease.Milliseconds(), lease(ks, id)).Int64Slice()
 	if err != nil {
 		// The script may have run before the reply was lost (a cancelled
 		// context, a timeout, a reset connection): undo it, which is
@@ -145,7 +159,7 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 		if ctx.Err() != nil {
 			return ratelimit.Reservation{}, ctx.Err()
 		}
-		return ratelimit.Reservation{}, fmt.Errorf("redislimit: reserve: %w", err)
+		return ratelimit.Reservation{}, fmt.Errorf("redislimit: reserve: %w", unavailable(err))
 	}
 	// reply: verdict (0 admitted, 1 spend, 2 requests, 3 input, 4 output),
 	// retry ms, spent, then limit, remaining, reset ms of the three limits.
@@ -172,19 +186,21 @@ func (l *Limiter) Reserve(ctx context.Context, r ratelimit.Request, now time.Tim
 // Settle implements ratelimit.Limiter.
 func (l *Limiter) Settle(ctx context.Context, res ratelimit.Reservation, used ratelimit.Usage) error {
 	in := max(used.InputTokens, 0)
-	err := settleScript.Run(ctx, l.rdb, l.keys(account(res), res.Key, ratelimit.Month(res.At)),
+	ks := l.keys(account(res), res.Key, ratelimit.Month(res.At))
+	err := settleScript.Run(ctx, l.rdb, ks,
 		res.ID, itoa(in), itoa(max(used.OutputTokens, 0)), itoa(int64(res.Prices.Cost(used))),
-		int64(monthTTL/time.Second), itoa(max(used.Requests, 0)), itoa(min(max(used.CachedInputTokens, 0), in))).Err()
+		int64(monthTTL/time.Second), itoa(max(used.Requests, 0)), itoa(min(max(used.CachedInputTokens, 0), in)), lease(ks, res.ID)).Err()
 	if err != nil {
-		return fmt.Errorf("redislimit: settle: %w", err)
+		return fmt.Errorf("redislimit: settle: %w", unavailable(err))
 	}
 	return nil
 }
 
 // Cancel implements ratelimit.Limiter.
 func (l *Limiter) Cancel(ctx context.Context, res ratelimit.Reservation) error {
-	if err := cancelScript.Run(ctx, l.rdb, l.keys(account(res), res.Key, ratelimit.Month(res.At)), res.ID).Err(); err != nil {
-		return fmt.Errorf("redislimit: cancel: %w", err)
+	ks := l.keys(account(res), res.Key, ratelimit.Month(res.At))
+	if err := cancelScript.Run(ctx, l.rdb, ks, res.ID, lease(ks, res.ID)).Err(); err != nil {
+		return fmt.Errorf("redislimit: cancel: %w", unavailable(err))
 	}
 	return nil
 }
@@ -201,7 +217,7 @@ func (l *Limiter) Usage(ctx context.Context, account string, now time.Time) (rat
 	month := ratelimit.Month(now)
 	vals, err := l.rdb.HMGet(ctx, l.month(account, month), usageFields...).Result()
 	if err != nil {
-		return ratelimit.MonthUsage{}, fmt.Errorf("redislimit: usage: %w", err)
+		return ratelimit.MonthUsage{}, fmt.Errorf("redislimit: usage: %w", unavailable(err))
 	}
 	n := make([]int64, len(usageFields))
 	for i, v := range vals {
@@ -230,7 +246,7 @@ func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now ti
 	reply, err := quotaScript.Run(ctx, l.rdb, []string{month, month + ":users"},
 		p.Reviews, p.Summaries, p.Users, itoa(q.Reviews), itoa(q.Summaries), q.User, int64(monthTTL/time.Second)).Slice()
 	if err != nil {
-		return ratelimit.QuotaStatus{}, fmt.Errorf("redislimit: quota: %w", err)
+		return ratelimit.QuotaStatus{}, fmt.Errorf("redislimit: quota: %w", unavailable(err))
 	}
 	// reply: refused limit ("" if none), its size, the amount asked,
 	// then reviews, summaries and users used.
@@ -247,4 +263,25 @@ func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now ti
 		return ratelimit.Budget{Limit: limit, Remaining: max(limit-used, 0), Reset: reset}
 	}
 	return ratelimit.QuotaStatus{Reviews: budget(p.Reviews, n(3)), Summaries: budget(p.Summaries, n(4)), Users: budget(p.Users, n(5))}, nil
+}
+
+// unavailable wraps an error of the Redis client with ratelimit.ErrUnavailable when it
+// says the server could not be reached or cannot serve now (a refused or
+// reset connection, a timeout, a closed pool, a server still loading its
+// data or without its master); it returns other errors (replies such as
+// WRONGTYPE, a ctx that ended) as they are.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.TxFailedErr) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		switch code, _, _ := strings.Cut(reply.Error(), " "); code {
+		case "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY":
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", ratelimit.ErrUnavailable, err)
 }

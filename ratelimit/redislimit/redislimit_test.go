@@ -120,3 +120,85 @@ func TestOneSlotPerAccount(t *testing.T) {
 		t.Fatalf("hash tags %v of keys %q, want the two accounts' with 6 keys each", tags, keys)
 	}
 }
+
+// TestLeaseExpires: a reservation whose process died (neither settled nor
+// cancelled) holds its cost against the account's spend until
+// ratelimit.Lease has passed, then the account's next Reserve gives it
+// back; a Settle that comes after all charges its whole cost. Settled and
+// cancelled reservations leave no lease behind.
+func TestLeaseExpires(t *testing.T) {
+	sock := redistest.Start(t)
+	rdb := redistest.Client(t, sock)
+	l, err := redislimit.New(redislimit.Config{Client: rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	t0 := time.Date(2026, 11, 14, 12, 0, 0, 0, time.UTC)
+	prices := ratelimit.Prices{Request: ratelimit.Dollar}
+	tier := ratelimit.Tier{Name: "capped", MaxMonthlySpend: 100 * ratelimit.Dollar}
+	reserve := func(key string, at time.Time) ratelimit.Reservation {
+		t.Helper()
+		res, err := l.Reserve(ctx, ratelimit.Request{Key: key, Account: "acct", Tier: tier, Prices: prices}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	usage := func(at time.Time) ratelimit.MonthUsage {
+		t.Helper()
+		u, err := l.Usage(ctx, "acct", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	dead := reserve("killed", t0) // its process is killed: no Settle, no Cancel
+	live := reserve("live", t0.Add(ratelimit.Lease-time.Minute))
+	if u := usage(t0); u.Held != 2*ratelimit.Dollar || u.Spent != 2*ratelimit.Dollar {
+		t.Fatalf("two reservations in flight: held %s, spent %s; want 2 USD each", u.Held, u.Spent)
+	}
+	if err := l.Settle(ctx, live, ratelimit.Usage{Requests: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Before the lease ends, the dead one still holds its cost.
+	reserve("other", t0.Add(ratelimit.Lease-time.Second))
+	if u := usage(t0); u.Held != 2*ratelimit.Dollar {
+		t.Fatalf("before the lease ends: held %s, want 2 USD (the dead one and the latest)", u.Held)
+	}
+	// After it, the next Reserve gives the dead one's cost back.
+	reserve("other", t0.Add(ratelimit.Lease+time.Second))
+	if u := usage(t0); u.Held != 2*ratelimit.Dollar || u.Spent != 3*ratelimit.Dollar {
+		t.Fatalf("after the lease: held %s, spent %s; want the two latest held and 3 USD spent in all", u.Held, u.Spent)
+	}
+	// A Settle after all (a request that outlived its lease) charges its
+	// whole cost, once.
+	for range 2 {
+		if err := l.Settle(ctx, dead, ratelimit.Usage{Requests: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u := usage(t0); u.Held != 2*ratelimit.Dollar || u.Spent != 4*ratelimit.Dollar || u.Requests != 2 {
+		t.Fatalf("a late Settle: held %s, spent %s, %d requests; want 2 USD, 4 USD, 2", u.Held, u.Spent, u.Requests)
+	}
+	// Settled and cancelled ones leave no lease.
+	for _, key := range []string{"a", "b"} {
+		res := reserve(key, t0.Add(2*ratelimit.Lease))
+		if key == "a" {
+			err = l.Settle(ctx, res, ratelimit.Usage{Requests: 1})
+		} else {
+			err = l.Cancel(ctx, res)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Left: the lease of the reservation made at Lease+1s, never settled
+	// (the one made a second before the Lease expired at 2×Lease).
+	if n, err := rdb.ZCard(ctx, redislimit.DefaultPrefix+"{acct}:leases").Result(); err != nil || n != 1 {
+		t.Fatalf("leases left: %d, %v; want 1, of the latest reservation never settled", n, err)
+	}
+	if u := usage(t0); u.Held != ratelimit.Dollar {
+		t.Fatalf("held at the end: %s, want the 1 USD of the one lease left", u.Held)
+	}
+}

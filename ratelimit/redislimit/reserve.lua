@@ -4,12 +4,36 @@
 -- nano-dollars, and usage; see settle.lua).
 -- ARGV: 1 id, 2 now ms, 3 window ms, 4 hold ms, 5-7 limits of requests,
 -- input and output tokens (0: none), 8 input tokens, 9 output tokens,
--- 10 cost, 11 spend cap (0: none), 12 month ttl s.
+-- 10 cost, 11 spend cap (0: none), 12 month ttl s, 13 lease ms, 14 the
+-- reservation's lease (its amounts key, month key and id, "\n" between).
+-- KEYS 4: the account's leases (zset lease -> expiry ms) of the
+-- reservations that hold a cost; a lease that expires gives its cost
+-- back to its month (and leaves the reservation holding none, so that a
+-- late Settle charges all of its cost).
 -- Returns: verdict (0 admitted, 1 spend cap, 2 requests, 3 input, 4
 -- output), retry ms, spent (a decimal string), then limit, remaining,
 -- reset ms of the three limits. It mirrors ratelimit.Memory (window.go).
-local log, amt, monthk = KEYS[1], KEYS[2], KEYS[3]
+local log, amt, monthk, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now, win, hold = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+
+-- Expired leases of the account, 100 at most: their reserved cost goes
+-- back. The keys they name carry the account's hash tag, as KEYS do.
+local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now, 'LIMIT', 0, 100)
+for _, m in ipairs(expired) do
+  local ak, mk, id = string.match(m, '^(.-)\n(.-)\n(.*)$')
+  if ak then
+    local v = redis.call('HGET', ak, id)
+    if v then
+      local a, b, c, settled = string.match(v, '^(%d+) (%d+) (%d+) (%d)$')
+      if settled == '0' and c ~= '0' then
+        redis.call('HINCRBY', mk, 'spend', '-' .. c)
+        redis.call('HINCRBY', mk, 'held', '-' .. c)
+        redis.call('HSET', ak, id, a .. ' ' .. b .. ' 0 0')
+      end
+    end
+  end
+  redis.call('ZREM', leases, m)
+end
 local lim = {tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])}
 local want = {1, tonumber(ARGV[8]), tonumber(ARGV[9])}
 local cost, cap = tonumber(ARGV[10]), tonumber(ARGV[11])
@@ -106,6 +130,8 @@ if charged ~= '0' then
   redis.call('HINCRBY', monthk, 'held', charged)
   redis.call('EXPIRE', monthk, ARGV[12])
   spent = redis.call('HGET', monthk, 'spend')
+  redis.call('ZADD', leases, now + tonumber(ARGV[13]), ARGV[14])
+  redis.call('PEXPIRE', leases, hold + win)
 end
 ents[#ents + 1] = {now, 1, want[2], want[3]}
 return reply(0, 0)

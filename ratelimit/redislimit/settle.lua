@@ -5,9 +5,11 @@
 -- (hash spend, held, requests, input_tokens, cached_input_tokens,
 -- output_tokens).
 -- ARGV: 1 id, 2 input tokens, 3 output tokens, 4 cost, 5 month ttl s,
--- 6 requests, 7 cached input tokens.
+-- 6 requests, 7 cached input tokens, 8 its lease (see reserve.lua).
+-- KEYS: 4 the account's leases.
 -- Returns 1 if settled, 0 if unknown or already settled or cancelled.
 local v = redis.call('HGET', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[8])
 if not v then return 0 end
 local oldcost, settled = string.match(v, '^%d+ %d+ (%d+) (%d)$')
 if settled == '1' then return 0 end
