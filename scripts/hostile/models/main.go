@@ -28,7 +28,9 @@ func main() {
 		name  string
 		write func(string) error
 	}{
-		{"go-qwen35.gguf", func(p string) error { return inferencetest.WriteModel(p, inferencetest.Options{Arch: "qwen35", Seed: 1}) }},
+		{"go-qwen35.gguf", func(p string) error {
+			return inferencetest.WriteModel(p, inferencetest.Options{Arch: "qwen35", Seed: 1})
+		}},
 		{"go-gemma4.gguf", func(p string) error {
 			return inferencetest.WriteModel(p, inferencetest.Options{Arch: "gemma4", SlidingWindow: 16, Seed: 1})
 		}},
