@@ -54,7 +54,10 @@
 // form a grid that follows the picture's size and take 2-D positions.
 // llama.cpp turns each picture (such as one from [PNG]) into 16 embeddings
 // by default, or, for Qwen2-VL, the grid that
-// [ProjectorOptions.ImageGrid] predicts.
+// ProjectorOptions.ImageGrid predicts.
 //
-// The package is pure Go and does not import the engine.
+// The package is pure Go and does not import the engine. It is a thin
+// facade over the module's internal/tinymodel, which holds the writer so
+// that the engine's own packages can use it without importing upward: its
+// types are aliases of that package's, which documents their fields.
 package inferencetest

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/goengine"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // trace decodes prompt into sequence 0 of ctx, then steps greedy tokens,

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/goengine"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // load writes the model opts describe and loads it in the Go engine.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/goengine"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // mtpRun loads the model opts describe and returns the logits of a

@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/backend"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // fixedLogits is a context whose every batch index has the same logits:

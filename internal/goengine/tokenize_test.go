@@ -16,11 +16,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/goengine"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 	"github.com/inferkit/inferkit/internal/testmodels"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // pair is one model file loaded in both backends.

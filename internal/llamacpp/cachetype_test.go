@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // A quantized KV cache holds the same tokens in less memory: q8_0 about

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 	"github.com/ollama/ollama/llama"
 )
 

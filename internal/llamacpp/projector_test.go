@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // decodeChunks decodes what Projector.Tokenize made of a prompt on

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // A grammar whose only way on is a banned token leaves no candidate:

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // foreignBatch is a backend.Batch of another backend.

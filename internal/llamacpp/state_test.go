@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // decodeAt decodes toks at positions from pos on seq, and returns the

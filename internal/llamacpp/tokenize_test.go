@@ -12,8 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/testmodels"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // vocabCase is a vocabulary to tokenize with: a model file and a name.

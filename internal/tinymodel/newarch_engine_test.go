@@ -1,6 +1,6 @@
 //go:build cgo
 
-package inferencetest
+package tinymodel
 
 import (
 	"context"
