@@ -9,7 +9,7 @@
 //
 // Every input that reaches C is checked first: a crash inside llama.cpp ends
 // the host process. Grammars and JSON Schemas are checked by the pure-Go
-// package internal/grammar; NewGrammar and SchemaGrammar call it before C. A Context is not safe for concurrent use; the engine
-// gives each one a single owning goroutine. A Model is safe for concurrent
-// use once loaded.
+// package internal/grammar, which NewGrammar and SchemaGrammar call before
+// C. A Context is not safe for concurrent use; the engine gives each one a
+// single owning goroutine. A Model is safe for concurrent use once loaded.
 package llamacpp
