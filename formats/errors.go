@@ -367,8 +367,8 @@ func (e *Error) in(f Family) *Error {
 			detail = e.field + " (counting the system prompt): " + detail
 		}
 	}
-	// The schema converter's errors carry its package's name.
-	detail = strings.ReplaceAll(detail, "llamacpp: invalid grammar: ", "")
+	// The grammar checks' errors carry their package's name.
+	detail = strings.ReplaceAll(detail, "grammar: invalid grammar: ", "")
 	out := *e
 	out.Param = field
 	out.Message = field + ": " + detail

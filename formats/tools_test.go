@@ -113,7 +113,7 @@ func TestGoldenToolCalls(t *testing.T) {
 // TestGoldenEngineErrors writes the engine's invalid requests as each
 // family reports them: a 400 naming the family's parameter.
 func TestGoldenEngineErrors(t *testing.T) {
-	schemaErr := &inference.FieldError{Field: "Format.Schema", Reason: "llamacpp: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema"}
+	schemaErr := &inference.FieldError{Field: "Format.Schema", Reason: "grammar: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema"}
 	for _, f := range []struct {
 		name  string
 		f     Family
@@ -137,7 +137,7 @@ func TestGoldenEngineErrors(t *testing.T) {
 	}{
 		{&inference.FieldError{Field: "ToolChoice", Reason: "names \"g\", which is not among the tools"}, "tool_choice", "tool_choice", "tool_choice"},
 		{&inference.FieldError{Field: "Tools[1].Parameters", Reason: "invalid character 'x'"}, "tools[1].function.parameters", "tools[1].input_schema", "tools[1].parameters"},
-		{&inference.FieldError{Field: "Tools", Reason: "parameters: llamacpp: invalid grammar: bad"}, "tools", "tools", "tools"},
+		{&inference.FieldError{Field: "Tools", Reason: "parameters: grammar: invalid grammar: bad"}, "tools", "tools", "tools"},
 		{&inference.FieldError{Field: "Messages[2]", Reason: "this model does not read images"}, "messages", "messages", "input"},
 		{&inference.FieldError{Field: "Messages", Reason: "the model's chat template: roles must alternate"}, "messages", "messages", "input"},
 		{&inference.FieldError{Field: "Temperature", Reason: "9 out of range"}, "temperature", "temperature", "temperature"},

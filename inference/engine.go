@@ -19,6 +19,7 @@ import (
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/goengine"
+	"github.com/inferkit/inferkit/internal/grammar"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -659,7 +660,7 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	}
 	for i, t := range tools {
 		if len(t.Parameters) > 0 {
-			if err := llamacpp.CheckSchema(t.Parameters); err != nil {
+			if err := grammar.CheckSchema(t.Parameters); err != nil {
 				return nil, fieldError(fmt.Sprintf("Tools[%d].Parameters", i), "%v", err)
 			}
 		}
@@ -866,7 +867,7 @@ func grammarOf(f *Format) (string, error) {
 	case f.Grammar != "":
 		// Converted schemas are checked by SchemaGrammar; a caller's
 		// grammar is checked here, before any admission.
-		if err := llamacpp.CheckGrammar(f.Grammar); err != nil {
+		if err := grammar.Check(f.Grammar); err != nil {
 			return "", fieldError("Format.Grammar", "%v", err)
 		}
 		return f.Grammar, nil

@@ -8,7 +8,8 @@
 // GGUF metadata, the sampler chain). No C type leaves this package.
 //
 // Every input that reaches C is checked first: a crash inside llama.cpp ends
-// the host process. A Context is not safe for concurrent use; the engine
-// gives each one a single owning goroutine. A Model is safe for concurrent
-// use once loaded.
+// the host process. Grammars and JSON Schemas are checked by the pure-Go
+// package internal/grammar, which NewGrammar and SchemaGrammar call before
+// C. A Context is not safe for concurrent use; the engine gives each one a
+// single owning goroutine. A Model is safe for concurrent use once loaded.
 package llamacpp

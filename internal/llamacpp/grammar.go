@@ -14,6 +14,8 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/inferkit/inferkit/internal/grammar"
 )
 
 // Grammar constrains sampling to the sentences of a GBNF grammar. It keeps
@@ -23,22 +25,16 @@ type Grammar struct {
 	c *C.struct_llama_sampler
 }
 
-// CheckGrammar reports whether NewGrammar would refuse gbnf for its shape
-// or its bounds (see NewGrammar), without calling C: for checking a
-// request's grammar before it is admitted. It is safe for concurrent use.
-func CheckGrammar(gbnf string) error { return checkGrammar(gbnf) }
-
 // NewGrammar parses gbnf, whose start rule is root, for model m.
 //
-// The grammar is checked first (CheckGrammar), as llama.cpp's parser
-// reads it: it must
-// parse, be at most MaxGrammarBytes, nest parentheses at most 512 deep,
-// expand its {m,n} repetitions to at most 32 MiB of rules, have no left
-// recursion (counting rules that can only match nothing), and give
-// llama.cpp's matcher bounded work wherever it stands. The error wraps
-// ErrGrammar.
+// The grammar is checked first (grammar.Check), as llama.cpp's parser
+// reads it: it must parse, be at most grammar.MaxBytes, nest parentheses
+// at most 512 deep, expand its {m,n} repetitions to at most 32 MiB of
+// rules, have no left recursion (counting rules that can only match
+// nothing), and give llama.cpp's matcher bounded work wherever it stands.
+// The error wraps grammar.ErrInvalid.
 func NewGrammar(m *Model, gbnf string) (*Grammar, error) {
-	if err := checkGrammar(gbnf); err != nil {
+	if err := grammar.Check(gbnf); err != nil {
 		return nil, err
 	}
 	cg := C.CString(gbnf)
@@ -47,17 +43,18 @@ func NewGrammar(m *Model, gbnf string) (*Grammar, error) {
 	defer C.free(unsafe.Pointer(root))
 	g := C.llama_sampler_init_grammar(m.vocab, cg, root)
 	if g == nil {
-		return nil, fmt.Errorf("%w: llama.cpp cannot parse it", ErrGrammar)
+		return nil, fmt.Errorf("%w: llama.cpp cannot parse it", grammar.ErrInvalid)
 	}
 	return &Grammar{c: g}, nil
 }
 
-// SchemaGrammar converts a JSON Schema into GBNF. It refuses, before
-// calling C, a schema CheckSchema refuses, and after conversion a grammar
-// NewGrammar would refuse. It is safe for concurrent use; it takes at most
-// about half a second of one core.
+// SchemaGrammar converts a JSON Schema into GBNF with llama.cpp's
+// converter. It refuses, before calling C, a schema grammar.CheckSchema
+// refuses, and after conversion a grammar grammar.Check refuses; its
+// errors wrap grammar.ErrInvalid. It is safe for concurrent use; it takes
+// at most about half a second of one core.
 func SchemaGrammar(schema []byte) (string, error) {
-	compact, err := checkSchema(schema)
+	compact, err := grammar.CompactSchema(schema)
 	if err != nil {
 		return "", err
 	}
@@ -65,18 +62,18 @@ func SchemaGrammar(schema []byte) (string, error) {
 	defer C.free(unsafe.Pointer(cs))
 	// One byte more than the bound tells a longer grammar, which
 	// schema_to_grammar would cut, from one of the bound's length.
-	const size = MaxGrammarBytes + 2
+	const size = grammar.MaxBytes + 2
 	buf := C.malloc(size)
 	defer C.free(buf)
 	n := int(C.schema_to_grammar(cs, (*C.char)(buf), size))
 	if n == 0 {
-		return "", fmt.Errorf("%w: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema", ErrGrammar)
+		return "", fmt.Errorf("%w: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema", grammar.ErrInvalid)
 	}
-	if n > MaxGrammarBytes {
-		return "", fmt.Errorf("%w: the schema converts to a grammar of more than %d bytes", ErrGrammar, MaxGrammarBytes)
+	if n > grammar.MaxBytes {
+		return "", fmt.Errorf("%w: the schema converts to a grammar of more than %d bytes", grammar.ErrInvalid, grammar.MaxBytes)
 	}
 	g := C.GoStringN((*C.char)(buf), C.int(n))
-	if err := checkGrammar(g); err != nil {
+	if err := grammar.Check(g); err != nil {
 		return "", fmt.Errorf("%w (the grammar converted from the schema)", err)
 	}
 	return g, nil

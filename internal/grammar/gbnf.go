@@ -1,4 +1,4 @@
-package llamacpp
+package grammar
 
 import (
 	"errors"
@@ -8,25 +8,29 @@ import (
 	"strings"
 )
 
-// ErrGrammar is returned for a grammar llama.cpp cannot parse, or a JSON
-// Schema it cannot turn into one, and for those over the bounds of
-// CheckSchema, MaxGrammarBytes and NewGrammar.
-var ErrGrammar = errors.New("llamacpp: invalid grammar")
+// ErrInvalid is wrapped by every error of Check and CheckSchema. The
+// backends wrap it too for a grammar llama.cpp cannot parse, or a JSON
+// Schema its converter cannot turn into one.
+var ErrInvalid = errors.New("grammar: invalid grammar")
 
-// checkGrammar parses a GBNF grammar as llama.cpp's llama_grammar_parser
-// does (src/llama-grammar.cpp), building the same rules, and refuses it
-// where llama.cpp would fail, crash, hang or grow without bound:
+// Check parses a GBNF grammar, whose start rule is root, as llama.cpp's
+// llama_grammar_parser does (src/llama-grammar.cpp), building the same
+// rules, and refuses it where llama.cpp would fail, crash, hang or grow
+// without bound:
 //
+//   - an empty grammar, one over MaxBytes, and one with a NUL byte, where
+//     C would end it;
 //   - a parse error (llama.cpp would print the whole grammar to stderr),
 //     and a root rule that is referenced but not defined, which passes
 //     llama.cpp's checks when its references are all under {0} and then
 //     makes it index past its rules;
-//   - parentheses nested deeper than maxGrammarNesting: parse_sequence and
-//     parse_alternates recurse on each '(' and overflow the stack at about
-//     100,000;
+//   - parentheses nested deeper than 512 (maxGrammarNesting):
+//     parse_sequence and parse_alternates recurse on each '(' and overflow
+//     the stack at about 100,000;
 //   - {m,n} with n < m, on which handle_repetitions loops until memory runs
-//     out, and repetitions whose copies would take more than
-//     maxGrammarMemory: "a"{2000}{2000}{2000} copies the item 8·10⁹ times;
+//     out, and repetitions whose copies would take more than 32 MiB
+//     (maxGrammarMemory): "a"{2000}{2000}{2000} copies the item 8·10⁹
+//     times;
 //   - left recursion, counting rules that can match nothing because all
 //     they hold can: llama.cpp only detects rules with an empty
 //     alternative, and recurses without end on root ::= ("a"?)*;
@@ -34,17 +38,21 @@ var ErrGrammar = errors.New("llamacpp: invalid grammar")
 //     llama_grammar_detect_left_recursion and llama_grammar_advance_stack
 //     remember nothing, so r0 ::= r1 | r1 "b", r1 ::= r2 | r2 "b", …
 //     doubles the work with each rule. Every place the matcher can stand
-//     must be left in at most maxGrammarAdvance steps, one way at most of
-//     matching nothing, and less than maxGrammarRecursion frames deep.
+//     must be left in at most 16,384 steps (maxGrammarAdvance), one way at
+//     most of matching nothing, and less than 4096 frames deep
+//     (maxGrammarRecursion).
 //
 // Tokens written <…> are accepted without checking that they are one
 // token of the model's vocabulary: llama.cpp refuses them if not.
-func checkGrammar(src string) error {
+//
+// Its error wraps ErrInvalid and names the first problem found. It calls
+// no C and is safe for concurrent use.
+func Check(src string) error {
 	if src == "" {
 		return grammarErr("the grammar is empty")
 	}
-	if len(src) > MaxGrammarBytes {
-		return grammarErr("grammar is %d bytes, over %d", len(src), MaxGrammarBytes)
+	if len(src) > MaxBytes {
+		return grammarErr("grammar is %d bytes, over %d", len(src), MaxBytes)
 	}
 	if i := strings.IndexByte(src, 0); i >= 0 {
 		return grammarErr("grammar has a NUL byte at offset %d", i)
@@ -77,7 +85,7 @@ const (
 )
 
 func grammarErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrGrammar, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
 
 // The element types of llama.h's llama_gretype.

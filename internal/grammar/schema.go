@@ -1,4 +1,4 @@
-package llamacpp
+package grammar
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds on what SchemaGrammar and CheckSchema accept, and on the GBNF
-// grammars NewGrammar accepts. llama.cpp's JSON Schema converter recurses
+// Bounds on the JSON Schemas CheckSchema accepts, and on the GBNF grammars
+// Check accepts. llama.cpp's JSON Schema converter recurses
 // once per nesting level, builds rule names that grow with the depth, and
 // can take time cubic in the number of optional properties of an object; its
 // GBNF parser recurses once per parenthesis and copies the item of a {m,n}
@@ -32,9 +32,9 @@ const (
 	// bound is 4·MaxSchemaDepth.
 	MaxSchemaDepth = 64
 
-	// MaxGrammarBytes bounds a GBNF grammar's text, whether written by the
+	// MaxBytes bounds a GBNF grammar's text, whether written by the
 	// caller or converted from a JSON Schema.
-	MaxGrammarBytes = 1 << 20
+	MaxBytes = 1 << 20
 )
 
 const (
@@ -58,34 +58,36 @@ const (
 	schemaBudget = 500_000_000
 )
 
-// CheckSchema returns an error if SchemaGrammar would refuse schema before
-// converting it: if it is over MaxSchemaBytes or MaxSchemaDepth, if
-// minItems, maxItems, minLength, maxLength or a pattern's {m,n} is over
-// 2000 (llama.cpp's limit on repetitions) or has its minimum over its
-// maximum, if an integer's bounds leave the range of int64, if a pattern
-// is one llama.cpp's converter crashes or hangs on (nothing before a
-// quantifier, as in "(?:", or a stray ']' or '}'), if a "$ref" is not
-// local, does not resolve or leads back to itself, or if the conversion
-// would cost more than about half a second (many optional properties in
-// one object, long property names nested deep, type lists nested in type
-// lists). It calls no C, takes a few milliseconds at most, and is safe for
-// concurrent use. Tool parameter schemas, which the inference package
-// converts only when a call is required, can be checked with it when the
-// request arrives, under the same bounds as response formats.
+// CheckSchema returns an error if llama.cpp's JSON Schema converter could
+// crash, hang or run away on schema: if it is over MaxSchemaBytes or
+// MaxSchemaDepth, if minItems, maxItems, minLength, maxLength or a
+// pattern's {m,n} is over 2000 (llama.cpp's limit on repetitions) or has
+// its minimum over its maximum, if an integer's bounds leave the range of
+// int64, if a pattern is one the converter crashes or hangs on (nothing
+// before a quantifier, as in "(?:", or a stray ']' or '}'), if a "$ref" is
+// not local, does not resolve or leads back to itself, or if the
+// conversion would cost more than about half a second (many optional
+// properties in one object, long property names nested deep, type lists
+// nested in type lists). A backend's conversion refuses what it refuses
+// before calling C. It calls no C, takes a few milliseconds at most, and
+// is safe for concurrent use. Tool parameter schemas, which the inference
+// package converts only when a call is required, can be checked with it
+// when the request arrives, under the same bounds as response formats.
 //
-// Its error wraps ErrGrammar and names the first problem found, as in
+// Its error wraps ErrInvalid and names the first problem found, as in
 // "schema nests deeper than 64 levels" or "minItems 100000 is over 2000".
 // A schema it accepts may still be one the converter refuses (an
-// unsupported keyword or format), or whose grammar NewGrammar would
-// refuse; SchemaGrammar says so.
+// unsupported keyword or format), or whose grammar Check would refuse;
+// the conversion says so.
 func CheckSchema(schema []byte) error {
-	_, err := checkSchema(schema)
+	_, err := CompactSchema(schema)
 	return err
 }
 
-// checkSchema checks schema and returns it without insignificant
-// whitespace, the form that goes to C.
-func checkSchema(schema []byte) ([]byte, error) {
+// CompactSchema checks schema as CheckSchema does and returns it without
+// insignificant whitespace, the form a converter should be given: the
+// bounds were measured on it. It is safe for concurrent use.
+func CompactSchema(schema []byte) ([]byte, error) {
 	if len(schema) > maxRawSchemaBytes {
 		return nil, schemaErr("schema is %d bytes, over %d", len(schema), maxRawSchemaBytes)
 	}
@@ -142,7 +144,7 @@ func tooDeep(data []byte) bool {
 }
 
 func schemaErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrGrammar, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
 
 // A jnode is a JSON value of a schema, with objects in their order and

@@ -1,4 +1,4 @@
-package llamacpp
+package grammar
 
 import (
 	"strconv"
@@ -444,8 +444,8 @@ func (e *estimator) object(keys []string, vals []*jnode, required map[string]boo
 // 1, … in turn. Rules are counted as different from those of the same name.
 func (e *estimator) addRule(name string, length int) string {
 	e.out += int64(len(name) + length + 5)
-	if e.out > MaxGrammarBytes && e.err == nil {
-		e.err = schemaErr("schema converts to a grammar of more than %d bytes (near rule %.60q)", MaxGrammarBytes, name)
+	if e.out > MaxBytes && e.err == nil {
+		e.err = schemaErr("schema converts to a grammar of more than %d bytes (near rule %.60q)", MaxBytes, name)
 	}
 	esc := escapeRuleName(name)
 	found := int64(e.names[esc])
