@@ -1010,6 +1010,11 @@ func toolGrammar(f *family.Family, tools []Tool, choice ToolChoice) (string, err
 	if err != nil {
 		return "", fieldError("Tools", "parameters: %v", err)
 	}
+	// Each tool's grammar is within bounds; all of them together may not
+	// be, and the whole reaches either backend's grammar engine.
+	if err := grammar.Check(g); err != nil {
+		return "", fieldError("Tools", "%v", err)
+	}
 	return g, nil
 }
 

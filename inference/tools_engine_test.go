@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -102,11 +103,36 @@ func TestToolChoiceErrors(t *testing.T) {
 		"required without tools": {Model: "tiny", Messages: msgs, ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired}},
 		"unknown function":       {Model: "tiny", Messages: msgs, Tools: testTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolFunction, Name: "nope"}},
 		"unknown mode":           {Model: "tiny", Messages: msgs, Tools: testTools, ToolChoice: inference.ToolChoice{Mode: "sometimes"}},
+		// Each tool's grammar is within bounds, all of them together
+		// are not: the whole is refused before it reaches C.
+		"tools past the grammar's bounds together": {Model: "tiny", Messages: msgs, Tools: manyWideTools(24), ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired}},
 	} {
 		if _, err := e.Generate(context.Background(), req); !errors.Is(err, inference.ErrInvalidRequest) {
 			t.Errorf("%s: %v, want ErrInvalidRequest", name, err)
 		}
 	}
+}
+
+// manyWideTools returns n tools of 600 required properties each with long
+// names: each one's schema and grammar within bounds.
+func manyWideTools(n int) []inference.Tool {
+	tools := make([]inference.Tool, n)
+	for i := range tools {
+		var b bytes.Buffer
+		b.WriteString(`{"type":"object","additionalProperties":false,"properties":{`)
+		var req bytes.Buffer
+		for p := range 600 {
+			if p > 0 {
+				b.WriteByte(',')
+				req.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"property_with_a_rather_long_name_%04d":{"type":"integer"}`, p)
+			fmt.Fprintf(&req, `"property_with_a_rather_long_name_%04d"`, p)
+		}
+		fmt.Fprintf(&b, `},"required":[%s]}`, req.String())
+		tools[i] = inference.Tool{Name: fmt.Sprintf("tool_%d", i), Parameters: b.Bytes()}
+	}
+	return tools
 }
 
 // With Single, a required call is exactly one call, and the turn ends.
