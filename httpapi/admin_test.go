@@ -15,6 +15,7 @@ import (
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
+	adminapi "github.com/inferkit/inferkit/httpapi/admin"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -22,11 +23,15 @@ import (
 const adminKey = "sk-admin-test-0123456789abcdef"
 
 // accountsEnv is a Handler that authenticates through accounts on store
-// (a fresh Memory when nil), with the admin API on and the limiter l (a
-// fresh ratelimit.Memory when nil); static are the accounts' static keys.
+// (a fresh Memory when nil), with the admin API (package httpapi/admin)
+// mounted in front of it as a host mounts it, and the limiter l (a fresh
+// ratelimit.Memory when nil); static are the accounts' static keys. Its h
+// serves both.
 type accountsEnv struct {
 	*env
+	h        http.Handler
 	accounts *account.Accounts
+	admin    *adminapi.API
 }
 
 func newAccountsEnv(t *testing.T, store account.Store, l ratelimit.Limiter, static ...string) *accountsEnv {
@@ -44,8 +49,13 @@ func newAccountsEnv(t *testing.T, store account.Store, l ratelimit.Limiter, stat
 			t.Fatal(err)
 		}
 		ae.accounts = a
-		cfg.Keys, cfg.Accounts, cfg.AdminKey, cfg.Limiter = nil, a, adminKey, l
+		ae.admin, err = adminapi.New(adminapi.Config{Key: adminKey, Accounts: a, Usage: l, Logger: cfg.Logger, Now: cfg.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Keys, cfg.Accounts, cfg.RefuseKey, cfg.Limiter = nil, a, ae.admin.IsKey, l
 	})
+	ae.h = ae.admin.Mount(ae.env.h)
 	return ae
 }
 
@@ -106,8 +116,9 @@ func dataOf(t *testing.T, m map[string]any) []map[string]any {
 	return out
 }
 
-// The admin routes exist only with an admin key; an admin key needs
-// accounts and 16 characters; a Handler has one source of keys.
+// The admin routes are the admin API's, which a Handler does not serve;
+// an admin key needs accounts and 16 characters; a Handler has one
+// source of keys.
 func TestAdminConfig(t *testing.T) {
 	keys, _ := httpapi.NewStaticKeys(key)
 	accts, err := account.New(context.Background(), account.Config{Store: account.NewMemory()})
@@ -121,17 +132,27 @@ func TestAdminConfig(t *testing.T) {
 	}{
 		{"no keys", httpapi.Config{Engine: newFake()}, "Keys and Config.Accounts are nil"},
 		{"both", httpapi.Config{Engine: newFake(), Keys: keys, Accounts: accts}, "both"},
-		{"admin without accounts", httpapi.Config{Engine: newFake(), Keys: keys, AdminKey: adminKey}, "AdminKey needs Config.Accounts"},
-		{"short admin key", httpapi.Config{Engine: newFake(), Accounts: accts, AdminKey: "sk-admin-short"}, "shorter than 16"},
 	} {
 		if _, err := httpapi.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
 		}
-		if _, err := httpapi.New(tc.cfg); err != nil && strings.Contains(err.Error(), tc.cfg.AdminKey+"x") {
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  adminapi.Config
+		want string
+	}{
+		{"admin without accounts", adminapi.Config{Key: adminKey}, "Config.Accounts is nil"},
+		{"short admin key", adminapi.Config{Accounts: accts, Key: "sk-admin-short"}, "shorter than 16"},
+	} {
+		if _, err := adminapi.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+		if _, err := adminapi.New(tc.cfg); err != nil && strings.Contains(err.Error(), tc.cfg.Key) {
 			t.Errorf("%s: the error holds the admin key", tc.name)
 		}
 	}
-	// Accounts without an admin key: no admin API.
+	// A Handler alone: no admin API.
 	h, err := httpapi.New(httpapi.Config{Engine: newFake(), Accounts: accts})
 	if err != nil {
 		t.Fatal(err)
@@ -550,11 +571,11 @@ func TestAdminUsage(t *testing.T) {
 
 	// Without a limiter nothing is metered: it says so.
 	accts, _ := account.New(context.Background(), account.Config{Store: account.NewMemory()})
-	h, err := httpapi.New(httpapi.Config{Engine: newFake(), Models: testCatalog(), Accounts: accts, AdminKey: adminKey})
+	h, err := adminapi.New(adminapi.Config{Key: adminKey, Accounts: accts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	adminErr(t, h, "GET", "/v1/admin/usage", "", 501, "not_metered", "")
+	adminErr(t, h.Mount(http.NotFoundHandler()), "GET", "/v1/admin/usage", "", 501, "not_metered", "")
 }
 
 // downStore is an account store that fails every call once fail is

@@ -59,45 +59,53 @@ func IdentityFrom(ctx context.Context) (Identity, bool) {
 	return id, ok
 }
 
-// authenticate refuses requests without a valid key and puts the key's
-// Identity into the context of the others. The key comes from
-// "Authorization: Bearer <key>", or from the "x-api-key" header that the
-// Anthropic SDKs send by default. A refusal does not read the body: the
-// 401 goes out at once, and the connection closes after it (see
-// skipBody).
-func (h *Handler) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := bearer(r)
-		// The admin key is no API key, whatever the key store holds.
-		if key == "" || h.admin != nil && h.admin.matches(key) {
-			msg := "httpapi: missing API key"
-			if key != "" {
-				msg = "httpapi: the admin key is no API key"
+// Authenticate returns the stage that refuses requests without a key
+// that keys holds, and puts the key's Identity into the context of the
+// others (IdentityFrom), and into the access log's line (AccessLog). The
+// key comes from "Authorization: Bearer <key>", or from the "x-api-key"
+// header that the Anthropic SDKs send by default. A key that refuse
+// reports true for (nil: none) is refused whatever keys holds, such as
+// the admin API's key. A refusal is a 401 in the route's family, logged
+// on log (nil: slog.Default()) without the key; it does not read the
+// body: the 401 goes out at once, and the connection closes after it
+// (see SkipBody). A key store that cannot answer is a 500 (Fail).
+func Authenticate(keys KeyStore, log *slog.Logger, refuse func(key string) bool) func(http.Handler) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := bearer(r)
+			if key == "" || refuse != nil && refuse(key) {
+				msg := "httpapi: missing API key"
+				if key != "" {
+					msg = "httpapi: the admin key is no API key"
+				}
+				log.LogAttrs(r.Context(), slog.LevelInfo, msg, slog.String("path", r.URL.Path))
+				SkipBody(w, r)
+				WriteError(w, r, formats.Unauthorized())
+				return
 			}
-			h.log.LogAttrs(r.Context(), slog.LevelInfo, msg, slog.String("path", r.URL.Path))
-			skipBody(w, r)
-			WriteError(w, r, formats.Unauthorized())
-			return
-		}
-		id, err := h.keys.Authenticate(r.Context(), key)
-		switch {
-		case errors.Is(err, ErrInvalidKey):
-			h.log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: invalid API key", slog.String("path", r.URL.Path))
-			skipBody(w, r)
-			WriteError(w, r, formats.Unauthorized())
-			return
-		case err != nil:
-			h.fail(w, r, err)
-			return
-		case id.KeyID == "":
-			h.fail(w, r, errors.New("httpapi: the key store returned an identity without a KeyID"))
-			return
-		}
-		if slot, ok := r.Context().Value(identitySlotKey{}).(*Identity); ok {
-			*slot = id
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
-	})
+			id, err := keys.Authenticate(r.Context(), key)
+			switch {
+			case errors.Is(err, ErrInvalidKey):
+				log.LogAttrs(r.Context(), slog.LevelInfo, "httpapi: invalid API key", slog.String("path", r.URL.Path))
+				SkipBody(w, r)
+				WriteError(w, r, formats.Unauthorized())
+				return
+			case err != nil:
+				Fail(w, r, log, err)
+				return
+			case id.KeyID == "":
+				Fail(w, r, log, errors.New("httpapi: the key store returned an identity without a KeyID"))
+				return
+			}
+			if slot, ok := r.Context().Value(identitySlotKey{}).(*Identity); ok {
+				*slot = id
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
+		})
+	}
 }
 
 // bearer returns the request's API key, or "": a Bearer Authorization,

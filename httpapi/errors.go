@@ -1,11 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -16,16 +12,8 @@ import (
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
-// familyKey is the context key of a route's error family.
+// familyKey is the context key of a route's error family (see Family).
 type familyKey struct{}
-
-// withFamily records the error family of a route in its requests'
-// context.
-func withFamily(f formats.Family, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), familyKey{}, f)))
-	})
-}
 
 // familyOf returns the error family of the route serving r: chat outside
 // a Handler's routes.
@@ -43,24 +31,12 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	formats.WriteError(w, familyOf(r), err)
 }
 
-// fail is the one place where a handler's error becomes a response: it
-// logs server errors with their cause and writes the family's body. A
-// request whose body did not arrive in time (Config.BodyReadTimeout) is
-// answered 408, whatever its handler made of the failed read, and its
-// connection is closed.
+// fail is the one place where a handler's error becomes a response:
+// a token route that failed before it reserved counts as one request
+// (countFailure), and Fail writes and logs the error.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if bodyTimedOut(r) {
-		err = &formats.Error{Status: http.StatusRequestTimeout, Code: "request_timeout",
-			Message: fmt.Sprintf("the request body did not arrive within %v", h.bodyTO), Err: err}
-		w.Header().Set("Connection", "close")
-	}
-	if storeUnavailable(err) {
-		err = &formats.Error{Status: http.StatusServiceUnavailable, Code: "service_unavailable", RetryAfter: UnavailableRetryAfter,
-			Message: "the server cannot reach the store it keeps its state in; retry shortly", Err: err}
-	}
 	err = h.countFailure(w, r, err)
-	h.logError(r, err)
-	WriteError(w, r, err)
+	Fail(w, r, h.log, err)
 }
 
 // UnavailableRetryAfter is the Retry-After of a 503 answered while a
@@ -81,7 +57,7 @@ func storeUnavailable(err error) bool {
 // while it waited in the engine's queue, or mid-generation) is the
 // cancellation's doing, not the server's: it is logged at debug level as
 // a cancellation, with status 499 (see accessLog).
-func (h *Handler) logError(r *http.Request, err error) {
+func logError(log *slog.Logger, r *http.Request, err error) {
 	e := formats.ErrorOf(err)
 	msg, status, code, level := "httpapi: request failed", e.Status, e.Code, slog.LevelDebug
 	switch {
@@ -90,7 +66,7 @@ func (h *Handler) logError(r *http.Request, err error) {
 	case e.Status >= 500 && r.Context().Err() == nil:
 		level = slog.LevelError
 	}
-	h.log.LogAttrs(r.Context(), level, msg,
+	log.LogAttrs(r.Context(), level, msg,
 		slog.String("path", r.URL.Path), slog.Int("status", status), slog.String("code", code), slog.Any("err", err))
 }
 
@@ -100,16 +76,9 @@ func (h *Handler) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 }
 
 // writeJSONStatus writes v as a JSON body with status, without HTML
-// escaping.
+// escaping (WriteJSON), or fails.
 func (h *Handler) writeJSONStatus(w http.ResponseWriter, r *http.Request, status int, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := WriteJSON(w, status, v); err != nil {
 		h.fail(w, r, err)
-		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
 }

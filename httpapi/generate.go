@@ -416,7 +416,7 @@ func (h *Handler) stream(sw *sseWriter, r *http.Request, gen *generation, enc en
 		h.fail(sw.w, r, streamed)
 		return false
 	}
-	h.logError(r, streamed)
+	logError(h.log, r, streamed)
 	sw.hold = false
 	if err := enc.Fail(streamed); err == nil {
 		_ = sw.flush()

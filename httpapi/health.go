@@ -49,7 +49,9 @@ func (h *Handler) RegisterOperations(mux *http.ServeMux) {
 // level) and the body read deadline: no authentication, rate limits or
 // middleware.
 func (h *Handler) wrapOperation(rt route) http.Handler {
-	return withFamily(rt.family, h.accessLogAt(slog.LevelDebug, rt.pattern, h.guardBody(rt.serve)))
+	debug := h.logs
+	debug.Level = slog.LevelDebug
+	return chain(rt.serve, Family(rt.family), debug.Stage(rt.pattern), BodyDeadline(h.bodyTO))
 }
 
 // healthz serves GET /healthz: the process is up and the Handler answers.

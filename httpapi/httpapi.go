@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"log/slog"
 	"net/http"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -92,14 +90,13 @@ type Config struct {
 	// caller owns it, and closes its Store after shutting the HTTP
 	// server down.
 	Accounts *account.Accounts
-	// AdminKey, when set, turns on the admin API (see admin.go): the
-	// routes under /v1/admin, which manage Accounts' accounts, keys,
-	// credits and plans, and take "Authorization: Bearer <AdminKey>",
-	// never an API key; AdminKey is no API key either. It must be 16
-	// characters at least (a random one of 128 bits or more, as the
-	// example server expects), and it needs Accounts. "" means no admin
-	// API: its paths are 404s.
-	AdminKey string
+	// RefuseKey, when set, reports keys that are no API keys, whatever
+	// Keys or Accounts hold: such a key is refused with a 401, as a
+	// missing one. A host that serves the admin API (package
+	// httpapi/admin) beside the Handler gives its admin.API.IsKey, so
+	// that the admin key is never an API key. It is called from the
+	// requests' goroutines, concurrently.
+	RefuseKey func(key string) bool
 	// MaxBodyBytes caps a request body; a larger one is refused with 413.
 	// 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -192,10 +189,12 @@ type Handler struct {
 	evaluators sync.Map
 
 	ready func() error // Config.Ready
-	// accounts is Config.Accounts, and admin the admin key's check; both
-	// nil without them.
+	// accounts is Config.Accounts; nil without them.
 	accounts *account.Accounts
-	admin    *adminKey
+	// logs is the access log of the routes, and auth their
+	// authentication (Authenticate of keys).
+	logs AccessLog
+	auth func(http.Handler) http.Handler
 	// registry is Config.Metrics, and metrics the collector registered on
 	// it; both nil without metrics.
 	registry *prometheus.Registry
@@ -221,10 +220,6 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("httpapi: Config.Keys and Config.Accounts are nil: give one")
 	case cfg.Keys != nil && cfg.Accounts != nil:
 		return nil, errors.New("httpapi: Config.Keys and Config.Accounts are both set: give one (configured keys of accounts are account.Config.StaticKeys)")
-	case cfg.AdminKey != "" && cfg.Accounts == nil:
-		return nil, errors.New("httpapi: Config.AdminKey needs Config.Accounts, the accounts it manages")
-	case cfg.AdminKey != "" && len(cfg.AdminKey) < minAdminKey:
-		return nil, fmt.Errorf("httpapi: Config.AdminKey is shorter than %d characters", minAdminKey)
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("httpapi: Config.MaxBodyBytes is %d", cfg.MaxBodyBytes)
@@ -241,9 +236,6 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Accounts != nil {
 		h.keys = accountKeys{cfg.Accounts}
-	}
-	if cfg.AdminKey != "" {
-		h.admin = newAdminKey(cfg.AdminKey)
 	}
 	if h.limit == 0 {
 		h.limit = DefaultMaxBodyBytes
@@ -305,12 +297,13 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	h.opts = formats.Options{Now: h.now}
+	h.logs = AccessLog{Logger: h.log, Level: slog.LevelInfo, Now: h.now, Observe: h.metrics.request}
+	h.auth = Authenticate(h.keys, h.log, cfg.RefuseKey)
 	h.mux = http.NewServeMux()
 	h.Register(h.mux)
 	h.RegisterOperations(h.mux)
-	h.allow = http.NewServeMux()
 	h.registerPaths()
-	h.other = h.accessLog("unrouted", h.guardBody(http.HandlerFunc(h.unrouted)))
+	h.other = chain(http.HandlerFunc(h.unrouted), h.logs.Stage("unrouted"), BodyDeadline(h.bodyTO))
 	h.mux.Handle("/", h.other)
 	return h, nil
 }
@@ -339,7 +332,7 @@ func (h *Handler) modelRoutes() []route {
 }
 
 // Register registers every route of the API on mux: RegisterGeneration,
-// RegisterModels, RegisterDecisions and RegisterAdmin. Like mux.Handle, it panics if a
+// RegisterModels and RegisterDecisions. Like mux.Handle, it panics if a
 // pattern conflicts with one already registered. The operators' routes
 // (GET /healthz, GET /readyz, GET /metrics) are not among them, so that
 // a host keeps its own: RegisterOperations adds them.
@@ -355,7 +348,6 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	h.RegisterGeneration(mux)
 	h.RegisterModels(mux)
 	h.RegisterDecisions(mux)
-	h.RegisterAdmin(mux)
 }
 
 // RegisterGeneration registers the generation routes of the spec's
@@ -408,13 +400,30 @@ func isClean(p string) bool {
 	return c == p || c+"/" == p
 }
 
-// registerPaths registers on h.allow the path of every route, without
-// its method, as the key of the methods that the path takes.
+// registerPaths registers on h.allow the path of every route (see
+// Allowed).
 func (h *Handler) registerPaths() {
+	var patterns []string
+	for _, rt := range slices.Concat(h.generationRoutes(), h.modelRoutes(), h.decisionRoutes(), h.operationRoutes()) {
+		patterns = append(patterns, rt.pattern)
+	}
+	h.allow = Allowed(patterns)
+}
+
+// Allowed returns a ServeMux that has the path of each of patterns
+// (method and path, as a ServeMux's) and answers a request to one of
+// them with a 405 in the error shape of the path's family (messages
+// under /v1/messages, System One's under /v1/systemone, chat
+// elsewhere), naming the methods that the path's patterns take (HEAD
+// with GET, as a ServeMux serves it), in an Allow header too. Its
+// Handler method tells whether a request's path is one of them: a host
+// answers with it the requests whose method no route of the path takes.
+func Allowed(patterns []string) *http.ServeMux {
+	allow := http.NewServeMux()
 	methods := map[string][]string{}
 	var paths []string
-	for _, rt := range slices.Concat(h.generationRoutes(), h.modelRoutes(), h.decisionRoutes(), h.operationRoutes(), h.adminRoutes()) {
-		method, p, _ := strings.Cut(rt.pattern, " ")
+	for _, pattern := range patterns {
+		method, p, _ := strings.Cut(pattern, " ")
 		if methods[p] == nil {
 			paths = append(paths, p)
 		}
@@ -426,18 +435,19 @@ func (h *Handler) registerPaths() {
 	for _, p := range paths {
 		slices.Sort(methods[p])
 		allowed := strings.Join(methods[p], ", ")
-		h.allow.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		allow.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
 			formats.WriteError(w, pathFamily(r.URL.Path), &formats.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-				Message: fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, clip(r.URL.Path), allowed)})
+				Message: fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, Clip(r.URL.Path), allowed)})
 		}))
 	}
+	return allow
 }
 
 // unrouted answers a request that no route serves: 405 when its path is
 // a route's, else 404; it neither authenticates nor reads the body.
 func (h *Handler) unrouted(w http.ResponseWriter, r *http.Request) {
-	skipBody(w, r)
+	SkipBody(w, r)
 	if isClean(r.URL.EscapedPath()) {
 		if hd, pattern := h.allow.Handler(r); pattern != "" {
 			hd.ServeHTTP(w, r)
@@ -445,7 +455,7 @@ func (h *Handler) unrouted(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	formats.WriteError(w, pathFamily(r.URL.Path), &formats.Error{Status: http.StatusNotFound, Code: "not_found",
-		Message: fmt.Sprintf("no route for %s %s", r.Method, clip(r.URL.Path))})
+		Message: fmt.Sprintf("no route for %s %s", r.Method, Clip(r.URL.Path))})
 }
 
 // pathFamily is the error family of requests to path that no route
@@ -461,177 +471,22 @@ func pathFamily(path string) formats.Family {
 	return formats.FamilyChat
 }
 
-// clip shortens a path quoted in an error message.
-func clip(p string) string {
-	const most = 200
-	if len(p) > most {
-		return p[:most] + "..."
-	}
-	return p
-}
-
 // wrap puts a route's handler behind the access log, the body read
 // deadline, authentication, the body limit and the configured
 // middleware.
 func (h *Handler) wrap(rt route) http.Handler {
-	var next http.Handler = rt.serve
-	for i := len(h.mw) - 1; i >= 0; i-- {
-		next = h.mw[i](next)
-	}
+	next := chain(rt.serve, h.mw...)
 	next = h.rateLimit(rt, next)
-	next = h.limitBody(next)
-	next = h.authenticate(next)
-	next = h.guardBody(next)
-	next = h.accessLog(rt.pattern, next)
-	return withFamily(rt.family, next)
+	return chain(next, Family(rt.family), h.logs.Stage(rt.pattern), BodyDeadline(h.bodyTO), h.auth, LimitBody(h.limit))
 }
 
-// limitBody caps the request body at the configured limit.
-func (h *Handler) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, h.limit)
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// guardBody puts a read deadline of the configured timeout on the
-// request's body, lifted once the body has been read to its end. A
-// request without a body gets none: the server is already waiting, in
-// the background, for its client to go away, and a deadline would end
-// that wait and cancel the request.
-func (h *Handler) guardBody(next http.Handler) http.Handler {
-	if h.bodyTO < 0 {
-		return next
+// chain puts next behind stages, the first outermost.
+func chain(next http.Handler, stages ...func(http.Handler) http.Handler) http.Handler {
+	for i := len(stages) - 1; i >= 0; i-- {
+		next = stages[i](next)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rc := http.NewResponseController(w)
-		if err := rc.SetReadDeadline(time.Now().Add(h.bodyTO)); err != nil {
-			next.ServeHTTP(w, r) // a writer without deadlines, such as a test's recorder
-			return
-		}
-		b := &deadlineBody{ReadCloser: r.Body, rc: rc, timeout: h.bodyTO}
-		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
-		r.Body = b
-		next.ServeHTTP(w, r)
-	})
+	return next
 }
-
-// bodyKey is the context key of a request's *deadlineBody.
-type bodyKey struct{}
-
-// deadlineBody is a request body under a read deadline, which it lifts
-// at the body's end. It is read by its handler's goroutine only.
-type deadlineBody struct {
-	io.ReadCloser
-	rc       *http.ResponseController
-	timeout  time.Duration
-	done     bool // the end was read and the deadline lifted
-	timedOut bool // a read hit the deadline
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	switch {
-	case err == io.EOF && !b.done:
-		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{})
-	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
-		b.timedOut = true
-		err = fmt.Errorf("httpapi: the request body did not arrive within %v: %w", b.timeout, err)
-	}
-	return n, err
-}
-
-// bodyTimedOut reports whether reading r's body hit its deadline.
-func bodyTimedOut(r *http.Request) bool {
-	b, _ := r.Context().Value(bodyKey{}).(*deadlineBody)
-	return b != nil && b.timedOut
-}
-
-// skipBody prepares a response that does not read the request's body,
-// such as a 401 or a 404: over HTTP/1, a connection whose body has not
-// been read closes after the response instead of waiting for the rest
-// of the body, which a stalled client may never send.
-func skipBody(w http.ResponseWriter, r *http.Request) {
-	if r.ProtoMajor != 1 || r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-		return
-	}
-	if b, _ := r.Context().Value(bodyKey{}).(*deadlineBody); b != nil && b.done {
-		return
-	}
-	w.Header().Set("Connection", "close")
-	// The server still reads what is left of the body once the handler
-	// returns; a deadline already passed ends that read at once.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-}
-
-// statusClientClosedRequest is the status that the access log records
-// for a request whose client went away before it was answered: nginx's
-// 499, "client closed request". It is never sent.
-const statusClientClosedRequest = 499
-
-// clientGone reports whether r's client went away: its context was
-// cancelled while the handler ran.
-func clientGone(r *http.Request) bool { return errors.Is(r.Context().Err(), context.Canceled) }
-
-// accessLog logs one line per request once it is answered, and counts it
-// in the metrics under route (a route's pattern, or "unrouted"). A
-// request whose client went away before it was answered (the handler
-// wrote nothing, or the server error that the cancellation caused) is
-// logged with status 499.
-func (h *Handler) accessLog(route string, next http.Handler) http.Handler {
-	return h.accessLogAt(slog.LevelInfo, route, next)
-}
-
-// accessLogAt is accessLog with its lines at level.
-func (h *Handler) accessLogAt(level slog.Level, route string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := h.now()
-		rec := &recorder{ResponseWriter: w}
-		ident := &Identity{}
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), identitySlotKey{}, ident)))
-		status := rec.status
-		switch {
-		case (status == 0 || status >= 500) && clientGone(r):
-			status = statusClientClosedRequest
-		case status == 0:
-			status = http.StatusOK
-		}
-		h.metrics.request(route, status, ident)
-		h.log.LogAttrs(r.Context(), level, "httpapi: request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
-			slog.Duration("duration", h.now().Sub(start)), slog.String("key_id", ident.KeyID))
-	})
-}
-
-// recorder remembers the status a handler wrote. Unwrap lets
-// http.ResponseController reach the underlying writer to flush.
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // isChat reports whether m is a chat model.
 func isChat(m catalog.Model) bool { return m.Kind == "" || m.Kind == catalog.KindChat }

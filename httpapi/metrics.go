@@ -179,17 +179,26 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // request counts one answered request.
-func (m *metrics) request(route string, status int, id *Identity) {
+func (m *metrics) request(route string, status int, id Identity) {
 	if m == nil {
 		return
 	}
 	m.requests.WithLabelValues(route, strconv.Itoa(status), tierLabel(id)).Inc()
 }
 
+// CountRequest counts one answered request of route, a route that the
+// Handler does not serve itself (such as the admin API's, of package
+// httpapi/admin), in the requests metric of Config.Metrics (nothing
+// without it), at id's tier ("none" for the zero Identity): it is an
+// AccessLog.Observe. Safe for concurrent use.
+func (h *Handler) CountRequest(route string, status int, id Identity) {
+	h.metrics.request(route, status, id)
+}
+
 // tierLabel is the tier label of a request's identity.
-func tierLabel(id *Identity) string {
+func tierLabel(id Identity) string {
 	switch {
-	case id == nil || id.KeyID == "":
+	case id.KeyID == "":
 		return "none"
 	case id.Tier == (ratelimit.Tier{}):
 		return ratelimit.Default.Name
