@@ -16,6 +16,7 @@ import (
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/console"
 	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/httpapi/admin"
 	"github.com/inferkit/inferkit/internal/redistest"
 	"github.com/inferkit/inferkit/ratelimit"
 )
@@ -138,7 +139,11 @@ func TestWithConsole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Engine: noEngine{}, Accounts: accts, AdminKey: testAdminKey, Logger: slog.New(slog.DiscardHandler)})
+	adm, err := admin.New(admin.Config{Key: testAdminKey, Accounts: accts, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(httpapi.Config{Engine: noEngine{}, Accounts: accts, RefuseKey: adm.IsKey, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +155,7 @@ func TestWithConsole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(withConsole(api, con), slog.New(slog.DiscardHandler))
+	srv := newServer(withConsole(adm.Mount(api), con), slog.New(slog.DiscardHandler))
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()

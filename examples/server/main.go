@@ -167,6 +167,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/console"
 	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/httpapi/admin"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/search"
@@ -573,18 +574,31 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	if o.fetchImages {
 		remote = &httpapi.RemoteImages{}
 	}
-	api, err := httpapi.New(httpapi.Config{Engine: eng, Models: o.models, Accounts: back.accounts, AdminKey: o.adminKey, Logger: logger,
-		Store: either(store, back.responses), Limiter: back.limiter, Metrics: metrics, RemoteImages: remote})
+	apiCfg := httpapi.Config{Engine: eng, Models: o.models, Accounts: back.accounts, Logger: logger,
+		Store: either(store, back.responses), Limiter: back.limiter, Metrics: metrics, RemoteImages: remote}
+	var api *httpapi.Handler
+	var adm *admin.API
+	if o.adminKey != "" {
+		// The admin API counts its requests in the API's metrics, and
+		// its key is no API key.
+		adm, err = admin.New(admin.Config{Key: o.adminKey, Accounts: back.accounts, Usage: back.limiter, Logger: logger,
+			Observe: func(route string, status int, id httpapi.Identity) { api.CountRequest(route, status, id) }})
+		if err != nil {
+			return err
+		}
+		apiCfg.RefuseKey = adm.IsKey
+	}
+	api, err = httpapi.New(apiCfg)
 	if err != nil {
 		return err
 	}
 	var root http.Handler = api
-	if o.adminKey != "" {
+	if adm != nil {
 		con, err := console.New(console.Config{Accounts: back.accounts, Usage: back.limiter, Logger: logger, InsecureCookies: o.insecureCookies})
 		if err != nil {
 			return err
 		}
-		root = withConsole(api, con)
+		root = withConsole(adm.Mount(api), con)
 		logger.Info("inferkit-server: admin API on /v1/admin, console on /api-keys")
 	}
 	srv := newServer(root, logger)

@@ -212,7 +212,9 @@ func (api *API) authenticate(next http.Handler) http.Handler {
 
 // fail writes err as the route's error response, and logs it
 // (httpapi.Fail).
-func (api *API) fail(w http.ResponseWriter, r *http.Request, err error) { httpapi.Fail(w, r, api.log, err) }
+func (api *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.Fail(w, r, api.log, err)
+}
 
 // writeJSON writes v as a JSON body with status, or fails.
 func (api *API) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
