@@ -7,10 +7,39 @@
 // by http(s) URL when [Config.RemoteImages] lets the Handler fetch them.
 //
 // A [Handler] registers method+path patterns on a caller's
-// [*http.ServeMux], all together ([Handler.Register]) or the generation
-// and platform routes apart ([Handler.RegisterGeneration],
-// [Handler.RegisterModels]); it is also an [http.Handler] serving every
-// route, for mounting under a prefix with [http.StripPrefix].
+// [*http.ServeMux], all together ([Handler.Register]) or the generation,
+// catalog and decision routes apart ([Handler.RegisterGeneration],
+// [Handler.RegisterModels], [Handler.RegisterDecisions]); the operators'
+// routes come with [Handler.RegisterOperations]. It is also an
+// [http.Handler] serving every route, for mounting under a prefix with
+// [http.StripPrefix]. Its routes, the list that the package's tests check
+// against its route tables (httpapi.go, decisions.go, health.go):
+//
+//	POST   /v1/web/chat/completions     chat completions with web search
+//	POST   /v1/chat/completions         chat completions (n choices, logprobs)
+//	POST   /v1/completions              OpenAI's legacy text completions
+//	POST   /v1/messages                 messages
+//	POST   /v1/messages/count_tokens    a messages request's input tokens
+//	POST   /v1/responses                responses
+//	GET    /v1/responses/{id}           a stored response
+//	DELETE /v1/responses/{id}           deletes a stored response
+//	POST   /v1/embeddings               embeddings, in OpenAI's shape
+//	GET    /v1/models                   the catalog
+//	GET    /v1/models/{model_id}        one catalog entry
+//	POST   /v1/system                   decisions
+//	POST   /v1/systemone                decisions, on System One's path
+//	GET    /v1/system/models            the decision models
+//	GET    /healthz                     liveness, without a key
+//	GET    /readyz                      readiness, without a key
+//	GET    /metrics                     Prometheus metrics, with Config.Metrics
+//
+// A new endpoint is one row of a route table, its handler, and its line
+// here and in the README's list.
+//
+// The stages that wrap every route are exported as
+// func(http.Handler) http.Handler values, for a caller's own handlers:
+// [Family], [AccessLog], [BodyDeadline], [Authenticate] and [LimitBody];
+// [Fail] and [WriteJSON] write their errors and answers.
 //
 // Every route takes a bearer API key, checked through a [KeyStore]
 // ([StaticKeys] keeps keys as HMAC-SHA-256 digests under a secret, and
@@ -20,14 +49,9 @@
 // middleware such as rate limits, and it scopes stored responses: one key
 // cannot read, continue or delete another key's response.
 //
-// With [Config.AdminKey], the admin API under /v1/admin manages the
-// accounts: create and list accounts, pin tiers, start trials and
-// subscriptions, create, list and revoke API keys (a key's secret is in
-// its creation's answer only), record credit purchases (once per payment
-// id) and report a month's usage ([Handler.RegisterAdmin] lists the
-// routes and their JSON). It takes the admin key as a
-// bearer and refuses API keys and anything else with a 401; the admin
-// key is no API key. Errors have the body shape of the route's family, before the
+// The admin API, which manages the accounts, is package httpapi/admin,
+// mounted beside the Handler; [Config.RefuseKey] keeps its key from
+// being taken as an API key. Errors have the body shape of the route's family, before the
 // headers as a status and a JSON body, after them as the stream's own
 // error event. A client that goes away cancels its generation.
 //

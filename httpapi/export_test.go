@@ -12,3 +12,13 @@ func RouteMeters(h *Handler) map[string]bool {
 	}
 	return out
 }
+
+// Patterns returns the pattern of every route of h's route tables, the
+// operators' included.
+func Patterns(h *Handler) []string {
+	var out []string
+	for _, rt := range slices.Concat(h.generationRoutes(), h.modelRoutes(), h.decisionRoutes(), h.operationRoutes()) {
+		out = append(out, rt.pattern)
+	}
+	return out
+}

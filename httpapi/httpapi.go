@@ -351,12 +351,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 }
 
 // RegisterGeneration registers the generation routes of the spec's
-// base_url on mux: POST /v1/web/chat/completions, POST
-// /v1/chat/completions, POST /v1/completions (OpenAI's legacy text
-// completions), POST /v1/messages, POST /v1/messages/count_tokens, POST
-// /v1/responses, GET and DELETE /v1/responses/{id}, and POST
-// /v1/embeddings (OpenAI's shape, served by the catalog's embedding
-// models).
+// base_url on mux (generationRoutes; the package doc lists them).
 func (h *Handler) RegisterGeneration(mux *http.ServeMux) { h.register(mux, h.generationRoutes()) }
 
 // RegisterModels registers the catalog routes of the spec's api_url on
