@@ -51,9 +51,9 @@
 //
 // The admin API, which manages the accounts, is package httpapi/admin,
 // mounted beside the Handler; [Config.RefuseKey] keeps its key from
-// being taken as an API key. Errors have the body shape of the route's family, before the
-// headers as a status and a JSON body, after them as the stream's own
-// error event. A client that goes away cancels its generation.
+// being taken as an API key. Errors have the body shape of the route's
+// family, before the headers as a status and a JSON body, after them as
+// the stream's own error event. A client that goes away cancels its generation.
 //
 // Operators get GET /healthz, GET /readyz and, when [Config.Metrics]
 // names a Prometheus registry, GET /metrics, which take no key and no
