@@ -25,7 +25,7 @@
 // systems retry) and adds it to the account's cumulative credits; the
 // account's tier is the highest of ratelimit's tiers whose Credits the
 // purchases reach, at once, for every key. The operator may pin a tier
-// instead (SetTier), such as ratelimit.Unlimited for local apps.
+// instead (SetTier), such as policy.Unlimited for local apps.
 //
 // # Plans
 //

@@ -414,7 +414,7 @@ func (h *Handler) adminSetTier(w http.ResponseWriter, r *http.Request) {
 	}
 	name := *body.Tier
 	if name != "" {
-		t, err := ratelimit.LookupTier(name)
+		t, err := h.accounts.Tiers().Lookup(name)
 		if err != nil {
 			h.fail(w, r, invalidParam("tier", "unknown tier %q: want default, tier2, tier3, unlimited, or \"\" to follow the credits", clip(name)))
 			return
@@ -446,7 +446,7 @@ func (h *Handler) adminSetPlan(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, missingParam("plan"))
 		return
 	}
-	p, err := ratelimit.LookupPlan(body.Plan)
+	p, err := h.accounts.Plans().Lookup(body.Plan)
 	switch {
 	case err != nil:
 		h.fail(w, r, invalidParam("plan", "unknown plan %q: want free, team, growth or enterprise", clip(body.Plan)))
