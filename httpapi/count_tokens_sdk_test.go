@@ -9,7 +9,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 
-	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/internal/testmodels"
 	"github.com/inferkit/inferkit/policy"
 )

@@ -13,7 +13,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/policy"
 )
 

@@ -12,7 +12,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/search"
 )

@@ -13,7 +13,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 
-	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/search"
 )
