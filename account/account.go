@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -119,19 +121,45 @@ type Account struct {
 	PinnedTier string `json:"pinned_tier,omitzero"`
 	// Plan is the code-review subscription.
 	Plan Subscription `json:"plan"`
+
+	// rules are the ladder and plans of the Accounts that returned the
+	// Account; nil means hosted.
+	rules *rules
+}
+
+// rules are the product's tiers and plans that Accounts applies:
+// Config.Tiers and Config.Plans.
+type rules struct {
+	tiers ratelimit.Ladder
+	plans ratelimit.Plans
+}
+
+// hosted are the rules of a zero Config and of an Account that no
+// Accounts returned: package policy's. Nothing changes them.
+var hosted = &rules{tiers: policy.Tiers(), plans: policy.Plans()}
+
+// product returns the rules that Tier and PlanAt apply.
+func (a Account) product() *rules {
+	if a.rules == nil {
+		return hosted
+	}
+	return a.rules
 }
 
 // Tier returns the account's rate-limit tier: PinnedTier if set, else
-// ratelimit.TierForCredits(Credits).
+// the tier its Credits reach (Ladder.ForCredits), on the ladder of the
+// Accounts that returned it (Config.Tiers; package policy's for an
+// Account made otherwise).
 func (a Account) Tier() ratelimit.Tier {
+	l := a.product().tiers
 	if a.PinnedTier != "" {
-		if t, err := ratelimit.LookupTier(a.PinnedTier); err == nil {
+		if t, err := l.Lookup(a.PinnedTier); err == nil {
 			return t
 		}
-		// SetTier stores only names LookupTier knows; a name it has
+		// SetTier stores only names the ladder knows; a name it has
 		// since forgotten falls back to the credits' tier.
 	}
-	return ratelimit.TierForCredits(a.Credits)
+	return l.ForCredits(a.Credits)
 }
 
 // PlanState is where a subscription stands.
@@ -163,13 +191,16 @@ type Subscription struct {
 	Trials []string `json:"trials,omitzero"`
 }
 
-// PlanAt returns the plan in force at now and its state: a trial past
-// TrialEnds is expired and its plan ratelimit.Free. An account on no
-// plan, or on a plan ratelimit no longer knows, is on an active Free.
+// PlanAt returns the plan in force at now and its state, among the plans
+// of the Accounts that returned it (Config.Plans; package policy's for an
+// Account made otherwise): a trial past TrialEnds is expired and its
+// plan the base plan (Plans.Base, policy.Free). An account on no plan,
+// or on a plan the plans no longer know, is on an active base plan.
 func (a Account) PlanAt(now time.Time) (ratelimit.Plan, PlanState) {
-	p, err := ratelimit.LookupPlan(a.Plan.Plan)
+	ps := a.product().plans
+	p, err := ps.Lookup(a.Plan.Plan)
 	if a.Plan.Plan == "" || err != nil {
-		return ratelimit.Free, PlanActive
+		return ps.Base(), PlanActive
 	}
 	switch {
 	case a.Plan.TrialEnds.IsZero():
@@ -177,7 +208,7 @@ func (a Account) PlanAt(now time.Time) (ratelimit.Plan, PlanState) {
 	case now.Before(a.Plan.TrialEnds):
 		return p, PlanTrialing
 	}
-	return ratelimit.Free, PlanExpired
+	return ps.Base(), PlanExpired
 }
 
 // Key is an API key as listed: never its secret.
@@ -303,6 +334,14 @@ type Config struct {
 	MaxConcurrentLogins int
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// Tiers is the product's tier ladder: which tier the credits of an
+	// account reach, and which names SetTier may pin. The zero Ladder
+	// means policy.Tiers(), the hosted Inference API's. New validates it.
+	Tiers ratelimit.Ladder
+	// Plans are the product's code-review plans, the first of them the
+	// plan of an account on none. Nil means policy.Plans(), the hosted
+	// Inference API's. New validates them.
+	Plans ratelimit.Plans
 }
 
 // Accounts manages accounts, keys, credits, plans and console sessions
@@ -320,6 +359,8 @@ type Accounts struct {
 	static     map[string]keyRecord // by id
 	iterations int
 	now        func() time.Time
+	// rules are Config.Tiers and Config.Plans, or hosted.
+	rules *rules
 	// checks hands out the Config.MaxConcurrentLogins password checks
 	// that Login runs at once.
 	checks *checkQueue
@@ -342,6 +383,25 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 	a := &Accounts{store: cfg.Store, now: cfg.Now, static: make(map[string]keyRecord), iterations: cfg.PasswordIterations}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	if a.rules = hosted; !cfg.Tiers.IsZero() || cfg.Plans != nil {
+		r := rules{tiers: policy.Tiers(), plans: policy.Plans()}
+		if !cfg.Tiers.IsZero() {
+			if err := cfg.Tiers.Validate(); err != nil {
+				return nil, fmt.Errorf("account: Config.Tiers: %w", err)
+			}
+			r.tiers = cloneLadder(cfg.Tiers)
+		}
+		if cfg.Plans != nil {
+			if err := cfg.Plans.Validate(); err != nil {
+				return nil, fmt.Errorf("account: Config.Plans: %w", err)
+			}
+			r.plans = slices.Clone(cfg.Plans)
+			for i := range r.plans {
+				r.plans[i].Features = slices.Clone(r.plans[i].Features)
+			}
+		}
+		a.rules = &r
 	}
 	switch {
 	case a.iterations < 0:
@@ -485,7 +545,7 @@ func (a *Accounts) CreateAccount(ctx context.Context, n NewAccount) (Account, er
 	if err := checkName("account", n.Name); err != nil {
 		return Account{}, err
 	}
-	r := accountRecord{Account: Account{ID: n.ID, Name: n.Name, Owner: n.Owner, Created: a.now()}}
+	r := accountRecord{Account: Account{ID: n.ID, Name: n.Name, Owner: n.Owner, Created: a.now(), rules: a.rules}}
 	switch {
 	case n.Owner == "" && n.Password == "":
 	case n.Owner == "":
@@ -562,11 +622,12 @@ func (a *Accounts) List(ctx context.Context) ([]Account, error) {
 	return accounts, nil
 }
 
-// SetTier pins an account's tier by name ("default", "tier2", "tier3",
-// "unlimited"), or unpins it with "". An unknown name is ErrInvalid.
+// SetTier pins an account's tier by a name of Config.Tiers (the hosted
+// "default", "tier2", "tier3", "unlimited"), or unpins it with "". An
+// unknown name is ErrInvalid.
 func (a *Accounts) SetTier(ctx context.Context, id, tier string) (Account, error) {
 	if tier != "" {
-		t, err := ratelimit.LookupTier(tier)
+		t, err := a.rules.tiers.Lookup(tier)
 		if err != nil {
 			return Account{}, invalid("tier", "%v", err)
 		}
@@ -839,11 +900,12 @@ func (a *Accounts) Purchases(ctx context.Context, account string) ([]Purchase, e
 	return r.Purchases, err
 }
 
-// StartTrial starts the trial of a plan that has one (Team, Growth):
+// StartTrial starts the trial of a plan of Config.Plans that has one
+// (the hosted Team, Growth):
 // ErrTrialUsed if the account had it before, ErrInvalid for a plan
 // without a trial, ErrSubscribed while a paid plan is active.
 func (a *Accounts) StartTrial(ctx context.Context, account, plan string) (Account, error) {
-	p, err := ratelimit.LookupPlan(plan)
+	p, err := a.rules.plans.Lookup(plan)
 	if err != nil {
 		return Account{}, invalid("plan", "%v", err)
 	}
@@ -855,7 +917,7 @@ func (a *Accounts) StartTrial(ctx context.Context, account, plan string) (Accoun
 		if slices.Contains(r.Plan.Trials, p.Name) {
 			return false, fmt.Errorf("account: account %q, plan %s: %w", account, p.Name, ErrTrialUsed)
 		}
-		if cur, state := r.PlanAt(now); state == PlanActive && cur.Name != ratelimit.Free.Name {
+		if cur, state := r.PlanAt(now); state == PlanActive && cur.Name != a.rules.plans.Base().Name {
 			return false, fmt.Errorf("account: account %q is on plan %s: %w", account, cur.Name, ErrSubscribed)
 		}
 		r.Plan = Subscription{Plan: p.Name, TrialEnds: now.Add(p.Trial), Since: now, Trials: append(r.Plan.Trials, p.Name)}
@@ -863,11 +925,11 @@ func (a *Accounts) StartTrial(ctx context.Context, account, plan string) (Accoun
 	})
 }
 
-// Subscribe puts an account on a plan, paid (what a payment system calls
+// Subscribe puts an account on a plan of Config.Plans, paid (what a payment system calls
 // when a subscription is bought or changed): active, no trial. An
 // unknown plan is ErrInvalid.
 func (a *Accounts) Subscribe(ctx context.Context, account, plan string) (Account, error) {
-	p, err := ratelimit.LookupPlan(plan)
+	p, err := a.rules.plans.Lookup(plan)
 	if err != nil {
 		return Account{}, invalid("plan", "%v", err)
 	}
@@ -1159,4 +1221,28 @@ func (l ledger) Add(ctx context.Context, month string, deltas map[string]int64) 
 		}
 		return json.Marshal(counters)
 	})
+}
+
+// Tiers returns the ladder of Config.Tiers (policy.Tiers() when it was
+// zero), new at each call, so that a caller such as an admin API checks
+// names against the ladder SetTier uses.
+func (a *Accounts) Tiers() ratelimit.Ladder { return cloneLadder(a.rules.tiers) }
+
+// Plans returns the plans of Config.Plans (policy.Plans() when it was
+// nil), new at each call.
+func (a *Accounts) Plans() ratelimit.Plans {
+	ps := slices.Clone(a.rules.plans)
+	for i := range ps {
+		ps[i].Features = slices.Clone(ps[i].Features)
+	}
+	return ps
+}
+
+// cloneLadder returns a copy of l that shares nothing with it.
+func cloneLadder(l ratelimit.Ladder) ratelimit.Ladder {
+	l.Tiers, l.Pinned = slices.Clone(l.Tiers), slices.Clone(l.Pinned)
+	if l.Aliases != nil {
+		l.Aliases = maps.Clone(l.Aliases)
+	}
+	return l
 }

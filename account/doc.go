@@ -23,17 +23,25 @@
 //
 // AddCredits records a purchase (idempotently, by its id, as payment
 // systems retry) and adds it to the account's cumulative credits; the
-// account's tier is the highest of ratelimit's tiers whose Credits the
+// account's tier is the highest of Config.Tiers whose Credits the
 // purchases reach, at once, for every key. The operator may pin a tier
-// instead (SetTier), such as ratelimit.Unlimited for local apps.
+// of the ladder instead (SetTier), such as policy.Unlimited for local
+// apps.
+//
+// The ladder and the plans are data: Config.Tiers and Config.Plans, the
+// hosted Inference API's of package policy when zero, so that an
+// embedding program brings its own. An Account returned by Accounts
+// carries them, so that its Tier and PlanAt read them; an Account made
+// otherwise reads policy's.
 //
 // # Plans
 //
-// An account is on the Free code-review plan until it subscribes to a
-// paid plan or starts its trial. Team and Growth have 14-day trials, one
-// per plan per account; a trial that ends without a subscription expires
-// and the account is back on Free. Account.PlanAt says where an account
-// stands at a time, so that tests run on a fake clock.
+// An account is on the base plan of Config.Plans (policy.Free) until it
+// subscribes to a paid plan or starts its trial. A plan's Trial gives
+// its length (policy's Team and Growth have 14-day trials), one per plan
+// per account; a trial that ends without a subscription expires and the
+// account is back on the base plan. Account.PlanAt says where an
+// account stands at a time, so that tests run on a fake clock.
 //
 // # Console sessions
 //

@@ -340,6 +340,7 @@ func getJSON(ctx context.Context, s Store, doc string, v any) error {
 func (a *Accounts) getAccount(ctx context.Context, id string) (accountRecord, error) {
 	var r accountRecord
 	err := getJSON(ctx, a.store, docAccount+id, &r)
+	r.rules = a.rules
 	if errors.Is(err, ErrNotFound) {
 		return r, fmt.Errorf("account: account %q: %w", id, ErrNotFound)
 	}
@@ -361,6 +362,7 @@ func (a *Accounts) updateAccount(ctx context.Context, id string, fn func(r *acco
 		if err := json.Unmarshal(old, &r); err != nil {
 			return nil, fmt.Errorf("account: document %q: %w", docAccount+id, err)
 		}
+		r.rules = a.rules
 		changed, err := fn(&r)
 		if err != nil {
 			return nil, err

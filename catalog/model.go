@@ -25,7 +25,7 @@ const (
 // file, and what GET /v1/models says of it. Several entries may name the
 // same file; an engine loads it once. The zero value is not valid: ID and
 // Path are required; every other field's zero value is documented and
-// useful. Defaults gives the spec's values for the spec's ids.
+// useful. Package policy's Model gives the hosted product's entries.
 type Model struct {
 	// ID is the name requests use, such as "core-2-5-mini".
 	ID string

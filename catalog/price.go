@@ -27,15 +27,6 @@ func PerMillion(price string) (string, error) {
 	return out, nil
 }
 
-// mustPerMillion is PerMillion for the literals of the defaults.
-func mustPerMillion(price string) string {
-	s, err := PerMillion(price)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-
 // isDecimal reports whether s is a non-negative decimal such as "0.5",
 // "12" or "0.000002" (no sign, no exponent).
 func isDecimal(s string) bool {

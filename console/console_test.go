@@ -19,6 +19,7 @@ import (
 
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/console"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -902,7 +903,7 @@ func TestUsageFromLimiter(t *testing.T) {
 	f := newFixture(t, console.Config{Usage: lim})
 	ctx := t.Context()
 	prices := ratelimit.Prices{Input: 2 * ratelimit.MicroDollar, Output: 10 * ratelimit.MicroDollar}
-	req := ratelimit.Request{Key: "key_1", Account: f.account.ID, Tier: ratelimit.Default, InputTokens: 1_000, MaxOutputTokens: 500, Prices: prices}
+	req := ratelimit.Request{Key: "key_1", Account: f.account.ID, Tier: policy.Default, InputTokens: 1_000, MaxOutputTokens: 500, Prices: prices}
 	res, err := lim.Reserve(ctx, req, f.clock.Now())
 	if err != nil {
 		t.Fatal(err)

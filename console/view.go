@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/account"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -186,7 +187,7 @@ func count(n int64) string {
 // title capitalises a plan's name: "team" is "Team"; "" is "Free".
 func title(name string) string {
 	if name == "" {
-		name = ratelimit.Free.Name
+		name = policy.Free.Name
 	}
 	return strings.ToUpper(name[:1]) + name[1:]
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -240,8 +241,8 @@ func TestGoldenTokenCount(t *testing.T) {
 
 func TestGoldenModels(t *testing.T) {
 	var objs []catalog.Object
-	for _, id := range []string{catalog.Core25Pro, catalog.Core25Mini, catalog.CoreCode} {
-		m, ok := catalog.Defaults(id)
+	for _, id := range []string{policy.Core25Pro, policy.Core25Mini, policy.CoreCode} {
+		m, ok := policy.Model(id)
 		if !ok {
 			t.Fatal(id)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferkit/inferkit/account/redisaccount"
 	"github.com/inferkit/inferkit/internal/redistest"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 	"github.com/inferkit/inferkit/ratelimit/redislimit"
 )
@@ -79,14 +80,14 @@ func TestAccountsReplicas(t *testing.T) {
 	for _, c := range codes {
 		count[c]++
 	}
-	if count[http.StatusOK] != int(ratelimit.Default.Requests) || count[http.StatusTooManyRequests] != n-int(ratelimit.Default.Requests) {
-		t.Fatalf("%d racing requests through two replicas: %v, want %d × 200 and the rest 429", n, count, ratelimit.Default.Requests)
+	if count[http.StatusOK] != int(policy.Default.Requests) || count[http.StatusTooManyRequests] != n-int(policy.Default.Requests) {
+		t.Fatalf("%d racing requests through two replicas: %v, want %d × 200 and the rest 429", n, count, policy.Default.Requests)
 	}
-	want := ratelimit.Money(ratelimit.Default.Requests) * chatCost(t)
+	want := ratelimit.Money(policy.Default.Requests) * chatCost(t)
 	for i, r := range replicas {
 		u := admin(t, r.h, "GET", "/v1/admin/usage?account=acct_r", "", 200)
-		if u["spend_usd"] != want.String() || u["held_usd"] != "0" || u["requests"] != float64(ratelimit.Default.Requests) {
-			t.Errorf("replica %d: usage %v, want %s USD spent on %d requests", i, u, want, ratelimit.Default.Requests)
+		if u["spend_usd"] != want.String() || u["held_usd"] != "0" || u["requests"] != float64(policy.Default.Requests) {
+			t.Errorf("replica %d: usage %v, want %s USD spent on %d requests", i, u, want, policy.Default.Requests)
 		}
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/account"
-	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
 	adminapi "github.com/inferkit/inferkit/httpapi/admin"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -361,7 +361,7 @@ func TestAdminKeys(t *testing.T) {
 // 2 output tokens) costs on core-2-5-mini.
 func chatCost(t *testing.T) ratelimit.Money {
 	t.Helper()
-	m, _ := catalog.Defaults(catalog.Core25Mini)
+	m, _ := policy.Model(policy.Core25Mini)
 	in, err1 := ratelimit.ParseMoney(m.Pricing.Prompt)
 	out, err2 := ratelimit.ParseMoney(m.Pricing.Completion)
 	if err1 != nil || err2 != nil || in == 0 || out == 0 {
@@ -398,12 +398,12 @@ func TestAdminTierUnlock(t *testing.T) {
 		credits, tier   string
 		requests        int64
 	}{
-		{"pay_1", `"5"`, "5", "default", ratelimit.Default.Requests},
-		{"pay_2", `"34.99"`, "39.99", "default", ratelimit.Default.Requests},
-		{"pay_3", `0.01`, "40", "tier2", ratelimit.Tier2.Requests},
-		{"pay_3", `0.01`, "40", "tier2", ratelimit.Tier2.Requests}, // the same payment again
-		{"pay_4", `"159.999999999"`, "199.999999999", "tier2", ratelimit.Tier2.Requests},
-		{"pay_5", `"0.000000001"`, "200", "tier3", ratelimit.Tier3.Requests},
+		{"pay_1", `"5"`, "5", "default", policy.Default.Requests},
+		{"pay_2", `"34.99"`, "39.99", "default", policy.Default.Requests},
+		{"pay_3", `0.01`, "40", "tier2", policy.Tier2.Requests},
+		{"pay_3", `0.01`, "40", "tier2", policy.Tier2.Requests}, // the same payment again
+		{"pay_4", `"159.999999999"`, "199.999999999", "tier2", policy.Tier2.Requests},
+		{"pay_5", `"0.000000001"`, "200", "tier3", policy.Tier3.Requests},
 	}
 	for i, s := range steps {
 		a := admin(t, e.h, "POST", "/v1/admin/credits", `{"id":"`+s.payment+`","account":"acct_t","amount_usd":`+s.amount+`}`, 200)
@@ -638,7 +638,7 @@ func TestAccountsStoreDown(t *testing.T) {
 // and its answers carry no rate-limit headers.
 func TestAdminNotRateLimited(t *testing.T) {
 	e := newAccountsEnv(t, nil, nil)
-	for i := range 2 * ratelimit.Default.Requests {
+	for i := range 2 * policy.Default.Requests {
 		w := do(e.h, "GET", "/v1/admin/usage", adminKey, "")
 		if w.Code != 200 || w.Header().Get("X-Ratelimit-Limit-Requests") != "" {
 			t.Fatalf("admin request %d: %d %v", i+1, w.Code, w.Header())

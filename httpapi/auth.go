@@ -39,7 +39,7 @@ type Identity struct {
 	// spend the request counts in; "" means the key is its own account.
 	Account string
 	// Tier is the key's rate-limit tier, which Config.Limiter applies.
-	// The zero Tier means ratelimit.Default; a Tier with a Name and no
+	// The zero Tier means policy.Default; a Tier with a Name and no
 	// limits limits nothing.
 	Tier ratelimit.Tier
 }
@@ -141,7 +141,7 @@ type StaticKeys struct {
 type APIKey struct {
 	// Key is the secret the client sends.
 	Key string
-	// Tier is the key's tier; the zero Tier means ratelimit.Default.
+	// Tier is the key's tier; the zero Tier means policy.Default.
 	Tier ratelimit.Tier
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // A configured key keeps no surrounding white space (a key file's
@@ -17,7 +18,7 @@ func TestKeyForms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, _ := catalog.Defaults(catalog.SystemOne340M)
+	small, _ := policy.Model(policy.SystemOne340M)
 	small.Path = "/m/enc.gguf"
 	h, err := httpapi.New(httpapi.Config{Engine: &scoringEngine{}, Models: []catalog.Model{small}, Keys: keys})
 	if err != nil {

@@ -11,12 +11,12 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/policy"
 )
 
 func completionRequest(prompts ...string) openai.CompletionNewParams {
 	return openai.CompletionNewParams{
-		Model:       catalog.Core25Mini,
+		Model:       policy.Core25Mini,
 		Prompt:      openai.CompletionNewParamsPromptUnion{OfArrayOfStrings: prompts},
 		MaxTokens:   openai.Int(8),
 		Temperature: openai.Float(0),

@@ -9,8 +9,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 
-	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/internal/testmodels"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // POST /v1/messages/count_tokens, driven by the Anthropic Go SDK, counts
@@ -38,14 +38,14 @@ func checkCountTokens(t *testing.T, url string, thinkingCounts bool) {
 		count anthropic.MessageCountTokensParams
 		new   anthropic.MessageNewParams
 	}{
-		{"messages", anthropic.MessageCountTokensParams{Model: catalog.Core25Mini, Messages: user},
-			anthropic.MessageNewParams{Model: catalog.Core25Mini, MaxTokens: 4, Messages: user}},
-		{"system", anthropic.MessageCountTokensParams{Model: catalog.Core25Mini, Messages: user, System: anthropic.MessageCountTokensParamsSystemUnion{OfTextBlockArray: system}},
-			anthropic.MessageNewParams{Model: catalog.Core25Mini, MaxTokens: 4, Messages: user, System: system}},
-		{"tools", anthropic.MessageCountTokensParams{Model: catalog.Core25Mini, Messages: user, System: anthropic.MessageCountTokensParamsSystemUnion{OfTextBlockArray: system}, Tools: countTools},
-			anthropic.MessageNewParams{Model: catalog.Core25Mini, MaxTokens: 4, Messages: user, System: system, Tools: tools}},
-		{"thinking off", anthropic.MessageCountTokensParams{Model: catalog.Core25Mini, Messages: user, Thinking: anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}}},
-			anthropic.MessageNewParams{Model: catalog.Core25Mini, MaxTokens: 4, Messages: user, Thinking: anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}}}},
+		{"messages", anthropic.MessageCountTokensParams{Model: policy.Core25Mini, Messages: user},
+			anthropic.MessageNewParams{Model: policy.Core25Mini, MaxTokens: 4, Messages: user}},
+		{"system", anthropic.MessageCountTokensParams{Model: policy.Core25Mini, Messages: user, System: anthropic.MessageCountTokensParamsSystemUnion{OfTextBlockArray: system}},
+			anthropic.MessageNewParams{Model: policy.Core25Mini, MaxTokens: 4, Messages: user, System: system}},
+		{"tools", anthropic.MessageCountTokensParams{Model: policy.Core25Mini, Messages: user, System: anthropic.MessageCountTokensParamsSystemUnion{OfTextBlockArray: system}, Tools: countTools},
+			anthropic.MessageNewParams{Model: policy.Core25Mini, MaxTokens: 4, Messages: user, System: system, Tools: tools}},
+		{"thinking off", anthropic.MessageCountTokensParams{Model: policy.Core25Mini, Messages: user, Thinking: anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}}},
+			anthropic.MessageNewParams{Model: policy.Core25Mini, MaxTokens: 4, Messages: user, Thinking: anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}}}},
 	}
 	counts := map[string]int64{}
 	for _, c := range cases {

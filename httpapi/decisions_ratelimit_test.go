@@ -15,6 +15,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -23,7 +24,7 @@ import (
 // a tier too small for the estimate is refused in the chat family's shape.
 func TestDecisionsRateLimited(t *testing.T) {
 	serve := func(tier ratelimit.Tier) *httptest.Server {
-		small, _ := catalog.Defaults(catalog.SystemOne340M)
+		small, _ := policy.Model(policy.SystemOne340M)
 		small.Path = "/m/enc.gguf"
 		keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: "sk-test", Tier: tier})
 		if err != nil {
@@ -85,7 +86,7 @@ func TestDecisionsRateLimited(t *testing.T) {
 // A video entry is reserved as the most frames it may give, before any
 // frame is sampled: a tier with room for a picture has none for a clip.
 func TestDecisionVideoReservation(t *testing.T) {
-	mm, _ := catalog.Defaults(catalog.SystemOne9B)
+	mm, _ := policy.Model(policy.SystemOne9B)
 	mm.Path = "/m/9b.gguf"
 	keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: "sk-test", Tier: ratelimit.Tier{Name: "t", Requests: 100, InputTokens: 1000}})
 	if err != nil {
@@ -121,7 +122,7 @@ func TestDecisionVideoReservation(t *testing.T) {
 // A decision model's catalog calibration flattens its answers.
 func TestDecisionCalibration(t *testing.T) {
 	probability := func(calibration float64) float64 {
-		small, _ := catalog.Defaults(catalog.SystemOne340M)
+		small, _ := policy.Model(policy.SystemOne340M)
 		small.Path, small.Calibration = "/m/enc.gguf", calibration
 		keys, _ := httpapi.NewStaticKeys("sk-test")
 		h, err := httpapi.New(httpapi.Config{Engine: &scoringEngine{}, Models: []catalog.Model{small}, Keys: keys})

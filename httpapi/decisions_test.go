@@ -17,6 +17,7 @@ import (
 	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // scoringEngine is an engine that scores: one token per rune, ChatML, and
@@ -31,8 +32,8 @@ type scoringEngine struct {
 func (s *scoringEngine) Models() []inference.ModelInfo {
 	return []inference.ModelInfo{
 		{ID: "chat", Path: "/m/chat.gguf", ContextLength: 4096},
-		{ID: catalog.SystemOne340M, Path: "/m/enc.gguf", ContextLength: 512},
-		{ID: catalog.SystemOne9B, Path: "/m/9b.gguf", ContextLength: 8192, Images: true},
+		{ID: policy.SystemOne340M, Path: "/m/enc.gguf", ContextLength: 512},
+		{ID: policy.SystemOne9B, Path: "/m/9b.gguf", ContextLength: 8192, Images: true},
 	}
 }
 
@@ -97,9 +98,9 @@ func (s *scoringEngine) RunScore(_ context.Context, p *inference.PreparedScore) 
 
 func decisionServer(t *testing.T, eng httpapi.Engine) *httptest.Server {
 	t.Helper()
-	small, _ := catalog.Defaults(catalog.SystemOne340M)
+	small, _ := policy.Model(policy.SystemOne340M)
 	small.Path = "/m/enc.gguf"
-	mm, _ := catalog.Defaults(catalog.SystemOne9B)
+	mm, _ := policy.Model(policy.SystemOne9B)
 	mm.Path = "/m/9b.gguf"
 	models := []catalog.Model{{ID: "chat", Path: "/m/chat.gguf"}, small, mm}
 	keys, err := httpapi.NewStaticKeys("sk-test")

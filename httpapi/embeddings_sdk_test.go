@@ -18,6 +18,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // embedServer serves, on the real engine, a tiny BERT embedding model
@@ -26,7 +27,7 @@ import (
 // down to 16 dimensions, beside the tiny chat model as core-2-5-mini.
 func embedServer(t *testing.T) string {
 	t.Helper()
-	chat, _ := catalog.Defaults(catalog.Core25Mini)
+	chat, _ := policy.Model(policy.Core25Mini)
 	chat.Path = tinyModel(t)
 	models := []catalog.Model{
 		chat,
@@ -135,7 +136,7 @@ func TestSDKEmbeddings(t *testing.T) {
 		{"dimensions of a model not trained for them", openai.EmbeddingNewParams{Model: "core-embed", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("x")}, Dimensions: openai.Int(16)}, "dimensions"},
 		{"token outside the vocabulary", openai.EmbeddingNewParams{Model: "core-embed", Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfTokenArrays: [][]int64{{1}, {2, 1 << 30}}}}, "input[1][1]"},
 		{"empty string", openai.EmbeddingNewParams{Model: "core-embed", Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"a", ""}}}, "input[1]"},
-		{"a chat model", openai.EmbeddingNewParams{Model: catalog.Core25Mini, Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("x")}}, "model"},
+		{"a chat model", openai.EmbeddingNewParams{Model: policy.Core25Mini, Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("x")}}, "model"},
 	} {
 		_, err := client.Embeddings.New(ctx, c.params)
 		var apiErr *openai.Error

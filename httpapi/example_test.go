@@ -14,6 +14,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // echo is a stand-in for *inference.Engine that answers with the last
@@ -56,7 +57,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	model, _ := catalog.Defaults(catalog.Core25Mini)
+	model, _ := policy.Model(policy.Core25Mini)
 	model.Path = "model.gguf"
 	h, err := httpapi.New(httpapi.Config{
 		Engine: echo{},

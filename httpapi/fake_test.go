@@ -18,6 +18,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // fakeEngine plays a script: the pieces, then the result, or an error
@@ -233,9 +234,9 @@ func (c *clock) Advance(d time.Duration) {
 // (one with an alias, one capped at 1024 tokens of context) and a decision
 // model.
 func testCatalog() []catalog.Model {
-	mini, _ := catalog.Defaults(catalog.Core25Mini)
+	mini, _ := policy.Model(policy.Core25Mini)
 	mini.Path, mini.Aliases = "/m/a.gguf", []string{"mini"}
-	pro, _ := catalog.Defaults(catalog.Core25Pro)
+	pro, _ := policy.Model(policy.Core25Pro)
 	pro.Path, pro.ContextLength = "/m/a.gguf", 1024
 	return []catalog.Model{mini, pro, {ID: "judge", Path: "/m/c.gguf", Kind: catalog.KindDecision}}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/testmodels"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -47,14 +48,14 @@ const (
 func hostileServer(t *testing.T) string {
 	t.Helper()
 	path := testmodels.Qwen3Tiny(t)
-	chat, _ := catalog.Defaults(catalog.Core25Mini)
+	chat, _ := policy.Model(policy.Core25Mini)
 	chat.Path = path
-	judge, _ := catalog.Defaults(catalog.SystemOne9B)
+	judge, _ := policy.Model(policy.SystemOne9B)
 	judge.Path = path
 	models := []catalog.Model{chat, judge}
 	bulk := ratelimit.Tier{Name: "bulk", Requests: 1 << 30, InputTokens: 1 << 40, OutputTokens: 1 << 40}
-	keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: defaultKey, Tier: ratelimit.Default},
-		httpapi.APIKey{Key: tier3Key, Tier: ratelimit.Tier3}, httpapi.APIKey{Key: bulkKey, Tier: bulk})
+	keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: defaultKey, Tier: policy.Default},
+		httpapi.APIKey{Key: tier3Key, Tier: policy.Tier3}, httpapi.APIKey{Key: bulkKey, Tier: bulk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // visionServer serves a tiny model with a vision projector (16 tokens an
@@ -29,7 +30,7 @@ import (
 // its base URL.
 func visionServer(t *testing.T, remote *httpapi.RemoteImages) string {
 	t.Helper()
-	m, _ := catalog.Defaults(catalog.Core25Mini)
+	m, _ := policy.Model(policy.Core25Mini)
 	m.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3})
 	m.Projector = inferencetest.Projector(t, inferencetest.ProjectorOptions{})
 	models := []catalog.Model{m}
@@ -68,7 +69,7 @@ func dataURLOf(img []byte) string {
 
 func chatWithImage(imageURL string) openai.ChatCompletionNewParams {
 	return openai.ChatCompletionNewParams{
-		Model: catalog.Core25Mini,
+		Model: policy.Core25Mini,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
 			openai.TextContentPart("What is this?"),
 			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: imageURL}),
@@ -88,7 +89,7 @@ func TestSDKImagesOnEveryStyle(t *testing.T) {
 	red := inferencetest.PNG(40, 30, 1)
 
 	// The listing says the model reads images.
-	m, err := client.Models.Get(ctx, catalog.Core25Mini)
+	m, err := client.Models.Get(ctx, policy.Core25Mini)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestSDKImagesOnEveryStyle(t *testing.T) {
 		"url":    anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: host.URL + "/red.png"}),
 	} {
 		msg, err := ac.Messages.New(ctx, anthropic.MessageNewParams{
-			Model: catalog.Core25Mini, MaxTokens: 4,
+			Model: policy.Core25Mini, MaxTokens: 4,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is this?"), block)},
 		})
 		if err != nil {
@@ -140,7 +141,7 @@ func TestSDKImagesOnEveryStyle(t *testing.T) {
 			t.Errorf("messages %s: usage %+v", name, msg.Usage)
 		}
 		// count_tokens counts the image as the messages route does.
-		count, err := ac.Messages.CountTokens(ctx, anthropic.MessageCountTokensParams{Model: catalog.Core25Mini,
+		count, err := ac.Messages.CountTokens(ctx, anthropic.MessageCountTokensParams{Model: policy.Core25Mini,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is this?"), block)}})
 		if err != nil {
 			t.Fatalf("count_tokens %s: %v", name, err)
@@ -152,7 +153,7 @@ func TestSDKImagesOnEveryStyle(t *testing.T) {
 
 	// Responses: input_image.
 	resp, err := client.Responses.New(ctx, responses.ResponseNewParams{
-		Model: catalog.Core25Mini, MaxOutputTokens: openai.Int(16),
+		Model: policy.Core25Mini, MaxOutputTokens: openai.Int(16),
 		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
 			responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
 				responses.ResponseInputContentParamOfInputText("What is this?"),

@@ -13,7 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // logprobEntry is what a test compares of a token's entry: every value the
@@ -184,7 +184,7 @@ func TestSDKResponsesLogprobs(t *testing.T) {
 	client := openaiSDK(url, key)
 	ctx := context.Background()
 	params := responses.ResponseNewParams{
-		Model:           catalog.Core25Mini,
+		Model:           policy.Core25Mini,
 		Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello.")},
 		MaxOutputTokens: openai.Int(16),
 		Temperature:     openai.Float(0),

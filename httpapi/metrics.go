@@ -12,6 +12,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -201,7 +202,7 @@ func tierLabel(id Identity) string {
 	case id.KeyID == "":
 		return "none"
 	case id.Tier == (ratelimit.Tier{}):
-		return ratelimit.Default.Name
+		return policy.Default.Name
 	case id.Tier.Name == "":
 		return "unnamed"
 	}

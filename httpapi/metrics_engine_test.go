@@ -17,6 +17,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // chatUsage is the usage object of a chat completion or of a stream's
@@ -36,8 +37,8 @@ type chatUsage struct {
 func TestMetricsRealEngine(t *testing.T) {
 	path := tinyModel(t)
 	var models []catalog.Model
-	for _, id := range []string{catalog.Core25Mini, catalog.Core25Pro} {
-		m, _ := catalog.Defaults(id)
+	for _, id := range []string{policy.Core25Mini, policy.Core25Pro} {
+		m, _ := policy.Model(id)
 		m.Path = path
 		models = append(models, m)
 	}
@@ -139,14 +140,14 @@ func TestMetricsRealEngine(t *testing.T) {
 	if prompt == 0 || cached == 0 || generated == 0 {
 		t.Fatalf("usages %+v: want prompt, cached and generated tokens", usages)
 	}
-	wantSample(t, fams, prompt, "inferkit_prompt_tokens_total", "model", catalog.Core25Mini)
-	wantSample(t, fams, cached, "inferkit_cached_tokens_total", "model", catalog.Core25Mini)
-	wantSample(t, fams, generated, "inferkit_generated_tokens_total", "model", catalog.Core25Mini)
-	wantSample(t, fams, cached/prompt, "inferkit_prefix_cache_hit_ratio", "model", catalog.Core25Mini)
-	wantSample(t, fams, 0, "inferkit_prompt_tokens_total", "model", catalog.Core25Pro)
-	wantSample(t, fams, first, "inferkit_time_to_first_token_seconds", "model", catalog.Core25Mini)
-	wantSample(t, fams, perToken, "inferkit_time_per_output_token_seconds", "model", catalog.Core25Mini)
-	for _, id := range []string{catalog.Core25Mini, catalog.Core25Pro} {
+	wantSample(t, fams, prompt, "inferkit_prompt_tokens_total", "model", policy.Core25Mini)
+	wantSample(t, fams, cached, "inferkit_cached_tokens_total", "model", policy.Core25Mini)
+	wantSample(t, fams, generated, "inferkit_generated_tokens_total", "model", policy.Core25Mini)
+	wantSample(t, fams, cached/prompt, "inferkit_prefix_cache_hit_ratio", "model", policy.Core25Mini)
+	wantSample(t, fams, 0, "inferkit_prompt_tokens_total", "model", policy.Core25Pro)
+	wantSample(t, fams, first, "inferkit_time_to_first_token_seconds", "model", policy.Core25Mini)
+	wantSample(t, fams, perToken, "inferkit_time_per_output_token_seconds", "model", policy.Core25Mini)
+	for _, id := range []string{policy.Core25Mini, policy.Core25Pro} {
 		wantSample(t, fams, 0, "inferkit_queue_depth", "model", id)
 		wantSample(t, fams, 0, "inferkit_active_sequences", "model", id)
 		wantSample(t, fams, 2, "inferkit_sequences", "model", id)

@@ -18,6 +18,7 @@ import (
 	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -116,7 +117,7 @@ func (s statsEngine) Stats() []inference.ModelStats { return s.stats }
 func metricsEnv(t *testing.T, edit func(*httpapi.Config, *fakeEngine)) *env {
 	t.Helper()
 	return newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
-		keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: key}, httpapi.APIKey{Key: otherKey, Tier: ratelimit.Tier2})
+		keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: key}, httpapi.APIKey{Key: otherKey, Tier: policy.Tier2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +366,7 @@ func TestRegisterOperations(t *testing.T) {
 // A decision's input tokens count as its model's prompt tokens, under
 // the route it came by.
 func TestMetricsDecisions(t *testing.T) {
-	small, _ := catalog.Defaults(catalog.SystemOne340M)
+	small, _ := policy.Model(policy.SystemOne340M)
 	small.Path = "/m/enc.gguf"
 	keys, _ := httpapi.NewStaticKeys(key)
 	h, err := httpapi.New(httpapi.Config{Engine: &scoringEngine{}, Models: []catalog.Model{{ID: "chat", Path: "/m/chat.gguf"}, small},
@@ -386,8 +387,8 @@ func TestMetricsDecisions(t *testing.T) {
 		input += float64(res.Usage.InputTokens)
 	}
 	fams := scrape(t, h)
-	wantSample(t, fams, input, "inferkit_prompt_tokens_total", "model", catalog.SystemOne340M)
-	wantSample(t, fams, 0, "inferkit_cached_tokens_total", "model", catalog.SystemOne340M)
+	wantSample(t, fams, input, "inferkit_prompt_tokens_total", "model", policy.SystemOne340M)
+	wantSample(t, fams, 0, "inferkit_cached_tokens_total", "model", policy.SystemOne340M)
 	wantSample(t, fams, 0, "inferkit_prompt_tokens_total", "model", "chat")
 	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "POST /v1/systemone", "status", "200", "tier", "default")
 	wantSample(t, fams, 1, "inferkit_http_requests_total", "route", "POST /v1/system", "status", "200", "tier", "default")

@@ -7,13 +7,14 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // A chat model's listing promises only what generation reads: images
 // when the engine loaded a projector for it, whatever the catalog entry
 // says (the spec's default entries say text and image).
 func TestChatModalities(t *testing.T) {
-	mini, _ := catalog.Defaults(catalog.Core25Mini)
+	mini, _ := policy.Model(policy.Core25Mini)
 	mini.Path = "/m/a.gguf"
 	if !slices.Contains(mini.InputModalities, "image") {
 		t.Fatal("the test wants a catalog entry that claims images")
@@ -40,7 +41,7 @@ func TestChatModalities(t *testing.T) {
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			_, list := call(t, srv, "GET", "/v1/models", "sk-test", "")
-			_, one := call(t, srv, "GET", "/v1/models/"+catalog.Core25Mini, "sk-test", "")
+			_, one := call(t, srv, "GET", "/v1/models/"+policy.Core25Mini, "sk-test", "")
 			for what, o := range map[string]any{"list": list["data"].([]any)[0], "one": one} {
 				if got := o.(map[string]any)["input_modalities"]; !slices.Equal(got.([]any), c.want) {
 					t.Errorf("%s: input_modalities %v, want %v", what, got, c.want)

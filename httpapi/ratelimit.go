@@ -12,6 +12,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -57,7 +58,7 @@ import (
 //	  spend starts again from zero, as the other resets, such as
 //	  "743h59m59s"
 //
-// A key on a tier without limits (ratelimit.Unlimited) gets none of these
+// A key on a tier without limits (policy.Unlimited) gets none of these
 // headers; its requests still count in its account's spend and usage.
 //
 // A refusal is a 429 in the route's family: rate_limit_exceeded
@@ -120,7 +121,7 @@ func (h *Handler) rateLimit(rt route, next http.Handler) http.Handler {
 		id, _ := IdentityFrom(r.Context())
 		tier := id.Tier
 		if tier == (ratelimit.Tier{}) {
-			tier = ratelimit.Default
+			tier = policy.Default
 		}
 		a := &admission{h: h, key: id.KeyID, account: id.Account, tier: tier}
 		if rt.meter != meterTokens {

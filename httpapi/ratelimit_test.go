@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -24,7 +25,7 @@ import (
 func limitedEnv(t *testing.T, tier ratelimit.Tier, edit func(*httpapi.Config, *fakeEngine)) *env {
 	t.Helper()
 	return newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
-		keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: key, Tier: tier}, httpapi.APIKey{Key: otherKey, Tier: ratelimit.Tier2})
+		keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: key, Tier: tier}, httpapi.APIKey{Key: otherKey, Tier: policy.Tier2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestRateLimitEveryRoute(t *testing.T) {
 			}
 			// Another key has its own limits.
 			if w := do(e.h, rt.method, rt.path, otherKey, rt.body); w.Code == http.StatusTooManyRequests ||
-				header(t, w, "X-Ratelimit-Limit-Requests") != ratelimit.Tier2.Requests {
+				header(t, w, "X-Ratelimit-Limit-Requests") != policy.Tier2.Requests {
 				t.Errorf("other key: %d, limit %s", w.Code, w.Header().Get("X-Ratelimit-Limit-Requests"))
 			}
 			// The window moves on.
@@ -120,7 +121,7 @@ func TestRateLimitEveryRoute(t *testing.T) {
 }
 
 func TestRateLimitNoHeadersOn401(t *testing.T) {
-	e := limitedEnv(t, ratelimit.Default, nil)
+	e := limitedEnv(t, policy.Default, nil)
 	w := do(e.h, "POST", "/v1/chat/completions", wrongKey, chatBody)
 	if w.Code != http.StatusUnauthorized || w.Header().Get("X-Ratelimit-Limit-Requests") != "" {
 		t.Fatalf("401: %d, headers %v", w.Code, w.Header())
@@ -253,7 +254,7 @@ func TestMessagesStreamInputTokens(t *testing.T) {
 		edit := func(_ *httpapi.Config, f *fakeEngine) { f.tokens = 42 }
 		var e *env
 		if limited {
-			e = limitedEnv(t, ratelimit.Default, edit)
+			e = limitedEnv(t, policy.Default, edit)
 		} else {
 			e = newEnv(t, edit)
 		}
@@ -426,7 +427,7 @@ func (failingLimiter) Reserve(context.Context, ratelimit.Request, time.Time) (ra
 }
 
 func TestRateLimiterDown(t *testing.T) {
-	e := limitedEnv(t, ratelimit.Default, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Limiter = failingLimiter{} })
+	e := limitedEnv(t, policy.Default, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Limiter = failingLimiter{} })
 	w := do(e.h, "POST", "/v1/chat/completions", key, chatBody)
 	if w.Code != http.StatusInternalServerError || strings.Contains(w.Body.String(), "redis") {
 		t.Fatalf("%d %s, want a 500 that leaks nothing", w.Code, w.Body)
@@ -493,7 +494,7 @@ func TestEngineRoutesCountTokens(t *testing.T) {
 		"GET /v1/system/models":          {"/v1/system/models", "", false},
 	}
 	var probe *probeEngine
-	e := limitedEnv(t, ratelimit.Tier2, func(cfg *httpapi.Config, f *fakeEngine) {
+	e := limitedEnv(t, policy.Tier2, func(cfg *httpapi.Config, f *fakeEngine) {
 		withEmbeddings(cfg, f)
 		probe = &probeEngine{fakeEngine: f}
 		cfg.Engine = probe
@@ -521,7 +522,7 @@ func TestEngineRoutesCountTokens(t *testing.T) {
 			case !ran && tokens:
 				t.Errorf("%s runs no engine, but its route counts tokens: its requests would never be counted", pattern)
 			}
-			if ran && header(t, w, "X-Ratelimit-Remaining-Input-Tokens") >= ratelimit.Tier2.InputTokens {
+			if ran && header(t, w, "X-Ratelimit-Remaining-Input-Tokens") >= policy.Tier2.InputTokens {
 				t.Errorf("%s ran the engine without reserving its input tokens: %v", pattern, w.Header())
 			}
 		})
@@ -617,7 +618,7 @@ func TestRateLimitAccountSpend(t *testing.T) {
 	}
 }
 
-// TestRateLimitUnlimited: a key on ratelimit.Unlimited is never refused
+// TestRateLimitUnlimited: a key on policy.Unlimited is never refused
 // and gets no rate-limit headers, and its account's spend and usage still
 // count.
 func TestRateLimitUnlimited(t *testing.T) {
@@ -625,7 +626,7 @@ func TestRateLimitUnlimited(t *testing.T) {
 	e := newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
 		smallRequests(f)
 		cfg.Limiter = limiter
-		cfg.Keys = accountKeys{key: {KeyID: "key_local", Account: "local", Tier: ratelimit.Unlimited}}
+		cfg.Keys = accountKeys{key: {KeyID: "key_local", Account: "local", Tier: policy.Unlimited}}
 	})
 	for i := range 50 {
 		w := do(e.h, "POST", "/v1/chat/completions", key, smallChat)
@@ -663,7 +664,7 @@ func TestCachedInputDiscount(t *testing.T) {
 				f.result.Usage = inference.Usage{PromptTokens: 100, CachedTokens: c.cached, CompletionTokens: 2}
 				cfg.Models[0].Pricing.InputCacheReads = c.cacheReads // core-2-5-mini: 0.5 and 2 USD per million
 				cfg.Limiter = limiter
-				cfg.Keys = accountKeys{key: {KeyID: "key_a", Tier: ratelimit.Default}}
+				cfg.Keys = accountKeys{key: {KeyID: "key_a", Tier: policy.Default}}
 			})
 			if w := do(e.h, "POST", "/v1/chat/completions", key, chatBody); w.Code != http.StatusOK {
 				t.Fatalf("%d %s", w.Code, w.Body)
@@ -713,7 +714,7 @@ func TestRateLimitSettleRetries(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			flaky := &flakyLimiter{Limiter: ratelimit.NewMemory(), fails: c.fails}
-			e := limitedEnv(t, ratelimit.Default, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Limiter = flaky })
+			e := limitedEnv(t, policy.Default, func(cfg *httpapi.Config, _ *fakeEngine) { cfg.Limiter = flaky })
 			start := time.Now()
 			if w := do(e.h, "POST", "/v1/chat/completions", key, body); w.Code != http.StatusOK {
 				t.Fatalf("%d %s", w.Code, w.Body)

@@ -24,6 +24,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // These tests drive a Handler on the real engine and a real tiny model
@@ -46,8 +47,8 @@ func sdkServer(t *testing.T, path string) string {
 func serveSpecIDs(t *testing.T, path string, context int) string {
 	t.Helper()
 	var models []catalog.Model
-	for _, id := range []string{catalog.Core25Mini, catalog.Core25Pro} {
-		m, _ := catalog.Defaults(id)
+	for _, id := range []string{policy.Core25Mini, policy.Core25Pro} {
+		m, _ := policy.Model(id)
 		m.Path = path
 		models = append(models, m)
 	}
@@ -109,7 +110,7 @@ func anthropicSDK(url, k string) anthropic.Client {
 
 func chatRequest(content string) openai.ChatCompletionNewParams {
 	return openai.ChatCompletionNewParams{
-		Model:       catalog.Core25Mini,
+		Model:       policy.Core25Mini,
 		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Be brief."), openai.UserMessage(content)},
 		MaxTokens:   openai.Int(24),
 		Temperature: openai.Float(0),
@@ -125,7 +126,7 @@ func TestSDKOpenAIChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(c.ID, "chatcmpl-") || c.Object != "chat.completion" || c.Model != catalog.Core25Mini || len(c.Choices) != 1 {
+	if !strings.HasPrefix(c.ID, "chatcmpl-") || c.Object != "chat.completion" || c.Model != policy.Core25Mini || len(c.Choices) != 1 {
 		t.Fatalf("completion %+v", c)
 	}
 	ch := c.Choices[0]
@@ -183,7 +184,7 @@ func TestSDKOpenAIChat(t *testing.T) {
 
 func responsesRequest(input string) responses.ResponseNewParams {
 	return responses.ResponseNewParams{
-		Model:           catalog.Core25Pro,
+		Model:           policy.Core25Pro,
 		Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String(input)},
 		Instructions:    openai.String("Be brief."),
 		MaxOutputTokens: openai.Int(16),
@@ -288,10 +289,10 @@ func TestSDKOpenAIModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Data) != 2 || page.Data[0].ID != catalog.Core25Mini || page.Data[0].Object != "model" || page.Data[0].OwnedBy != "inferkit" {
+	if len(page.Data) != 2 || page.Data[0].ID != policy.Core25Mini || page.Data[0].Object != "model" || page.Data[0].OwnedBy != "inferkit" {
 		t.Fatalf("models %+v", page.Data)
 	}
-	m, err := client.Models.Get(ctx, catalog.Core25Pro)
+	m, err := client.Models.Get(ctx, policy.Core25Pro)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestSDKOpenAIModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The listing promises what one sequence of the engine holds.
-	if m.ID != catalog.Core25Pro || o.ContextLength != sdkContext || o.MaxOutputLength != sdkContext || o.Pricing.Completion != "0.000008" {
+	if m.ID != policy.Core25Pro || o.ContextLength != sdkContext || o.MaxOutputLength != sdkContext || o.Pricing.Completion != "0.000008" {
 		t.Errorf("model %+v", o)
 	}
 	var oe *openai.Error
@@ -311,7 +312,7 @@ func TestSDKOpenAIModels(t *testing.T) {
 
 func messagesRequest() anthropic.MessageNewParams {
 	return anthropic.MessageNewParams{
-		Model:       catalog.Core25Mini,
+		Model:       policy.Core25Mini,
 		MaxTokens:   24,
 		System:      []anthropic.TextBlockParam{{Text: "Be brief."}},
 		Messages:    []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Say hello."))},
@@ -329,7 +330,7 @@ func TestSDKAnthropicMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(m.ID, "msg_") || m.Role != "assistant" || string(m.Model) != catalog.Core25Mini || len(m.Content) == 0 {
+	if !strings.HasPrefix(m.ID, "msg_") || m.Role != "assistant" || string(m.Model) != policy.Core25Mini || len(m.Content) == 0 {
 		t.Fatalf("message %+v", m)
 	}
 	text := m.Content[len(m.Content)-1]

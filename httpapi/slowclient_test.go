@@ -16,7 +16,7 @@ import (
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
-	"github.com/inferkit/inferkit/ratelimit"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // slowEngine is a fakeEngine whose events come every delay.
@@ -98,7 +98,7 @@ func slowBody(t *testing.T, limited bool) {
 	edit := func(c *httpapi.Config, _ *fakeEngine) { c.BodyReadTimeout = timeout }
 	e := newEnv(t, edit)
 	if limited {
-		e = limitedEnv(t, ratelimit.Default, edit)
+		e = limitedEnv(t, policy.Default, edit)
 	}
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -32,10 +33,10 @@ func TestInvalidBeforeAdmission(t *testing.T) {
 		{"max_tokens past the context of a model without an output limit", "/v1/chat/completions",
 			`{"model":"core-2-5-pro","max_tokens":5000,"messages":[{"role":"user","content":"Hi"}]}`, "max_tokens", "context_length_exceeded"},
 	}
-	for _, tier := range []ratelimit.Tier{ratelimit.Default, ratelimit.Tier3} {
+	for _, tier := range []ratelimit.Tier{policy.Default, policy.Tier3} {
 		e := limitedEnv(t, tier, func(cfg *httpapi.Config, _ *fakeEngine) {
 			for i := range cfg.Models {
-				if cfg.Models[i].ID == catalog.Core25Pro {
+				if cfg.Models[i].ID == policy.Core25Pro {
 					cfg.Models[i].MaxOutput = 0
 				}
 			}
@@ -62,11 +63,11 @@ func TestInvalidBeforeAdmission(t *testing.T) {
 // A decision that breaks a rule of the API is a 400 on every tier, even
 // when its size alone is over the tier's limit.
 func TestInvalidDecisionBeforeAdmission(t *testing.T) {
-	small, _ := catalog.Defaults(catalog.SystemOne340M)
+	small, _ := policy.Model(policy.SystemOne340M)
 	small.Path = "/m/enc.gguf"
 	state := strings.Repeat("a", 100_004)
 	body := `{"model":"system-one-340m","state":"` + state + `","questions":{"q":{"type":"noul","instructions":"Is it?"}}}`
-	for _, tier := range []ratelimit.Tier{ratelimit.Default, ratelimit.Tier3} {
+	for _, tier := range []ratelimit.Tier{policy.Default, policy.Tier3} {
 		keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: key, Tier: tier})
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // A reasoning item carries a summary of the thinking when one is asked
@@ -20,7 +20,7 @@ func TestSDKReasoningSummary(t *testing.T) {
 	client := openaiSDK(toolServer(t), key)
 	ctx := context.Background()
 	params := responses.ResponseNewParams{
-		Model:           catalog.Core25Pro,
+		Model:           policy.Core25Pro,
 		Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("What is the weather in Oslo?")},
 		Tools:           responsesTools(t),
 		ToolChoice:      responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: openai.Opt(responses.ToolChoiceOptionsRequired)},

@@ -17,6 +17,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/testmodels"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // System One's official TypeScript SDK (@typesafe-ai/sdk 0.6.0, fetched by
@@ -36,7 +37,7 @@ func TestSystemOneSDK(t *testing.T) {
 		t.Skip("System One's SDK is not fetched: run scripts/fetch-testdata.sh (make test does)")
 	}
 	path := testmodels.Qwen3Tiny(t)
-	judge, _ := catalog.Defaults(catalog.SystemOne9B)
+	judge, _ := policy.Model(policy.SystemOne9B)
 	judge.Path = path
 	models := []catalog.Model{judge}
 	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 1, Context: 8192,

@@ -16,8 +16,8 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // These tests drive tool calling, structured outputs and reasoning through
@@ -120,7 +120,7 @@ func chatTools(t *testing.T) []openai.ChatCompletionToolUnionParam {
 
 func chatToolRequest(t *testing.T, choice openai.ChatCompletionToolChoiceOptionUnionParam) openai.ChatCompletionNewParams {
 	return openai.ChatCompletionNewParams{
-		Model:           catalog.Core25Mini,
+		Model:           policy.Core25Mini,
 		Messages:        []openai.ChatCompletionMessageParamUnion{openai.UserMessage("What is the weather in Oslo?")},
 		Tools:           chatTools(t),
 		ToolChoice:      choice,
@@ -246,7 +246,7 @@ func TestSDKToolsOpenAIResponses(t *testing.T) {
 	tools := offered(t)
 
 	params := responses.ResponseNewParams{
-		Model:           catalog.Core25Pro,
+		Model:           policy.Core25Pro,
 		Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("What is the weather in Oslo?")},
 		Tools:           responsesTools(t),
 		ToolChoice:      responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: openai.Opt(responses.ToolChoiceOptionsRequired)},
@@ -314,7 +314,7 @@ func TestSDKToolsOpenAIResponses(t *testing.T) {
 	// The result goes back with previous_response_id: the stored
 	// conversation holds the calls, so the prompt grows by them.
 	next := responses.ResponseNewParams{
-		Model:              catalog.Core25Pro,
+		Model:              policy.Core25Pro,
 		PreviousResponseID: openai.String(r.ID),
 		MaxOutputTokens:    openai.Int(16),
 		Temperature:        openai.Float(0),
@@ -336,7 +336,7 @@ func TestSDKToolsOpenAIResponses(t *testing.T) {
 
 	// Structured output: json_schema, blocking and streamed.
 	format := responses.ResponseNewParams{
-		Model:           catalog.Core25Pro,
+		Model:           policy.Core25Pro,
 		Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("Describe a person.")},
 		MaxOutputTokens: openai.Int(200),
 		Temperature:     openai.Float(0),
@@ -412,7 +412,7 @@ func TestSDKToolsAnthropicMessages(t *testing.T) {
 	tools := offered(t)
 
 	params := anthropic.MessageNewParams{
-		Model:       catalog.Core25Mini,
+		Model:       policy.Core25Mini,
 		MaxTokens:   toolTokens,
 		Messages:    []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is the weather in Oslo?"))},
 		Tools:       anthropicTools(t),
@@ -474,7 +474,7 @@ func TestSDKToolsAnthropicMessages(t *testing.T) {
 	// Thinking: the thinking block comes before the text, with its
 	// latency; the answer follows the schema.
 	think := anthropic.MessageNewParams{
-		Model:        catalog.Core25Mini,
+		Model:        policy.Core25Mini,
 		MaxTokens:    200,
 		Messages:     []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Describe a person."))},
 		Thinking:     anthropic.ThinkingConfigParamOfEnabled(12),

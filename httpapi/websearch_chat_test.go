@@ -12,7 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/search"
 )
 
@@ -22,7 +22,7 @@ func chatSearchRequest() openai.ChatCompletionNewParams {
 	var schema map[string]any
 	json.Unmarshal([]byte(citedSchema), &schema)
 	return openai.ChatCompletionNewParams{
-		Model:               catalog.Core25Mini,
+		Model:               policy.Core25Mini,
 		Messages:            []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Where is Lyon?")},
 		MaxCompletionTokens: openai.Int(400),
 		Temperature:         openai.Float(0),
@@ -111,7 +111,7 @@ func TestWebSearchNeedsABackend(t *testing.T) {
 		t.Fatalf("got %v, want a 400 naming web_search_options", err)
 	}
 	features := func(client openai.Client) string {
-		m, err := client.Models.Get(context.Background(), catalog.Core25Mini)
+		m, err := client.Models.Get(context.Background(), policy.Core25Mini)
 		if err != nil {
 			t.Fatal(err)
 		}

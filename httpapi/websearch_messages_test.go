@@ -13,7 +13,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 
-	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/search"
 )
 
@@ -21,7 +21,7 @@ import (
 // to search and then to answer citedAnswer.
 func webSearchParams(t *testing.T) anthropic.MessageNewParams {
 	return anthropic.MessageNewParams{
-		Model:        catalog.Core25Mini,
+		Model:        policy.Core25Mini,
 		MaxTokens:    1000,
 		Messages:     []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Which cities are in France?"))},
 		Tools:        []anthropic.ToolUnionParam{{OfWebSearchTool20250305: &anthropic.WebSearchTool20250305Param{MaxUses: anthropic.Int(1)}}},
@@ -92,7 +92,7 @@ func TestWebSearchMessages(t *testing.T) {
 			textOnly.Content = slices.DeleteFunc(textOnly.Content, func(b anthropic.ContentBlockParamUnion) bool { return b.OfText == nil })
 			count := func(assistant anthropic.MessageParam) int64 {
 				msgs := append(slices.Clone(params.Messages), assistant, anthropic.NewUserMessage(anthropic.NewTextBlock("And the largest?")))
-				n, err := client.Messages.CountTokens(ctx, anthropic.MessageCountTokensParams{Model: catalog.Core25Mini, Messages: msgs,
+				n, err := client.Messages.CountTokens(ctx, anthropic.MessageCountTokensParams{Model: policy.Core25Mini, Messages: msgs,
 					Thinking: params.Thinking})
 				if err != nil {
 					t.Fatal(err)

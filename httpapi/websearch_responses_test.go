@@ -13,7 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // searchResponseParams asks for a forced web search and, through
@@ -25,7 +25,7 @@ func searchResponseParams(t *testing.T, input string) responses.ResponseNewParam
 		t.Fatal(err)
 	}
 	return responses.ResponseNewParams{
-		Model:       catalog.Core25Mini,
+		Model:       policy.Core25Mini,
 		Input:       responses.ResponseNewParamsInputUnion{OfString: openai.String(input)},
 		Tools:       []responses.ToolUnionParam{{OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}}},
 		ToolChoice:  responses.ResponseNewParamsToolChoiceUnion{OfHostedTool: &responses.ToolChoiceTypesParam{Type: "web_search"}},
@@ -138,7 +138,7 @@ func TestResponsesWebSearch(t *testing.T) {
 			// The output given back as input: the search and the cited
 			// answer are history, and the model answers on.
 			next := responses.ResponseNewParams{
-				Model:           catalog.Core25Mini,
+				Model:           policy.Core25Mini,
 				Reasoning:       shared.ReasoningParam{Effort: shared.ReasoningEffortNone},
 				MaxOutputTokens: openai.Int(8),
 				Temperature:     openai.Float(0),

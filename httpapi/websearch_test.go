@@ -14,6 +14,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/search"
 	"github.com/inferkit/inferkit/search/localindex"
 )
@@ -100,7 +101,7 @@ func (p pinnedQuery) Search(ctx context.Context, q search.Query) ([]search.Resul
 // engine's search backend (nil: none), and returns the base URL.
 func searchServer(t *testing.T, s search.Searcher) string {
 	t.Helper()
-	m, _ := catalog.Defaults(catalog.Core25Mini)
+	m, _ := policy.Model(policy.Core25Mini)
 	m.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3, ContextLength: 4096})
 	models := []catalog.Model{m}
 	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 2048, Search: s}, httpapi.Config{Models: models}, "")

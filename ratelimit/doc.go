@@ -1,8 +1,11 @@
 // Package ratelimit admits requests under per-key limits and accounts for
-// what they cost: the tiers of the Inference API (requests, input tokens
-// and output tokens per minute per key, and a maximum monthly spend per
-// account), each account's monthly usage, and the code-review plans'
-// monthly quotas. It is pure Go.
+// what they cost: a request's Tier (requests, input tokens and output
+// tokens per minute per key, and a maximum monthly spend per account),
+// each account's monthly usage, and a code-review Plan's monthly quotas.
+// It is pure Go, and holds no product's tiers or plans: a request
+// brings its Tier, a quota request its Plan, and a product's tables are a
+// Ladder and a Plans, such as the hosted Inference API's in package
+// policy (which imports this one, never the reverse).
 //
 // # Windows
 //
@@ -37,8 +40,8 @@
 // month of admission. A request that would take its account's month past
 // its tier's MaxMonthlySpend is refused with ErrSpendCap until the month
 // turns (NextMonth); requests that cost nothing (the model catalog) still
-// pass. The tier Unlimited has no limit and no cap: it admits everything
-// and still counts spend and usage.
+// pass. A tier without limits (policy.Unlimited) has no cap either: it
+// admits everything and still counts spend and usage.
 //
 // # Usage
 //
@@ -51,7 +54,7 @@
 // Quotas.UseQuota takes reviews and summaries from an account's Plan for
 // the month and counts its distinct users in the month; an exhausted
 // quota is refused with ErrQuotaExhausted and its Error says which. Zero
-// quotas are unlimited (Enterprise).
+// quotas are unlimited (policy.Enterprise).
 //
 // # Implementations
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -18,7 +19,7 @@ func Example() {
 	input, _ := ratelimit.ParseMoney("0.0000005") // 0.50 USD per 1M tokens
 	output, _ := ratelimit.ParseMoney("0.000002")
 	req := ratelimit.Request{
-		Key: "key_1", Tier: ratelimit.Default, InputTokens: 1_200, MaxOutputTokens: 4_000,
+		Key: "key_1", Tier: policy.Default, InputTokens: 1_200, MaxOutputTokens: 4_000,
 		Prices: ratelimit.Prices{Input: input, CachedInput: input, Output: output},
 	}
 
@@ -48,7 +49,7 @@ func ExampleMemory_UseQuota() {
 	ctx := context.Background()
 	l := ratelimit.NewMemory()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	q := ratelimit.QuotaRequest{Account: "acme", Plan: ratelimit.Free, User: "ann", Reviews: 1}
+	q := ratelimit.QuotaRequest{Account: "acme", Plan: policy.Free, User: "ann", Reviews: 1}
 	for range 25 {
 		if _, err := l.UseQuota(ctx, q, now); err != nil {
 			panic(err)
@@ -71,7 +72,7 @@ func ExampleMemory_Usage() {
 	now := time.Date(2026, 11, 14, 12, 0, 0, 0, time.UTC)
 	prices := ratelimit.Prices{Input: 500, CachedInput: 250, Output: 2_000} // nano-dollars per token
 	for _, key := range []string{"key_1", "key_2"} {
-		req := ratelimit.Request{Key: key, Account: "acme", Tier: ratelimit.Default, InputTokens: 1_000, MaxOutputTokens: 500, Prices: prices}
+		req := ratelimit.Request{Key: key, Account: "acme", Tier: policy.Default, InputTokens: 1_000, MaxOutputTokens: 500, Prices: prices}
 		res, err := l.Reserve(ctx, req, now)
 		if err != nil {
 			panic(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 	"github.com/inferkit/inferkit/ratelimit/ratelimittest"
 )
@@ -279,7 +280,7 @@ func TestDurableMemoryClientGone(t *testing.T) {
 	ledger := newMapLedger()
 	ledger.onLoad = cancel // the client leaves while the month loads
 	m := durableOn(t, ledger)
-	r := ratelimit.Request{Key: "k", Account: "a", Tier: ratelimit.Unlimited, InputTokens: 10, Prices: ratelimit.Prices{Input: ratelimit.MicroDollar}}
+	r := ratelimit.Request{Key: "k", Account: "a", Tier: policy.Unlimited, InputTokens: 10, Prices: ratelimit.Prices{Input: ratelimit.MicroDollar}}
 	if _, err := m.Reserve(ctx, r, t0); err != nil {
 		t.Fatalf("Reserve by a client gone during the call: %v, want the write done", err)
 	}

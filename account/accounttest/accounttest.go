@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/account"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -500,7 +501,7 @@ func testReplicas(t *testing.T, s account.Store) {
 	if _, err := a1.AddCredits(ctx, account.Purchase{ID: "p1", Account: account.DefaultAccount, Amount: 40 * ratelimit.Dollar}); err != nil {
 		t.Fatal(err)
 	}
-	if got := must[account.Account](t)(a2.Account(ctx, account.DefaultAccount)).Tier(); got.Name != ratelimit.Tier2.Name {
+	if got := must[account.Account](t)(a2.Account(ctx, account.DefaultAccount)).Tier(); got.Name != policy.Tier2.Name {
 		t.Fatalf("tier on the other Accounts = %s, want tier2", got.Name)
 	}
 
@@ -608,13 +609,13 @@ func testCredits(t *testing.T, s account.Store) {
 		credits string
 		tier    ratelimit.Tier
 	}{
-		{"0", ratelimit.Default},
-		{"4.99", ratelimit.Default},
-		{"5", ratelimit.Default},
-		{"39.99", ratelimit.Default},
-		{"40", ratelimit.Tier2},
-		{"199.99", ratelimit.Tier2},
-		{"200", ratelimit.Tier3},
+		{"0", policy.Default},
+		{"4.99", policy.Default},
+		{"5", policy.Default},
+		{"39.99", policy.Default},
+		{"40", policy.Tier2},
+		{"199.99", policy.Tier2},
+		{"200", policy.Tier3},
 	} {
 		t.Run(tc.credits, func(t *testing.T) {
 			acct := must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{Name: "buyer " + tc.credits}))
@@ -702,7 +703,7 @@ func testConcurrentCredits(t *testing.T, s account.Store) {
 	}
 	wg.Wait()
 	got := must[account.Account](t)(a1.Account(ctx, acct.ID))
-	if got.Credits != purchases*5*ratelimit.Dollar || got.Tier().Name != ratelimit.Tier2.Name {
+	if got.Credits != purchases*5*ratelimit.Dollar || got.Tier().Name != policy.Tier2.Name {
 		t.Fatalf("credits %s, tier %s after %d purchases of 5 USD sent %d times each", got.Credits, got.Tier().Name, purchases, retries)
 	}
 	if ps := must[[]account.Purchase](t)(a2.Purchases(ctx, acct.ID)); len(ps) != purchases {
@@ -767,7 +768,7 @@ func testPlans(t *testing.T, s account.Store) {
 		t.Fatalf("trial = %+v", acct.Plan)
 	}
 	p := planAt(t, acct, start, "team", account.PlanTrialing)
-	if p.Reviews != ratelimit.Team.Reviews || !p.Has(ratelimit.FeatureSecurityScan) {
+	if p.Reviews != policy.Team.Reviews || !p.Has(policy.FeatureSecurityScan) {
 		t.Fatalf("trial plan = %+v, want Team's", p)
 	}
 	// Use: the stored account, read later on, still trials.
@@ -777,7 +778,7 @@ func testPlans(t *testing.T, s account.Store) {
 	// Expiry: back on Free, without the feature.
 	clock.Advance(24 * time.Hour)
 	p = planAt(t, acct, clock.Now(), "free", account.PlanExpired)
-	if p.Has(ratelimit.FeatureSecurityScan) || p.Reviews != ratelimit.Free.Reviews {
+	if p.Has(policy.FeatureSecurityScan) || p.Reviews != policy.Free.Reviews {
 		t.Fatalf("expired plan = %+v, want Free", p)
 	}
 	if _, err := a.StartTrial(ctx, acct.ID, "team"); !errors.Is(err, account.ErrTrialUsed) {

@@ -108,6 +108,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -199,7 +200,7 @@ flags:
 // parseFlags reads the command line. Flags may come before and after the
 // command and its argument.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
-	o := options{plan: ratelimit.Free}
+	o := options{plan: policy.Free}
 	fs := flag.NewFlagSet("codereview", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -211,7 +212,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.redis, "redis", "", "keep accounts and quota counts in the Redis server at `ADDR` (host:port or a socket's path)")
 	fs.StringVar(&o.account, "account", account.DefaultAccount, "the `ID` of the account whose plan and quotas count")
 	fs.Func("plan", "without a store, simulate the `PLAN`: free, team, growth or enterprise (default free)", func(s string) error {
-		p, err := ratelimit.LookupPlan(s)
+		p, err := policy.Plans().Lookup(s)
 		o.plan = p
 		return err
 	})
@@ -294,7 +295,7 @@ func parseCommand(o *options, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("codereview: `codereview %s` wants one plan, got %q", o.command, args)
 	}
-	p, err := ratelimit.LookupPlan(args[0])
+	p, err := policy.Plans().Lookup(args[0])
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/redistest"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -223,9 +224,9 @@ func TestFeatureGates(t *testing.T) {
 		feature ratelimit.Feature
 		prompt  string // a system prompt the engine must see
 	}{
-		{[]string{"-security"}, ratelimit.FeatureSecurityScan, securityPrompt},
-		{[]string{"-release-notes"}, ratelimit.FeatureReleaseNotes, releasePrompt},
-		{[]string{"-rules", rules}, ratelimit.FeatureCustomRulesets, reviewPrompt + rulesPrompt + "R1: every exported name has a doc comment."},
+		{[]string{"-security"}, policy.FeatureSecurityScan, securityPrompt},
+		{[]string{"-release-notes"}, policy.FeatureReleaseNotes, releasePrompt},
+		{[]string{"-rules", rules}, policy.FeatureCustomRulesets, reviewPrompt + rulesPrompt + "R1: every exported name has a doc comment."},
 	}
 	for _, g := range gates {
 		for _, p := range plans {
@@ -379,7 +380,7 @@ func TestFailedReviewGivesQuotaBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			quotas := ratelimit.NewMemory()
 			o := options{account: "a", user: "ann", maxTokens: 8, security: tc.security}
-			st := standing{account: "a", plan: ratelimit.Plan{Name: "one", Reviews: 1, Features: []ratelimit.Feature{ratelimit.FeatureSecurityScan}}}
+			st := standing{account: "a", plan: ratelimit.Plan{Name: "one", Reviews: 1, Features: []ratelimit.Feature{policy.FeatureSecurityScan}}}
 			now := func() time.Time { return time.Date(2026, 11, 14, 12, 0, 0, 0, time.UTC) }
 			var out strings.Builder
 			err := run(context.Background(), o, st, tc.eng, quotas, []diff{{"d", sampleDiff}}, &out, now)
@@ -440,7 +441,7 @@ func (failing) Generate(context.Context, inference.Request) (inference.Result, e
 func TestParseFlags(t *testing.T) {
 	ann := func(string) string { return "ann" }
 	o, err := parseFlags([]string{"-plan", "team", "-account", "acme", "HEAD~2..HEAD"}, ann, io.Discard)
-	if err != nil || o.plan.Name != ratelimit.Team.Name || o.account != "acme" || o.user != "ann" || o.source != "HEAD~2..HEAD" || o.command != "" {
+	if err != nil || o.plan.Name != policy.Team.Name || o.account != "acme" || o.user != "ann" || o.source != "HEAD~2..HEAD" || o.command != "" {
 		t.Fatalf("%+v %v", o, err)
 	}
 	// Flags after the command and its argument.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/account"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -18,16 +19,16 @@ const day = "2006-01-02"
 
 // plans are the spec's plans, cheapest first: where a refusal looks for
 // a plan that has what the account's lacks.
-var plans = []ratelimit.Plan{ratelimit.Free, ratelimit.Team, ratelimit.Growth, ratelimit.Enterprise}
+var plans = []ratelimit.Plan{policy.Free, policy.Team, policy.Growth, policy.Enterprise}
 
 // offered are the plan features this command offers, each behind a flag;
 // the spec's other features (analytics, memories, documentation,
 // fine-tuning, context integrations, SSO, self-hosting, bring your own
 // model, LLM observability) belong to a hosted service and are not.
 var offered = []gate{
-	{ratelimit.FeatureSecurityScan, "-security", func(o options) bool { return o.security }},
-	{ratelimit.FeatureReleaseNotes, "-release-notes", func(o options) bool { return o.releaseNotes }},
-	{ratelimit.FeatureCustomRulesets, "-rules", func(o options) bool { return o.rules != "" }},
+	{policy.FeatureSecurityScan, "-security", func(o options) bool { return o.security }},
+	{policy.FeatureReleaseNotes, "-release-notes", func(o options) bool { return o.releaseNotes }},
+	{policy.FeatureCustomRulesets, "-rules", func(o options) bool { return o.rules != "" }},
 }
 
 // gate is a plan feature behind a flag.
@@ -76,11 +77,11 @@ func title(name string) string {
 // featureName is how a feature is written for people.
 func featureName(f ratelimit.Feature) string {
 	switch f {
-	case ratelimit.FeatureSSO:
+	case policy.FeatureSSO:
 		return "SSO"
-	case ratelimit.FeatureLLMObservability:
+	case policy.FeatureLLMObservability:
 		return "LLM observability"
-	case ratelimit.FeatureFineTuning:
+	case policy.FeatureFineTuning:
 		return "fine-tuning"
 	}
 	return strings.ReplaceAll(string(f), "_", " ")
@@ -93,7 +94,7 @@ func offer(p ratelimit.Plan) string {
 	switch {
 	case p.Price > 0:
 		price = p.Price.String() + " USD a month"
-	case p.Name == ratelimit.Enterprise.Name:
+	case p.Name == policy.Enterprise.Name:
 		price = "custom price"
 	default:
 		price = "no charge"

@@ -18,6 +18,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/httpapi/admin"
 	"github.com/inferkit/inferkit/internal/redistest"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -89,7 +90,7 @@ func TestBackendsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := b.accounts.Authenticate(ctx, "sk-flag"); err != nil || p.Account.Tier() != ratelimit.Unlimited {
+	if p, err := b.accounts.Authenticate(ctx, "sk-flag"); err != nil || p.Account.Tier() != policy.Unlimited {
 		t.Errorf("-tier unlimited: %+v %v", p, err)
 	}
 	if _, err := openBackends(ctx, options{keys: []string{"sk-flag:tier2"}, tier: "tier3"}, slog.New(slog.DiscardHandler)); err == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/cache/rediscache"
 	"github.com/inferkit/inferkit/console"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 	"github.com/inferkit/inferkit/ratelimit/redislimit"
 )
@@ -32,7 +33,7 @@ func parseKey(s string) (key, tier string, err error) {
 	if i < 0 {
 		return s, "", nil
 	}
-	t, err := ratelimit.LookupTier(s[i+1:])
+	t, err := policy.Tiers().Lookup(s[i+1:])
 	if err != nil {
 		return "", "", fmt.Errorf("-api-key KEY:%s: %w", s[i+1:], err)
 	}
@@ -47,7 +48,7 @@ func parseKey(s string) (key, tier string, err error) {
 // -tier's; "" when none says one.
 func staticKeys(values []string, tier string) (keys []string, pinned string, err error) {
 	if tier != "" {
-		t, err := ratelimit.LookupTier(tier)
+		t, err := policy.Tiers().Lookup(tier)
 		if err != nil {
 			return nil, "", fmt.Errorf("-tier: %w", err)
 		}

@@ -170,6 +170,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi/admin"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/search"
 	"github.com/inferkit/inferkit/search/localindex"
 )
@@ -222,12 +223,12 @@ type options struct {
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
-var specIDs = []string{catalog.Core25Pro, catalog.Core25Mini, catalog.Core3Flash, catalog.CoreCode, catalog.Core, catalog.CoreMini}
+var specIDs = []string{policy.Core25Pro, policy.Core25Mini, policy.Core3Flash, policy.CoreCode, policy.Core, policy.CoreMini}
 
 // demoDecisionIDs are the decision model ids of the spec, which the demo
 // models serve too: the multimodal ones on the demo model with a projector,
 // the encoder on a demo reranker.
-var demoDecisionIDs = []string{catalog.SystemOne27B, catalog.SystemOne9B, catalog.SystemOne340M}
+var demoDecisionIDs = []string{policy.SystemOne27B, policy.SystemOne9B, policy.SystemOne340M}
 
 // demoEmbeddingID is the id of the demo's embedding model.
 const demoEmbeddingID = "core-embed"
@@ -266,7 +267,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		if !ok || id == "" || path == "" {
 			return fmt.Errorf("want ID=PATH, got %q", s)
 		}
-		m, ok := catalog.Defaults(id) // the spec's limits and prices for its ids
+		m, ok := policy.Model(id) // the spec's limits and prices for its ids
 		if !ok {
 			m = catalog.Model{ID: id}
 		}
@@ -279,7 +280,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		if !ok || id == "" || path == "" {
 			return fmt.Errorf("want ID=PATH, got %q", s)
 		}
-		m, ok := catalog.Defaults(id) // the spec's prices for its decision ids
+		m, ok := policy.Model(id) // the spec's prices for its decision ids
 		if !ok || m.Kind != catalog.KindDecision {
 			m = catalog.Model{ID: id, Kind: catalog.KindDecision}
 		}
@@ -691,9 +692,9 @@ func demoModels() ([]catalog.Model, error) {
 	}
 	var models []catalog.Model
 	for _, id := range append(slices.Clone(specIDs), demoDecisionIDs...) {
-		m, _ := catalog.Defaults(id)
+		m, _ := policy.Model(id)
 		m.Path, m.Projector = chat, projector // chat and decisions read images
-		if id == catalog.SystemOne340M {
+		if id == policy.SystemOne340M {
 			m.Path, m.Projector = reranker, ""
 		}
 		models = append(models, m)

@@ -272,7 +272,7 @@ func (api *API) setTier(w http.ResponseWriter, r *http.Request) {
 	}
 	name := *body.Tier
 	if name != "" {
-		t, err := ratelimit.LookupTier(name)
+		t, err := api.accounts.Tiers().Lookup(name)
 		if err != nil {
 			api.fail(w, r, invalidParam("tier", "unknown tier %q: want default, tier2, tier3, unlimited, or \"\" to follow the credits", httpapi.Clip(name)))
 			return
@@ -304,7 +304,7 @@ func (api *API) setPlan(w http.ResponseWriter, r *http.Request) {
 		api.fail(w, r, missingParam("plan"))
 		return
 	}
-	p, err := ratelimit.LookupPlan(body.Plan)
+	p, err := api.accounts.Plans().Lookup(body.Plan)
 	switch {
 	case err != nil:
 		api.fail(w, r, invalidParam("plan", "unknown plan %q: want free, team, growth or enterprise", httpapi.Clip(body.Plan)))

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -87,7 +88,7 @@ func refused(t *testing.T, l ratelimit.Limiter, r ratelimit.Request, now time.Ti
 }
 
 func testTiers(t *testing.T, l ratelimit.Limiter) {
-	for _, tier := range []ratelimit.Tier{ratelimit.Default, ratelimit.Tier2, ratelimit.Tier3} {
+	for _, tier := range []ratelimit.Tier{policy.Default, policy.Tier2, policy.Tier3} {
 		t.Run(tier.Name, func(t *testing.T) {
 			r := ratelimit.Request{Key: "key-" + tier.Name, Tier: tier}
 			for range tier.Requests {
@@ -103,7 +104,7 @@ func testTiers(t *testing.T, l ratelimit.Limiter) {
 }
 
 func testSliding(t *testing.T, l ratelimit.Limiter) {
-	r := ratelimit.Request{Key: "k", Tier: ratelimit.Default} // 20 per minute
+	r := ratelimit.Request{Key: "k", Tier: policy.Default} // 20 per minute
 	for range 10 {
 		reserve(t, l, r, t0)
 	}
@@ -125,7 +126,7 @@ func testSliding(t *testing.T, l ratelimit.Limiter) {
 }
 
 func testTokens(t *testing.T, l ratelimit.Limiter) {
-	tier := ratelimit.Default // 30,000 in, 8,000 out
+	tier := policy.Default // 30,000 in, 8,000 out
 	reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 20_000}, t0)
 	e := refused(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 15_000}, t0.Add(time.Second), ratelimit.ErrRateLimited, ratelimit.LimitInputTokens)
 	if e.RetryAfter != 59*time.Second || e.Requested != 15_000 {
@@ -153,7 +154,7 @@ func testTokens(t *testing.T, l ratelimit.Limiter) {
 
 func testSettle(t *testing.T, l ratelimit.Limiter) {
 	ctx := context.Background()
-	tier := ratelimit.Default
+	tier := policy.Default
 	r := ratelimit.Request{Key: "k", Tier: tier, InputTokens: 100, MaxOutputTokens: 5_000}
 	first := reserve(t, l, r, t0)
 	refused(t, l, r, t0.Add(time.Second), ratelimit.ErrRateLimited, ratelimit.LimitOutputTokens)
@@ -206,7 +207,7 @@ func testCancel(t *testing.T, l ratelimit.Limiter) {
 }
 
 func testStatus(t *testing.T, l ratelimit.Limiter) {
-	tier := ratelimit.Default
+	tier := policy.Default
 	reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 1_000, MaxOutputTokens: 500}, t0)
 	res := reserve(t, l, ratelimit.Request{Key: "k", Tier: tier, InputTokens: 2_000}, t0.Add(10*time.Second))
 	want := ratelimit.Status{
@@ -233,7 +234,7 @@ func testKeysApart(t *testing.T, l ratelimit.Limiter) {
 
 func testSpendCap(t *testing.T, l ratelimit.Limiter) {
 	ctx := context.Background()
-	tier := ratelimit.Default // 100 USD
+	tier := policy.Default // 100 USD
 	prices := ratelimit.Prices{Input: 2 * ratelimit.MicroDollar, Output: 8 * ratelimit.MicroDollar, Request: ratelimit.Cent}
 	r := ratelimit.Request{Key: "k", Tier: tier, InputTokens: 1_000, MaxOutputTokens: 1_000, Prices: prices}
 	res := reserve(t, l, r, t0)
@@ -363,7 +364,7 @@ func testClockBehind(t *testing.T, l ratelimit.Limiter) {
 
 func testQuotas(t *testing.T, l ratelimit.Quotas) {
 	ctx := context.Background()
-	for _, plan := range []ratelimit.Plan{ratelimit.Free, ratelimit.Team, ratelimit.Growth} {
+	for _, plan := range []ratelimit.Plan{policy.Free, policy.Team, policy.Growth} {
 		t.Run(plan.Name, func(t *testing.T) {
 			q := ratelimit.QuotaRequest{Account: "acct-" + plan.Name, Plan: plan, User: "ann", Reviews: 1}
 			var st ratelimit.QuotaStatus
@@ -407,7 +408,7 @@ func testQuotas(t *testing.T, l ratelimit.Quotas) {
 		})
 	}
 	t.Run("enterprise", func(t *testing.T) {
-		q := ratelimit.QuotaRequest{Account: "big", Plan: ratelimit.Enterprise, User: "ann", Reviews: 100_000, Summaries: 100_000}
+		q := ratelimit.QuotaRequest{Account: "big", Plan: policy.Enterprise, User: "ann", Reviews: 100_000, Summaries: 100_000}
 		for i := range 3 {
 			q.User = fmt.Sprint("user", i)
 			st, err := l.UseQuota(ctx, q, t0)
@@ -486,12 +487,12 @@ func onlyRefusals(t *testing.T, errs []error, sentinel error) {
 func testConcurrentRequests(t *testing.T, l ratelimit.Limiter) {
 	ctx := context.Background()
 	admitted, errs := race(100, func(i int) error {
-		_, err := l.Reserve(ctx, ratelimit.Request{Key: "k", Tier: ratelimit.Default}, t0.Add(time.Duration(i)*time.Millisecond))
+		_, err := l.Reserve(ctx, ratelimit.Request{Key: "k", Tier: policy.Default}, t0.Add(time.Duration(i)*time.Millisecond))
 		return err
 	})
 	onlyRefusals(t, errs, ratelimit.ErrRateLimited)
-	if admitted != ratelimit.Default.Requests {
-		t.Fatalf("admitted %d of 100 racing requests, want %d", admitted, ratelimit.Default.Requests)
+	if admitted != policy.Default.Requests {
+		t.Fatalf("admitted %d of 100 racing requests, want %d", admitted, policy.Default.Requests)
 	}
 }
 
@@ -527,12 +528,12 @@ func testConcurrentSpend(t *testing.T, l ratelimit.Limiter) {
 func testConcurrentQuota(t *testing.T, l ratelimit.Quotas) {
 	ctx := context.Background()
 	admitted, errs := race(60, func(i int) error {
-		_, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: ratelimit.Free, User: "ann", Reviews: 1}, t0)
+		_, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: policy.Free, User: "ann", Reviews: 1}, t0)
 		return err
 	})
 	onlyRefusals(t, errs, ratelimit.ErrQuotaExhausted)
-	if admitted != ratelimit.Free.Reviews {
-		t.Fatalf("admitted %d reviews, want %d", admitted, ratelimit.Free.Reviews)
+	if admitted != policy.Free.Reviews {
+		t.Fatalf("admitted %d reviews, want %d", admitted, policy.Free.Reviews)
 	}
 }
 
@@ -650,12 +651,12 @@ func testUsage(t *testing.T, l ratelimit.Limiter) {
 	}
 }
 
-// testUnlimited: ratelimit.Unlimited admits everything, reports no limit,
+// testUnlimited: policy.Unlimited admits everything, reports no limit,
 // and still counts spend and usage.
 func testUnlimited(t *testing.T, l ratelimit.Limiter) {
 	ctx := context.Background()
 	prices := ratelimit.Prices{Input: ratelimit.MicroDollar, Output: 2 * ratelimit.MicroDollar}
-	r := ratelimit.Request{Key: "u", Account: "local", Tier: ratelimit.Unlimited, InputTokens: 1_000_000, MaxOutputTokens: 1_000_000, Prices: prices}
+	r := ratelimit.Request{Key: "u", Account: "local", Tier: policy.Unlimited, InputTokens: 1_000_000, MaxOutputTokens: 1_000_000, Prices: prices}
 	for i := range 100 {
 		res := reserve(t, l, r, t0)
 		if i == 0 && res.Status != (ratelimit.Status{Spent: 3 * ratelimit.Dollar}) {
@@ -677,8 +678,8 @@ func testUnlimited(t *testing.T, l ratelimit.Limiter) {
 func testSaturated(t *testing.T, l ratelimit.Limiter) {
 	ctx := context.Background()
 	const top = ratelimit.Money(math.MaxInt64)
-	big := ratelimit.Request{Key: "k", Account: "acct", Tier: ratelimit.Unlimited, Prices: ratelimit.Prices{Request: top - 10, Output: ratelimit.Dollar}}
-	small := ratelimit.Request{Key: "k", Account: "acct", Tier: ratelimit.Unlimited, Prices: ratelimit.Prices{Request: 100}}
+	big := ratelimit.Request{Key: "k", Account: "acct", Tier: policy.Unlimited, Prices: ratelimit.Prices{Request: top - 10, Output: ratelimit.Dollar}}
+	small := ratelimit.Request{Key: "k", Account: "acct", Tier: policy.Unlimited, Prices: ratelimit.Prices{Request: 100}}
 	a := reserve(t, l, big, t0)
 	if a.Status.Spent != top-10 {
 		t.Errorf("spent %d, want %d", a.Status.Spent, top-10)
@@ -749,7 +750,7 @@ func testConcurrentSettle(t *testing.T, l ratelimit.Limiter) {
 	prices := ratelimit.Prices{Input: ratelimit.MicroDollar, Output: 4 * ratelimit.MicroDollar}
 	for round := range 5 {
 		acct := fmt.Sprint("acct", round)
-		res := reserve(t, l, ratelimit.Request{Key: "k", Account: acct, Tier: ratelimit.Default, InputTokens: 100, MaxOutputTokens: 1_000, Prices: prices}, t0)
+		res := reserve(t, l, ratelimit.Request{Key: "k", Account: acct, Tier: policy.Default, InputTokens: 100, MaxOutputTokens: 1_000, Prices: prices}, t0)
 		used := ratelimit.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10}
 		_, errs := race(20, func(i int) error {
 			if i == 0 {

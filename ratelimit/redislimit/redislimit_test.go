@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/internal/redistest"
+	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 	"github.com/inferkit/inferkit/ratelimit/ratelimittest"
 	"github.com/inferkit/inferkit/ratelimit/redislimit"
@@ -51,7 +52,7 @@ func TestReplicas(t *testing.T) {
 	)
 	for i := range 90 {
 		wg.Go(func() {
-			_, err := replicas[i%3].Reserve(context.Background(), ratelimit.Request{Key: "shared", Tier: ratelimit.Tier2, InputTokens: 5_000}, now)
+			_, err := replicas[i%3].Reserve(context.Background(), ratelimit.Request{Key: "shared", Tier: policy.Tier2, InputTokens: 5_000}, now)
 			switch {
 			case err == nil:
 				admitted.Add(1)
@@ -96,7 +97,7 @@ func TestOneSlotPerAccount(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: acct, Plan: ratelimit.Free, User: "ann", Reviews: 1}, now); err != nil {
+		if _, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: acct, Plan: policy.Free, User: "ann", Reviews: 1}, now); err != nil {
 			t.Fatal(err)
 		}
 		if u, err := l.Usage(ctx, acct, now); err != nil || u.Spent != 2*ratelimit.Cent || u.Requests != 2 {

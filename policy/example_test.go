@@ -1,15 +1,15 @@
-package catalog_test
+package policy_test
 
 import (
 	"fmt"
 
-	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/policy"
 )
 
-// The spec's defaults for an id, mapped to a local file and listed with
+// The spec's entry for an id, mapped to a local file and listed with
 // the engine's real context.
-func ExampleDefaults() {
-	m, _ := catalog.Defaults(catalog.Core25Mini)
+func ExampleModel() {
+	m, _ := policy.Model(policy.Core25Mini)
 	m.Path = "models/qwen3-0.6b.gguf"
 	o := m.Object(40960)
 	fmt.Println(o.ID, o.ContextLength, o.MaxOutputLength, o.Pricing.Prompt, o.Pricing.Completion, o.Pricing.InputCacheReads)
