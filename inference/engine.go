@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/bitmap"
 	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/goengine"
 	"github.com/inferkit/inferkit/internal/llamacpp"
@@ -41,6 +42,14 @@ type Engine struct {
 	// onSearchTurn, when set (by tests), sees each turn a search loop
 	// prepares after a search.
 	onSearchTurn func(*Prepared)
+	// onDecode, when set (by tests), sees each image as it starts to
+	// decode, holding one of decoders.
+	onDecode func([]byte)
+
+	// decoders holds a token for each image being decoded (decodeImages).
+	decoders chan struct{}
+	// closing is closed by Close, ending the decodes under way.
+	closing chan struct{}
 
 	mu     sync.RWMutex
 	closed bool
@@ -92,7 +101,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := checkMemory(cfg); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, names: map[string]*model{}}
+	e := &Engine{cfg: cfg, names: map[string]*model{}, decoders: make(chan struct{}, maxDecoders), closing: make(chan struct{})}
 	if cfg.CacheDir != "" {
 		if e.disk, err = openPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Clock); err != nil {
 			return nil, err
@@ -370,6 +379,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	close(e.closing)
 	e.mu.Unlock()
 	e.stopSweeper()
 	for _, m := range e.models {
@@ -443,26 +453,81 @@ func (m *model) promptInputs(req Request, constrained bool) (texts [][]backend.T
 	for _, t := range texts {
 		inputs += len(t)
 	}
-	if images, err = requestImages(req); err != nil {
+	images, headers, err := requestImages(req)
+	if err != nil {
 		return nil, nil, 0, false, err
 	}
-	n, err := m.imageTokens(images)
+	n, err := m.imageTokens(headers)
 	return texts, images, inputs + n, thinking, err
 }
 
-// imageTokens counts the tokens the projector makes of images (with the
-// model's own markers around each), decoding but not encoding them: what
-// Run's encoding adds to the prompt.
-func (m *model) imageTokens(images [][]byte) (int, error) {
+// imageTokens counts the tokens the projector makes of images of these
+// headers (with the model's own markers around each): what Run's
+// encoding adds to the prompt. It decodes no picture: the count depends
+// on an image's size alone (llamacpp.Projector.ImageTokens).
+func (m *model) imageTokens(headers []bitmap.Header) (int, error) {
 	n := 0
-	for i, img := range images {
-		k, err := m.projector.CountTokens(llamacpp.MediaMarker, [][]byte{img})
+	for i, h := range headers {
+		k, err := m.projector.ImageTokens(h.Width, h.Height)
 		if err != nil {
 			return 0, fieldError("Messages", "image %d: %v", i, err)
 		}
 		n += k
 	}
 	return n, nil
+}
+
+// maxDecoders bounds the images that an engine decodes at once, and so
+// the memory they take (see bitmap.MaxDecodeBytes).
+const maxDecoders = 2
+
+// decodeImages decodes a request's images in Go (bitmap.Decode), at most
+// maxDecoders at once in the engine, one after the other. It holds no
+// model, so neither the projector nor Close waits for it; it stops when
+// ctx ends (with ctx's error) or the engine closes (ErrClosed). A picture
+// that cannot be decoded fails with an *ImageError.
+func (e *Engine) decodeImages(ctx context.Context, images [][]byte) ([]*bitmap.RGB, error) {
+	if len(images) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-e.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	stopped := func() error {
+		select {
+		case <-e.closing:
+			return ErrClosed
+		default:
+			return context.Cause(ctx)
+		}
+	}
+	out := make([]*bitmap.RGB, len(images))
+	for i, img := range images {
+		select {
+		case e.decoders <- struct{}{}:
+		case <-ctx.Done():
+			return nil, stopped()
+		}
+		if e.onDecode != nil {
+			e.onDecode(img)
+		}
+		var err error
+		out[i], err = bitmap.Decode(ctx, img)
+		<-e.decoders
+		switch {
+		case ctx.Err() != nil:
+			return nil, stopped()
+		case err != nil:
+			return nil, &ImageError{Index: i, Reason: imageReason(err)}
+		}
+	}
+	return out, nil
 }
 
 // acquire returns the model named name, loaded (see hold), and holds the
@@ -765,12 +830,21 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 		return nil, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest)
 	}
 	req := p.Request
+	var pixels []*bitmap.RGB
+	if len(p.plan.images) > 0 {
+		// Decoded before the model is held: Close and the projector
+		// wait for none of it.
+		var err error
+		if pixels, err = e.decodeImages(ctx, p.plan.images); err != nil {
+			return nil, messagesImageError(err)
+		}
+	}
 	m, release, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	prompt, spans, err := m.promptOf(p, e.cfg.Batch)
+	prompt, spans, err := m.promptOf(p, pixels, e.cfg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -807,24 +881,29 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 }
 
 // promptOf returns a prepared request's prompt: its tokens, or, with
-// images, its text's tokens and each image encoded in place, as many
-// tokens as Prepare counted.
-func (m *model) promptOf(p *Prepared, batch int) ([]backend.Token, []imageSpan, error) {
+// images, its text's tokens and each image (pixels, decoded) encoded in
+// place, as many tokens as Prepare counted.
+func (m *model) promptOf(p *Prepared, pixels []*bitmap.RGB, batch int) ([]backend.Token, []imageSpan, error) {
 	if len(p.plan.images) == 0 {
 		return p.plan.prompt, nil, nil
 	}
-	prompt, spans, err := m.withImages(p.plan.texts, p.plan.images, batch)
-	var ie *ImageError
-	if errors.As(err, &ie) {
-		return nil, nil, fieldError("Messages", "image %d: %s", ie.Index, ie.Reason)
-	}
+	prompt, spans, err := m.withImages(p.plan.texts, p.plan.images, pixels, batch)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, messagesImageError(err)
 	}
 	if len(prompt) != p.InputTokens {
 		return nil, nil, fmt.Errorf("inference: the images made a prompt of %d tokens, %d were counted", len(prompt), p.InputTokens)
 	}
 	return prompt, spans, nil
+}
+
+// messagesImageError is err, an *ImageError about the images of a
+// request's messages, as the field error that names them.
+func messagesImageError(err error) error {
+	if ie, ok := errors.AsType[*ImageError](err); ok {
+		return fieldError("Messages", "image %d: %s", ie.Index, ie.Reason)
+	}
+	return err
 }
 
 // work makes the work of choice i of a prepared request, whose prompt

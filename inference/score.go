@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/bitmap"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -119,8 +120,8 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 			return nil, fieldError("Images", "%d images for %d image markers in Prefix", len(req.Images), len(texts)-1)
 		}
 		for i, img := range req.Images {
-			if err := checkImage(img); err != nil {
-				return nil, &ImageError{Index: i, Reason: err.Error()}
+			if _, err := bitmap.Check(img); err != nil {
+				return nil, &ImageError{Index: i, Reason: imageReason(err)}
 			}
 		}
 		for i, text := range texts {
@@ -185,12 +186,18 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 	if p == nil || p.plan == nil || p.plan.engine != e {
 		return nil, fmt.Errorf("%w: a PreparedScore not made by this engine's PrepareScore", ErrInvalidRequest)
 	}
+	// Decoded before the model is held: Close and the projector wait for
+	// none of it.
+	pixels, err := e.decodeImages(ctx, p.Request.Images)
+	if err != nil {
+		return nil, err
+	}
 	m, release, err := e.acquire(ctx, p.Request.Model)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	prefix, images, err := m.withImages(p.plan.texts, p.Request.Images, e.cfg.Batch)
+	prefix, images, err := m.withImages(p.plan.texts, p.Request.Images, pixels, e.cfg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -218,10 +225,11 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 
 // withImages puts a prompt together: its text's tokens (texts, one more
 // than images), and each image encoded in place, its tokens standing in
-// the prompt as imageTokens and its embeddings in the returned spans.
-// batch is the most tokens one decode takes. Only each image, alone, goes
+// the prompt as imageTokens (of its bytes, images) and its embeddings in
+// the returned spans. pixels are the images decoded (decodeImages). batch
+// is the most tokens one decode takes. Only each image, alone, goes
 // through the projector (which adds the model's own markers around it).
-func (m *model) withImages(texts [][]backend.Token, images [][]byte, batch int) ([]backend.Token, []imageSpan, error) {
+func (m *model) withImages(texts [][]backend.Token, images [][]byte, pixels []*bitmap.RGB, batch int) ([]backend.Token, []imageSpan, error) {
 	var prefix []backend.Token
 	var spans []imageSpan
 	for i, toks := range texts {
@@ -229,7 +237,7 @@ func (m *model) withImages(texts [][]backend.Token, images [][]byte, batch int) 
 		if i == len(images) {
 			break
 		}
-		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, images[i:i+1])
+		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, pixels[i:i+1])
 		if ie, ok := errors.AsType[*llamacpp.ImageError](err); ok {
 			return nil, nil, &ImageError{Index: i, Reason: ie.Err.Error()}
 		}
