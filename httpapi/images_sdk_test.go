@@ -261,7 +261,8 @@ func TestImageDecodedAfterAdmission(t *testing.T) {
 	if _, err := limited.Chat.Completions.New(ctx, plain); err != nil { // the minute's one request
 		t.Fatal(err)
 	}
-	status := func(err error) (int, string) {
+	status := func(t *testing.T, err error) (int, string) {
+		t.Helper()
 		var oe *openai.Error
 		if !errors.As(err, &oe) {
 			t.Fatalf("%v, want an API error", err)
@@ -278,10 +279,10 @@ func TestImageDecodedAfterAdmission(t *testing.T) {
 			bitmaptest.JPEG{Width: 4096, Height: 4096, Scans: 5000, Empty: true}.Bytes()), "more than 10 times over", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if code, msg := status(firstErr(limited.Chat.Completions.New(ctx, chatWithImage(tc.picture)))); code != tc.limitedStatus {
+			if code, msg := status(t, firstErr(limited.Chat.Completions.New(ctx, chatWithImage(tc.picture)))); code != tc.limitedStatus {
 				t.Errorf("the key past its limit: %d %q, want %d", code, msg, tc.limitedStatus)
 			}
-			if code, msg := status(firstErr(unlimited.Chat.Completions.New(ctx, chatWithImage(tc.picture)))); code != 400 || !strings.Contains(msg, "image 0") || !strings.Contains(msg, tc.want) {
+			if code, msg := status(t, firstErr(unlimited.Chat.Completions.New(ctx, chatWithImage(tc.picture)))); code != 400 || !strings.Contains(msg, "image 0") || !strings.Contains(msg, tc.want) {
 				t.Errorf("the key within its limit: %d %q, want a 400 saying %q of image 0", code, msg, tc.want)
 			}
 		})
