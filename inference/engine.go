@@ -43,8 +43,8 @@ type Engine struct {
 	// prepares after a search.
 	onSearchTurn func(*Prepared)
 	// onDecode, when set (by tests), sees each image as it starts to
-	// decode, holding one of decoders.
-	onDecode func([]byte)
+	// decode, holding one of decoders, with the decode's context.
+	onDecode func(context.Context, []byte)
 
 	// decoders holds a token for each image being decoded (decodeImages).
 	decoders chan struct{}
@@ -515,7 +515,7 @@ func (e *Engine) decodeImages(ctx context.Context, images [][]byte) ([]*bitmap.R
 			return nil, stopped()
 		}
 		if e.onDecode != nil {
-			e.onDecode(img)
+			e.onDecode(ctx, img)
 		}
 		var err error
 		out[i], err = bitmap.Decode(ctx, img)
