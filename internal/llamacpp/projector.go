@@ -161,7 +161,7 @@ func (p *Projector) Tokenize(text string, images []*bitmap.RGB) ([]Chunk, error)
 // but does not encode.
 func (p *Projector) ImageTokens(width, height int) (int, error) {
 	if width <= 0 || height <= 0 || width > bitmap.MaxSide || height > bitmap.MaxSide {
-		return 0, &ImageError{0, fmt.Errorf("an image of %d×%d pixels", width, height)}
+		return 0, fmt.Errorf("llamacpp: an image of %d×%d pixels; at most %d a side", width, height, bitmap.MaxSide)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
