@@ -49,7 +49,8 @@ type Engine struct {
 	// decoders holds a token for each image being decoded (decodeImages).
 	decoders chan struct{}
 	// closing is closed by Close, ending the decodes under way.
-	closing chan struct{}
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	mu     sync.RWMutex
 	closed bool
@@ -373,13 +374,14 @@ func (m *model) free() {
 // waits for the runners to finish their current step, and, with a cache
 // directory, for the prompt cache's prefixes to be saved.
 func (e *Engine) Close() error {
+	// Decodes hold the engine (acquire): end them before waiting for it.
+	e.closeOnce.Do(func() { close(e.closing) })
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return nil
 	}
 	e.closed = true
-	close(e.closing)
 	e.mu.Unlock()
 	e.stopSweeper()
 	for _, m := range e.models {
@@ -481,15 +483,13 @@ func (m *model) imageTokens(headers []bitmap.Header) (int, error) {
 // the memory they take (see bitmap.MaxDecodeBytes).
 const maxDecoders = 2
 
-// decodeImages decodes a request's images in Go (bitmap.Decode), at most
-// maxDecoders at once in the engine, one after the other. It holds no
-// model, so neither the projector nor Close waits for it; it stops when
-// ctx ends (with ctx's error) or the engine closes (ErrClosed). A picture
-// that cannot be decoded fails with an *ImageError.
-func (e *Engine) decodeImages(ctx context.Context, images [][]byte) ([]*bitmap.RGB, error) {
-	if len(images) == 0 {
-		return nil, nil
-	}
+// decodeImage decodes image i of a request in Go (bitmap.Decode), holding
+// one of the engine's maxDecoders meanwhile, and not the projector. It
+// stops when ctx ends (with ctx's error) or the engine closes (ErrClosed):
+// Close ends the decodes under way before it waits for the requests that
+// hold the engine. A picture that cannot be decoded fails with an
+// *ImageError.
+func (e *Engine) decodeImage(ctx context.Context, i int, img []byte) (*bitmap.RGB, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -507,27 +507,23 @@ func (e *Engine) decodeImages(ctx context.Context, images [][]byte) ([]*bitmap.R
 			return context.Cause(ctx)
 		}
 	}
-	out := make([]*bitmap.RGB, len(images))
-	for i, img := range images {
-		select {
-		case e.decoders <- struct{}{}:
-		case <-ctx.Done():
-			return nil, stopped()
-		}
-		if e.onDecode != nil {
-			e.onDecode(ctx, img)
-		}
-		var err error
-		out[i], err = bitmap.Decode(ctx, img)
-		<-e.decoders
-		switch {
-		case ctx.Err() != nil:
-			return nil, stopped()
-		case err != nil:
-			return nil, &ImageError{Index: i, Reason: imageReason(err)}
-		}
+	select {
+	case e.decoders <- struct{}{}:
+	case <-ctx.Done():
+		return nil, stopped()
 	}
-	return out, nil
+	defer func() { <-e.decoders }()
+	if e.onDecode != nil {
+		e.onDecode(ctx, img)
+	}
+	rgb, err := bitmap.Decode(ctx, img)
+	switch {
+	case ctx.Err() != nil:
+		return nil, stopped()
+	case err != nil:
+		return nil, &ImageError{Index: i, Reason: imageReason(err)}
+	}
+	return rgb, nil
 }
 
 // acquire returns the model named name, loaded (see hold), and holds the
@@ -830,21 +826,12 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 		return nil, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest)
 	}
 	req := p.Request
-	var pixels []*bitmap.RGB
-	if len(p.plan.images) > 0 {
-		// Decoded before the model is held: Close and the projector
-		// wait for none of it.
-		var err error
-		if pixels, err = e.decodeImages(ctx, p.plan.images); err != nil {
-			return nil, messagesImageError(err)
-		}
-	}
 	m, release, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	prompt, spans, err := m.promptOf(p, pixels, e.cfg.Batch)
+	prompt, spans, err := e.promptOf(ctx, m, p)
 	if err != nil {
 		return nil, err
 	}
@@ -880,14 +867,14 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 	return jobs, nil
 }
 
-// promptOf returns a prepared request's prompt: its tokens, or, with
-// images, its text's tokens and each image (pixels, decoded) encoded in
-// place, as many tokens as Prepare counted.
-func (m *model) promptOf(p *Prepared, pixels []*bitmap.RGB, batch int) ([]backend.Token, []imageSpan, error) {
+// promptOf returns a prepared request's prompt on m: its tokens, or,
+// with images, its text's tokens and each image decoded and encoded in
+// place (withImages), as many tokens as Prepare counted.
+func (e *Engine) promptOf(ctx context.Context, m *model, p *Prepared) ([]backend.Token, []imageSpan, error) {
 	if len(p.plan.images) == 0 {
 		return p.plan.prompt, nil, nil
 	}
-	prompt, spans, err := m.withImages(p.plan.texts, p.plan.images, pixels, batch)
+	prompt, spans, err := e.withImages(ctx, m, p.plan.texts, p.plan.images)
 	if err != nil {
 		return nil, nil, messagesImageError(err)
 	}

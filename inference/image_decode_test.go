@@ -12,11 +12,11 @@ import (
 	"github.com/inferkit/inferkit/internal/bitmap/bitmaptest"
 )
 
-// An image decodes holding nothing that another request needs: while one
-// request's image is held mid-decode, another image request is served;
-// the held one ends when its client leaves, and Close does not wait for
-// it.
-func TestImageDecodeHoldsNothing(t *testing.T) {
+// An image decodes holding nothing that another request waits for (not
+// the projector, which is locked to encode only): while one request's
+// image is held mid-decode, another image request is served; the held one
+// ends when its client leaves, and Close ends it rather than wait for it.
+func TestImageDecodeBlocksNoOne(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		end  func(cancel context.CancelFunc, e *Engine)

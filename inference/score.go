@@ -186,18 +186,12 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 	if p == nil || p.plan == nil || p.plan.engine != e {
 		return nil, fmt.Errorf("%w: a PreparedScore not made by this engine's PrepareScore", ErrInvalidRequest)
 	}
-	// Decoded before the model is held: Close and the projector wait for
-	// none of it.
-	pixels, err := e.decodeImages(ctx, p.Request.Images)
-	if err != nil {
-		return nil, err
-	}
 	m, release, err := e.acquire(ctx, p.Request.Model)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	prefix, images, err := m.withImages(p.plan.texts, p.Request.Images, pixels, e.cfg.Batch)
+	prefix, images, err := e.withImages(ctx, m, p.plan.texts, p.Request.Images)
 	if err != nil {
 		return nil, err
 	}
@@ -223,13 +217,15 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 	return w, nil
 }
 
-// withImages puts a prompt together: its text's tokens (texts, one more
-// than images), and each image encoded in place, its tokens standing in
-// the prompt as imageTokens (of its bytes, images) and its embeddings in
-// the returned spans. pixels are the images decoded (decodeImages). batch
-// is the most tokens one decode takes. Only each image, alone, goes
-// through the projector (which adds the model's own markers around it).
-func (m *model) withImages(texts [][]backend.Token, images [][]byte, pixels []*bitmap.RGB, batch int) ([]backend.Token, []imageSpan, error) {
+// withImages puts a prompt together on m: its text's tokens (texts, one
+// more than images), and each image decoded (decodeImage) and encoded in
+// place, its tokens standing in the prompt as imageTokens (of its bytes)
+// and its embeddings in the returned spans. Only each image, alone, goes
+// through the projector (which adds the model's own markers around it),
+// and is dropped once encoded: a request's pictures are decoded one at a
+// time. The projector is locked to encode only.
+func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Token, images [][]byte) ([]backend.Token, []imageSpan, error) {
+	batch := e.cfg.Batch
 	var prefix []backend.Token
 	var spans []imageSpan
 	for i, toks := range texts {
@@ -237,7 +233,11 @@ func (m *model) withImages(texts [][]backend.Token, images [][]byte, pixels []*b
 		if i == len(images) {
 			break
 		}
-		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, pixels[i:i+1])
+		pixels, err := e.decodeImage(ctx, i, images[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, []*bitmap.RGB{pixels})
 		if ie, ok := errors.AsType[*llamacpp.ImageError](err); ok {
 			return nil, nil, &ImageError{Index: i, Reason: ie.Err.Error()}
 		}
