@@ -78,7 +78,7 @@ func newImageFetcher(cfg RemoteImages) (*imageFetcher, error) {
 		dialer.Control = func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil || !public(ap.Addr()) {
-				return fmt.Errorf("the address %s is not public", address)
+				return errNotPublic
 			}
 			return nil
 		}
@@ -88,9 +88,12 @@ func newImageFetcher(cfg RemoteImages) (*imageFetcher, error) {
 		Transport: &http.Transport{DialContext: dialer.DialContext, Proxy: nil, MaxIdleConns: 16, IdleConnTimeout: time.Minute},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 5 {
-				return errors.New("more than 5 redirects")
+				return &redirectError{errors.New("more than 5 redirects")}
 			}
-			return f.check(req.URL)
+			if err := f.check(req.URL); err != nil {
+				return &redirectError{fmt.Errorf("a redirect: %w", err)}
+			}
+			return nil
 		},
 	}
 	return f, nil
@@ -189,10 +192,7 @@ func (f *imageFetcher) fetch(ctx context.Context, raw string) ([]byte, error) {
 	req.Header.Set("Accept", "image/*")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("not fetched within %v", f.cfg.Timeout)
-		}
-		return nil, err
+		return nil, f.doError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -209,6 +209,39 @@ func (f *imageFetcher) fetch(ctx context.Context, raw string) ([]byte, error) {
 		return nil, fmt.Errorf("more than the %d bytes an image may have", f.cfg.MaxBytes)
 	}
 	return b, nil
+}
+
+// errNotPublic is the dialer's refusal of an address that is not public.
+var errNotPublic = errors.New("httpapi: the address is not public")
+
+// redirectError is CheckRedirect's refusal of a redirect, whose message is
+// the fetcher's own.
+type redirectError struct{ err error }
+
+func (e *redirectError) Error() string { return e.err.Error() }
+func (e *redirectError) Unwrap() error { return e.err }
+
+// doError says why the request for an image failed, in words of the
+// fetcher's own: never the transport's error, which names the addresses
+// that the image's host resolved to (the server's view of the network,
+// which is no business of the client's); the caller names the URL.
+func (f *imageFetcher) doError(err error) error {
+	var redirect *redirectError
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("not fetched within %v", f.cfg.Timeout)
+	case errors.As(err, &redirect):
+		return redirect
+	case errors.Is(err, errNotPublic):
+		return errors.New("its host (or a host it redirects to) is not public")
+	case errors.As(err, &dns):
+		return errors.New("its host (or a host it redirects to) was not found")
+	case errors.As(err, &op) && op.Op == "dial":
+		return errors.New("its host (or a host it redirects to) could not be reached")
+	}
+	return errors.New("the connection to its host failed")
 }
 
 // imageError is the 400 of an image URL that could not be fetched, in the

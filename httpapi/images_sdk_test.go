@@ -22,7 +22,9 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/bitmap/bitmaptest"
 	"github.com/inferkit/inferkit/policy"
+	"github.com/inferkit/inferkit/ratelimit"
 )
 
 // visionServer serves a tiny model with a vision projector (16 tokens an
@@ -209,3 +211,88 @@ func TestRemoteImagesRefused(t *testing.T) {
 		})
 	}
 }
+
+// A refused fetch names the URL the request gave, never an address that
+// its host name resolved to: "localhost" is refused as not public, without
+// 127.0.0.1 or ::1 in the message.
+func TestRemoteImageErrorNamesNoAddress(t *testing.T) {
+	host := imageHost(t)
+	u, err := url.Parse(host.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := openaiSDK(visionServer(t, &httpapi.RemoteImages{}), key)
+	given := "http://localhost:" + u.Port() + "/red.png"
+	_, err = client.Chat.Completions.New(context.Background(), chatWithImage(given))
+	var oe *openai.Error
+	if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Code != "invalid_image_url" {
+		t.Fatalf("%v, want a 400 invalid_image_url", err)
+	}
+	if !strings.Contains(oe.Message, given) || !strings.Contains(oe.Message, "not public") {
+		t.Errorf("message %q does not name %q as not public", oe.Message, given)
+	}
+	for _, addr := range []string{"127.0.0.1", "::1", "[::1]"} {
+		if strings.Contains(oe.Message, addr) {
+			t.Errorf("message %q names the resolved address %s", oe.Message, addr)
+		}
+	}
+}
+
+// An image is decoded only once its request is admitted, in Go: a picture
+// whose header reads but whose pixels do not (a PNG cut after its header,
+// the zlib bomb) is a 429 for a key past its limit, having cost no
+// decoding, and a 400 naming the image for a key within it. The scan bomb
+// is refused from its bytes alone, before admission.
+func TestImageDecodedAfterAdmission(t *testing.T) {
+	m, _ := policy.Model(policy.Core25Mini)
+	m.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3})
+	m.Projector = inferencetest.Projector(t, inferencetest.ProjectorOptions{})
+	models := []catalog.Model{m}
+	keys, err := httpapi.NewTieredKeys(httpapi.APIKey{Key: key, Tier: ratelimit.Tier{Name: "one", Requests: 1}},
+		httpapi.APIKey{Key: otherKey, Tier: policy.Unlimited})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 512},
+		httpapi.Config{Models: models, Keys: keys, Limiter: ratelimit.NewMemory()}, "")
+	ctx := context.Background()
+	limited, unlimited := openaiSDK(base, key), openaiSDK(base, otherKey)
+	plain := chatWithImage("")
+	plain.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hello")}
+	if _, err := limited.Chat.Completions.New(ctx, plain); err != nil { // the minute's one request
+		t.Fatal(err)
+	}
+	status := func(t *testing.T, err error) (int, string) {
+		t.Helper()
+		var oe *openai.Error
+		if !errors.As(err, &oe) {
+			t.Fatalf("%v, want an API error", err)
+		}
+		return oe.StatusCode, oe.Message
+	}
+	for _, tc := range []struct {
+		name, picture, want string
+		limitedStatus       int
+	}{
+		{"header only", dataURLOf(inferencetest.PNG(40, 30, 1)[:33]), "cannot be decoded", 429},
+		{"zlib bomb", dataURLOf(bitmaptest.ZlibBomb(64 << 20)), "too much pixel data", 429},
+		{"scan bomb", "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(
+			bitmaptest.JPEG{Width: 4096, Height: 4096, Scans: 5000, Empty: true}.Bytes()), "more than 10 times over", 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, msg := status(t, firstErr(limited.Chat.Completions.New(ctx, chatWithImage(tc.picture)))); code != tc.limitedStatus {
+				t.Errorf("the key past its limit: %d %q, want %d", code, msg, tc.limitedStatus)
+			}
+			if code, msg := status(t, firstErr(unlimited.Chat.Completions.New(ctx, chatWithImage(tc.picture)))); code != 400 || !strings.Contains(msg, "image 0") || !strings.Contains(msg, tc.want) {
+				t.Errorf("the key within its limit: %d %q, want a 400 saying %q of image 0", code, msg, tc.want)
+			}
+		})
+	}
+	// The engine still reads pictures.
+	if _, err := unlimited.Chat.Completions.New(ctx, chatWithImage(dataURLOf(inferencetest.PNG(40, 30, 1)))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firstErr is the error of a call's two results.
+func firstErr[T any](_ T, err error) error { return err }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/bitmap"
 	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/goengine"
 	"github.com/inferkit/inferkit/internal/grammar"
@@ -42,6 +43,15 @@ type Engine struct {
 	// onSearchTurn, when set (by tests), sees each turn a search loop
 	// prepares after a search.
 	onSearchTurn func(*Prepared)
+	// onDecode, when set (by tests), sees each image as it starts to
+	// decode, holding one of decoders, with the decode's context.
+	onDecode func(context.Context, []byte)
+
+	// decoders holds a token for each image being decoded (decodeImages).
+	decoders chan struct{}
+	// closing is closed by Close, ending the decodes under way.
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	mu     sync.RWMutex
 	closed bool
@@ -93,7 +103,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := checkMemory(cfg); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, names: map[string]*model{}}
+	e := &Engine{cfg: cfg, names: map[string]*model{}, decoders: make(chan struct{}, maxDecoders), closing: make(chan struct{})}
 	if cfg.CacheDir != "" {
 		if e.disk, err = openPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Clock); err != nil {
 			return nil, err
@@ -365,6 +375,8 @@ func (m *model) free() {
 // waits for the runners to finish their current step, and, with a cache
 // directory, for the prompt cache's prefixes to be saved.
 func (e *Engine) Close() error {
+	// Decodes hold the engine (acquire): end them before waiting for it.
+	e.closeOnce.Do(func() { close(e.closing) })
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -444,26 +456,75 @@ func (m *model) promptInputs(req Request, constrained bool) (texts [][]backend.T
 	for _, t := range texts {
 		inputs += len(t)
 	}
-	if images, err = requestImages(req); err != nil {
+	images, headers, err := requestImages(req)
+	if err != nil {
 		return nil, nil, 0, false, err
 	}
-	n, err := m.imageTokens(images)
+	n, err := m.imageTokens(headers)
 	return texts, images, inputs + n, thinking, err
 }
 
-// imageTokens counts the tokens the projector makes of images (with the
-// model's own markers around each), decoding but not encoding them: what
-// Run's encoding adds to the prompt.
-func (m *model) imageTokens(images [][]byte) (int, error) {
+// imageTokens counts the tokens the projector makes of images of these
+// headers (with the model's own markers around each): what Run's
+// encoding adds to the prompt. It decodes no picture: the count depends
+// on an image's size alone (llamacpp.Projector.ImageTokens).
+func (m *model) imageTokens(headers []bitmap.Header) (int, error) {
 	n := 0
-	for i, img := range images {
-		k, err := m.projector.CountTokens(llamacpp.MediaMarker, [][]byte{img})
+	for i, h := range headers {
+		k, err := m.projector.ImageTokens(h.Width, h.Height)
 		if err != nil {
 			return 0, fieldError("Messages", "image %d: %v", i, err)
 		}
 		n += k
 	}
 	return n, nil
+}
+
+// maxDecoders bounds the images that an engine decodes at once, and so
+// the memory they take (see bitmap.MaxDecodeBytes).
+const maxDecoders = 2
+
+// decodeImage decodes image i of a request in Go (bitmap.Decode), holding
+// one of the engine's maxDecoders meanwhile, and not the projector. It
+// stops when ctx ends (with ctx's error) or the engine closes (ErrClosed):
+// Close ends the decodes under way before it waits for the requests that
+// hold the engine. A picture that cannot be decoded fails with an
+// *ImageError.
+func (e *Engine) decodeImage(ctx context.Context, i int, img []byte) (*bitmap.RGB, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-e.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	stopped := func() error {
+		select {
+		case <-e.closing:
+			return ErrClosed
+		default:
+			return context.Cause(ctx)
+		}
+	}
+	select {
+	case e.decoders <- struct{}{}:
+	case <-ctx.Done():
+		return nil, stopped()
+	}
+	defer func() { <-e.decoders }()
+	if e.onDecode != nil {
+		e.onDecode(ctx, img)
+	}
+	rgb, err := bitmap.Decode(ctx, img)
+	switch {
+	case ctx.Err() != nil:
+		return nil, stopped()
+	case err != nil:
+		return nil, &ImageError{Index: i, Reason: imageReason(err)}
+	}
+	return rgb, nil
 }
 
 // acquire returns the model named name, loaded (see hold), and holds the
@@ -771,7 +832,7 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 		return nil, err
 	}
 	defer release()
-	prompt, spans, err := m.promptOf(p, e.cfg.Batch)
+	prompt, spans, err := e.promptOf(ctx, m, p)
 	if err != nil {
 		return nil, err
 	}
@@ -807,25 +868,30 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 	return jobs, nil
 }
 
-// promptOf returns a prepared request's prompt: its tokens, or, with
-// images, its text's tokens and each image encoded in place, as many
-// tokens as Prepare counted.
-func (m *model) promptOf(p *Prepared, batch int) ([]backend.Token, []imageSpan, error) {
+// promptOf returns a prepared request's prompt on m: its tokens, or,
+// with images, its text's tokens and each image decoded and encoded in
+// place (withImages), as many tokens as Prepare counted.
+func (e *Engine) promptOf(ctx context.Context, m *model, p *Prepared) ([]backend.Token, []imageSpan, error) {
 	if len(p.plan.images) == 0 {
 		return p.plan.prompt, nil, nil
 	}
-	prompt, spans, err := m.withImages(p.plan.texts, p.plan.images, batch)
-	var ie *ImageError
-	if errors.As(err, &ie) {
-		return nil, nil, fieldError("Messages", "image %d: %s", ie.Index, ie.Reason)
-	}
+	prompt, spans, err := e.withImages(ctx, m, p.plan.texts, p.plan.images)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, messagesImageError(err)
 	}
 	if len(prompt) != p.InputTokens {
 		return nil, nil, fmt.Errorf("inference: the images made a prompt of %d tokens, %d were counted", len(prompt), p.InputTokens)
 	}
 	return prompt, spans, nil
+}
+
+// messagesImageError is err, an *ImageError about the images of a
+// request's messages, as the field error that names them.
+func messagesImageError(err error) error {
+	if ie, ok := errors.AsType[*ImageError](err); ok {
+		return fieldError("Messages", "image %d: %s", ie.Index, ie.Reason)
+	}
+	return err
 }
 
 // work makes the work of choice i of a prepared request, whose prompt

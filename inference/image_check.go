@@ -1,49 +1,40 @@
 package inference
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"image"
-	_ "image/gif" // image.DecodeConfig reads GIF, JPEG and PNG
-	_ "image/jpeg"
-	_ "image/png"
+	"strings"
+
+	"github.com/inferkit/inferkit/internal/bitmap"
 )
 
-// MaxImageSide is the most pixels an image may have on either side. A
-// picture is decoded in full before the projector shrinks it, so this
-// bounds the memory one image takes (48 MiB at most).
-const MaxImageSide = 4096
+// MaxImageSide is the most pixels an image may have on either side. An
+// image is checked from its bytes when a request is prepared, decoding no
+// pixel, and decoded in Go when it runs, after admission, within the
+// bounds that the README's images section states (a JPEG's scans, the
+// decoder's memory); no C image decoder reads a request's bytes.
+const MaxImageSide = bitmap.MaxSide
 
-// checkImage reads an image's header: it must be a PNG, JPEG or GIF within
-// MaxImageSide. Only then is it decoded, by llama.cpp.
-func checkImage(img []byte) error {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(img))
-	switch {
-	case errors.Is(err, image.ErrFormat):
-		return errors.New("is not a PNG, JPEG or GIF picture")
-	case err != nil:
-		return fmt.Errorf("is not a readable %s picture: %v", format, err)
-	case cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > MaxImageSide || cfg.Height > MaxImageSide:
-		return fmt.Errorf("is %d×%d pixels; at most %d a side", cfg.Width, cfg.Height, MaxImageSide)
-	}
-	return nil
-}
+// imageReason is what a bitmap error says, without the package's name,
+// for an error that names the image.
+func imageReason(err error) string { return strings.TrimPrefix(err.Error(), "bitmap: ") }
 
 // requestImages returns the images of req's messages, in order, each
-// checked to be a picture the projector can read.
-func requestImages(req Request) ([][]byte, error) {
+// checked (bitmap.Check) to be a picture the engine decodes within its
+// bounds, and their headers.
+func requestImages(req Request) ([][]byte, []bitmap.Header, error) {
 	var images [][]byte
+	var headers []bitmap.Header
 	for i, m := range req.Messages {
 		for _, p := range m.Content {
 			if p.Image == nil {
 				continue
 			}
-			if err := checkImage(p.Image); err != nil {
-				return nil, fieldError(fmt.Sprintf("Messages[%d]", i), "image %d: %v", len(images), err)
+			h, err := bitmap.Check(p.Image)
+			if err != nil {
+				return nil, nil, fieldError(fmt.Sprintf("Messages[%d]", i), "image %d: %s", len(images), imageReason(err))
 			}
-			images = append(images, p.Image)
+			images, headers = append(images, p.Image), append(headers, h)
 		}
 	}
-	return images, nil
+	return images, headers, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/bitmap"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
@@ -119,8 +120,8 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 			return nil, fieldError("Images", "%d images for %d image markers in Prefix", len(req.Images), len(texts)-1)
 		}
 		for i, img := range req.Images {
-			if err := checkImage(img); err != nil {
-				return nil, &ImageError{Index: i, Reason: err.Error()}
+			if _, err := bitmap.Check(img); err != nil {
+				return nil, &ImageError{Index: i, Reason: imageReason(err)}
 			}
 		}
 		for i, text := range texts {
@@ -190,7 +191,7 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 		return nil, err
 	}
 	defer release()
-	prefix, images, err := m.withImages(p.plan.texts, p.Request.Images, e.cfg.Batch)
+	prefix, images, err := e.withImages(ctx, m, p.plan.texts, p.Request.Images)
 	if err != nil {
 		return nil, err
 	}
@@ -216,12 +217,15 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 	return w, nil
 }
 
-// withImages puts a prompt together: its text's tokens (texts, one more
-// than images), and each image encoded in place, its tokens standing in
-// the prompt as imageTokens and its embeddings in the returned spans.
-// batch is the most tokens one decode takes. Only each image, alone, goes
-// through the projector (which adds the model's own markers around it).
-func (m *model) withImages(texts [][]backend.Token, images [][]byte, batch int) ([]backend.Token, []imageSpan, error) {
+// withImages puts a prompt together on m: its text's tokens (texts, one
+// more than images), and each image decoded (decodeImage) and encoded in
+// place, its tokens standing in the prompt as imageTokens (of its bytes)
+// and its embeddings in the returned spans. Only each image, alone, goes
+// through the projector (which adds the model's own markers around it),
+// and is dropped once encoded: a request's pictures are decoded one at a
+// time. The projector is locked to encode only.
+func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Token, images [][]byte) ([]backend.Token, []imageSpan, error) {
+	batch := e.cfg.Batch
 	var prefix []backend.Token
 	var spans []imageSpan
 	for i, toks := range texts {
@@ -229,7 +233,11 @@ func (m *model) withImages(texts [][]backend.Token, images [][]byte, batch int) 
 		if i == len(images) {
 			break
 		}
-		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, images[i:i+1])
+		pixels, err := e.decodeImage(ctx, i, images[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, []*bitmap.RGB{pixels})
 		if ie, ok := errors.AsType[*llamacpp.ImageError](err); ok {
 			return nil, nil, &ImageError{Index: i, Reason: ie.Err.Error()}
 		}

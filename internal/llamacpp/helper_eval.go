@@ -18,7 +18,9 @@ import (
 // llama.cpp's own mtmd helper does (mtmd_helper_eval_chunks: positions,
 // M-RoPE grids, causal switching and all), asking for the logits of the
 // last token (Logits(-1)). It is the reference that tests hold the
-// engine's way of decoding images against; the engine does not use it.
+// engine's way of decoding images against, pictures decoded by llama.cpp's
+// own decoder (stb_image) included; the engine does not use it, and no
+// request's bytes reach it.
 func EvalWithHelper(p *Projector, ctx *Context, text string, images [][]byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -28,7 +30,7 @@ func EvalWithHelper(p *Projector, ctx *Context, text string, images [][]byte) er
 		bitmaps[i] = C.mtmd_helper_bitmap_init_from_buf(p.c, (*C.uchar)(buf), C.size_t(len(img)))
 		C.free(buf)
 		if bitmaps[i] == nil {
-			return &ImageError{i, ErrImageFormat}
+			return &ImageError{i, errors.New("llama.cpp's decoder cannot read it")}
 		}
 		defer C.mtmd_bitmap_free(bitmaps[i])
 	}

@@ -14,6 +14,8 @@ import (
 	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/inferkit/inferkit/internal/bitmap"
 )
 
 // MediaMarker is the text that stands for one image in the text given to
@@ -29,7 +31,13 @@ type Projector struct {
 	c         *C.struct_mtmd_context
 	model     *Model
 	nonCausal bool
+	// counts are ImageTokens' answers by image size, at most maxCounts.
+	counts map[[2]int]int
 }
+
+// maxCounts bounds the image sizes whose token counts a Projector keeps;
+// past it, the counts are forgotten and worked out again.
+const maxCounts = 4096
 
 // LoadProjector loads the projector at path for m, encoding with the given
 // number of CPU threads (0: llama.cpp's choice).
@@ -114,24 +122,68 @@ type ImageError struct {
 func (e *ImageError) Error() string { return fmt.Sprintf("image %d: %v", e.Index, e.Err) }
 func (e *ImageError) Unwrap() error { return e.Err }
 
-// ErrImageFormat means an image's bytes are no picture that llama.cpp
-// decodes (PNG, JPEG, GIF, BMP and a few more).
-var ErrImageFormat = errors.New("not a readable image")
+// ErrImageFormat means that an image given to Tokenize is no RGB of the
+// size it says.
+var ErrImageFormat = errors.New("not a well-formed RGB image")
 
 // Tokenize splits text at each MediaMarker, tokenizes the text between
 // (special-token text parsed, no BOS added) and encodes the images, the
-// i-th for the i-th marker. The model's own markers around an image (such
-// as Gemma's <start_of_image>) become text tokens. An image that cannot be
-// decoded fails with an *ImageError.
-func (p *Projector) Tokenize(text string, images [][]byte) ([]Chunk, error) {
-	return p.tokenize(text, images, true)
+// i-th for the i-th marker. The images are decoded already
+// (bitmap.Decode): no request's bytes reach llama.cpp's image decoder.
+// The model's own markers around an image (such as Gemma's
+// <start_of_image>) become text tokens. An image that is no well-formed
+// RGB fails with an *ImageError.
+func (p *Projector) Tokenize(text string, images []*bitmap.RGB) ([]Chunk, error) {
+	for i, img := range images {
+		if img == nil || img.Width <= 0 || img.Height <= 0 || len(img.Pix) != 3*img.Width*img.Height {
+			return nil, &ImageError{i, ErrImageFormat}
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.c == nil {
+		return nil, errors.New("llamacpp: projector closed")
+	}
+	bitmaps := make([]*C.mtmd_bitmap, len(images))
+	defer freeBitmaps(bitmaps)
+	for i, img := range images {
+		// mtmd copies the pixels; the Go memory holds no pointers.
+		bitmaps[i] = C.mtmd_bitmap_init(C.uint32_t(img.Width), C.uint32_t(img.Height), (*C.uchar)(unsafe.Pointer(&img.Pix[0])))
+	}
+	return p.tokenize(text, bitmaps, true)
 }
 
-// CountTokens returns the number of tokens that Tokenize makes of text
-// and images (text tokens and image tokens together), without encoding
-// the images: it decodes and preprocesses them only.
-func (p *Projector) CountTokens(text string, images [][]byte) (int, error) {
-	chunks, err := p.tokenize(text, images, false)
+// ImageTokens returns the number of tokens that Tokenize makes of
+// MediaMarker and one image of width×height pixels: the image's and
+// those of the model's own markers around it. It depends on the size
+// alone, so no picture is decoded: it is worked out, the first time for a
+// size, on a blank image of that size, which the projector preprocesses
+// but does not encode.
+func (p *Projector) ImageTokens(width, height int) (int, error) {
+	if width <= 0 || height <= 0 || width > bitmap.MaxSide || height > bitmap.MaxSide {
+		return 0, fmt.Errorf("llamacpp: an image of %d×%d pixels; at most %d a side", width, height, bitmap.MaxSide)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.c == nil {
+		return 0, errors.New("llamacpp: projector closed")
+	}
+	size := [2]int{width, height}
+	if n, ok := p.counts[size]; ok {
+		return n, nil
+	}
+	blank := C.calloc(C.size_t(3*width*height), 1) // pages the kernel maps lazily, as zeros
+	if blank == nil {
+		return 0, errors.New("llamacpp: no memory for a blank image")
+	}
+	b := C.mtmd_bitmap_init(C.uint32_t(width), C.uint32_t(height), (*C.uchar)(blank))
+	C.free(blank)
+	bitmaps := []*C.mtmd_bitmap{b}
+	defer freeBitmaps(bitmaps)
+	chunks, err := p.tokenize(MediaMarker, bitmaps, false)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	for _, c := range chunks {
 		n += len(c.Tokens)
@@ -139,36 +191,26 @@ func (p *Projector) CountTokens(text string, images [][]byte) (int, error) {
 			n += c.Image.Positions // set to the token count when not encoded
 		}
 	}
-	return n, err
+	if p.counts == nil || len(p.counts) >= maxCounts {
+		p.counts = map[[2]int]int{}
+	}
+	p.counts[size] = n
+	return n, nil
 }
 
-// tokenize is Tokenize, whose image chunks, unless encode is set, hold no
-// values and their token count in Positions.
-func (p *Projector) tokenize(text string, images [][]byte, encode bool) ([]Chunk, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.c == nil {
-		return nil, errors.New("llamacpp: projector closed")
-	}
-	bitmaps := make([]*C.mtmd_bitmap, len(images))
-	defer func() {
-		for _, b := range bitmaps {
-			if b != nil {
-				C.mtmd_bitmap_free(b)
-			}
-		}
-	}()
-	for i, img := range images {
-		if len(img) == 0 {
-			return nil, &ImageError{i, ErrImageFormat}
-		}
-		buf := C.CBytes(img)
-		bitmaps[i] = C.mtmd_helper_bitmap_init_from_buf(p.c, (*C.uchar)(buf), C.size_t(len(img)))
-		C.free(buf)
-		if bitmaps[i] == nil {
-			return nil, &ImageError{i, ErrImageFormat}
+// freeBitmaps frees the bitmaps that are not nil.
+func freeBitmaps(bitmaps []*C.mtmd_bitmap) {
+	for _, b := range bitmaps {
+		if b != nil {
+			C.mtmd_bitmap_free(b)
 		}
 	}
+}
+
+// tokenize is Tokenize of bitmaps made already, whose image chunks,
+// unless encode is set, hold no values and their token count in
+// Positions. The caller holds p.mu, and p is open.
+func (p *Projector) tokenize(text string, bitmaps []*C.mtmd_bitmap, encode bool) ([]Chunk, error) {
 	ctext := C.CString(text)
 	defer C.free(unsafe.Pointer(ctext))
 	input := C.mtmd_input_text{text: ctext, add_special: false, parse_special: true}
@@ -183,7 +225,7 @@ func (p *Projector) tokenize(text string, images [][]byte, encode bool) ([]Chunk
 	switch rc := C.mtmd_tokenize(p.c, chunks, &input, bp, C.size_t(len(bitmaps))); rc {
 	case 0:
 	case 1:
-		return nil, fmt.Errorf("llamacpp: %d images for the markers of the text", len(images))
+		return nil, fmt.Errorf("llamacpp: %d images for the markers of the text", len(bitmaps))
 	default:
 		return nil, fmt.Errorf("llamacpp: preparing the images failed (code %d)", int(rc))
 	}

@@ -1,11 +1,27 @@
 package llamacpp
 
 import (
+	"context"
 	"math"
 	"testing"
 
+	"github.com/inferkit/inferkit/internal/bitmap"
 	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
+
+// decodeAll decodes pictures for Tokenize.
+func decodeAll(t *testing.T, pictures [][]byte) []*bitmap.RGB {
+	t.Helper()
+	var out []*bitmap.RGB
+	for _, pic := range pictures {
+		img, err := bitmap.Decode(context.Background(), pic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, img)
+	}
+	return out
+}
 
 // decodeChunks decodes what Projector.Tokenize made of a prompt on
 // sequence 0 of ctx, as the engine does: text in token batches, each image
@@ -92,7 +108,7 @@ func TestProjectorMatchesHelper(t *testing.T) {
 			}
 			ctx := newContext()
 			defer ctx.Close()
-			chunks, err := p.Tokenize(text, images)
+			chunks, err := p.Tokenize(text, decodeAll(t, images))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,5 +146,57 @@ func TestProjectorMRoPEMismatch(t *testing.T) {
 			t.Errorf("%s projector on a %s model: loaded", tc.projector.Type, tc.model.Arch)
 		}
 		m.Close()
+	}
+}
+
+// ImageTokens counts, from an image's size alone, the tokens that Tokenize
+// makes of the marker and an image of that size, for each kind of
+// projector (Qwen2-VL's count depends on the size), and refuses a size
+// past bitmap.MaxSide or an RGB that is not of its size.
+func TestProjectorImageTokens(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		model     inferencetest.Options
+		projector inferencetest.ProjectorOptions
+	}{
+		{"llava", inferencetest.Options{}, inferencetest.ProjectorOptions{}},
+		{"gemma3", inferencetest.Options{Arch: "gemma3"}, inferencetest.ProjectorOptions{Type: "gemma3"}},
+		{"qwen2vl", inferencetest.Options{Arch: "qwen2vl"}, inferencetest.ProjectorOptions{Type: "qwen2vl"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := LoadModel(inferencetest.Model(t, tc.model), ModelParams{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			p, err := LoadProjector(inferencetest.Projector(t, tc.projector), m, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			for _, size := range [][2]int{{40, 30}, {24, 36}, {300, 20}, {40, 30}} {
+				img := &bitmap.RGB{Width: size[0], Height: size[1], Pix: make([]byte, 3*size[0]*size[1])}
+				chunks, err := p.Tokenize(MediaMarker, []*bitmap.RGB{img})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := 0
+				for _, c := range chunks {
+					want += len(c.Tokens)
+					if c.Image != nil {
+						want += c.Image.Tokens()
+					}
+				}
+				if got, err := p.ImageTokens(size[0], size[1]); err != nil || got != want {
+					t.Errorf("%v: ImageTokens %d, %v; Tokenize made %d", size, got, err, want)
+				}
+			}
+			if _, err := p.ImageTokens(bitmap.MaxSide+1, 1); err == nil {
+				t.Error("ImageTokens of a side past MaxSide: no error")
+			}
+			if _, err := p.Tokenize(MediaMarker, []*bitmap.RGB{{Width: 2, Height: 2, Pix: make([]byte, 11)}}); err == nil {
+				t.Error("Tokenize of an RGB shorter than its size: no error")
+			}
+		})
 	}
 }
