@@ -442,9 +442,14 @@ func (r *runner) restore(s *slot, w *work, have, limit int) int {
 	if r.disk == nil || len(w.images) > 0 || limit < have+restoreGain {
 		return -1 // nothing, or nothing longer than memory's, can come
 	}
+	// The most a state can take for this context bounds what is read.
+	most := backend.SequenceStateLimit(r.ctx)
+	if most <= 0 {
+		return -1
+	}
 	// An entry longer than the prompt takes free cells for a moment:
 	// where there are too few, llama.cpp refuses it. One that fails its
-	// check is removed, and the next best tried.
+	// check is removed (and said so), and the next best tried.
 	var e *storedPrefix
 	var n int
 	var state []byte
@@ -453,14 +458,20 @@ func (r *runner) restore(s *slot, w *work, have, limit int) int {
 			return -1
 		}
 		var err error
-		if state, err = r.disk.load(e); err == nil {
+		if state, err = r.disk.load(e, most); err == nil {
 			break
 		}
-		r.log.Warn("inference: a saved prompt prefix failed its check and was removed", "path", e.path, "err", err)
 	}
 	s.cache = s.cache[:0]
 	if err := r.ctx.SetSequenceState(s.seq, state); err != nil {
-		r.log.Warn("inference: restoring a saved prompt prefix", "path", e.path, "err", err)
+		// A state that the backend refuses as not its model's (bit rot
+		// under a sound checksum, another program's file) is removed;
+		// another refusal (no free cells now) keeps the entry.
+		if errors.Is(err, backend.ErrBadState) {
+			r.disk.reject(e.path, err)
+		} else {
+			r.log.Warn("inference: restoring a saved prompt prefix", "path", e.path, "err", err)
+		}
 		return 0
 	}
 	if !r.ctx.RemoveTokens(s.seq, n, -1) || r.ctx.MaxPos(s.seq) != n-1 {

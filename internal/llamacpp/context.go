@@ -395,7 +395,7 @@ func LogSumExp(logits []float32) float64 {
 // It grows with the tokens in the sequence and shrinks with a quantized
 // cache type.
 func (c *Context) SequenceStateSize(seq int) int {
-	if !c.validSeq(seq) {
+	if !c.validSeq(seq) || c.SequenceStateLimit() == 0 {
 		return 0
 	}
 	return int(C.llama_state_seq_get_size(c.c, C.llama_seq_id(seq)))
@@ -408,6 +408,10 @@ func (c *Context) SequenceStateSize(seq int) int {
 func (c *Context) SequenceState(seq int) ([]byte, error) {
 	if !c.validSeq(seq) {
 		return nil, fmt.Errorf("llamacpp: sequence %d of %d", seq, c.nSeq)
+	}
+	if c.SequenceStateLimit() == 0 {
+		// Nothing could restore it (see stateLayout.posPerEmbd).
+		return nil, c.noStates()
 	}
 	n := int(C.llama_state_seq_get_size(c.c, C.llama_seq_id(seq)))
 	if n == 0 {
@@ -428,6 +432,15 @@ func (c *Context) SequenceStateLimit() int64 {
 		return 0
 	}
 	return c.layout.maxSize()
+}
+
+// noStates is the error of SequenceState on a context whose states
+// SetSequenceState would refuse.
+func (c *Context) noStates() error {
+	if c.layout == nil {
+		return c.layoutErr
+	}
+	return backend.Unsupported("llamacpp", fmt.Sprintf("sequence states of a model with %d positions per token (llama.cpp restores them reading past a buffer)", c.layout.posPerEmbd))
 }
 
 // CheckSequenceState reports whether state is one that SequenceState of

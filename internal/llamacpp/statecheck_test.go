@@ -91,13 +91,28 @@ func TestSequenceStateCheckAcceptsRealStates(t *testing.T) {
 }
 
 // A model with M-RoPE (several positions per token): llama.cpp restores
-// its states reading past the end of a buffer, so none is restored.
+// its states reading past the end of a buffer, so none is saved or
+// restored.
 func TestSequenceStateCheckRefusesMRoPE(t *testing.T) {
-	f := newStateFixture(t, inferencetest.Options{Arch: "qwen2vl"}, llamacpp.ContextParams{Context: 64, Sequences: 2, Threads: 1}, 4)
-	if f.ctx.SequenceStateLimit() != 0 {
-		t.Errorf("SequenceStateLimit %d, want 0", f.ctx.SequenceStateLimit())
+	f := newStateFixture(t, inferencetest.Options{}, llamacpp.ContextParams{Context: 64, Sequences: 2, Threads: 1}, 0)
+	m, err := llamacpp.LoadModel(inferencetest.Model(t, inferencetest.Options{Arch: "qwen2vl"}), llamacpp.ModelParams{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := f.ctx.SetSequenceState(1, f.state); !errors.Is(err, backend.ErrBadState) {
+	defer m.Close()
+	ctx, err := llamacpp.NewContext(m, llamacpp.ContextParams{Context: 64, Sequences: 2, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	decodeAt(t, ctx, []llamacpp.Token{10, 11, 12}, 0, 0)
+	if ctx.SequenceStateLimit() != 0 || ctx.SequenceStateSize(0) != 0 {
+		t.Errorf("SequenceStateLimit %d, SequenceStateSize %d, want 0", ctx.SequenceStateLimit(), ctx.SequenceStateSize(0))
+	}
+	if _, err := ctx.SequenceState(0); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("SequenceState: %v, want ErrUnsupported", err)
+	}
+	if err := ctx.SetSequenceState(1, f.state); !errors.Is(err, backend.ErrBadState) {
 		t.Errorf("SetSequenceState: %v, want ErrBadState", err)
 	}
 }
@@ -182,4 +197,32 @@ func FuzzSequenceState(f *testing.F) {
 		}
 		fx.ctx.ClearSequence(1)
 	})
+}
+
+// Every 32-bit field of a real state set to each of a few telling values,
+// one at a time: llama.cpp restores what the check lets through without
+// aborting, and nothing past the context.
+func TestSequenceStateMutations(t *testing.T) {
+	fx := newStateFixture(t, inferencetest.Options{Layers: 1, Embd: 32, Heads: 2, KVHeads: 1}, llamacpp.ContextParams{Context: 32, Sequences: 2, Threads: 1}, 3)
+	accepted := 0
+	for off := 0; off+4 <= len(fx.state); off++ {
+		orig := binary.LittleEndian.Uint32(fx.state[off:])
+		for _, v := range []uint32{0, 1, 2, orig + 1, orig - 1, 1 << 20, 0x7fffffff, 0xffffffff} {
+			if v == orig {
+				continue
+			}
+			state := put32(fx.state, off, v)
+			err := fx.ctx.SetSequenceState(1, state)
+			if err == nil {
+				accepted++
+				if fx.ctx.MaxPos(1) >= fx.ctx.Size() {
+					t.Errorf("offset %d = %#x: restored a position %d past the context", off, v, fx.ctx.MaxPos(1))
+				}
+			}
+			fx.ctx.ClearSequence(1)
+		}
+	}
+	if accepted == 0 {
+		t.Error("no change was accepted: the keys' and values' bytes are not checked, and should pass")
+	}
 }
