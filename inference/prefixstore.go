@@ -32,8 +32,15 @@ import (
 //
 // Little-endian throughout. A file is written under a temporary name,
 // synced and renamed, so that a crash mid-write leaves a temporary file
-// that is never read; an entry is checked whole (sizes, key, tokens,
-// checksum) before its state is used, and dropped when it fails.
+// that is never read. The store trusts nothing it reads (bit rot, a
+// half-copied backup, another program's file): it opens only regular
+// files, without blocking or following links (openEntry), so that a FIFO
+// under an entry's name cannot stall start-up or the runner; it checks
+// an entry whole (sizes, key, tokens, checksum), and the state's length
+// against the most the model's context can hold before it reads the
+// state; the backend then checks the state itself before it uses it
+// (backend.ErrBadState). An entry that fails any of these is removed and
+// said so once at Warn (reject).
 //
 // The store is bounded in bytes and forgets the least recently used
 // entries first. It is safe for concurrent use; one process should use a
