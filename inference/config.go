@@ -110,9 +110,18 @@ type Config struct {
 	// from memory, when a request decodes a prompt of 1,024 tokens or
 	// more, and when the engine closes or unloads the model with it
 	// cached. Entries are keyed by the model file and the KV cache types,
-	// written atomically and checked (a CRC-32C) before use. Requests
-	// that ask for log-probabilities, and prompts with images, neither
-	// save nor restore. One engine should use a directory at a time.
+	// written atomically and checked before use: only regular files are
+	// read (opened without blocking and without following links, so a
+	// FIFO or a device under an entry's name is refused at once), a
+	// state no larger than the model's context can hold, a CRC-32C, and
+	// the state itself, field by field, against the model's layers and
+	// the context's cells before llama.cpp reads it. An entry that fails
+	// is removed and logged once at Warn; the request is served as if
+	// it were not there. Requests that ask for log-probabilities, and
+	// prompts with images, neither save nor restore; nor do models with
+	// several positions per token (M-RoPE, such as Qwen2-VL), whose
+	// states llama.cpp cannot restore safely. One engine should use a
+	// directory at a time.
 	CacheDir string
 	// CacheBytes bounds the bytes of the files under CacheDir; the least
 	// recently used entries go first. Default 4 GiB.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -31,8 +32,15 @@ import (
 //
 // Little-endian throughout. A file is written under a temporary name,
 // synced and renamed, so that a crash mid-write leaves a temporary file
-// that is never read; an entry is checked whole (sizes, key, tokens,
-// checksum) before its state is used, and dropped when it fails.
+// that is never read. The store trusts nothing it reads (bit rot, a
+// half-copied backup, another program's file): it opens only regular
+// files, without blocking or following links (openEntry), so that a FIFO
+// under an entry's name cannot stall start-up or the runner; it checks
+// an entry whole (sizes, key, tokens, checksum), and the state's length
+// against the most the model's context can hold before it reads the
+// state; the backend then checks the state itself before it uses it
+// (backend.ErrBadState). An entry that fails any of these is removed and
+// said so once at Warn (reject).
 //
 // The store is bounded in bytes and forgets the least recently used
 // entries first. It is safe for concurrent use; one process should use a
@@ -106,8 +114,7 @@ func openPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.
 			case strings.HasSuffix(f.Name(), ".kv"):
 				e, err := readPrefixHeader(path, k.Name())
 				if err != nil {
-					log.Warn("inference: removing a damaged prompt cache entry", "path", path, "err", err)
-					os.Remove(path)
+					s.reject(path, err)
 					continue
 				}
 				s.entries[path] = e
@@ -124,23 +131,20 @@ func openPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.
 // readPrefixHeader reads an entry's header and tokens, and checks that the
 // file is as long as they say.
 func readPrefixHeader(path, key string) (*storedPrefix, error) {
-	e, _, err := readEntry(path, key, false)
+	e, _, err := readEntry(path, key, -1)
 	return e, err
 }
 
 // readEntry reads the entry in the file at path: its header and tokens,
-// checking that the file is as long as they say, and, with state, its
-// state, checking the checksum.
-func readEntry(path, key string, state bool) (*storedPrefix, []byte, error) {
-	f, err := os.Open(path)
+// checking that the file is a regular one (openEntry) as long as they
+// say, and, with maxState 0 or more, its state, checking that it takes at
+// most maxState bytes before it reads it, and then the checksum.
+func readEntry(path, key string, maxState int64) (*storedPrefix, []byte, error) {
+	f, info, err := openEntry(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
 	// The checksum sees exactly what the header, tokens and state take.
 	crc := crc32.New(castagnoli)
 	br := bufio.NewReaderSize(f, 1<<16)
@@ -153,8 +157,11 @@ func readEntry(path, key string, state bool) (*storedPrefix, []byte, error) {
 		return nil, nil, fmt.Errorf("%d bytes, the header says %d", info.Size(), want)
 	}
 	e := &storedPrefix{key: key, path: path, tokens: tokens, size: info.Size(), used: info.ModTime()}
-	if !state {
+	if maxState < 0 {
 		return e, nil, nil
+	}
+	if stateLen > maxState {
+		return nil, nil, fmt.Errorf("a state of %d bytes, more than this model's context holds (%d)", stateLen, maxState)
 	}
 	data := make([]byte, stateLen)
 	if _, err := io.ReadFull(r, data); err != nil {
@@ -264,23 +271,43 @@ func (s *prefixStore) covered(key string, tokens []int32, partial bool) bool {
 	return false
 }
 
-// load reads and checks e's file and returns its state. An entry that
-// fails the check is removed.
-func (s *prefixStore) load(e *storedPrefix) ([]byte, error) {
-	state, err := s.read(e)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// load reads and checks e's file and returns its state, of at most
+// maxState bytes (what the model's context can hold), which it checks
+// before it reads the state. An entry that fails the check is removed,
+// and said so once (reject).
+func (s *prefixStore) load(e *storedPrefix, maxState int64) ([]byte, error) {
+	state, err := s.read(e, maxState)
 	if err != nil {
-		s.drop(e)
+		s.reject(e.path, err)
 		return nil, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	e.used = s.now()
 	os.Chtimes(e.path, e.used, e.used) // the LRU order outlives the process
 	return state, nil
 }
 
-func (s *prefixStore) read(e *storedPrefix) ([]byte, error) {
-	got, state, err := readEntry(e.path, e.key, true)
+// reject forgets the entry at path and removes its file (only that name:
+// a symbolic link, not what it names; a directory only when empty),
+// saying so at Warn with why. An entry is indexed once, so this is said
+// once for it.
+func (s *prefixStore) reject(path string, why error) {
+	s.mu.Lock()
+	if e := s.entries[path]; e != nil {
+		delete(s.entries, path)
+		s.bytes -= e.size
+	}
+	s.mu.Unlock()
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("inference: a prompt cache entry failed its check and could not be removed", "path", path, "why", why, "err", err)
+		return
+	}
+	s.log.Warn("inference: a prompt cache entry failed its check and was removed", "path", path, "why", why)
+}
+
+func (s *prefixStore) read(e *storedPrefix, maxState int64) ([]byte, error) {
+	got, state, err := readEntry(e.path, e.key, max(0, maxState))
 	if err != nil {
 		return nil, err
 	}

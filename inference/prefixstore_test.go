@@ -32,7 +32,7 @@ func TestPrefixStoreLRU(t *testing.T) {
 	if e, _ := s.longest("k", []int32{1, 2, 3, 9}, 10, 2, true); e != nil {
 		t.Error("an entry longer than a sequence holds matched")
 	}
-	if _, err := s.load(s.entryOf(a)); err != nil { // a is now the most recently used
+	if _, err := s.load(s.entryOf(a), 1<<20); err != nil { // a is now the most recently used
 		t.Fatal(err)
 	}
 	now = now.Add(time.Second)

@@ -436,32 +436,48 @@ const restoreGain = 32
 // restore puts into s's sequence the saved prefix that shares the most of
 // w's prompt, up to limit tokens, when that is restoreGain more than have,
 // what memory gives. It returns the tokens restored, which s.cache holds,
-// or -1 when it left the slot as it was. An entry that fails its checks
-// or that llama.cpp refuses leaves the sequence empty: 0.
+// or -1 when it left the slot as it was. A state that the backend
+// refuses leaves the sequence empty: 0 (then w is prefilled cold).
 func (r *runner) restore(s *slot, w *work, have, limit int) int {
 	if r.disk == nil || len(w.images) > 0 || limit < have+restoreGain {
 		return -1 // nothing, or nothing longer than memory's, can come
 	}
+	// The most a state can take for this context bounds what is read.
+	most := backend.SequenceStateLimit(r.ctx)
+	if most <= 0 {
+		return -1
+	}
 	// An entry longer than the prompt takes free cells for a moment:
-	// where there are too few, llama.cpp refuses it. One that fails its
-	// check is removed, and the next best tried.
+	// where there are too few, the backend refuses it, and the entry is
+	// kept. One that fails the store's check (its file, its checksum) or
+	// whose state the backend refuses as not its model's (bit rot under
+	// a sound checksum, another program's file) is removed, said so once,
+	// and the next best tried; each try removes one, so this ends.
 	var e *storedPrefix
 	var n int
-	var state []byte
+	tried := false // a refused state has emptied the sequence
 	for {
 		if e, n = r.disk.longest(r.diskKey, w.prompt, limit, r.perSeq, r.share); e == nil || n < have+restoreGain {
+			if tried {
+				return 0
+			}
 			return -1
 		}
-		var err error
-		if state, err = r.disk.load(e); err == nil {
+		state, err := r.disk.load(e, most)
+		if err != nil {
+			continue
+		}
+		tried = true
+		s.cache = s.cache[:0]
+		err = r.ctx.SetSequenceState(s.seq, state)
+		if err == nil {
 			break
 		}
-		r.log.Warn("inference: a saved prompt prefix failed its check and was removed", "path", e.path, "err", err)
-	}
-	s.cache = s.cache[:0]
-	if err := r.ctx.SetSequenceState(s.seq, state); err != nil {
-		r.log.Warn("inference: restoring a saved prompt prefix", "path", e.path, "err", err)
-		return 0
+		if !errors.Is(err, backend.ErrBadState) {
+			r.log.Warn("inference: restoring a saved prompt prefix", "path", e.path, "err", err)
+			return 0
+		}
+		r.disk.reject(e.path, err)
 	}
 	if !r.ctx.RemoveTokens(s.seq, n, -1) || r.ctx.MaxPos(s.seq) != n-1 {
 		r.ctx.ClearSequence(s.seq)

@@ -45,6 +45,15 @@ var ErrTooManyTokens = errors.New("more tokens than the limit")
 // capability, when a backend cannot do what was asked of it.
 var ErrUnsupported = errors.New("not supported by this backend")
 
+// ErrBadState is returned, wrapped in an error that names the field, by
+// Context.SetSequenceState for a state that is not one the context's
+// model and settings could have written: damaged, cut short, another
+// model's, or another program's bytes. The state is refused before the
+// backend's own code reads it; a caller that keeps states on disk removes
+// one refused so. Another error (no free cells for now) says nothing
+// about the state.
+var ErrBadState = errors.New("not a sequence state of this model")
+
 // Model is a loaded model. Its methods are safe for concurrent use; the
 // owner calls Close once every Context, Sampler and Grammar made from it
 // is closed.
@@ -148,7 +157,9 @@ type Context interface {
 
 	// SequenceStateSize, SequenceState and SetSequenceState save and
 	// restore one sequence's memory. A backend that cannot returns 0 and
-	// errors wrapping ErrUnsupported.
+	// errors wrapping ErrUnsupported. SetSequenceState checks the state
+	// before it uses it, and refuses one it could not have written with
+	// an error wrapping ErrBadState; it never crashes on one.
 	SequenceStateSize(seq int) int
 	SequenceState(seq int) ([]byte, error)
 	SetSequenceState(seq int, state []byte) error
@@ -184,6 +195,18 @@ type Sampler interface {
 // concurrent use; its owner must call Close.
 type Grammar interface {
 	Close()
+}
+
+// SequenceStateLimit returns the most bytes a state that ctx's
+// SetSequenceState accepts can take (a sequence holding every cell it
+// may), so that a caller reading a stored state can refuse a longer one
+// before it allocates for it; 0 when ctx cannot restore a state. A
+// Context reports it through a method SequenceStateLimit() int64.
+func SequenceStateLimit(ctx Context) int64 {
+	if l, ok := ctx.(interface{ SequenceStateLimit() int64 }); ok {
+		return l.SequenceStateLimit()
+	}
+	return 0
 }
 
 // Unsupported returns an error wrapping ErrUnsupported that names what

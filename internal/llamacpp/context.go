@@ -71,6 +71,11 @@ type Context struct {
 	// last holds, after Encode with PoolingLast, the batch index of each
 	// sequence's last token, or -1.
 	last []int
+	// layout is what this context's sequence states hold, which
+	// SetSequenceState checks a state against; nil, with layoutErr,
+	// when it could not be read.
+	layout    *stateLayout
+	layoutErr error
 }
 
 // NewContext creates a context over m. A quantized value cache needs
@@ -145,7 +150,7 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 	if c == nil {
 		return nil, fmt.Errorf("llamacpp: cannot create a context of %d cells", p.Context)
 	}
-	return &Context{
+	ctx := &Context{
 		c:       c,
 		mem:     C.llama_get_memory(c),
 		model:   m,
@@ -155,7 +160,13 @@ func NewContext(m *Model, p ContextParams) (*Context, error) {
 		unified: !p.SplitKV,
 		pooling: p.Pooling,
 		last:    make([]int, p.Sequences),
-	}, nil
+	}
+	if ctx.mem != nil {
+		ctx.layout, ctx.layoutErr = readStateLayout(c)
+	} else {
+		ctx.layoutErr = backend.Unsupported("llamacpp", "sequence states of a context without memory")
+	}
+	return ctx, nil
 }
 
 // Close frees the context.
@@ -384,7 +395,7 @@ func LogSumExp(logits []float32) float64 {
 // It grows with the tokens in the sequence and shrinks with a quantized
 // cache type.
 func (c *Context) SequenceStateSize(seq int) int {
-	if !c.validSeq(seq) {
+	if !c.validSeq(seq) || c.SequenceStateLimit() == 0 {
 		return 0
 	}
 	return int(C.llama_state_seq_get_size(c.c, C.llama_seq_id(seq)))
@@ -398,6 +409,10 @@ func (c *Context) SequenceState(seq int) ([]byte, error) {
 	if !c.validSeq(seq) {
 		return nil, fmt.Errorf("llamacpp: sequence %d of %d", seq, c.nSeq)
 	}
+	if c.SequenceStateLimit() == 0 {
+		// Nothing could restore it (see stateLayout.posPerEmbd).
+		return nil, c.noStates()
+	}
 	n := int(C.llama_state_seq_get_size(c.c, C.llama_seq_id(seq)))
 	if n == 0 {
 		return nil, nil
@@ -409,19 +424,57 @@ func (c *Context) SequenceState(seq int) ([]byte, error) {
 	return buf, nil
 }
 
+// SequenceStateLimit is the most bytes a state SetSequenceState accepts
+// can take: one sequence holding every cell of its stream. 0 when the
+// context cannot restore states.
+func (c *Context) SequenceStateLimit() int64 {
+	if c.layout == nil || c.layout.posPerEmbd > 1 {
+		return 0
+	}
+	return c.layout.maxSize()
+}
+
+// noStates is the error of SequenceState on a context whose states
+// SetSequenceState would refuse.
+func (c *Context) noStates() error {
+	if c.layout == nil {
+		return c.layoutErr
+	}
+	return backend.Unsupported("llamacpp", fmt.Sprintf("sequence states of a model with %d positions per token (llama.cpp restores them reading past a buffer)", c.layout.posPerEmbd))
+}
+
+// CheckSequenceState reports whether state is one that SequenceState of
+// a context like this one (its model, cache types, cells) could have
+// written, checking every field llama.cpp would read: an error wrapping
+// backend.ErrBadState names the first that is not.
+func (c *Context) CheckSequenceState(state []byte) error {
+	if c.layout == nil {
+		return c.layoutErr
+	}
+	return c.layout.check(state)
+}
+
 // SetSequenceState replaces the cells of seq with a state that
-// SequenceState returned. llama.cpp checks the state's own layout (cell
-// counts, layers, element types) and refuses one of another shape; it
-// cannot tell damaged keys or values, so a caller that keeps states
-// outside the process must check their integrity before it calls this.
+// SequenceState returned. It checks the state first (CheckSequenceState)
+// and refuses, with an error wrapping backend.ErrBadState, one that this
+// context could not have written: llama.cpp itself trusts a state's cell
+// count and positions, and aborts the process or allocates what they
+// claim. Damaged keys or values in a state of the right shape cannot be
+// told: a caller that keeps states outside the process checks their
+// integrity (a checksum) too. Whatever the error, the sequence is left
+// empty; one that does not wrap ErrBadState, such as too few free cells,
+// says nothing against the state.
 func (c *Context) SetSequenceState(seq int, state []byte) error {
 	if !c.validSeq(seq) {
 		return fmt.Errorf("llamacpp: sequence %d of %d", seq, c.nSeq)
 	}
-	if len(state) == 0 {
-		return errors.New("llamacpp: an empty sequence state")
-	}
 	C.llama_memory_seq_rm(c.mem, C.llama_seq_id(seq), -1, -1)
+	if len(state) == 0 {
+		return fmt.Errorf("llamacpp: an empty sequence state: %w", backend.ErrBadState)
+	}
+	if err := c.CheckSequenceState(state); err != nil {
+		return err
+	}
 	if C.llama_state_seq_set_data(c.c, (*C.uint8_t)(unsafe.Pointer(&state[0])), C.size_t(len(state)), C.llama_seq_id(seq)) == 0 {
 		C.llama_memory_seq_rm(c.mem, C.llama_seq_id(seq), -1, -1)
 		return errors.New("llamacpp: llama.cpp refused the sequence state")

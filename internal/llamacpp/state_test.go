@@ -10,7 +10,7 @@ import (
 
 // decodeAt decodes toks at positions from pos on seq, and returns the
 // logits of the last.
-func decodeAt(t *testing.T, ctx *llamacpp.Context, toks []llamacpp.Token, pos, seq int) []float32 {
+func decodeAt(t testing.TB, ctx *llamacpp.Context, toks []llamacpp.Token, pos, seq int) []float32 {
 	t.Helper()
 	b := llamacpp.NewBatch(ctx, len(toks))
 	defer b.Close()

@@ -1,0 +1,308 @@
+package llamacpp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/inferkit/inferkit/internal/backend"
+)
+
+// stateLayout is what a context's sequence states hold, read from its
+// memory at NewContext (state_layout.cpp): the facts that check tests a
+// state against before llama.cpp reads it. llama.cpp trusts a state's
+// cell count and positions: a count past the cache allocates what it
+// claims (gigabytes), a position of -1 aborts the process in an
+// assertion. Its checks of layer counts, types and row sizes come after
+// it has placed the cells, and a state cut short is found only when a
+// read runs past its end; check finds all of these first.
+type stateLayout struct {
+	parts []statePart
+	// positions bounds a cell's position: the context's cells. This
+	// engine never shifts positions, so a sequence's positions are below
+	// the cells that held it, and a state of more cells than this
+	// context has is refused anyway.
+	positions uint32
+	// posPerEmbd is the model's positions per token: more than one
+	// (M-RoPE) is refused, as llama.cpp restores such a state reading
+	// past the end of its own buffer.
+	posPerEmbd uint32
+}
+
+// statePart is one memory (an attention cache or a recurrent state), in
+// the order the state lists them: an interleaved-window model's cache
+// writes its full layers, then its window layers; a hybrid model its
+// attention cache, then its recurrent state.
+type statePart struct {
+	recurrent bool
+	streams   uint32 // KV streams: 1 with a unified cache
+	cells     uint32 // cells per stream
+	vTrans    bool   // values stored transposed (without flash attention)
+	nLayer    uint32 // the layer count the state writes
+	layers    []stateLayer
+}
+
+// stateLayer is one layer of a part: its keys' (a recurrent state's r)
+// and values' (s) element types and row sizes.
+type stateLayer struct {
+	hasK, hasV   bool
+	kType, vType int32
+	kRow, vRow   uint64
+	vEl, vEmbd   uint32 // transposed values: element size, rows
+}
+
+// llamaMaxSeq is llama.cpp's LLAMA_MAX_SEQ, the sequence ids a cell may
+// name.
+const llamaMaxSeq = 256
+
+// stateReader reads a state's fields, little-endian as llama.cpp writes
+// them on the machines it runs on here.
+type stateReader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *stateReader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("llamacpp: sequence state at byte %d: %s: %w", r.off, fmt.Sprintf(format, args...), backend.ErrBadState)
+	}
+}
+
+func (r *stateReader) u32(what string) uint32 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b)-r.off < 4 {
+		r.fail("%s: cut short", what)
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b[r.off:])
+	r.off += 4
+	return v
+}
+
+func (r *stateReader) u64(what string) uint64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b)-r.off < 8 {
+		r.fail("%s: cut short", what)
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b[r.off:])
+	r.off += 8
+	return v
+}
+
+// skip passes n×size bytes of data.
+func (r *stateReader) skip(what string, n, size uint64) {
+	if r.err != nil {
+		return
+	}
+	hi, lo := bits.Mul64(n, size)
+	if hi != 0 || lo > uint64(len(r.b)-r.off) {
+		r.fail("%s: %d bytes, %d left", what, lo, len(r.b)-r.off)
+		return
+	}
+	r.off += int(lo)
+}
+
+// expect reads a uint32 that must be want.
+func (r *stateReader) expect(what string, want uint32) {
+	if got := r.u32(what); r.err == nil && got != want {
+		r.fail("%s %d, this context's is %d", what, got, want)
+	}
+}
+
+// check reports whether state is exactly what llama_state_seq_get_data
+// writes for one sequence of a context of layout l, field by field, with
+// no byte more: an error wrapping backend.ErrBadState names the first
+// field that is not. A state that passes holds positions that are all at
+// least 0 and below the context's cells, distinct, one sequence per cell,
+// no more cells than a stream has, and the model's layers with their
+// types and row sizes; llama.cpp then reads it without aborting or
+// allocating more than the cells it can hold.
+func (l *stateLayout) check(state []byte) error {
+	if l.posPerEmbd > 1 {
+		return fmt.Errorf("llamacpp: llama.cpp cannot restore a state of a model with %d positions per token: %w", l.posPerEmbd, backend.ErrBadState)
+	}
+	r := &stateReader{b: state}
+	seen := make([]uint64, (l.positions+63)/64) // positions of one part
+	for _, p := range l.parts {
+		if p.recurrent {
+			l.checkRecurrent(r, p)
+		} else {
+			l.checkAttention(r, p, seen)
+		}
+		if r.err != nil {
+			return r.err
+		}
+	}
+	if r.off != len(state) {
+		r.fail("%d bytes past the state's end", len(state)-r.off)
+	}
+	return r.err
+}
+
+func (l *stateLayout) checkAttention(r *stateReader, p statePart, seen []uint64) {
+	r.expect("stream count", p.streams)
+	filled := false
+	for range p.streams {
+		cells := r.u32("cell count")
+		if r.err != nil || cells == 0 {
+			continue
+		}
+		// One sequence lives in one stream: a write fills one.
+		if filled {
+			r.fail("cells in two streams")
+			return
+		}
+		filled = true
+		if cells > p.cells {
+			r.fail("%d cells, a stream has %d", cells, p.cells)
+			return
+		}
+		clear(seen)
+		for range cells {
+			l.position(r, seen)
+			if n := r.u32("cell's sequence count"); r.err == nil && n != 1 {
+				r.fail("a cell of %d sequences, a write gives each one", n)
+			}
+			if id := r.u32("cell's sequence"); r.err == nil && id >= llamaMaxSeq {
+				r.fail("sequence id %d", int32(id))
+			}
+			if r.err != nil {
+				return
+			}
+		}
+		r.expect("value transposition", b2u(p.vTrans))
+		r.expect("layer count", p.nLayer)
+		for i, y := range p.layers {
+			r.expect(fmt.Sprintf("layer %d key type", i), uint32(y.kType))
+			if row := r.u64("key row size"); r.err == nil && row != y.kRow {
+				r.fail("layer %d key row size %d, this model's is %d", i, row, y.kRow)
+			}
+			r.skip("keys", uint64(cells), y.kRow)
+		}
+		for i, y := range p.layers {
+			r.expect(fmt.Sprintf("layer %d value type", i), uint32(y.vType))
+			if p.vTrans {
+				r.expect(fmt.Sprintf("layer %d value element size", i), y.vEl)
+				r.expect(fmt.Sprintf("layer %d value rows", i), y.vEmbd)
+				r.skip("values", uint64(cells)*uint64(y.vEmbd), uint64(y.vEl))
+				continue
+			}
+			if row := r.u64("value row size"); r.err == nil && row != y.vRow {
+				r.fail("layer %d value row size %d, this model's is %d", i, row, y.vRow)
+			}
+			r.skip("values", uint64(cells), y.vRow)
+		}
+	}
+}
+
+func (l *stateLayout) checkRecurrent(r *stateReader, p statePart) {
+	cells := r.u32("recurrent cell count")
+	if r.err != nil {
+		return
+	}
+	// A sequence's recurrent state is one cell; more than one trips an
+	// assertion of llama.cpp's.
+	if cells > 1 || cells > p.cells {
+		r.fail("%d recurrent cells, a sequence has one", cells)
+		return
+	}
+	if cells == 1 {
+		l.position(r, nil)
+		if n := r.u32("cell's sequence count"); r.err == nil && n != 0 {
+			r.fail("a recurrent cell of %d sequences, a write gives none", n)
+		}
+	}
+	r.expect("state transposition", 0)
+	r.expect("layer count", p.nLayer)
+	for i, y := range p.layers {
+		if !y.hasK {
+			continue
+		}
+		r.expect(fmt.Sprintf("layer %d r type", i), uint32(y.kType))
+		if row := r.u64("r row size"); r.err == nil && row != y.kRow {
+			r.fail("layer %d r row size %d, this model's is %d", i, row, y.kRow)
+		}
+		r.skip("r states", uint64(cells), y.kRow)
+	}
+	for i, y := range p.layers {
+		if !y.hasV {
+			continue
+		}
+		r.expect(fmt.Sprintf("layer %d s type", i), uint32(y.vType))
+		if row := r.u64("s row size"); r.err == nil && row != y.vRow {
+			r.fail("layer %d s row size %d, this model's is %d", i, row, y.vRow)
+		}
+		r.skip("s states", uint64(cells), y.vRow)
+	}
+}
+
+// position reads a cell's position, which must be in [0, l.positions)
+// and, with seen, one no other cell of the part has.
+func (l *stateLayout) position(r *stateReader, seen []uint64) {
+	pos := int32(r.u32("cell's position"))
+	if r.err != nil {
+		return
+	}
+	if pos < 0 || uint32(pos) >= l.positions {
+		r.fail("position %d, this context's are 0 to %d", pos, l.positions-1)
+		return
+	}
+	if seen != nil {
+		w, b := pos/64, uint64(1)<<(pos%64)
+		if seen[w]&b != 0 {
+			r.fail("position %d twice", pos)
+			return
+		}
+		seen[w] |= b
+	}
+}
+
+// maxSize is the most bytes a state of one sequence of this layout can
+// take: every cell of a stream, in every part. A stored state longer
+// than this is refused before it is read.
+func (l *stateLayout) maxSize() int64 {
+	var n uint64
+	for _, p := range l.parts {
+		cells := uint64(p.cells)
+		if p.recurrent {
+			cells = 1
+			n += 4 + 8 + 8 // count, the cell, transposition and layers
+		} else {
+			n += 4 + 4*uint64(p.streams) + 12*cells + 8
+		}
+		for _, y := range p.layers {
+			if y.hasK {
+				n += 12 + cells*y.kRow
+			}
+			switch {
+			case !y.hasV:
+			case p.vTrans:
+				n += 12 + cells*uint64(y.vEmbd)*uint64(y.vEl)
+			default:
+				n += 12 + cells*y.vRow
+			}
+		}
+	}
+	if n > 1<<62 {
+		return 1 << 62
+	}
+	return int64(n)
+}
+
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// errNoLayout is check's error for a context whose memory's layout
+// state_layout.cpp could not read.
+var errNoLayout = errors.New("llamacpp: this context's memory has no known state layout")
