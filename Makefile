@@ -29,7 +29,7 @@ export CGO_CFLAGS   := -O3 $(ARCH)
 export CGO_CXXFLAGS := -O3 $(ARCH)
 export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
 
-.PHONY: setup build run test bench env redis ffmpeg chromium hostile hostile-diskcache docs-index
+.PHONY: setup build run test bench env redis ffmpeg chromium hostile docs-index
 .DEFAULT_GOAL := build
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
@@ -130,9 +130,3 @@ hostile: build redis
 	$(GO) run ./scripts/hostile/models .build/hostile
 	python3 scripts/hostile/harness.py bin/inferkit-server hostile.md
 
-# hostile-diskcache damages the prompt cache on disk in the ways of issue
-# 25 (states under sound checksums; FIFOs, directories and links named
-# like entries, at start and while serving) and prints, per case, what
-# bin/inferkit-server did: start-up, status, time, peak RSS, crash or not.
-hostile-diskcache: build
-	scripts/hostile/diskcache.sh bin/inferkit-server
