@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	inferencetest "github.com/inferkit/inferkit/internal/tinymodel"
 )
 
 // stateFixture is a context of a tiny model and the state of a sequence
