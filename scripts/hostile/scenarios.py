@@ -312,8 +312,9 @@ def fifo_entry(when):
 
 
 # 6. Wrong sign-ins for random owners beside a real user's.
-def sign_in(srv, owner, password):
-    c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+def sign_in(srv, owner, password, source="127.0.0.1"):
+    """One console sign-in from the loopback address source; its status."""
+    c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30, source_address=(source, 0))
     c.request("GET", "/login")
     r = c.getresponse()
     page = r.read().decode("utf-8", "replace")
@@ -346,13 +347,14 @@ def signin_flood(attackers):
         stop = time.time() + 10
         bad = collections.Counter()
 
-        def attack():
+        def attack(source):
             while time.time() < stop:
                 try:
-                    bad[sign_in(srv, f"nobody{random.getrandbits(48)}@example.com", "wrong")] += 1
+                    bad[sign_in(srv, f"nobody{random.getrandbits(48)}@example.com", "wrong", source)] += 1
                 except Exception as e:  # noqa: BLE001
                     bad[type(e).__name__] += 1
-        ts = [threading.Thread(target=attack) for _ in range(attackers)]
+        # Each attacking client from a loopback address of its own.
+        ts = [threading.Thread(target=attack, args=(f"127.0.0.{2 + i}",)) for i in range(attackers)]
         [t.start() for t in ts]
         real = []
         t0 = time.time()
