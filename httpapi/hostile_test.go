@@ -59,7 +59,7 @@ func hostileServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 8192},
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: 8192},
 		httpapi.Config{Models: models, Keys: keys, Limiter: ratelimit.NewMemory()}, "")
 }
 

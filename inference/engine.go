@@ -293,8 +293,8 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	perSeq = min(e.cfg.Context, llm.TrainContext(), e.cfg.KVTokens)
-	if perSeq < e.cfg.Context {
+	perSeq = min(e.cfg.ContextTokens, llm.TrainContext(), e.cfg.KVTokens)
+	if perSeq < e.cfg.ContextTokens {
 		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", m.path, "context", perSeq)
 	}
 	var projector *llamacpp.Projector

@@ -30,7 +30,7 @@ func familyEngine(t *testing.T) *inference.Engine {
 		{ID: "plain", Path: inferencetest.Model(t, inferencetest.Options{ChatTemplate: plainChatML, Seed: 2})},
 		{ID: "hermes", Path: inferencetest.Model(t, inferencetest.Options{Seed: 2})},
 		{ID: "qwen3", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", ChatTemplate: inferencetest.Qwen3Template, Seed: 2})},
-	}, Context: 1024})
+	}, ContextTokens: 1024})
 }
 
 func TestModelInfoFamily(t *testing.T) {
@@ -150,7 +150,7 @@ func TestGptOSSEffort(t *testing.T) {
 	}
 	e := newEngine(t, inference.Config{Models: []catalog.Model{
 		{ID: "m", Path: inferencetest.Model(t, inferencetest.Options{ChatTemplate: string(tmpl), ContextLength: 1024, Seed: 2})},
-	}, Context: 1024})
+	}, ContextTokens: 1024})
 	if got := e.Models()[0].Family; got != "gpt-oss" {
 		t.Fatalf("family %q", got)
 	}
@@ -184,7 +184,7 @@ func TestGptOSSEffort(t *testing.T) {
 // cannot search.
 func TestSearchNeedsFamilyTools(t *testing.T) {
 	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "plain", Path: inferencetest.Model(t, inferencetest.Options{ChatTemplate: plainChatML})}},
-		Context: 1024, Search: &fakeSearch{results: paris}})
+		ContextTokens: 1024, Search: &fakeSearch{results: paris}})
 	if e.Models()[0].WebSearch {
 		t.Error("WebSearch on a model without tools")
 	}

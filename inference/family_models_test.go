@@ -143,7 +143,7 @@ func TestFamilyModels(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := inferencetest.Model(t, inferencetest.Options{Arch: tt.arch, ChatTemplate: string(tmpl), ContextLength: 4096, Seed: 3})
-			e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "m", Path: path}}, Context: 4096})
+			e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "m", Path: path}}, ContextTokens: 4096})
 			if got := e.Models()[0].Family; got != tt.family {
 				t.Fatalf("family %q, want %q", got, tt.family)
 			}

@@ -104,7 +104,7 @@ func TestGenerateImageErrors(t *testing.T) {
 
 // newTestEngine serves "tiny" without a projector.
 func newTestEngine(t *testing.T) *Engine {
-	e, err := New(Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Threads: 1, Context: 512})
+	e, err := New(Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Threads: 1, ContextTokens: 512})
 	if err != nil {
 		t.Fatal(err)
 	}

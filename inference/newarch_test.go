@@ -32,7 +32,7 @@ func archEngine(t *testing.T, opts inferencetest.Options, path string, cfg Confi
 	}
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: path}}
 	cfg.Threads = 2
-	cfg.Context = 1024
+	cfg.ContextTokens = 1024
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -34,8 +34,8 @@ func byteEngine(t *testing.T, cfg Config) (*Engine, *runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})}}
 	cfg.Threads = 1
-	if cfg.Context == 0 {
-		cfg.Context = 1024
+	if cfg.ContextTokens == 0 {
+		cfg.ContextTokens = 1024
 	}
 	e, err := New(cfg)
 	if err != nil {

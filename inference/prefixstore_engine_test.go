@@ -24,7 +24,7 @@ import (
 func diskEngine(t *testing.T, dir string, cfg Config) *Engine {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})}}
-	cfg.Threads, cfg.Context, cfg.Parallel, cfg.CacheDir = 1, 1024, 2, dir
+	cfg.Threads, cfg.ContextTokens, cfg.Parallel, cfg.CacheDir = 1, 1024, 2, dir
 	e, err := New(WithSaveThresholds(cfg, 32, 64))
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func BenchmarkDecisions(b *testing.B) {
 	newEngine := func(b *testing.B, cold bool) *inference.Engine {
 		cfg := inference.Config{
 			Models:  []catalog.Model{{ID: "qwen3", Path: path}},
-			Threads: runtime.NumCPU(), Parallel: 1, Context: 1024,
+			Threads: runtime.NumCPU(), Parallel: 1, ContextTokens: 1024,
 		}
 		if cold {
 			// Every request finds the prompt cache expired.

@@ -55,7 +55,7 @@ func BenchmarkSearchLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	e, err := inference.New(inference.Config{
-		Models: []catalog.Model{{ID: "qwen3", Path: testmodels.Qwen3Bench(b)}}, Parallel: 1, Context: 4096,
+		Models: []catalog.Model{{ID: "qwen3", Path: testmodels.Qwen3Bench(b)}}, Parallel: 1, ContextTokens: 4096,
 		Threads: min(2, runtime.NumCPU()), Search: fixedQuery{ix, "prompt cache restart"},
 	})
 	if err != nil {
