@@ -127,8 +127,9 @@ type Config struct {
 	// CacheBytes bounds the bytes of the files under CacheDir; the least
 	// recently used entries go first. Default 4 GiB.
 	CacheBytes int64
-	// Clock tells the time for CacheTTL. Default time.Now.
-	Clock func() time.Time
+	// Now tells the time for CacheTTL, KeepAlive and the recency of
+	// CacheDir's entries. Default time.Now.
+	Now func() time.Time
 
 	// saveMin and saveLong are the prompt cache's thresholds (see
 	// CacheDir); tests lower them.
@@ -205,8 +206,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.CacheTTL == 0 {
 		c.CacheTTL = 5 * time.Minute
 	}
-	if c.Clock == nil {
-		c.Clock = time.Now
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.KeepAlive == 0 {
 		c.KeepAlive = 5 * time.Minute

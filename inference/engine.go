@@ -105,7 +105,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, names: map[string]*model{}, decoders: make(chan struct{}, maxDecoders), closing: make(chan struct{})}
 	if cfg.CacheDir != "" {
-		if e.disk, err = openPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Clock); err != nil {
+		if e.disk, err = openPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Now); err != nil {
 			return nil, err
 		}
 	}
@@ -252,7 +252,7 @@ func (e *Engine) load(path string) (*model, error) {
 			m.info.Dimensions = llm.EmbeddingSize()
 		}
 	}
-	m.loaded, m.idle = true, e.cfg.Clock()
+	m.loaded, m.idle = true, e.cfg.Now()
 	return m, nil
 }
 
@@ -539,7 +539,7 @@ func (e *Engine) acquire(ctx context.Context, name string) (m *model, release fu
 		err = fmt.Errorf("%w: %q", ErrModelNotFound, name)
 	default:
 		if err = e.hold(ctx, m); err == nil {
-			return m, func() { m.release(e.cfg.Clock()); e.mu.RUnlock() }, nil
+			return m, func() { m.release(e.cfg.Now()); e.mu.RUnlock() }, nil
 		}
 	}
 	e.mu.RUnlock()
@@ -560,7 +560,7 @@ func (e *Engine) use(ctx context.Context, name string, fn func(*model) error) er
 // holdJob keeps m loaded until j finishes; m is held already.
 func (e *Engine) holdJob(m *model, j *job) {
 	m.holdAgain()
-	j.release = func() { m.release(e.cfg.Clock()) }
+	j.release = func() { m.release(e.cfg.Now()) }
 }
 
 // Generate runs req to the end and returns the result. It takes one

@@ -162,7 +162,7 @@ func TestPrefixSharedByConcurrentRequests(t *testing.T) {
 
 func TestPrefixTTL(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	e, _ := byteEngine(t, Config{Parallel: 1, Clock: clock.Now})
+	e, _ := byteEngine(t, Config{Parallel: 1, Now: clock.Now})
 	generate(t, e, system+"One")
 	clock.Advance(4 * time.Minute)
 	if got := generate(t, e, system+"Two").Usage.CachedTokens; got != len(system) {
@@ -178,7 +178,7 @@ func TestPrefixTTL(t *testing.T) {
 // recently used one.
 func TestPrefixEvictsLeastRecentlyUsed(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	e, _ := byteEngine(t, Config{Parallel: 2, Clock: clock.Now})
+	e, _ := byteEngine(t, Config{Parallel: 2, Now: clock.Now})
 	a, b, c := "Apples "+system, "Bananas "+system, "Cherries "+system
 	for _, p := range []string{a, b, c} { // c evicts a
 		generate(t, e, p)

@@ -243,7 +243,7 @@ func TestKeepAliveUnloadsAndReloads(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
 	dir := t.TempDir()
 	var progress []float64
-	e := diskEngine(t, dir, Config{KeepAlive: 5 * time.Minute, Clock: clock.Now, CacheTTL: time.Hour,
+	e := diskEngine(t, dir, Config{KeepAlive: 5 * time.Minute, Now: clock.Now, CacheTTL: time.Hour,
 		Progress: func(_ string, f float64) { progress = append(progress, f) }})
 	loaded := func() bool { return e.Models()[0].Loaded }
 	if !loaded() {

@@ -33,7 +33,7 @@ func BenchmarkDecisions(b *testing.B) {
 		}
 		if cold {
 			// Every request finds the prompt cache expired.
-			cfg.Clock = func() time.Time { return time.Unix(tick.Add(3600), 0) }
+			cfg.Now = func() time.Time { return time.Unix(tick.Add(3600), 0) }
 		}
 		e, err := inference.New(cfg)
 		if err != nil {
