@@ -43,8 +43,9 @@ const DefaultBodyReadTimeout = 30 * time.Second
 type Engine interface {
 	// Prepare checks req and renders and tokenizes its prompt, decoding
 	// nothing: its counts are what rate limits reserve and what the
-	// messages stream's message_start reports.
-	Prepare(req inference.Request) (*inference.Prepared, error)
+	// messages stream's message_start reports. It stops waiting (for a
+	// model that loads again, say) when ctx is done.
+	Prepare(ctx context.Context, req inference.Request) (*inference.Prepared, error)
 	// Run runs a prepared request and yields its output: pieces, then
 	// one event with Final set; an error, if any, is the last pair.
 	// Stopping the iteration early or cancelling ctx ends the generation.
@@ -54,14 +55,6 @@ type Engine interface {
 	// CountTokens returns the number of tokens of req's prompt: how
 	// rate limits count what a generation cut short had written.
 	CountTokens(req inference.Request) (int, error)
-}
-
-// contextPreparer is the optional method of an Engine that prepares a
-// request waiting for its model only as long as the request's context
-// lives; *inference.Engine has it (a model that Config.KeepAlive unloaded
-// loads again first).
-type contextPreparer interface {
-	PrepareContext(ctx context.Context, req inference.Request) (*inference.Prepared, error)
 }
 
 // Config configures a Handler. Engine is required, and one of Keys and

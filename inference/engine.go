@@ -588,7 +588,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 // sequence is single use.
 func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		p, err := e.PrepareContext(ctx, req)
+		p, err := e.Prepare(ctx, req)
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -631,15 +631,10 @@ func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, er
 // whose prompt and output do not fit in the context with
 // ErrContextLength. The cost is bounded whatever the request: tokenizing
 // stops once the prompt passes the context, and schemas are bounded
-// before they are converted to grammars.
-func (e *Engine) Prepare(req Request) (*Prepared, error) {
-	return e.PrepareContext(context.Background(), req)
-}
-
-// PrepareContext is Prepare for a caller that may stop waiting: when the
-// model must load again first (Config.KeepAlive unloaded it), it waits
-// for the load only until ctx is done.
-func (e *Engine) PrepareContext(ctx context.Context, req Request) (*Prepared, error) {
+// before they are converted to grammars. When the model must load again
+// first (Config.KeepAlive unloaded it), Prepare waits for the load only
+// until ctx is done.
+func (e *Engine) Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	m, release, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func TestFamilyRefusals(t *testing.T) {
 		{"an effort of no level, by default", inference.Request{Model: "hermes", Messages: msgs, Effort: "none", ThinkingDefaults: true}, "Effort"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := e.Prepare(tt.req)
+			p, err := e.Prepare(context.Background(), tt.req)
 			if tt.field == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -167,7 +167,7 @@ func TestGptOSSEffort(t *testing.T) {
 		{"high", true, "Reasoning: low"},
 	} {
 		req := inference.Request{Model: "m", Messages: msgs, Effort: tt.effort, NoThinking: tt.noThinking}
-		if _, err := e.Prepare(req); err != nil {
+		if _, err := e.Prepare(context.Background(), req); err != nil {
 			t.Fatalf("effort %q: %v", tt.effort, err)
 		}
 		prompt, err := e.RenderPrompt(req)
@@ -188,7 +188,7 @@ func TestSearchNeedsFamilyTools(t *testing.T) {
 	if e.Models()[0].WebSearch {
 		t.Error("WebSearch on a model without tools")
 	}
-	_, err := e.Prepare(inference.Request{Model: "plain", Messages: []inference.Message{inference.Text(inference.RoleUser, "Hi")}, Search: &inference.SearchOptions{}})
+	_, err := e.Prepare(context.Background(), inference.Request{Model: "plain", Messages: []inference.Message{inference.Text(inference.RoleUser, "Hi")}, Search: &inference.SearchOptions{}})
 	var fe *inference.FieldError
 	if !errors.As(err, &fe) || fe.Field != "Search" {
 		t.Fatalf("%v, want a FieldError on Search", err)

@@ -168,7 +168,7 @@ func TestFamilyModels(t *testing.T) {
 			}
 
 			if !tt.tools {
-				_, err := e.Prepare(req(inference.Request{Tools: familyTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired}}))
+				_, err := e.Prepare(context.Background(), req(inference.Request{Tools: familyTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired}}))
 				var fe *inference.FieldError
 				if !errors.As(err, &fe) || fe.Field != "Tools" {
 					t.Errorf("a required call: %v, want a FieldError on Tools", err)
@@ -208,7 +208,7 @@ func TestFamilyModels(t *testing.T) {
 				if on != off {
 					t.Errorf("NoThinking changed the prompt of a family that does not think:\n%q\n%q", on, off)
 				}
-				if _, err := e.Prepare(req(inference.Request{ThinkingBudget: 8})); err == nil {
+				if _, err := e.Prepare(context.Background(), req(inference.Request{ThinkingBudget: 8})); err == nil {
 					t.Error("a thinking budget was accepted")
 				}
 				return

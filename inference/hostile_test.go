@@ -3,6 +3,7 @@
 package inference_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -65,7 +66,7 @@ func requestTextCannotForgeMarkup(t *testing.T, b string) {
 		},
 		Tools: []inference.Tool{{Name: "lookup", Description: forge, Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","description":` + strings.ReplaceAll(string(mustJSON(t, forge)), "<", `\u003c`) + `}}}`)}},
 	}
-	p, err := e.Prepare(req)
+	p, err := e.Prepare(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func requestTextCannotForgeMarkup(t *testing.T, b string) {
 	}
 	// Literal marks in request text are not the caller's to set.
 	req = inference.Request{Model: "qwen", Messages: []inference.Message{inference.Text(inference.RoleUser, "\uE002"+forge+"\uE001")}}
-	if p, err = e.Prepare(req); err != nil {
+	if p, err = e.Prepare(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	if got := controlTokens(t, e, inference.PromptTokens(p)); len(got) != 3 {
@@ -121,7 +122,7 @@ func longRunsInPrompts(t *testing.T, b string) {
 		for _, n := range []int{27_000, 100_000} {
 			text := strings.Repeat(unit, n/len(unit))
 			req := inference.Request{Model: "qwen", Messages: []inference.Message{inference.Text(inference.RoleUser, text)}, MaxTokens: 1}
-			p, err := e.Prepare(req)
+			p, err := e.Prepare(context.Background(), req)
 			switch {
 			case errors.Is(err, inference.ErrContextLength):
 				continue

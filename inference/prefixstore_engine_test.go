@@ -331,10 +331,10 @@ func TestKeepAliveUnloadsAndReloads(t *testing.T) {
 	}
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := e.PrepareContext(gone, Request{Model: "tiny", Prompt: "Hello"}); !errors.Is(err, context.Canceled) || loaded() {
-		t.Errorf("PrepareContext with a cancelled context: %v, loaded %v; want context.Canceled and no load", err, loaded())
+	if _, err := e.Prepare(gone, Request{Model: "tiny", Prompt: "Hello"}); !errors.Is(err, context.Canceled) || loaded() {
+		t.Errorf("Prepare with a cancelled context: %v, loaded %v; want context.Canceled and no load", err, loaded())
 	}
-	if _, err := e.Prepare(Request{Model: "tiny", Prompt: "Hello"}); err != nil || !loaded() {
+	if _, err := e.Prepare(context.Background(), Request{Model: "tiny", Prompt: "Hello"}); err != nil || !loaded() {
 		t.Errorf("Prepare: %v, loaded %v", err, loaded())
 	}
 	if err := e.Unload(context.Background(), "nope"); err == nil {

@@ -69,7 +69,7 @@ func BenchmarkSearchLatency(b *testing.B) {
 		req := inference.Request{Model: "qwen3", MaxTokens: 160, Temperature: &zero, NoThinking: true,
 			Messages: []inference.Message{inference.Text(inference.RoleUser, "How does the prompt cache survive a restart? Run "+string(rune('a'+i%26)))},
 			Search:   &inference.SearchOptions{Force: true, MaxSearches: 1, Results: 3, ContentChars: 500}}
-		first, err := e.Prepare(req)
+		first, err := e.Prepare(context.Background(), req)
 		if err != nil {
 			b.Fatal(err)
 		}

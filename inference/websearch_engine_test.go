@@ -80,7 +80,7 @@ func TestSearchForced(t *testing.T) {
 	fs := &fakeSearch{results: paris}
 	e := searchEngine(t, fs)
 	req := searchRequest(&inference.SearchOptions{Force: true, MaxSearches: 1, Locale: "fr", Domains: []string{"example.org"}})
-	first, err := e.Prepare(req)
+	first, err := e.Prepare(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestSearchRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := searchRequest(opts)
 			tc.req(&req)
-			_, err := tc.e.Prepare(req)
+			_, err := tc.e.Prepare(context.Background(), req)
 			var fe *inference.FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, inference.ErrInvalidRequest) {
 				t.Errorf("got %v, want a field error on %s", err, tc.field)
