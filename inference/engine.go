@@ -77,7 +77,8 @@ type model struct {
 	// asks for pooling): a reranker's serves Rank, an embedding model's
 	// Embed, and generation and Score refuse both.
 	encoder *encoder
-	// projector, when set, reads the images of Score requests. Only a
+	// projector, when set, reads the images of requests: the image parts
+	// (Part.Image) of a Request's messages and ScoreRequest.Images. Only a
 	// llama.cpp model has one.
 	projector     *llamacpp.Projector
 	projectorPath string
