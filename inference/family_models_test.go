@@ -78,7 +78,7 @@ var familyModels = []struct {
 	{family: "gemma3", file: "gemma3.jinja", arch: "gemma3"},
 	// Gemma 4's template is its own family's under any architecture.
 	{family: "gemma4", file: "gemma4-31b.jinja", arch: "gemma3", tools: true, thinks: true, onOnly: "<|think|>", offOnly: "<|channel>thought\n<channel|>"},
-	// The architectures llama.cpp b7437 does not load, on Ollama's Go
+	// The architectures the pinned llama.cpp does not load, on Ollama's Go
 	// engine: its grammar, sampler and tokenizer under the family's.
 	{family: "qwen3.5", file: "qwen3.5-4b.jinja", arch: "qwen35", tools: true, thinks: true, offOnly: "</think>", reasons: true},
 	{family: "gemma4", file: "gemma4-31b.jinja", arch: "gemma4", tools: true, thinks: true, onOnly: "<|think|>", offOnly: "<|channel>thought\n<channel|>"},

@@ -15,7 +15,7 @@ import (
 	"github.com/inferkit/inferkit/internal/backend"
 )
 
-// newArchs are architectures that llama.cpp b7437 does not load, which the
+// newArchs are architectures the pinned llama.cpp does not load, which the
 // engine runs on Ollama's Go engine: Qwen3.5's hybrid of linear-attention
 // (recurrent) and full-attention layers, and Gemma 4's sliding-window and
 // global layers.
