@@ -28,7 +28,7 @@ func (fakeEngine) Models() []inference.ModelInfo {
 	return []inference.ModelInfo{{ID: "tiny", Path: "/models/tiny.gguf", ContextLength: 512}}
 }
 
-func (fakeEngine) Prepare(inference.Request) (*inference.Prepared, error) {
+func (fakeEngine) Prepare(context.Context, inference.Request) (*inference.Prepared, error) {
 	return nil, errNoGeneration
 }
 

@@ -25,7 +25,7 @@ func BenchmarkDecisionOptions(b *testing.B) {
 	path := testmodels.Qwen3Bench(b)
 	e, err := inference.New(inference.Config{
 		Models:  []catalog.Model{{ID: "qwen3", Path: path, Kind: catalog.KindDecision}},
-		Threads: runtime.NumCPU(), Parallel: 1, Context: 4096,
+		Threads: runtime.NumCPU(), Parallel: 1, ContextTokens: 4096,
 	})
 	if err != nil {
 		b.Fatal(err)

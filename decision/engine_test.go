@@ -21,7 +21,7 @@ import (
 func tinyEvaluator(t *testing.T) (*decision.Evaluator, *inference.Engine) {
 	t.Helper()
 	path := inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})
-	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path, Kind: catalog.KindDecision}}, Threads: 1, Parallel: 2, Context: 2048, BranchContext: 1024})
+	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path, Kind: catalog.KindDecision}}, Threads: 1, Parallel: 2, ContextTokens: 2048, BranchContext: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestEngineStateCached(t *testing.T) {
 // same images come from the prompt cache with the same answers, and other
 // images give other answers.
 func TestEngineImages(t *testing.T) {
-	e, err := inference.New(inference.Config{Threads: 1, Parallel: 2, Context: 1024, Models: []catalog.Model{{
+	e, err := inference.New(inference.Config{Threads: 1, Parallel: 2, ContextTokens: 1024, Models: []catalog.Model{{
 		ID: "vision", Kind: catalog.KindDecision,
 		Path:      inferencetest.Model(t, inferencetest.Options{}),
 		Projector: inferencetest.Projector(t, inferencetest.ProjectorOptions{}),

@@ -32,7 +32,7 @@ func (c *counter) RunScore(ctx context.Context, p *inference.PreparedScore) (inf
 func wideEvaluator(t *testing.T) (*decision.Evaluator, *counter) {
 	t.Helper()
 	path := inferencetest.Model(t, inferencetest.Options{ContextLength: 16384})
-	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path, Kind: catalog.KindDecision}}, Threads: 1, Parallel: 1, Context: 8192})
+	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path, Kind: catalog.KindDecision}}, Threads: 1, Parallel: 1, ContextTokens: 8192})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func animatedGIF(t *testing.T, n, delay int) []byte {
 // testsrc) is VideoFrames pictures. Admission is told the most pictures
 // before any frame is sampled.
 func TestEngineVideo(t *testing.T) {
-	e, err := inference.New(inference.Config{Threads: 1, Parallel: 1, Context: 2048, Models: []catalog.Model{{
+	e, err := inference.New(inference.Config{Threads: 1, Parallel: 1, ContextTokens: 2048, Models: []catalog.Model{{
 		ID: "vision", Kind: catalog.KindDecision,
 		Path:      inferencetest.Model(t, inferencetest.Options{ContextLength: 4096}),
 		Projector: inferencetest.Projector(t, inferencetest.ProjectorOptions{}),

@@ -195,5 +195,5 @@ func (s *ChatStream) Fail(err error) error {
 		return nil
 	}
 	s.done = true
-	return writeEvent(s.w, "", ErrorOf(err).Body(FamilyChat))
+	return writeEvent(s.w, "", ErrorOf(err).Body(StyleChat))
 }

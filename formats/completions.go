@@ -390,5 +390,5 @@ func (s *CompletionStream) Fail(err error) error {
 		return nil
 	}
 	s.done = true
-	return writeEvent(s.w, "", ErrorOf(err).Body(FamilyChat))
+	return writeEvent(s.w, "", ErrorOf(err).Body(StyleChat))
 }

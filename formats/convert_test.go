@@ -164,8 +164,8 @@ func TestErrorOf(t *testing.T) {
 		{errors.New("x"), 500, "server_error", "api_error", "api_error"},
 	} {
 		e := ErrorOf(tc.err)
-		if e.Status != tc.status || e.Code != tc.code || e.Type(FamilyChat) != tc.chatType || e.Type(FamilyMessages) != tc.msgType {
-			t.Errorf("%v → %d %s %s %s", tc.err, e.Status, e.Code, e.Type(FamilyChat), e.Type(FamilyMessages))
+		if e.Status != tc.status || e.Code != tc.code || e.Type(StyleChat) != tc.chatType || e.Type(StyleMessages) != tc.msgType {
+			t.Errorf("%v → %d %s %s %s", tc.err, e.Status, e.Code, e.Type(StyleChat), e.Type(StyleMessages))
 		}
 	}
 	if ErrorOf(nil) != nil {

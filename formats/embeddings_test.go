@@ -116,7 +116,7 @@ func TestGoldenEmbeddings(t *testing.T) {
 		"embed_dimensions": &inference.FieldError{Field: "Dimensions", Reason: "2048; this model's vectors have 1024, so want 1 to 1024"},
 	} {
 		rec := httptest.NewRecorder()
-		WriteError(rec, FamilyChat, err)
+		WriteError(rec, StyleChat, err)
 		golden(t, "error_"+name+"_chat.txt", []byte(fmt.Sprintf("HTTP %d\n\n%s\n", rec.Code, rec.Body.Bytes())))
 	}
 }

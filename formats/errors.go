@@ -45,30 +45,31 @@ func missing(param string) *RequestError {
 	return &RequestError{Param: param, Code: "missing_required_parameter", Message: "missing required parameter: " + param}
 }
 
-// Family is a style of error body: the shape that a group of endpoints
-// uses.
-type Family int
+// Style is the wire style of a group of endpoints as its errors show
+// it: the shape of the error body and the names of the parameters that
+// an error points at.
+type Style int
 
-// The error families.
+// The error styles.
 const (
-	// FamilyChat is chat completions: {error:{message,type,param,code}}.
-	FamilyChat Family = iota
-	// FamilyMessages is messages: {type:"error", error:{type, message,
+	// StyleChat is chat completions: {error:{message,type,param,code}}.
+	StyleChat Style = iota
+	// StyleMessages is messages: {type:"error", error:{type, message,
 	// error:{type, message}}} (see MessagesErrorBody).
-	FamilyMessages
-	// FamilyResponses is responses, with the chat shape.
-	FamilyResponses
-	// FamilyModels is the model catalog, with the chat shape.
-	FamilyModels
-	// FamilySystemOne is System One's decision API (see
+	StyleMessages
+	// StyleResponses is responses, with the chat shape.
+	StyleResponses
+	// StyleModels is the model catalog, with the chat shape.
+	StyleModels
+	// StyleSystemOne is System One's decision API (see
 	// SystemOneValidation and SystemOneError): a client error is a 422
 	// {detail:[{loc,msg,type}]}, the rest {detail:{error_type,message}}.
-	FamilySystemOne
+	StyleSystemOne
 )
 
 // Error is an error as the API reports it: a status and the fields every
-// family's body is built from. The same Error gives each family's body, so
-// the type is derived from the status and code per family (see Type).
+// style's body is built from. The same Error gives each style's body, so
+// the type is derived from the status and code per style (see Type).
 type Error struct {
 	// Status is the HTTP status.
 	Status int
@@ -90,7 +91,7 @@ type Error struct {
 	Err error
 
 	// field is the engine's name of the field at fault, for an
-	// *inference.FieldError: each family names its own parameter (see in).
+	// *inference.FieldError: each style names its own parameter (see in).
 	field string
 }
 
@@ -102,7 +103,7 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Type returns the error type that family f writes for e.
+// Type returns the error type that style f writes for e.
 //
 // Chat, responses and models follow the spec: 400, 401, 404 and 413 are
 // invalid_request_error (an invalid key has code invalid_api_key), 429 is
@@ -114,8 +115,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // api_error (other 5xx), and invalid_request_error for every other
 // status, such as 408 for a request body that came too slowly: the
 // client's fault, where Anthropic's timeout_error is the server's.
-func (e *Error) Type(f Family) string {
-	if f == FamilyMessages || f == FamilySystemOne {
+func (e *Error) Type(f Style) string {
+	if f == StyleMessages || f == StyleSystemOne {
 		switch {
 		case e.Code == "overloaded":
 			return "overloaded_error"
@@ -148,7 +149,7 @@ func (e *Error) Type(f Family) string {
 }
 
 // ErrorBody is the JSON error object of the chat, responses and models
-// families, and the inner object of a failed response.
+// styles, and the inner object of a failed response.
 type ErrorBody struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
@@ -162,7 +163,7 @@ type errorEnvelope struct {
 	Error ErrorBody `json:"error"`
 }
 
-// MessagesErrorBody is the error body of the messages family, for a
+// MessagesErrorBody is the error body of the messages style, for a
 // status and for an in-stream `event: error`:
 //
 //	{"type":"error","error":{"type":T,"message":M,"error":{"type":T,"message":M}}}
@@ -191,19 +192,19 @@ type MessagesErrorOuter struct {
 }
 
 // MessagesErrorInner carries the type (such as authentication_error) and
-// message of a messages-family error.
+// message of a messages-style error.
 type MessagesErrorInner struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
 
-// Body returns the JSON body of e in family f.
-func (e *Error) Body(f Family) []byte {
+// Body returns the JSON body of e in style f.
+func (e *Error) Body(f Style) []byte {
 	e = e.in(f)
 	var v any
-	if f == FamilySystemOne {
+	if f == StyleSystemOne {
 		v = e.systemOne()
-	} else if f == FamilyMessages {
+	} else if f == StyleMessages {
 		t := e.Type(f)
 		v = MessagesErrorBody{Type: "error", Error: MessagesErrorOuter{
 			Type: t, Message: e.Message,
@@ -220,7 +221,7 @@ func (e *Error) Body(f Family) []byte {
 }
 
 // object returns the chat-shaped error object of e.
-func (e *Error) object(f Family) ErrorBody {
+func (e *Error) object(f Style) ErrorBody {
 	o := ErrorBody{Message: e.Message, Type: e.Type(f), Code: e.Code}
 	if e.Param != "" {
 		p := e.Param
@@ -234,7 +235,7 @@ func (e *Error) object(f Family) ErrorBody {
 //   - *Error: itself;
 //   - *RequestError: 400;
 //   - inference.ErrInvalidRequest: 400, code invalid_value, with the
-//     engine's reason; written in a family, its param is that family's
+//     engine's reason; written in a style, its param is that style's
 //     name of the field at fault, such as response_format.json_schema.schema
 //     (chat), text.format.schema (responses) or
 //     output_config.format.schema (messages) for a schema the engine
@@ -294,7 +295,7 @@ func ErrorOf(err error) *Error {
 }
 
 // engineParams maps the fields of inference.Request to the parameter of
-// each family: chat, messages, responses.
+// each style: chat, messages, responses.
 var engineParams = map[string][3]string{
 	"Messages":          {"messages", "messages", "input"},
 	"Prompt":            {"prompt", "prompt", "input"},
@@ -332,17 +333,17 @@ var engineParams = map[string][3]string{
 // toolField matches the engine's field of a tool's parameters.
 var toolField = regexp.MustCompile(`^Tools\[(\d+)\]\.Parameters$`)
 
-// in returns e as family f reports it: an engine's error about one field
-// names the family's parameter in Param and in its message.
-func (e *Error) in(f Family) *Error {
+// in returns e as style f reports it: an engine's error about one field
+// names the style's parameter in Param and in its message.
+func (e *Error) in(f Style) *Error {
 	if e.field == "" || e.Param != "" {
 		return e
 	}
 	pick := func(names [3]string) string {
 		switch f {
-		case FamilyMessages:
+		case StyleMessages:
 			return names[1]
-		case FamilyResponses:
+		case StyleResponses:
 			return names[2]
 		}
 		return names[0]
@@ -375,11 +376,11 @@ func (e *Error) in(f Family) *Error {
 	return &out
 }
 
-// WriteError writes err as a response of family f: the status, the
-// Content-Type, Retry-After when set, and the family's body. It is for
+// WriteError writes err as a response of style f: the status, the
+// Content-Type, Retry-After when set, and the style's body. It is for
 // errors before the headers are sent; after them, the stream encoders'
 // Fail writes the in-stream error.
-func WriteError(w http.ResponseWriter, f Family, err error) {
+func WriteError(w http.ResponseWriter, f Style, err error) {
 	e := ErrorOf(err).in(f)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

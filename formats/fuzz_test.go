@@ -321,8 +321,8 @@ func checkRequestError(t *testing.T, s fuzzStyle, body []byte, err error) {
 	if !errors.As(err, &re) {
 		t.Fatalf("%s: error %T is not a *RequestError: %v\nbody: %q", s.name, err, err, body)
 	}
-	if e := ErrorOf(err); e.Status != http.StatusBadRequest || e.Type(FamilyChat) != "invalid_request_error" {
-		t.Fatalf("%s: error maps to %d %s: %v", s.name, e.Status, e.Type(FamilyChat), err)
+	if e := ErrorOf(err); e.Status != http.StatusBadRequest || e.Type(StyleChat) != "invalid_request_error" {
+		t.Fatalf("%s: error maps to %d %s: %v", s.name, e.Status, e.Type(StyleChat), err)
 	}
 	if !slices.Contains(requestCodes, re.Code) {
 		t.Fatalf("%s: error code %q: %v\nbody: %q", s.name, re.Code, err, body)

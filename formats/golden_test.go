@@ -224,8 +224,8 @@ func TestGoldenErrors(t *testing.T) {
 	for name, err := range cases {
 		for _, f := range []struct {
 			name string
-			f    Family
-		}{{"chat", FamilyChat}, {"messages", FamilyMessages}, {"systemone", FamilySystemOne}} {
+			f    Style
+		}{{"chat", StyleChat}, {"messages", StyleMessages}, {"systemone", StyleSystemOne}} {
 			rec := httptest.NewRecorder()
 			WriteError(rec, f.f, err)
 			got := fmt.Sprintf("HTTP %d\nContent-Type: %s\nRetry-After: %s\n\n%s\n", rec.Code,

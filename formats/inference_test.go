@@ -117,10 +117,10 @@ func TestOneToolCall(t *testing.T) {
 // that does not think) names each style's effort parameter, as a 400.
 func TestEffortFieldError(t *testing.T) {
 	err := &inference.FieldError{Field: "Effort", Reason: "model \"m\" has no thinking"}
-	for f, want := range map[Family]string{FamilyChat: "reasoning_effort", FamilyMessages: "output_config.effort", FamilyResponses: "reasoning.effort"} {
+	for f, want := range map[Style]string{StyleChat: "reasoning_effort", StyleMessages: "output_config.effort", StyleResponses: "reasoning.effort"} {
 		e := ErrorOf(err).in(f)
 		if e.Status != http.StatusBadRequest || e.Param != want {
-			t.Errorf("family %d: %d %q, want 400 %q", f, e.Status, e.Param, want)
+			t.Errorf("style %d: %d %q, want 400 %q", f, e.Status, e.Param, want)
 		}
 	}
 }

@@ -472,5 +472,5 @@ func (s *MessagesStream) Fail(err error) error {
 		return nil
 	}
 	s.done = true
-	return writeEvent(s.w, "error", ErrorOf(err).Body(FamilyMessages))
+	return writeEvent(s.w, "error", ErrorOf(err).Body(StyleMessages))
 }

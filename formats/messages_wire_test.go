@@ -158,7 +158,7 @@ func TestMessagesErrorTypes(t *testing.T) {
 				t.Fatalf("%s is not a documented type", tc.want)
 			}
 			rec := httptest.NewRecorder()
-			WriteError(rec, FamilyMessages, tc.err)
+			WriteError(rec, StyleMessages, tc.err)
 			body := rec.Body.Bytes()
 			var v struct {
 				Type  string

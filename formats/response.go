@@ -559,9 +559,9 @@ func FailedResponse(req Request, err error, o Options) Response {
 
 // fail sets the failed status and error.
 func (r *Response) fail(err error) {
-	e := ErrorOf(err).in(FamilyResponses)
+	e := ErrorOf(err).in(StyleResponses)
 	r.Status = "failed"
-	r.Error = &ResponseError{Code: responseErrorCode(e), Message: e.Message, Type: ptr(e.Type(FamilyResponses))}
+	r.Error = &ResponseError{Code: responseErrorCode(e), Message: e.Message, Type: ptr(e.Type(StyleResponses))}
 	if e.Param != "" {
 		r.Error.Param = ptr(e.Param)
 	}

@@ -43,12 +43,12 @@ type SystemOneModel struct {
 	ReleaseDate string `json:"release_date"`
 }
 
-// StatusIn is the status that family f sends for e. System One answers a
+// StatusIn is the status that style f sends for e. System One answers a
 // client error (400) as 422, FastAPI's status for a request that does not
 // validate, and an overloaded model as 529, which its SDKs back off from
 // and retry; every other status is e.Status.
-func (e *Error) StatusIn(f Family) int {
-	if f == FamilySystemOne {
+func (e *Error) StatusIn(f Style) int {
+	if f == StyleSystemOne {
 		switch {
 		case e.Status == http.StatusBadRequest:
 			return http.StatusUnprocessableEntity
@@ -61,8 +61,8 @@ func (e *Error) StatusIn(f Family) int {
 
 // systemOne is e's System One body.
 func (e *Error) systemOne() any {
-	if e.StatusIn(FamilySystemOne) != http.StatusUnprocessableEntity {
-		return SystemOneError{Detail: SystemOneErrorDetail{ErrorType: e.Type(FamilySystemOne), Message: e.Message}}
+	if e.StatusIn(StyleSystemOne) != http.StatusUnprocessableEntity {
+		return SystemOneError{Detail: SystemOneErrorDetail{ErrorType: e.Type(StyleSystemOne), Message: e.Message}}
 	}
 	loc := append([]any{"body"}, e.Loc...)
 	if len(e.Loc) == 0 && e.Param != "" {

@@ -111,17 +111,17 @@ func TestGoldenToolCalls(t *testing.T) {
 }
 
 // TestGoldenEngineErrors writes the engine's invalid requests as each
-// family reports them: a 400 naming the family's parameter.
+// style reports them: a 400 naming the style's parameter.
 func TestGoldenEngineErrors(t *testing.T) {
 	schemaErr := &inference.FieldError{Field: "Format.Schema", Reason: "grammar: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema"}
 	for _, f := range []struct {
 		name  string
-		f     Family
+		f     Style
 		param string
 	}{
-		{"chat", FamilyChat, "response_format.json_schema.schema"},
-		{"messages", FamilyMessages, "output_config.format.schema"},
-		{"responses", FamilyResponses, "text.format.schema"},
+		{"chat", StyleChat, "response_format.json_schema.schema"},
+		{"messages", StyleMessages, "output_config.format.schema"},
+		{"responses", StyleResponses, "text.format.schema"},
 	} {
 		rec := httptest.NewRecorder()
 		WriteError(rec, f.f, schemaErr)
@@ -145,10 +145,10 @@ func TestGoldenEngineErrors(t *testing.T) {
 		{fmt.Errorf("%w: no field", inference.ErrInvalidRequest), "", "", ""},
 	} {
 		err := tc.err
-		for f, want := range map[Family]string{FamilyChat: tc.chat, FamilyMessages: tc.messages, FamilyResponses: tc.responses} {
+		for f, want := range map[Style]string{StyleChat: tc.chat, StyleMessages: tc.messages, StyleResponses: tc.responses} {
 			e := ErrorOf(err).in(f)
 			if e.Status != 400 || e.Param != want || want != "" && !strings.HasPrefix(e.Message, want+": ") || strings.Contains(e.Message, "llamacpp") {
-				t.Errorf("%v in family %d: %d %q %q, want param %q", tc.err, f, e.Status, e.Param, e.Message, want)
+				t.Errorf("%v in style %d: %d %q %q, want param %q", tc.err, f, e.Status, e.Param, e.Message, want)
 			}
 		}
 	}

@@ -162,8 +162,8 @@ func TestValidation(t *testing.T) {
 				t.Errorf("message %q does not name %q", re.Message, tc.param)
 			}
 			e := ErrorOf(err)
-			if e.Status != http.StatusBadRequest || e.Type(FamilyChat) != "invalid_request_error" || e.Type(FamilyMessages) != "invalid_request_error" {
-				t.Errorf("maps to %d %s", e.Status, e.Type(FamilyChat))
+			if e.Status != http.StatusBadRequest || e.Type(StyleChat) != "invalid_request_error" || e.Type(StyleMessages) != "invalid_request_error" {
+				t.Errorf("maps to %d %s", e.Status, e.Type(StyleChat))
 			}
 		})
 	}

@@ -93,7 +93,7 @@ func TestAccountsReplicas(t *testing.T) {
 }
 
 // TestRedisOutage: while the Redis server that keeps the accounts and the
-// limits is down, every API family answers 503 with Retry-After in its
+// limits is down, every API style answers 503 with Retry-After in its
 // own error shape (not 500), the admin API too, and /readyz is 503; once
 // Redis is back (restarted with its data), the same key is served again
 // and /readyz is 200.

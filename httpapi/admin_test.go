@@ -211,7 +211,7 @@ func TestAdminAuthentication(t *testing.T) {
 	if a := admin(t, e.h, "GET", "/v1/admin/accounts/default", "", 200); field(a, "tier") != "default" || field(a, "credits_usd") != "0" {
 		t.Errorf("the account changed: %v", a)
 	}
-	// The admin key is no API key, on every family's routes.
+	// The admin key is no API key, on every style's routes.
 	for _, rt := range []struct{ method, path, body string }{
 		{"GET", "/v1/models", ""},
 		{"POST", "/v1/chat/completions", chatBody},

@@ -65,7 +65,7 @@ func IdentityFrom(ctx context.Context) (Identity, bool) {
 // key comes from "Authorization: Bearer <key>", or from the "x-api-key"
 // header that the Anthropic SDKs send by default. A key that refuse
 // reports true for (nil: none) is refused whatever keys holds, such as
-// the admin API's key. A refusal is a 401 in the route's family, logged
+// the admin API's key. A refusal is a 401 in the route's style, logged
 // on log (nil: slog.Default()) without the key; it does not read the
 // body: the 401 goes out at once, and the connection closes after it
 // (see SkipBody). A key store that cannot answer is a 500 (Fail).

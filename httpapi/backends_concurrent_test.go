@@ -35,7 +35,7 @@ func TestBackendsServeTogether(t *testing.T) {
 	for _, f := range files {
 		models = append(models, catalog.Model{ID: f.id, Path: inferencetest.Model(t, f.opts)})
 	}
-	url := serveEngine(t, inference.Config{Models: models, Parallel: 4, Context: 256, Queue: 64}, httpapi.Config{Models: models}, "")
+	url := serveEngine(t, inference.Config{Models: models, Parallel: 4, ContextTokens: 256, Queue: 64}, httpapi.Config{Models: models}, "")
 	chat := func(model string, i int) (int, string, error) {
 		body := fmt.Sprintf(`{"model":%q,"max_tokens":8,"temperature":0,"messages":[{"role":"user","content":"Question %d: what comes next?"}]}`, model, i%5)
 		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))

@@ -16,12 +16,12 @@ import (
 // decisionRoutes are the decision routes of the spec's api_url. The
 // spec's own path, /v1/system, answers errors in the chat shape,
 // {error:{message,type,code,param}}; /v1/systemone, the path of System
-// One's official SDKs, in System One's (see formats.FamilySystemOne).
+// One's official SDKs, in System One's (see formats.StyleSystemOne).
 func (h *Handler) decisionRoutes() []route {
 	return []route{
-		{"POST /v1/system", formats.FamilyChat, h.decide, meterTokens},
-		{"POST /v1/systemone", formats.FamilySystemOne, h.decide, meterTokens},
-		{"GET /v1/system/models", formats.FamilyModels, h.listDecisionModels, meterRequest},
+		{"POST /v1/system", formats.StyleChat, h.decide, meterTokens},
+		{"POST /v1/systemone", formats.StyleSystemOne, h.decide, meterTokens},
+		{"GET /v1/system/models", formats.StyleModels, h.listDecisionModels, meterRequest},
 	}
 }
 

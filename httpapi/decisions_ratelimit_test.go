@@ -21,7 +21,7 @@ import (
 
 // Decisions count under the key's limits with their input tokens: the
 // reservation estimates them, the settlement uses what the model read, and
-// a tier too small for the estimate is refused in the chat family's shape.
+// a tier too small for the estimate is refused in the chat style's shape.
 func TestDecisionsRateLimited(t *testing.T) {
 	serve := func(tier ratelimit.Tier) *httptest.Server {
 		small, _ := policy.Model(policy.SystemOne340M)

@@ -37,7 +37,7 @@ func (s *scoringEngine) Models() []inference.ModelInfo {
 	}
 }
 
-func (s *scoringEngine) Prepare(inference.Request) (*inference.Prepared, error) {
+func (s *scoringEngine) Prepare(context.Context, inference.Request) (*inference.Prepared, error) {
 	return nil, errors.New("not a chat engine")
 }
 

@@ -38,7 +38,7 @@
 //
 // The stages that wrap every route are exported as
 // func(http.Handler) http.Handler values, for a caller's own handlers:
-// [Family], [AccessLog], [BodyDeadline], [Authenticate] and [LimitBody];
+// [ErrorStyle], [AccessLog], [BodyDeadline], [Authenticate] and [LimitBody];
 // [Fail] and [WriteJSON] write their errors and answers.
 //
 // Every route takes a bearer API key, checked through a [KeyStore]
@@ -52,7 +52,7 @@
 // The admin API, which manages the accounts, is package httpapi/admin,
 // mounted beside the Handler; [Config.RefuseKey] keeps its key from
 // being taken as an API key. Errors have the body shape of the route's
-// family, before the headers as a status and a JSON body, after them as
+// style, before the headers as a status and a JSON body, after them as
 // the stream's own error event. A client that goes away cancels its generation.
 //
 // Operators get GET /healthz, GET /readyz and, when [Config.Metrics]

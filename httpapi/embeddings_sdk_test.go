@@ -34,7 +34,7 @@ func embedServer(t *testing.T) string {
 		{ID: "core-embed", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert", Pooling: "mean", Seed: 1}), Kind: catalog.KindEmbedding},
 		{ID: "qwen-embed", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", Pooling: "last", Seed: 1}), Kind: catalog.KindEmbedding, MinDimensions: 16},
 	}
-	return serveEngine(t, inference.Config{Models: models, Parallel: 1, Context: sdkContext}, httpapi.Config{Models: models}, "")
+	return serveEngine(t, inference.Config{Models: models, Parallel: 1, ContextTokens: sdkContext}, httpapi.Config{Models: models}, "")
 }
 
 func unitLength(v []float64) bool {

@@ -149,8 +149,8 @@ func TestEmbeddingsRateLimited(t *testing.T) {
 // bareEngine implements httpapi.Engine and not httpapi.Embedder.
 type bareEngine struct{ f *fakeEngine }
 
-func (b bareEngine) Prepare(req inference.Request) (*inference.Prepared, error) {
-	return b.f.Prepare(req)
+func (b bareEngine) Prepare(ctx context.Context, req inference.Request) (*inference.Prepared, error) {
+	return b.f.Prepare(ctx, req)
 }
 
 func (b bareEngine) Run(ctx context.Context, p *inference.Prepared) iter.Seq2[inference.Event, error] {

@@ -12,23 +12,23 @@ import (
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
-// familyKey is the context key of a route's error family (see Family).
-type familyKey struct{}
+// styleKey is the context key of a route's error style (see ErrorStyle).
+type styleKey struct{}
 
-// familyOf returns the error family of the route serving r: chat outside
+// styleOf returns the error style of the route serving r: chat outside
 // a Handler's routes.
-func familyOf(r *http.Request) formats.Family {
-	f, _ := r.Context().Value(familyKey{}).(formats.Family)
+func styleOf(r *http.Request) formats.Style {
+	f, _ := r.Context().Value(styleKey{}).(formats.Style)
 	return f
 }
 
 // WriteError writes err as the error response of the route serving r,
-// in its family's shape (see formats.ErrorOf for the status of each
+// in its style's shape (see formats.ErrorOf for the status of each
 // error): for middleware of Config.Middleware, such as a rate limiter
 // answering formats.RateLimited. It is for errors before anything was
 // written.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	formats.WriteError(w, familyOf(r), err)
+	formats.WriteError(w, styleOf(r), err)
 }
 
 // fail is the one place where a handler's error becomes a response:

@@ -35,7 +35,7 @@ func (echo) CountTokens(req inference.Request) (int, error) {
 }
 
 // Prepare counts the prompt and leaves the output its limit.
-func (e echo) Prepare(req inference.Request) (*inference.Prepared, error) {
+func (e echo) Prepare(ctx context.Context, req inference.Request) (*inference.Prepared, error) {
 	n, err := e.CountTokens(req)
 	return &inference.Prepared{Request: req, InputTokens: n, MaxOutputTokens: req.MaxTokens}, err
 }

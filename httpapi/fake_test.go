@@ -72,7 +72,7 @@ func (f *fakeEngine) CountTokens(req inference.Request) (int, error) {
 
 // Prepare counts the prompt as CountTokens does and checks that it and
 // the output fit in the model's context, as the engine does.
-func (f *fakeEngine) Prepare(req inference.Request) (*inference.Prepared, error) {
+func (f *fakeEngine) Prepare(ctx context.Context, req inference.Request) (*inference.Prepared, error) {
 	n, _ := f.CountTokens(req)
 	limit := 0
 	for _, m := range f.models {

@@ -155,14 +155,8 @@ func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (c
 		}
 		ir.MaxTokens = m.MaxOutput
 	}
-	var p *inference.Prepared
-	var err error
-	if cp, ok := h.engine.(contextPreparer); ok {
-		// A client that leaves while its model loads again stops the wait.
-		p, err = cp.PrepareContext(r.Context(), ir)
-	} else {
-		p, err = h.engine.Prepare(ir)
-	}
+	// A client that leaves while its model loads again stops the wait.
+	p, err := h.engine.Prepare(r.Context(), ir)
 	return m, p, err
 }
 

@@ -13,11 +13,11 @@ import (
 // and, with Config.Metrics, GET /metrics.
 func (h *Handler) operationRoutes() []route {
 	routes := []route{
-		{"GET /healthz", formats.FamilyChat, h.healthz, meterNone},
-		{"GET /readyz", formats.FamilyChat, h.readyz, meterNone},
+		{"GET /healthz", formats.StyleChat, h.healthz, meterNone},
+		{"GET /readyz", formats.StyleChat, h.readyz, meterNone},
 	}
 	if h.registry != nil {
-		routes = append(routes, route{"GET /metrics", formats.FamilyChat, h.serveMetrics().ServeHTTP, meterNone})
+		routes = append(routes, route{"GET /metrics", formats.StyleChat, h.serveMetrics().ServeHTTP, meterNone})
 	}
 	return routes
 }
@@ -51,7 +51,7 @@ func (h *Handler) RegisterOperations(mux *http.ServeMux) {
 func (h *Handler) wrapOperation(rt route) http.Handler {
 	debug := h.logs
 	debug.Level = slog.LevelDebug
-	return chain(rt.serve, Family(rt.family), debug.Stage(rt.pattern), BodyDeadline(h.bodyTO))
+	return chain(rt.serve, ErrorStyle(rt.style), debug.Stage(rt.pattern), BodyDeadline(h.bodyTO))
 }
 
 // healthz serves GET /healthz: the process is up and the Handler answers.

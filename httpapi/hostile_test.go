@@ -26,7 +26,7 @@ import (
 // The hostile suite: what an attacker holding a key could send, against
 // the real engine with the real Qwen3 tokenizer and template, through the
 // HTTP server. Every request must end, in time, with the right status and
-// a body in its family's shape; none may crash the process or grow it
+// a body in its style's shape; none may crash the process or grow it
 // without bound; and the server must still serve afterwards.
 
 const (
@@ -59,7 +59,7 @@ func hostileServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 8192},
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: 8192},
 		httpapi.Config{Models: models, Keys: keys, Limiter: ratelimit.NewMemory()}, "")
 }
 
@@ -109,7 +109,7 @@ func (c hostileCase) run(t *testing.T, url string) time.Duration {
 	if code == "" {
 		code = typ // messages
 	}
-	// The messages family has no param: its message names the field.
+	// The messages style has no param: its message names the field.
 	if c.code != "" && code != c.code || c.param != "" && param != c.param && (param != "" || !strings.Contains(message, c.param)) {
 		t.Errorf("%s: %d code %q param %q (%s), want code %q naming %q", c.name, res.StatusCode, code, param, message, c.code, c.param)
 	}

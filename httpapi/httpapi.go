@@ -43,8 +43,9 @@ const DefaultBodyReadTimeout = 30 * time.Second
 type Engine interface {
 	// Prepare checks req and renders and tokenizes its prompt, decoding
 	// nothing: its counts are what rate limits reserve and what the
-	// messages stream's message_start reports.
-	Prepare(req inference.Request) (*inference.Prepared, error)
+	// messages stream's message_start reports. It stops waiting (for a
+	// model that loads again, say) when ctx is done.
+	Prepare(ctx context.Context, req inference.Request) (*inference.Prepared, error)
 	// Run runs a prepared request and yields its output: pieces, then
 	// one event with Final set; an error, if any, is the last pair.
 	// Stopping the iteration early or cancelling ctx ends the generation.
@@ -54,14 +55,6 @@ type Engine interface {
 	// CountTokens returns the number of tokens of req's prompt: how
 	// rate limits count what a generation cut short had written.
 	CountTokens(req inference.Request) (int, error)
-}
-
-// contextPreparer is the optional method of an Engine that prepares a
-// request waiting for its model only as long as the request's context
-// lives; *inference.Engine has it (a model that Config.KeepAlive unloaded
-// loads again first).
-type contextPreparer interface {
-	PrepareContext(ctx context.Context, req inference.Request) (*inference.Prepared, error)
 }
 
 // Config configures a Handler. Engine is required, and one of Keys and
@@ -201,11 +194,11 @@ type Handler struct {
 	metrics  *metrics
 }
 
-// route is one method+path pattern, the error family of its responses,
+// route is one method+path pattern, the error style of its responses,
 // its handler, and how rate limits count its requests.
 type route struct {
 	pattern string
-	family  formats.Family
+	style   formats.Style
 	serve   http.HandlerFunc
 	meter   metering
 }
@@ -311,23 +304,23 @@ func New(cfg Config) (*Handler, error) {
 // generationRoutes are the routes of the spec's base_url.
 func (h *Handler) generationRoutes() []route {
 	return []route{
-		{"POST /v1/web/chat/completions", formats.FamilyChat, h.chat, meterTokens},
-		{"POST /v1/chat/completions", formats.FamilyChat, h.chat, meterTokens},
-		{"POST /v1/completions", formats.FamilyChat, h.completions, meterTokens},
-		{"POST /v1/messages", formats.FamilyMessages, h.messages, meterTokens},
-		{"POST /v1/messages/count_tokens", formats.FamilyMessages, h.countTokens, meterRequest},
-		{"POST /v1/responses", formats.FamilyResponses, h.responses, meterTokens},
-		{"GET /v1/responses/{id}", formats.FamilyResponses, h.getResponse, meterRequest},
-		{"DELETE /v1/responses/{id}", formats.FamilyResponses, h.deleteResponse, meterRequest},
-		{"POST /v1/embeddings", formats.FamilyChat, h.embeddings, meterTokens},
+		{"POST /v1/web/chat/completions", formats.StyleChat, h.chat, meterTokens},
+		{"POST /v1/chat/completions", formats.StyleChat, h.chat, meterTokens},
+		{"POST /v1/completions", formats.StyleChat, h.completions, meterTokens},
+		{"POST /v1/messages", formats.StyleMessages, h.messages, meterTokens},
+		{"POST /v1/messages/count_tokens", formats.StyleMessages, h.countTokens, meterRequest},
+		{"POST /v1/responses", formats.StyleResponses, h.responses, meterTokens},
+		{"GET /v1/responses/{id}", formats.StyleResponses, h.getResponse, meterRequest},
+		{"DELETE /v1/responses/{id}", formats.StyleResponses, h.deleteResponse, meterRequest},
+		{"POST /v1/embeddings", formats.StyleChat, h.embeddings, meterTokens},
 	}
 }
 
 // modelRoutes are the routes of the spec's api_url.
 func (h *Handler) modelRoutes() []route {
 	return []route{
-		{"GET /v1/models", formats.FamilyModels, h.listModels, meterRequest},
-		{"GET /v1/models/{model_id}", formats.FamilyModels, h.getModel, meterRequest},
+		{"GET /v1/models", formats.StyleModels, h.listModels, meterRequest},
+		{"GET /v1/models/{model_id}", formats.StyleModels, h.getModel, meterRequest},
 	}
 }
 
@@ -369,7 +362,7 @@ func (h *Handler) register(mux *http.ServeMux, routes []route) {
 // /metrics): mount it under a prefix with http.StripPrefix. A caller's
 // mux that routes those paths elsewhere keeps them. It answers every
 // other request
-// with a JSON error in the shape of the path's family (messages for
+// with a JSON error in the shape of the path's style (messages for
 // paths under /v1/messages, System One's under /v1/systemone, chat for
 // the rest), without authenticating
 // it or reading its body: 405, with an Allow header, for a method that
@@ -407,7 +400,7 @@ func (h *Handler) registerPaths() {
 
 // Allowed returns a ServeMux that has the path of each of patterns
 // (method and path, as a ServeMux's) and answers a request to one of
-// them with a 405 in the error shape of the path's family (messages
+// them with a 405 in the error shape of the path's style (messages
 // under /v1/messages, System One's under /v1/systemone, chat
 // elsewhere), naming the methods that the path's patterns take (HEAD
 // with GET, as a ServeMux serves it), in an Allow header too. Its
@@ -432,7 +425,7 @@ func Allowed(patterns []string) *http.ServeMux {
 		allowed := strings.Join(methods[p], ", ")
 		allow.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
-			formats.WriteError(w, pathFamily(r.URL.Path), &formats.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+			formats.WriteError(w, pathStyle(r.URL.Path), &formats.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
 				Message: fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, Clip(r.URL.Path), allowed)})
 		}))
 	}
@@ -449,21 +442,21 @@ func (h *Handler) unrouted(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	formats.WriteError(w, pathFamily(r.URL.Path), &formats.Error{Status: http.StatusNotFound, Code: "not_found",
+	formats.WriteError(w, pathStyle(r.URL.Path), &formats.Error{Status: http.StatusNotFound, Code: "not_found",
 		Message: fmt.Sprintf("no route for %s %s", r.Method, Clip(r.URL.Path))})
 }
 
-// pathFamily is the error family of requests to path that no route
+// pathStyle is the error style of requests to path that no route
 // serves: messages under /v1/messages, System One's under /v1/systemone,
 // chat elsewhere.
-func pathFamily(path string) formats.Family {
+func pathStyle(path string) formats.Style {
 	switch {
 	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
-		return formats.FamilyMessages
+		return formats.StyleMessages
 	case path == "/v1/systemone" || strings.HasPrefix(path, "/v1/systemone/"):
-		return formats.FamilySystemOne
+		return formats.StyleSystemOne
 	}
-	return formats.FamilyChat
+	return formats.StyleChat
 }
 
 // wrap puts a route's handler behind the access log, the body read
@@ -472,7 +465,7 @@ func pathFamily(path string) formats.Family {
 func (h *Handler) wrap(rt route) http.Handler {
 	next := chain(rt.serve, h.mw...)
 	next = h.rateLimit(rt, next)
-	return chain(next, Family(rt.family), h.logs.Stage(rt.pattern), BodyDeadline(h.bodyTO), h.auth, LimitBody(h.limit))
+	return chain(next, ErrorStyle(rt.style), h.logs.Stage(rt.pattern), BodyDeadline(h.bodyTO), h.auth, LimitBody(h.limit))
 }
 
 // chain puts next behind stages, the first outermost.

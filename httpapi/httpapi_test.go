@@ -20,20 +20,20 @@ import (
 )
 
 // routes are every route with a request that succeeds on it, its error
-// family and the status of success.
+// style and the status of success.
 var routes = []struct {
 	method, path, body string
-	family             formats.Family
+	style              formats.Style
 	ok                 int
 }{
-	{"POST", "/v1/web/chat/completions", chatBody, formats.FamilyChat, 200},
-	{"POST", "/v1/chat/completions", chatBody, formats.FamilyChat, 200},
-	{"POST", "/v1/messages", messagesBody, formats.FamilyMessages, 200},
-	{"POST", "/v1/responses", responsesBody, formats.FamilyResponses, 200},
-	{"GET", "/v1/responses/resp_unknown", "", formats.FamilyResponses, 404},
-	{"DELETE", "/v1/responses/resp_unknown", "", formats.FamilyResponses, 404},
-	{"GET", "/v1/models", "", formats.FamilyModels, 200},
-	{"GET", "/v1/models/core-2-5-mini", "", formats.FamilyModels, 200},
+	{"POST", "/v1/web/chat/completions", chatBody, formats.StyleChat, 200},
+	{"POST", "/v1/chat/completions", chatBody, formats.StyleChat, 200},
+	{"POST", "/v1/messages", messagesBody, formats.StyleMessages, 200},
+	{"POST", "/v1/responses", responsesBody, formats.StyleResponses, 200},
+	{"GET", "/v1/responses/resp_unknown", "", formats.StyleResponses, 404},
+	{"DELETE", "/v1/responses/resp_unknown", "", formats.StyleResponses, 404},
+	{"GET", "/v1/models", "", formats.StyleModels, 200},
+	{"GET", "/v1/models/core-2-5-mini", "", formats.StyleModels, 200},
 }
 
 func TestAuth(t *testing.T) {
@@ -70,7 +70,7 @@ func TestAuth(t *testing.T) {
 					return
 				}
 				typ, code, _, _ := errorOf(t, w.Body.Bytes())
-				if rt.family == formats.FamilyMessages {
+				if rt.style == formats.StyleMessages {
 					if typ != "authentication_error" {
 						t.Errorf("messages 401 type %q: %s", typ, w.Body)
 					}

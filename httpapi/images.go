@@ -137,7 +137,7 @@ func (f *imageFetcher) check(u *url.URL) error {
 // replaced, not written: ir's slices may be shared with the caller's.
 func (h *Handler) fetchImages(r *http.Request, ir *inference.Request) error {
 	param := "messages"
-	if familyOf(r) == formats.FamilyResponses {
+	if styleOf(r) == formats.StyleResponses {
 		param = "input"
 	}
 	type at struct{ msg, part int }

@@ -36,7 +36,7 @@ func visionServer(t *testing.T, remote *httpapi.RemoteImages) string {
 	m.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3})
 	m.Projector = inferencetest.Projector(t, inferencetest.ProjectorOptions{})
 	models := []catalog.Model{m}
-	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 512}, httpapi.Config{Models: models, RemoteImages: remote}, "")
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: 512}, httpapi.Config{Models: models, RemoteImages: remote}, "")
 }
 
 // imageHost serves the test's pictures: /red.png, a /huge.png beyond
@@ -253,7 +253,7 @@ func TestImageDecodedAfterAdmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 512},
+	base := serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: 512},
 		httpapi.Config{Models: models, Keys: keys, Limiter: ratelimit.NewMemory()}, "")
 	ctx := context.Background()
 	limited, unlimited := openaiSDK(base, key), openaiSDK(base, otherKey)

@@ -42,7 +42,7 @@ func TestMetricsRealEngine(t *testing.T) {
 		m.Path = path
 		models = append(models, m)
 	}
-	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 2, Context: 512,
+	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 2, ContextTokens: 512,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

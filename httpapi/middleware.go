@@ -18,17 +18,17 @@ import (
 // The middleware stages of a Handler's routes, each a
 // func(http.Handler) http.Handler that a caller may also put in front
 // of handlers of its own (package httpapi/admin does). A Handler wraps
-// each route, outermost first, in Family, AccessLog, BodyDeadline,
+// each route, outermost first, in ErrorStyle, AccessLog, BodyDeadline,
 // Authenticate, LimitBody, its rate limits and Config.Middleware (see
 // Handler.wrap).
 
-// Family returns the stage that records f as the error family of the
+// ErrorStyle returns the stage that records f as the error style of the
 // requests it passes on, for WriteError and Fail. Outside it, errors
-// take the chat family's shape.
-func Family(f formats.Family) func(http.Handler) http.Handler {
+// take the chat style's shape.
+func ErrorStyle(f formats.Style) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), familyKey{}, f)))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), styleKey{}, f)))
 		})
 	}
 }
@@ -216,7 +216,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // Fail writes err as the error response of the route serving r, in its
-// family's shape (see Family and formats.ErrorOf), and logs it on log
+// style's shape (see ErrorStyle and formats.ErrorOf), and logs it on log
 // (nil: slog.Default()): server errors at error level with their cause,
 // the rest at debug level. A request whose body did not arrive within
 // its BodyDeadline is answered 408, whatever its handler made of the

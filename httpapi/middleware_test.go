@@ -11,8 +11,8 @@ import (
 )
 
 // The stages work apart from a Handler, in front of a caller's own
-// handler: LimitBody's 413 and Authenticate's 401 come in the family
-// that Family set, and Authenticate passes the key's Identity on.
+// handler: LimitBody's 413 and Authenticate's 401 come in the style
+// that ErrorStyle set, and Authenticate passes the key's Identity on.
 func TestStagesApart(t *testing.T) {
 	keys, err := httpapi.NewStaticKeys(key)
 	if err != nil {
@@ -29,7 +29,7 @@ func TestStagesApart(t *testing.T) {
 		}
 		_ = httpapi.WriteJSON(w, http.StatusOK, map[string]int{"read": len(b)})
 	})
-	h := httpapi.Family(formats.FamilyMessages)(httpapi.Authenticate(keys, nil, nil)(httpapi.LimitBody(8)(own)))
+	h := httpapi.ErrorStyle(formats.StyleMessages)(httpapi.Authenticate(keys, nil, nil)(httpapi.LimitBody(8)(own)))
 	for _, tc := range []struct {
 		key, body string
 		status    int

@@ -61,7 +61,7 @@ import (
 // A key on a tier without limits (policy.Unlimited) gets none of these
 // headers; its requests still count in its account's spend and usage.
 //
-// A refusal is a 429 in the route's family: rate_limit_exceeded
+// A refusal is a 429 in the route's style: rate_limit_exceeded
 // (rate_limit_error for messages) with Retry-After, or insufficient_quota
 // when the monthly spend cap would be passed, with Retry-After until the
 // month turns (UTC) and a message that gives the cap, the month's spend

@@ -47,9 +47,9 @@ func header(t *testing.T, w *httptest.ResponseRecorder, name string) int64 {
 	return n
 }
 
-// TestRateLimitEveryRoute: on every route and family, the rate-limit
+// TestRateLimitEveryRoute: on every route and style, the rate-limit
 // headers on each response, and past the request limit a 429 in the
-// family's shape with Retry-After.
+// style's shape with Retry-After.
 func TestRateLimitEveryRoute(t *testing.T) {
 	routes := []struct {
 		name, method, path, body string
@@ -196,7 +196,7 @@ func TestRateLimitTooLarge(t *testing.T) {
 }
 
 // TestSpendCap: the catalog's prices charge each request; past the cap,
-// insufficient_quota until the month turns, in every family.
+// insufficient_quota until the month turns, in every style.
 func TestSpendCap(t *testing.T) {
 	// core-2-5-mini: 0.5 USD per 1M input tokens, 2 per 1M output tokens.
 	// 100 prompt tokens and at most 100 output: 0.00025 USD reserved.

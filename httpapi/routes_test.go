@@ -47,7 +47,7 @@ var unroutedCases = []struct {
 }
 
 // checkUnrouted checks an answer to one of unroutedCases: a JSON error of
-// the family's shape, never a redirect or plain text.
+// the style's shape, never a redirect or plain text.
 func checkUnrouted(t *testing.T, status int, header http.Header, body []byte, method string, wantStatus int, allow string, messages bool) {
 	t.Helper()
 	if status != wantStatus {

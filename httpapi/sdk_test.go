@@ -52,7 +52,7 @@ func serveSpecIDs(t *testing.T, path string, context int) string {
 		m.Path = path
 		models = append(models, m)
 	}
-	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: context}, httpapi.Config{Models: models}, "/api")
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: context}, httpapi.Config{Models: models}, "/api")
 }
 
 // serveEngine serves a Handler of hc over a real engine of ec (one thread

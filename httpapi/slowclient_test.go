@@ -103,13 +103,13 @@ func slowBody(t *testing.T, limited bool) {
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()
 	for _, tc := range []struct {
-		path   string
-		family formats.Family
+		path  string
+		style formats.Style
 	}{
-		{"/v1/chat/completions", formats.FamilyChat},
-		{"/v1/messages", formats.FamilyMessages},
-		{"/v1/responses", formats.FamilyResponses},
-		{"/v1/system", formats.FamilyChat}, // its handler decodes as it reads
+		{"/v1/chat/completions", formats.StyleChat},
+		{"/v1/messages", formats.StyleMessages},
+		{"/v1/responses", formats.StyleResponses},
+		{"/v1/system", formats.StyleChat}, // its handler decodes as it reads
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			start := time.Now()
@@ -122,7 +122,7 @@ func slowBody(t *testing.T, limited bool) {
 				t.Fatalf("status %d: %s", res.StatusCode, body)
 			}
 			typ, code, _, msg := errorOf(t, body)
-			if tc.family == formats.FamilyMessages {
+			if tc.style == formats.StyleMessages {
 				if typ != "invalid_request_error" || !strings.Contains(msg, "did not arrive") {
 					t.Errorf("messages 408: %s", body)
 				}

@@ -40,7 +40,7 @@ func TestSystemOneSDK(t *testing.T) {
 	judge, _ := policy.Model(policy.SystemOne9B)
 	judge.Path = path
 	models := []catalog.Model{judge}
-	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 1, Context: 8192,
+	eng, err := inference.New(inference.Config{Models: models, Threads: 1, Parallel: 1, ContextTokens: 8192,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -104,5 +104,5 @@ func searchServer(t *testing.T, s search.Searcher) string {
 	m, _ := policy.Model(policy.Core25Mini)
 	m.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3, ContextLength: 4096})
 	models := []catalog.Model{m}
-	return serveEngine(t, inference.Config{Models: models, Parallel: 2, Context: 2048, Search: s}, httpapi.Config{Models: models}, "")
+	return serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: 2048, Search: s}, httpapi.Config{Models: models}, "")
 }

@@ -58,9 +58,9 @@ func BenchmarkBareLoop(b *testing.B) {
 func BenchmarkEngine(b *testing.B) {
 	path := testmodels.Qwen3Bench(b)
 	e, err := inference.New(inference.Config{
-		Models:   []catalog.Model{{ID: "qwen3", Path: path}},
-		Parallel: benchStreams,
-		Context:  benchPerSeq,
+		Models:        []catalog.Model{{ID: "qwen3", Path: path}},
+		Parallel:      benchStreams,
+		ContextTokens: benchPerSeq,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -167,9 +167,9 @@ func earlier(a, b time.Time) time.Time {
 func BenchmarkPrefixCache(b *testing.B) {
 	path := testmodels.Qwen3Bench(b)
 	e, err := inference.New(inference.Config{
-		Models:   []catalog.Model{{ID: "qwen3", Path: path}},
-		Parallel: benchStreams,
-		Context:  1536,
+		Models:        []catalog.Model{{ID: "qwen3", Path: path}},
+		Parallel:      benchStreams,
+		ContextTokens: 1536,
 	})
 	if err != nil {
 		b.Fatal(err)

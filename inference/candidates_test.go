@@ -133,7 +133,7 @@ func TestNewCandidateTree(t *testing.T) {
 }
 
 func TestScoreCandidateErrors(t *testing.T) {
-	e, _ := byteEngine(t, Config{Parallel: 1, Context: 128, BranchContext: 32, Branches: 16})
+	e, _ := byteEngine(t, Config{Parallel: 1, ContextTokens: 128, BranchContext: 32, Branches: 16})
 	many := func(n, depth int) [][]int {
 		var out [][]int
 		for i := range n {

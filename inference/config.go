@@ -37,9 +37,10 @@ type Config struct {
 	// Parallel is the number of sequences each model decodes at once.
 	// Default 4.
 	Parallel int
-	// Context is the number of tokens (prompt and output) one sequence
-	// holds. Default 4096; never more than the model was trained for.
-	Context int
+	// ContextTokens is the number of tokens (prompt and output) one
+	// sequence holds. Default 4096; never more than the model was trained
+	// for.
+	ContextTokens int
 	// KVTokens is the number of KV cells that a model's Parallel
 	// sequences share: the prompt and output tokens of the requests at
 	// work and the cached prompts of idle sequences. A request reserves
@@ -47,7 +48,7 @@ type Config struct {
 	// while the cells at work leave too few (idle caches give theirs up,
 	// least recently used first); one that could never fit fails with
 	// ErrContextLength, and ModelInfo.ContextLength is at most KVTokens.
-	// Default Parallel × Context: every sequence its whole context, the
+	// Default Parallel × ContextTokens: every sequence its whole context, the
 	// worst case. Less saves memory where requests are mostly short.
 	KVTokens int
 	// MemoryLimit bounds the bytes New may load: a configuration whose
@@ -72,7 +73,7 @@ type Config struct {
 	// branches, beyond the Parallel sequences' contexts, so that scoring
 	// never runs out of room: the branches decoded at once hold at most
 	// these and the cells that their prefix leaves free of its own
-	// sequence's Context. Default Batch.
+	// sequence's ContextTokens. Default Batch.
 	BranchContext int
 	// KeyCache and ValueCache are the element types of the generation
 	// models' KV caches: "f16" (the default, also ""), "q8_0" (about half
@@ -126,8 +127,9 @@ type Config struct {
 	// CacheBytes bounds the bytes of the files under CacheDir; the least
 	// recently used entries go first. Default 4 GiB.
 	CacheBytes int64
-	// Clock tells the time for CacheTTL. Default time.Now.
-	Clock func() time.Time
+	// Now tells the time for CacheTTL, KeepAlive and the recency of
+	// CacheDir's entries. Default time.Now.
+	Now func() time.Time
 
 	// saveMin and saveLong are the prompt cache's thresholds (see
 	// CacheDir); tests lower them.
@@ -151,7 +153,7 @@ func (c Config) withDefaults() (Config, error) {
 		name string
 		v    *int
 		def  int
-	}{{"Parallel", &c.Parallel, 4}, {"Context", &c.Context, 4096}, {"Queue", &c.Queue, 64}, {"Batch", &c.Batch, 512}, {"Threads", &c.Threads, runtime.NumCPU()}} {
+	}{{"Parallel", &c.Parallel, 4}, {"ContextTokens", &c.ContextTokens, 4096}, {"Queue", &c.Queue, 64}, {"Batch", &c.Batch, 512}, {"Threads", &c.Threads, runtime.NumCPU()}} {
 		if *f.v < 0 {
 			return c, fmt.Errorf("inference: Config.%s is %d", f.name, *f.v)
 		}
@@ -163,7 +165,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("inference: Config.KVTokens is %d", c.KVTokens)
 	}
 	if c.KVTokens == 0 {
-		c.KVTokens = c.Parallel * c.Context
+		c.KVTokens = c.Parallel * c.ContextTokens
 	}
 	if c.Batch < 4*c.Parallel {
 		// Every generating sequence adds a token, and up to three more
@@ -204,8 +206,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.CacheTTL == 0 {
 		c.CacheTTL = 5 * time.Minute
 	}
-	if c.Clock == nil {
-		c.Clock = time.Now
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.KeepAlive == 0 {
 		c.KeepAlive = 5 * time.Minute

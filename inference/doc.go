@@ -1,5 +1,6 @@
-// Package inference runs GGUF language models in-process through
-// llama.cpp.
+// Package inference runs GGUF language models in-process, through
+// llama.cpp or through Ollama's Go engine (Config.Backend) for
+// architectures newer than the pinned llama.cpp.
 //
 // An Engine loads the models of its Config and serves Requests: a
 // conversation rendered with the model's own chat template (Jinja, as in
@@ -19,7 +20,15 @@
 // Prepare checks a request, renders and tokenizes its prompt once, and
 // reports what it will cost (prompt tokens, the most output tokens) before
 // any decoding, for admission control; Run decodes a Prepared request.
-// Stream is the two together.
+// Stream is the two together. Score and Embed have the same split
+// (PrepareScore, PrepareEmbed).
+//
+// A model loaded with a projector (catalog.Model.Projector) reads images:
+// the image parts of messages and ScoreRequest.Images. A request that
+// enables Request.Search runs web searches through Config.Search as tool
+// calls of the model's family. A model with no request at work for
+// Config.KeepAlive is unloaded, and loaded again by the next request that
+// needs it; Config.CacheDir keeps prompt prefixes on disk across restarts.
 //
 // Encoder GGUFs have no runner: a reranker's (rank pooling) serves Rank,
 // and an embedding model's (mean, cls or last pooling: BERT and nomic-bert

@@ -44,8 +44,8 @@ func BenchmarkEmbed(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			e, err := inference.New(inference.Config{
-				Models:  []catalog.Model{{ID: "embed", Path: c.path(b)}},
-				Context: 512, Batch: 2048, Threads: runtime.NumCPU(),
+				Models:        []catalog.Model{{ID: "embed", Path: c.path(b)}},
+				ContextTokens: 512, Batch: 2048, Threads: runtime.NumCPU(),
 				Logger: slog.New(slog.DiscardHandler),
 			})
 			if err != nil {

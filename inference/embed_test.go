@@ -29,8 +29,8 @@ import (
 func embedEngine(t *testing.T) *Engine {
 	t.Helper()
 	e, err := New(Config{
-		Threads: 1,
-		Context: 256,
+		Threads:       1,
+		ContextTokens: 256,
 		Models: []catalog.Model{
 			{ID: "bert-mean", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert", Pooling: "mean", Seed: 5})},
 			{ID: "bert-cls", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert", Pooling: "cls", Seed: 5})},

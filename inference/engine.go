@@ -77,7 +77,8 @@ type model struct {
 	// asks for pooling): a reranker's serves Rank, an embedding model's
 	// Embed, and generation and Score refuse both.
 	encoder *encoder
-	// projector, when set, reads the images of Score requests. Only a
+	// projector, when set, reads the images of requests: the image parts
+	// (Part.Image) of a Request's messages and ScoreRequest.Images. Only a
 	// llama.cpp model has one.
 	projector     *llamacpp.Projector
 	projectorPath string
@@ -105,7 +106,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, names: map[string]*model{}, decoders: make(chan struct{}, maxDecoders), closing: make(chan struct{})}
 	if cfg.CacheDir != "" {
-		if e.disk, err = openPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Clock); err != nil {
+		if e.disk, err = openPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Now); err != nil {
 			return nil, err
 		}
 	}
@@ -252,7 +253,7 @@ func (e *Engine) load(path string) (*model, error) {
 			m.info.Dimensions = llm.EmbeddingSize()
 		}
 	}
-	m.loaded, m.idle = true, e.cfg.Clock()
+	m.loaded, m.idle = true, e.cfg.Now()
 	return m, nil
 }
 
@@ -293,8 +294,8 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	perSeq = min(e.cfg.Context, llm.TrainContext(), e.cfg.KVTokens)
-	if perSeq < e.cfg.Context {
+	perSeq = min(e.cfg.ContextTokens, llm.TrainContext(), e.cfg.KVTokens)
+	if perSeq < e.cfg.ContextTokens {
 		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", m.path, "context", perSeq)
 	}
 	var projector *llamacpp.Projector
@@ -539,7 +540,7 @@ func (e *Engine) acquire(ctx context.Context, name string) (m *model, release fu
 		err = fmt.Errorf("%w: %q", ErrModelNotFound, name)
 	default:
 		if err = e.hold(ctx, m); err == nil {
-			return m, func() { m.release(e.cfg.Clock()); e.mu.RUnlock() }, nil
+			return m, func() { m.release(e.cfg.Now()); e.mu.RUnlock() }, nil
 		}
 	}
 	e.mu.RUnlock()
@@ -560,7 +561,7 @@ func (e *Engine) use(ctx context.Context, name string, fn func(*model) error) er
 // holdJob keeps m loaded until j finishes; m is held already.
 func (e *Engine) holdJob(m *model, j *job) {
 	m.holdAgain()
-	j.release = func() { m.release(e.cfg.Clock()) }
+	j.release = func() { m.release(e.cfg.Now()) }
 }
 
 // Generate runs req to the end and returns the result. It takes one
@@ -588,7 +589,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 // sequence is single use.
 func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		p, err := e.PrepareContext(ctx, req)
+		p, err := e.Prepare(ctx, req)
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -631,15 +632,10 @@ func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, er
 // whose prompt and output do not fit in the context with
 // ErrContextLength. The cost is bounded whatever the request: tokenizing
 // stops once the prompt passes the context, and schemas are bounded
-// before they are converted to grammars.
-func (e *Engine) Prepare(req Request) (*Prepared, error) {
-	return e.PrepareContext(context.Background(), req)
-}
-
-// PrepareContext is Prepare for a caller that may stop waiting: when the
-// model must load again first (Config.KeepAlive unloaded it), it waits
-// for the load only until ctx is done.
-func (e *Engine) PrepareContext(ctx context.Context, req Request) (*Prepared, error) {
+// before they are converted to grammars. When the model must load again
+// first (Config.KeepAlive unloaded it), Prepare waits for the load only
+// until ctx is done.
+func (e *Engine) Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	m, release, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err

@@ -30,10 +30,7 @@ func (*Engine) Stream(context.Context, Request) iter.Seq2[Event, error] {
 }
 
 // Prepare fails: the engine needs cgo.
-func (*Engine) Prepare(Request) (*Prepared, error) { return nil, errNoCgo }
-
-// PrepareContext fails: the engine needs cgo.
-func (*Engine) PrepareContext(context.Context, Request) (*Prepared, error) { return nil, errNoCgo }
+func (*Engine) Prepare(context.Context, Request) (*Prepared, error) { return nil, errNoCgo }
 
 // Run fails: the engine needs cgo.
 func (*Engine) Run(context.Context, *Prepared) iter.Seq2[Event, error] {

@@ -50,9 +50,9 @@ func newEngine(t testing.TB, cfg inference.Config) *inference.Engine {
 
 func stories(t testing.TB, parallel int) *inference.Engine {
 	return newEngine(t, inference.Config{
-		Models:   []catalog.Model{{ID: "stories", Path: storiesPath(t)}},
-		Parallel: parallel,
-		Context:  256,
+		Models:        []catalog.Model{{ID: "stories", Path: storiesPath(t)}},
+		Parallel:      parallel,
+		ContextTokens: 256,
 	})
 }
 
@@ -227,7 +227,7 @@ func ptr[T any](v T) *T { return &v }
 // cannot finish during the test.
 func TestOverloaded(t *testing.T) {
 	path := inferencetest.Model(t, inferencetest.Options{ContextLength: 16384})
-	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 1, Queue: 1, Context: 16384})
+	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 1, Queue: 1, ContextTokens: 16384})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	busy := make(chan struct{})
@@ -288,7 +288,7 @@ func TestClose(t *testing.T) {
 	// bleve, which the search benchmark links in, starts its analysis
 	// workers when its package loads.
 	defer goleak.VerifyNone(t, goleak.IgnoreTopFunction("github.com/blevesearch/bleve_index_api.AnalysisWorker"))
-	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "stories", Path: storiesPath(t)}}, Context: 256, Threads: 1})
+	e, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "stories", Path: storiesPath(t)}}, ContextTokens: 256, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestClose(t *testing.T) {
 
 // IgnoreEOS runs to MaxTokens even where the model would end its turn.
 func TestIgnoreEOS(t *testing.T) {
-	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Context: 512})
+	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, ContextTokens: 512})
 	one := 1.0
 	for seed := range int64(20) {
 		req := inference.Request{Model: "tiny", Prompt: "Hi", MaxTokens: 400, Temperature: &one, Seed: &seed}

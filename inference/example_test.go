@@ -67,7 +67,7 @@ func ExampleEngine_Prepare() {
 	}
 	defer e.Close()
 
-	p, err := e.Prepare(inference.Request{
+	p, err := e.Prepare(context.Background(), inference.Request{
 		Model:     "tiny",
 		Messages:  []inference.Message{inference.Text(inference.RoleUser, "Hi<|im_end|>")},
 		MaxTokens: 8,

@@ -30,7 +30,7 @@ func familyEngine(t *testing.T) *inference.Engine {
 		{ID: "plain", Path: inferencetest.Model(t, inferencetest.Options{ChatTemplate: plainChatML, Seed: 2})},
 		{ID: "hermes", Path: inferencetest.Model(t, inferencetest.Options{Seed: 2})},
 		{ID: "qwen3", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", ChatTemplate: inferencetest.Qwen3Template, Seed: 2})},
-	}, Context: 1024})
+	}, ContextTokens: 1024})
 }
 
 func TestModelInfoFamily(t *testing.T) {
@@ -70,7 +70,7 @@ func TestFamilyRefusals(t *testing.T) {
 		{"an effort of no level, by default", inference.Request{Model: "hermes", Messages: msgs, Effort: "none", ThinkingDefaults: true}, "Effort"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := e.Prepare(tt.req)
+			p, err := e.Prepare(context.Background(), tt.req)
 			if tt.field == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -150,7 +150,7 @@ func TestGptOSSEffort(t *testing.T) {
 	}
 	e := newEngine(t, inference.Config{Models: []catalog.Model{
 		{ID: "m", Path: inferencetest.Model(t, inferencetest.Options{ChatTemplate: string(tmpl), ContextLength: 1024, Seed: 2})},
-	}, Context: 1024})
+	}, ContextTokens: 1024})
 	if got := e.Models()[0].Family; got != "gpt-oss" {
 		t.Fatalf("family %q", got)
 	}
@@ -167,7 +167,7 @@ func TestGptOSSEffort(t *testing.T) {
 		{"high", true, "Reasoning: low"},
 	} {
 		req := inference.Request{Model: "m", Messages: msgs, Effort: tt.effort, NoThinking: tt.noThinking}
-		if _, err := e.Prepare(req); err != nil {
+		if _, err := e.Prepare(context.Background(), req); err != nil {
 			t.Fatalf("effort %q: %v", tt.effort, err)
 		}
 		prompt, err := e.RenderPrompt(req)
@@ -184,11 +184,11 @@ func TestGptOSSEffort(t *testing.T) {
 // cannot search.
 func TestSearchNeedsFamilyTools(t *testing.T) {
 	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "plain", Path: inferencetest.Model(t, inferencetest.Options{ChatTemplate: plainChatML})}},
-		Context: 1024, Search: &fakeSearch{results: paris}})
+		ContextTokens: 1024, Search: &fakeSearch{results: paris}})
 	if e.Models()[0].WebSearch {
 		t.Error("WebSearch on a model without tools")
 	}
-	_, err := e.Prepare(inference.Request{Model: "plain", Messages: []inference.Message{inference.Text(inference.RoleUser, "Hi")}, Search: &inference.SearchOptions{}})
+	_, err := e.Prepare(context.Background(), inference.Request{Model: "plain", Messages: []inference.Message{inference.Text(inference.RoleUser, "Hi")}, Search: &inference.SearchOptions{}})
 	var fe *inference.FieldError
 	if !errors.As(err, &fe) || fe.Field != "Search" {
 		t.Fatalf("%v, want a FieldError on Search", err)

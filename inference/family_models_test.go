@@ -78,7 +78,7 @@ var familyModels = []struct {
 	{family: "gemma3", file: "gemma3.jinja", arch: "gemma3"},
 	// Gemma 4's template is its own family's under any architecture.
 	{family: "gemma4", file: "gemma4-31b.jinja", arch: "gemma3", tools: true, thinks: true, onOnly: "<|think|>", offOnly: "<|channel>thought\n<channel|>"},
-	// The architectures llama.cpp b7437 does not load, on Ollama's Go
+	// The architectures the pinned llama.cpp does not load, on Ollama's Go
 	// engine: its grammar, sampler and tokenizer under the family's.
 	{family: "qwen3.5", file: "qwen3.5-4b.jinja", arch: "qwen35", tools: true, thinks: true, offOnly: "</think>", reasons: true},
 	{family: "gemma4", file: "gemma4-31b.jinja", arch: "gemma4", tools: true, thinks: true, onOnly: "<|think|>", offOnly: "<|channel>thought\n<channel|>"},
@@ -143,7 +143,7 @@ func TestFamilyModels(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := inferencetest.Model(t, inferencetest.Options{Arch: tt.arch, ChatTemplate: string(tmpl), ContextLength: 4096, Seed: 3})
-			e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "m", Path: path}}, Context: 4096})
+			e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "m", Path: path}}, ContextTokens: 4096})
 			if got := e.Models()[0].Family; got != tt.family {
 				t.Fatalf("family %q, want %q", got, tt.family)
 			}
@@ -168,7 +168,7 @@ func TestFamilyModels(t *testing.T) {
 			}
 
 			if !tt.tools {
-				_, err := e.Prepare(req(inference.Request{Tools: familyTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired}}))
+				_, err := e.Prepare(context.Background(), req(inference.Request{Tools: familyTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired}}))
 				var fe *inference.FieldError
 				if !errors.As(err, &fe) || fe.Field != "Tools" {
 					t.Errorf("a required call: %v, want a FieldError on Tools", err)
@@ -208,7 +208,7 @@ func TestFamilyModels(t *testing.T) {
 				if on != off {
 					t.Errorf("NoThinking changed the prompt of a family that does not think:\n%q\n%q", on, off)
 				}
-				if _, err := e.Prepare(req(inference.Request{ThinkingBudget: 8})); err == nil {
+				if _, err := e.Prepare(context.Background(), req(inference.Request{ThinkingBudget: 8})); err == nil {
 					t.Error("a thinking budget was accepted")
 				}
 				return

@@ -53,7 +53,7 @@ func compileSchema(t *testing.T, schema string) *jsonschema.Schema {
 func tinyThinker(t *testing.T) *inference.Engine {
 	path := inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", ChatTemplate: inferencetest.Qwen3Template})
 	// Its template lists the tools: 2048 tokens hold them and an answer.
-	return newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 4, Context: 2048})
+	return newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 4, ContextTokens: 2048})
 }
 
 func TestTinyThinkerIsQwen3(t *testing.T) {

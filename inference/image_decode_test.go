@@ -64,7 +64,7 @@ func TestImageBombs(t *testing.T) {
 	scan := bitmaptest.JPEG{Width: 4096, Height: 4096, Scans: 5000, Empty: true}.Bytes()
 	zlib := bitmaptest.ZlibBomb(64 << 20)
 
-	_, err := e.Prepare(imageMessage("Describe", scan))
+	_, err := e.Prepare(context.Background(), imageMessage("Describe", scan))
 	if fe, ok := errors.AsType[*FieldError](err); !ok || fe.Field != "Messages[0]" || !strings.Contains(fe.Reason, "more than 10 times over") {
 		t.Errorf("Prepare of the scan bomb: %v", err)
 	}
@@ -73,7 +73,7 @@ func TestImageBombs(t *testing.T) {
 		t.Errorf("PrepareScore of the scan bomb: %v", err)
 	}
 
-	p, err := e.Prepare(imageMessage("Describe", zlib))
+	p, err := e.Prepare(context.Background(), imageMessage("Describe", zlib))
 	if err != nil {
 		t.Fatalf("Prepare of the zlib bomb, whose header reads: %v", err)
 	}

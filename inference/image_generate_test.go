@@ -22,12 +22,12 @@ func imageMessage(text string, images ...[]byte) Request {
 
 func TestGenerateWithImages(t *testing.T) {
 	e, r := imageEngine(t, Config{Parallel: 1})
-	plain, err := e.Prepare(imageMessage("Describe"))
+	plain, err := e.Prepare(context.Background(), imageMessage("Describe"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := imageMessage("Describe", red, green)
-	p, err := e.Prepare(req)
+	p, err := e.Prepare(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestGenerateWithImages(t *testing.T) {
 	}
 
 	// Request text that spells llama.cpp's image marker is text.
-	marker, err := e.Prepare(imageMessage("Describe " + ImageMarker))
+	marker, err := e.Prepare(context.Background(), imageMessage("Describe "+ImageMarker))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestGenerateImageErrors(t *testing.T) {
 		}()},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := c.e.Prepare(c.req)
+			_, err := c.e.Prepare(context.Background(), c.req)
 			var fe *FieldError
 			if !errors.As(err, &fe) || !errors.Is(err, ErrInvalidRequest) {
 				t.Fatalf("error %v, want a FieldError", err)
@@ -104,7 +104,7 @@ func TestGenerateImageErrors(t *testing.T) {
 
 // newTestEngine serves "tiny" without a projector.
 func newTestEngine(t *testing.T) *Engine {
-	e, err := New(Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Threads: 1, Context: 512})
+	e, err := New(Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}}, Threads: 1, ContextTokens: 512})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func imageEngine(t *testing.T, cfg Config) (*Engine, *runner) {
 		Projector: inferencetest.Projector(t, inferencetest.ProjectorOptions{}),
 	}}
 	cfg.Threads = 1
-	cfg.Context = 512
+	cfg.ContextTokens = 512
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestProjectorConfigErrors(t *testing.T) {
 		{"encoder", []catalog.Model{{ID: "a", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert"}), Projector: inferencetest.Projector(t, inferencetest.ProjectorOptions{})}}, "encoder"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := New(Config{Models: tc.models, Threads: 1, Context: 256})
+			e, err := New(Config{Models: tc.models, Threads: 1, ContextTokens: 256})
 			if err == nil {
 				e.Close()
 				t.Fatal("New succeeded")
@@ -196,7 +196,7 @@ func TestProjectorConfigErrors(t *testing.T) {
 // with it.
 func TestProjectorSharedFile(t *testing.T) {
 	model := inferencetest.Model(t, inferencetest.Options{})
-	e, err := New(Config{Threads: 1, Context: 256, Models: []catalog.Model{
+	e, err := New(Config{Threads: 1, ContextTokens: 256, Models: []catalog.Model{
 		{ID: "plain", Path: model},
 		{ID: "tiny", Path: model, Projector: inferencetest.Projector(t, inferencetest.ProjectorOptions{})},
 	}})
@@ -257,7 +257,7 @@ func TestScoreImagesMatchHelper(t *testing.T) {
 
 			req := ScoreRequest{Model: "tiny", Prefix: prefix, Images: images, Branches: []Branch{{Text: branch, Candidates: singles(cands...)}}}
 			for _, batch := range []int{512, tc.small} {
-				e, err := New(Config{Threads: 1, Context: 512, Parallel: 2, Batch: batch, Branches: 2, BranchContext: 64,
+				e, err := New(Config{Threads: 1, ContextTokens: 512, Parallel: 2, Batch: batch, Branches: 2, BranchContext: 64,
 					Models: []catalog.Model{{ID: "tiny", Path: modelPath, Projector: projPath}}})
 				if err != nil {
 					t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 func budgetEngine(t *testing.T, kvTokens int) *inference.Engine {
 	return newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})}},
-		Parallel: 2, Context: 256, KVTokens: kvTokens})
+		Parallel: 2, ContextTokens: 256, KVTokens: kvTokens})
 }
 
 func budgetRequest(prompt string, maxTokens int) inference.Request {

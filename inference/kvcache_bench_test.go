@@ -56,7 +56,7 @@ func BenchmarkKVCacheTypes(b *testing.B) {
 
 	engines := make([]*inference.Engine, len(types))
 	for i, name := range types {
-		if engines[i], err = inference.New(inference.Config{Models: []catalog.Model{{ID: "qwen3", Path: path}}, Parallel: 1, Context: benchPerSeq,
+		if engines[i], err = inference.New(inference.Config{Models: []catalog.Model{{ID: "qwen3", Path: path}}, Parallel: 1, ContextTokens: benchPerSeq,
 			KeyCache: name, ValueCache: name}); err != nil {
 			b.Fatal(err)
 		}

@@ -22,8 +22,8 @@ import (
 //	go test -run '^$' -bench BenchmarkLogprobs -benchtime 5x ./inference/
 func BenchmarkLogprobs(b *testing.B) {
 	e, err := inference.New(inference.Config{
-		Models:  []catalog.Model{{ID: "qwen3", Path: testmodels.Qwen3Bench(b)}},
-		Context: benchPerSeq,
+		Models:        []catalog.Model{{ID: "qwen3", Path: testmodels.Qwen3Bench(b)}},
+		ContextTokens: benchPerSeq,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -51,7 +51,8 @@ type ModelInfo struct {
 	// hidden size); 0 for other models.
 	Dimensions int
 	// Images says the model reads images: it was loaded with a projector
-	// (catalog.Model.Projector), and ScoreRequest.Images work on it.
+	// (catalog.Model.Projector), and image parts of a Request's messages
+	// (Part.Image) and ScoreRequest.Images work on it.
 	Images bool
 	// WebSearch says requests may search the web on the model
 	// (Request.Search): it generates, and the engine has Config.Search.

@@ -15,7 +15,7 @@ import (
 	"github.com/inferkit/inferkit/internal/backend"
 )
 
-// newArchs are architectures that llama.cpp b7437 does not load, which the
+// newArchs are architectures the pinned llama.cpp does not load, which the
 // engine runs on Ollama's Go engine: Qwen3.5's hybrid of linear-attention
 // (recurrent) and full-attention layers, and Gemma 4's sliding-window and
 // global layers.
@@ -32,7 +32,7 @@ func archEngine(t *testing.T, opts inferencetest.Options, path string, cfg Confi
 	}
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: path}}
 	cfg.Threads = 2
-	cfg.Context = 1024
+	cfg.ContextTokens = 1024
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

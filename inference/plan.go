@@ -66,7 +66,7 @@ func (p MemoryPlan) String() string {
 
 // Plan returns what New would take in memory for cfg, from the metadata of
 // its GGUF files: the weights and projectors as their tensors, the KV
-// cache as New sizes it (Config.KVTokens, Context, Parallel, the branch
+// cache as New sizes it (Config.KVTokens, ContextTokens, Parallel, the branch
 // cells of Score, the cache types), and an estimate of llama.cpp's
 // buffers. It reads each file's header only. It is safe for concurrent
 // use.
@@ -133,7 +133,7 @@ func planModel(cfg Config, path string) (ModelPlan, error) {
 	}
 	kv := g.KV()
 	p := ModelPlan{Path: path, Weights: tensorBytes(g)}
-	perSeq := min(cfg.Context, cfg.KVTokens)
+	perSeq := min(cfg.ContextTokens, cfg.KVTokens)
 	if train := int(kv.ContextLength()); train > 0 {
 		perSeq = min(perSeq, train)
 	}

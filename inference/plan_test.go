@@ -26,7 +26,7 @@ func TestPlanMatchesWhatLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ct := range []string{"f16", "q8_0", "q4_0"} {
-		cfg := Config{Models: []catalog.Model{{ID: "a", Path: path}, {ID: "b", Path: path}}, Parallel: 2, Context: 256, Batch: 64,
+		cfg := Config{Models: []catalog.Model{{ID: "a", Path: path}, {ID: "b", Path: path}}, Parallel: 2, ContextTokens: 256, Batch: 64,
 			Branches: 2, BranchContext: 64, KeyCache: ct, ValueCache: ct}
 		plan, err := Plan(cfg)
 		if err != nil {
@@ -74,7 +74,7 @@ func TestPlanMatchesWhatLoads(t *testing.T) {
 // without a limit it loads.
 func TestMemoryLimit(t *testing.T) {
 	path := inferencetest.Model(t, inferencetest.Options{})
-	cfg := Config{Models: []catalog.Model{{ID: "a", Path: path}}, Threads: 1, Context: 256}
+	cfg := Config{Models: []catalog.Model{{ID: "a", Path: path}}, Threads: 1, ContextTokens: 256}
 	plan, err := Plan(cfg)
 	if err != nil {
 		t.Fatal(err)

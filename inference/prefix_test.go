@@ -34,8 +34,8 @@ func byteEngine(t *testing.T, cfg Config) (*Engine, *runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})}}
 	cfg.Threads = 1
-	if cfg.Context == 0 {
-		cfg.Context = 1024
+	if cfg.ContextTokens == 0 {
+		cfg.ContextTokens = 1024
 	}
 	e, err := New(cfg)
 	if err != nil {
@@ -162,7 +162,7 @@ func TestPrefixSharedByConcurrentRequests(t *testing.T) {
 
 func TestPrefixTTL(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	e, _ := byteEngine(t, Config{Parallel: 1, Clock: clock.Now})
+	e, _ := byteEngine(t, Config{Parallel: 1, Now: clock.Now})
 	generate(t, e, system+"One")
 	clock.Advance(4 * time.Minute)
 	if got := generate(t, e, system+"Two").Usage.CachedTokens; got != len(system) {
@@ -178,7 +178,7 @@ func TestPrefixTTL(t *testing.T) {
 // recently used one.
 func TestPrefixEvictsLeastRecentlyUsed(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	e, _ := byteEngine(t, Config{Parallel: 2, Clock: clock.Now})
+	e, _ := byteEngine(t, Config{Parallel: 2, Now: clock.Now})
 	a, b, c := "Apples "+system, "Bananas "+system, "Cherries "+system
 	for _, p := range []string{a, b, c} { // c evicts a
 		generate(t, e, p)

@@ -36,7 +36,7 @@ func BenchmarkPromptCacheRestart(b *testing.B) {
 	threads := min(2, runtime.NumCPU())
 	open := func(dir string) *inference.Engine {
 		e, err := inference.New(inference.Config{
-			Models: []catalog.Model{{ID: "qwen3", Path: path}}, Parallel: 2, Context: 4096,
+			Models: []catalog.Model{{ID: "qwen3", Path: path}}, Parallel: 2, ContextTokens: 4096,
 			Threads: threads, CacheDir: dir,
 		})
 		if err != nil {

@@ -24,7 +24,7 @@ import (
 func diskEngine(t *testing.T, dir string, cfg Config) *Engine {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})}}
-	cfg.Threads, cfg.Context, cfg.Parallel, cfg.CacheDir = 1, 1024, 2, dir
+	cfg.Threads, cfg.ContextTokens, cfg.Parallel, cfg.CacheDir = 1, 1024, 2, dir
 	e, err := New(WithSaveThresholds(cfg, 32, 64))
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +243,7 @@ func TestKeepAliveUnloadsAndReloads(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
 	dir := t.TempDir()
 	var progress []float64
-	e := diskEngine(t, dir, Config{KeepAlive: 5 * time.Minute, Clock: clock.Now, CacheTTL: time.Hour,
+	e := diskEngine(t, dir, Config{KeepAlive: 5 * time.Minute, Now: clock.Now, CacheTTL: time.Hour,
 		Progress: func(_ string, f float64) { progress = append(progress, f) }})
 	loaded := func() bool { return e.Models()[0].Loaded }
 	if !loaded() {
@@ -331,10 +331,10 @@ func TestKeepAliveUnloadsAndReloads(t *testing.T) {
 	}
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := e.PrepareContext(gone, Request{Model: "tiny", Prompt: "Hello"}); !errors.Is(err, context.Canceled) || loaded() {
-		t.Errorf("PrepareContext with a cancelled context: %v, loaded %v; want context.Canceled and no load", err, loaded())
+	if _, err := e.Prepare(gone, Request{Model: "tiny", Prompt: "Hello"}); !errors.Is(err, context.Canceled) || loaded() {
+		t.Errorf("Prepare with a cancelled context: %v, loaded %v; want context.Canceled and no load", err, loaded())
 	}
-	if _, err := e.Prepare(Request{Model: "tiny", Prompt: "Hello"}); err != nil || !loaded() {
+	if _, err := e.Prepare(context.Background(), Request{Model: "tiny", Prompt: "Hello"}); err != nil || !loaded() {
 		t.Errorf("Prepare: %v, loaded %v", err, loaded())
 	}
 	if err := e.Unload(context.Background(), "nope"); err == nil {

@@ -18,8 +18,8 @@ import (
 func bertEngine(t *testing.T) *Engine {
 	t.Helper()
 	e, err := New(Config{
-		Threads: 1,
-		Context: 1024,
+		Threads:       1,
+		ContextTokens: 1024,
 		Models: []catalog.Model{
 			{ID: "bert", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert"})},
 			{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{})},

@@ -17,7 +17,7 @@ func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: arch})}}
 	cfg.Threads = 1
-	cfg.Context = 1024
+	cfg.ContextTokens = 1024
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func (e *Engine) keep(ctx context.Context, name string) (release func(), err err
 	}
 	m.holdAgain()
 	done()
-	return func() { m.release(e.cfg.Clock()) }, nil
+	return func() { m.release(e.cfg.Now()) }, nil
 }
 
 // holdAgain adds a hold on m, which the caller holds already.
@@ -93,7 +93,7 @@ func (e *Engine) reload(m *model, ch chan struct{}) {
 	if err != nil {
 		m.loadErr = fmt.Errorf("inference: loading %s again: %w", m.path, err)
 	} else {
-		m.loaded, m.idle = true, e.cfg.Clock()
+		m.loaded, m.idle = true, e.cfg.Now()
 	}
 	m.changing = nil
 	m.mu.Unlock()
@@ -138,7 +138,7 @@ func (m *model) close() {
 
 // sweep unloads the models idle for Config.KeepAlive or longer.
 func (e *Engine) sweep() {
-	now := e.cfg.Clock()
+	now := e.cfg.Now()
 	for _, m := range e.models {
 		m.mu.Lock()
 		if m.loaded && m.users == 0 && m.changing == nil && now.Sub(m.idle) >= e.cfg.KeepAlive {

@@ -154,7 +154,7 @@ func newRunner(llm backend.Model, ctx backend.Context, perSeq int, cfg Config, d
 		perSeq: perSeq,
 		cells:  cfg.slotCells(perSeq),
 		ttl:    cfg.CacheTTL,
-		now:    cfg.Clock,
+		now:    cfg.Now,
 		queue:  make(chan *work, cfg.Queue),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),

@@ -34,7 +34,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // A caller's break frees its sequence within one decode step, and new
 // requests take the freed sequences at once.
 func TestBreakFreesSlotWithinOneStep(t *testing.T) {
-	e, err := New(Config{Models: []catalog.Model{{ID: "s", Path: storiesModel(t)}}, Parallel: 4, Context: 512, Queue: 4, Threads: 1})
+	e, err := New(Config{Models: []catalog.Model{{ID: "s", Path: storiesModel(t)}}, Parallel: 4, ContextTokens: 512, Queue: 4, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

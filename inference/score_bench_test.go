@@ -29,11 +29,11 @@ func BenchmarkDecisions(b *testing.B) {
 	newEngine := func(b *testing.B, cold bool) *inference.Engine {
 		cfg := inference.Config{
 			Models:  []catalog.Model{{ID: "qwen3", Path: path}},
-			Threads: runtime.NumCPU(), Parallel: 1, Context: 1024,
+			Threads: runtime.NumCPU(), Parallel: 1, ContextTokens: 1024,
 		}
 		if cold {
 			// Every request finds the prompt cache expired.
-			cfg.Clock = func() time.Time { return time.Unix(tick.Add(3600), 0) }
+			cfg.Now = func() time.Time { return time.Unix(tick.Add(3600), 0) }
 		}
 		e, err := inference.New(cfg)
 		if err != nil {

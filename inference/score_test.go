@@ -162,7 +162,7 @@ func TestScoreBesideGeneration(t *testing.T) {
 }
 
 func TestScoreErrors(t *testing.T) {
-	e, _ := byteEngine(t, Config{Parallel: 1, Context: 128, BranchContext: 32})
+	e, _ := byteEngine(t, Config{Parallel: 1, ContextTokens: 128, BranchContext: 32})
 	ok := Branch{Text: "Yes? ", Candidates: singles('y')}
 	for _, c := range []struct {
 		name string

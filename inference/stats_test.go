@@ -14,7 +14,7 @@ import (
 // per catalog entry, and Models reports each file's load time.
 func TestStatsQueueAndActive(t *testing.T) {
 	e, err := New(Config{Models: []catalog.Model{{ID: "s", Path: storiesModel(t)}, {ID: "t", Path: storiesModel(t)}},
-		Parallel: 2, Context: 512, Queue: 4, Threads: 1})
+		Parallel: 2, ContextTokens: 512, Queue: 4, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func (e *Engine) summaries(ctx context.Context, req Request, choices int, yield 
 func (e *Engine) summarize(ctx context.Context, model string, l SummaryLevel, reasoning string, choice int, yield func(Event, error) bool) (text string, usage Usage, ok bool, err error) {
 	var p *Prepared
 	for {
-		p, err = e.Prepare(summaryRequest(model, l, reasoning))
+		p, err = e.Prepare(ctx, summaryRequest(model, l, reasoning))
 		if !errors.Is(err, ErrContextLength) || len(reasoning) < 2 {
 			break
 		}

@@ -19,7 +19,7 @@ import (
 // up to the final text.
 func TestStreamNeverSplitsUTF8(t *testing.T) {
 	path := inferencetest.Model(t, inferencetest.Options{Seed: 7})
-	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 4, Context: 512})
+	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Parallel: 4, ContextTokens: 512})
 	one := 1.0
 	split := 0
 	for seed := range int64(8) {

@@ -55,7 +55,7 @@ func BenchmarkSearchLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	e, err := inference.New(inference.Config{
-		Models: []catalog.Model{{ID: "qwen3", Path: testmodels.Qwen3Bench(b)}}, Parallel: 1, Context: 4096,
+		Models: []catalog.Model{{ID: "qwen3", Path: testmodels.Qwen3Bench(b)}}, Parallel: 1, ContextTokens: 4096,
 		Threads: min(2, runtime.NumCPU()), Search: fixedQuery{ix, "prompt cache restart"},
 	})
 	if err != nil {
@@ -69,7 +69,7 @@ func BenchmarkSearchLatency(b *testing.B) {
 		req := inference.Request{Model: "qwen3", MaxTokens: 160, Temperature: &zero, NoThinking: true,
 			Messages: []inference.Message{inference.Text(inference.RoleUser, "How does the prompt cache survive a restart? Run "+string(rune('a'+i%26)))},
 			Search:   &inference.SearchOptions{Force: true, MaxSearches: 1, Results: 3, ContentChars: 500}}
-		first, err := e.Prepare(req)
+		first, err := e.Prepare(context.Background(), req)
 		if err != nil {
 			b.Fatal(err)
 		}

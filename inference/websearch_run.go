@@ -180,7 +180,7 @@ func (e *Engine) nextTurn(ctx context.Context, req Request, msgs []Message, call
 		// What is left of the output limit, within the room the longer
 		// conversation leaves.
 		next.MaxTokens, next.ClampMaxTokens = budget, true
-		p, err := e.PrepareContext(ctx, next)
+		p, err := e.Prepare(ctx, next)
 		if errors.Is(err, ErrContextLength) && chars > 0 {
 			chars /= 4 // and to 0: titles and URLs only
 			continue

@@ -17,7 +17,7 @@ func windowEngine(t *testing.T, cfg Config) (*Engine, *runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: "gemma3", SlidingWindow: 32})}}
 	cfg.Threads = 1
-	cfg.Context = 512
+	cfg.ContextTokens = 512
 	// A small batch and few branches: were the window layers' cache sized
 	// for the window (llama.cpp's swa_full off), it would hold 256 cells,
 	// fewer than the prompts here, and forget the oldest.

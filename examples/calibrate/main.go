@@ -108,7 +108,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	}
 	const id = "model"
 	m := catalog.Model{ID: id, Path: o.model, Projector: o.projector, Kind: catalog.KindDecision}
-	eng, err := inference.New(inference.Config{Models: []catalog.Model{m}, Context: o.ctx, Threads: o.threads, Parallel: 1,
+	eng, err := inference.New(inference.Config{Models: []catalog.Model{m}, ContextTokens: o.ctx, Threads: o.threads, Parallel: 1,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err

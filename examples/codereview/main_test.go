@@ -323,7 +323,7 @@ func TestRedis(t *testing.T) {
 // summaries all run, and a new month renews the quota.
 func TestRunUnderQuota(t *testing.T) {
 	path := inferencetest.Model(t, inferencetest.Options{Seed: 1})
-	eng, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "review", Path: path}}, Threads: 1, Parallel: 1, Context: 1024})
+	eng, err := inference.New(inference.Config{Models: []catalog.Model{{ID: "review", Path: path}}, Threads: 1, Parallel: 1, ContextTokens: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

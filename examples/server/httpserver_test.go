@@ -23,7 +23,7 @@ import (
 // noEngine serves no model.
 type noEngine struct{}
 
-func (noEngine) Prepare(inference.Request) (*inference.Prepared, error) {
+func (noEngine) Prepare(context.Context, inference.Request) (*inference.Prepared, error) {
 	return nil, errors.New("no engine")
 }
 

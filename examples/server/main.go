@@ -523,7 +523,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 
 	start := time.Now()
 	cfg := inference.Config{
-		Models: o.models, Parallel: o.parallel, Context: o.ctx, Threads: o.threads, Backend: o.backend, Logger: logger,
+		Models: o.models, Parallel: o.parallel, ContextTokens: o.ctx, Threads: o.threads, Backend: o.backend, Logger: logger,
 		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
 		CacheDir: o.cacheDir, CacheBytes: o.cacheMiB << 20, KeepAlive: o.keepAlive, Progress: loadProgress(logger),
 		Search: searcher,

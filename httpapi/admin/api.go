@@ -184,11 +184,11 @@ func (api *API) Mount(next http.Handler) http.Handler {
 
 // wrap puts an admin route behind the access log, the body read
 // deadline, the admin key's check and the body limit, in the chat
-// family's error shape: no API key, no rate limit, no middleware of the
+// style's error shape: no API key, no rate limit, no middleware of the
 // API's.
 func (api *API) wrap(rt route) http.Handler {
 	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rt.serve(api, w, r) })
-	return httpapi.Family(formats.FamilyChat)(api.logs.Stage(rt.pattern)(httpapi.BodyDeadline(api.bodyTO)(
+	return httpapi.ErrorStyle(formats.StyleChat)(api.logs.Stage(rt.pattern)(httpapi.BodyDeadline(api.bodyTO)(
 		api.authenticate(httpapi.LimitBody(api.limit)(serve)))))
 }
 

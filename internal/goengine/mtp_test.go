@@ -88,7 +88,7 @@ func TestMTPBlocksDoNotRun(t *testing.T) {
 	}
 }
 
-// TestMTPBlockOnLinearSlot: Ollama's qwen3next (v0.24.0) takes each
+// TestMTPBlockOnLinearSlot: the pinned Ollama's qwen3next takes each
 // block's kind from full_attention_interval over all of block_count, the
 // MTP blocks included, and its Validate, inside model.New and so before
 // goengine's trim, refuses a block at a linear-attention index that has no

@@ -126,7 +126,7 @@ var (
 
 // goModel loads a tiny model of arch with its default vocabulary in the Go
 // engine alone, once per test binary: Gemma 4's and Qwen3.5's, which
-// llama.cpp b7437 does not load.
+// the pinned llama.cpp does not load.
 func goModel(tb testing.TB, arch string) *goengine.Model {
 	tb.Helper()
 	goModelsMu.Lock()
@@ -218,7 +218,7 @@ var texts = []struct{ name, text string }{
 	{"NUL", "a\x00b"},
 	{"replacement char", "a\ufffdb"},
 	// Invalid UTF-8, every byte of which both backends read as U+FFFD
-	// (the llama.cpp backend first, as llama.cpp b7437 aborts the
+	// (the llama.cpp backend first, as the pinned llama.cpp aborts the
 	// process on a code point past U+10FFFF).
 	{"overlong", "a\xc0\xafb"},
 	{"surrogate", "a\xed\xa0\x80b"},

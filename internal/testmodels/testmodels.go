@@ -99,7 +99,7 @@ func Qwen3Bench(tb testing.TB) string {
 // Qwen35Bench returns the path of the Qwen3.5 benchmarks' model:
 // Qwen3.5-0.8B's shape at q8_0 with random weights
 // (tinymodel.Qwen35_0_8B), about 810 MB, which only Ollama's Go
-// engine loads: llama.cpp b7437 does not know qwen35. npm has no Qwen3.5
+// engine loads: the pinned llama.cpp does not know qwen35. npm has no Qwen3.5
 // tokenizer package, so its vocabulary is the real Qwen3 tokenizer's
 // 151,669 tokens, padded with unused ones to Qwen3.5's 248,320 so that
 // the embeddings keep their real size, under Qwen3.5's pre-tokenizer

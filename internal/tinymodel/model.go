@@ -57,7 +57,7 @@ type Options struct {
 	// and HeadDim and SlidingWindow must be left zero. See StateSize.
 	//
 	// Two architectures are written as llama.cpp's current converter names
-	// them, for the engine's second backend: llama.cpp b7437, which the
+	// them, for the engine's second backend: the pinned llama.cpp, which the
 	// engine links, refuses both as an unknown model architecture.
 	//   - "qwen35": Qwen3.5, a hybrid whose every fourth layer (3, 7, ...)
 	//     attends and whose other layers are gated delta nets ("linear
@@ -212,7 +212,7 @@ func Qwen3_0_6B() Options {
 // multi-token-prediction layer are left out (NextN: 1 adds the latter). Random weights make it
 // useless for text and faithful for speed and memory; the file is about
 // 810 MB and takes a few seconds to write. Only Ollama's Go engine loads
-// it: llama.cpp b7437 does not know qwen35. With the default [ByteLevel]
+// it: the pinned llama.cpp does not know qwen35. With the default [ByteLevel]
 // vocabulary nearly all of the 248,320 tokens are unused: set Tokenizer to
 // a real vocabulary (see [LoadTokenizer]), padded up to 248,320, for real
 // tokenization.

@@ -20,7 +20,7 @@ import (
 )
 
 // TestNewArchRefusedByLlamaCpp documents why the engine needs a second
-// backend: the llama.cpp it links (b7437) does not know the
+// backend: the pinned llama.cpp it links does not know the
 // architectures of Qwen3.5 and Gemma 4, and says so while loading.
 func TestNewArchRefusedByLlamaCpp(t *testing.T) {
 	logs := &recorder{}

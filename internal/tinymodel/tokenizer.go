@@ -63,7 +63,7 @@ type Tokenizer struct {
 	// "gemma4" for Gemma 4's BPE over SentencePiece pieces, which merges
 	// by Merges, writes a space as "▁" and spells the rest with byte
 	// tokens, so it too needs a token for each byte (see
-	// [Gemma4Tokenizer]). llama.cpp b7437 knows no "gemma4" vocabulary.
+	// [Gemma4Tokenizer]). The pinned llama.cpp knows no "gemma4" vocabulary.
 	Model string
 	// Tokens are the tokens' texts, indexed by id. A byte-level BPE writes
 	// them in the byte-level encoding of GPT-2 (a space is "Ġ"),
