@@ -6,6 +6,12 @@
 // family recognises is reported as such, never guessed: its tools and
 // thinking are off.
 //
+// A new family touches three places: its file (family_NAME.go, its
+// Family value), its line in registry.go (before any family whose
+// markers its template also holds), and its golden cases (rows of
+// goldenCases in golden_test.go, with the model outputs they stream under
+// testdata/NAME, written with -update).
+//
 // The package is pure Go. Where the pinned Ollama module has a parser for
 // a family (model/parsers, harmony), the family wraps it behind Parser.
 package family
