@@ -100,10 +100,10 @@ func (t *candidateTree) depth() int {
 }
 
 // read records, in edge, the log-probability of each child of node n
-// under the next-token logits read after n: a log-softmax over the whole
-// vocabulary, in float64.
-func (t *candidateTree) read(n int, logits []float32, edge []float64) {
-	lse := logSumExp(logits)
+// under the next-token logits read after n, whose log-sum-exp is lse
+// (backend.LogSumExp): a log-softmax over the whole vocabulary, in
+// float64.
+func (t *candidateTree) read(n int, logits []float32, lse float64, edge []float64) {
 	for _, c := range t.nodes[n].children {
 		edge[c] = float64(logits[t.nodes[c].token]) - lse
 	}

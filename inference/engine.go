@@ -80,7 +80,7 @@ type model struct {
 	// projector, when set, reads the images of requests: the image parts
 	// (Part.Image) of a Request's messages and ScoreRequest.Images. Only a
 	// llama.cpp model has one.
-	projector     *llamacpp.Projector
+	projector     backend.Projector
 	projectorPath string
 
 	// The fields from llm to projector are set while the model is
@@ -170,14 +170,14 @@ func (e *Engine) attachProjector(m *model, path string) error {
 	return nil
 }
 
-// loadProjector loads the projector at path for llm, which must run on
-// llama.cpp: images are llama.cpp's alone.
-func loadProjector(path string, llm backend.Model, threads int) (*llamacpp.Projector, error) {
-	lm, ok := llm.(*llamacpp.Model)
-	if !ok {
-		return nil, fmt.Errorf("projector %s: %w; they need llama.cpp", path, backend.Unsupported(llm.Backend(), "images"))
+// loadProjector loads the projector at path for llm, whose backend must
+// read images: only llama.cpp does.
+func loadProjector(path string, llm backend.Model, threads int) (backend.Projector, error) {
+	p, err := backend.LoadProjector(llm, path, threads)
+	if errors.Is(err, backend.ErrUnsupported) {
+		return nil, fmt.Errorf("projector %s: %w; they need llama.cpp", path, err)
 	}
-	return llamacpp.LoadProjector(path, lm, threads)
+	return p, err
 }
 
 // loadBackend loads the model file at path with the backend that runs
@@ -298,7 +298,7 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	if perSeq < e.cfg.ContextTokens {
 		e.cfg.Logger.Debug("inference: context capped at the model's training context", "path", m.path, "context", perSeq)
 	}
-	var projector *llamacpp.Projector
+	var projector backend.Projector
 	if m.projectorPath != "" {
 		if projector, err = loadProjector(m.projectorPath, llm, e.cfg.Threads); err != nil {
 			llm.Close()
@@ -308,11 +308,7 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	var runner *runner
 	var enc *encoder
 	if pooling := llm.Pooling(); pooling != backend.PoolingNone {
-		if lm, ok := llm.(*llamacpp.Model); ok {
-			enc, err = newEncoder(lm, pooling, perSeq, e.cfg)
-		} else {
-			err = fmt.Errorf("%w; they need llama.cpp", backend.Unsupported(llm.Backend(), "encoder models ("+pooling.String()+" pooling)"))
-		}
+		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
 	} else {
 		runner, err = e.newRunner(m.path, llm, perSeq)
 	}
@@ -468,7 +464,7 @@ func (m *model) promptInputs(req Request, constrained bool) (texts [][]backend.T
 // imageTokens counts the tokens the projector makes of images of these
 // headers (with the model's own markers around each): what Run's
 // encoding adds to the prompt. It decodes no picture: the count depends
-// on an image's size alone (llamacpp.Projector.ImageTokens).
+// on an image's size alone (backend.Projector.ImageTokens).
 func (m *model) imageTokens(headers []bitmap.Header) (int, error) {
 	n := 0
 	for i, h := range headers {

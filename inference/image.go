@@ -7,16 +7,15 @@ import (
 	"encoding/binary"
 
 	"github.com/inferkit/inferkit/internal/backend"
-	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // imageSpan is an image inside a prompt: its tokens' embeddings, decoded
 // at the prompt positions start to start+rows.Tokens().
 type imageSpan struct {
 	start int
-	rows  *llamacpp.Embeddings
+	rows  *backend.Embeddings
 	// whole: the tokens are decoded in one batch with causal attention
-	// off (llamacpp.Projector.NonCausal).
+	// off (backend.Projector.NonCausal).
 	whole bool
 }
 

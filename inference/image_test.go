@@ -300,7 +300,7 @@ func logSoftmax(logits []float32, cands []int) []float64 {
 	}
 	t := newCandidateTree(toks)
 	edge := make([]float64, len(t.nodes))
-	t.read(0, logits, edge)
+	t.read(0, logits, llamacpp.LogSumExp(logits), edge)
 	return t.score(edge).LogProbs
 }
 

@@ -2,15 +2,7 @@
 
 package inference
 
-import (
-	"slices"
-
-	"github.com/inferkit/inferkit/internal/llamacpp"
-)
-
-// logSumExp is the normaliser of a log-softmax over logits
-// (llamacpp.LogSumExp): a token's log-probability is its logit less it.
-func logSumExp(logits []float32) float64 { return llamacpp.LogSumExp(logits) }
+import "slices"
 
 // topTokens returns the ids of the k largest logits, largest first, ties
 // by lower id. It keeps k candidates sorted while it scans, so it costs

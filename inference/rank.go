@@ -8,23 +8,23 @@ import (
 	"fmt"
 
 	"github.com/inferkit/inferkit/internal/backend"
-	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // Encoder contexts: how many inputs (pairs, texts) one batch may hold.
 const encoderSequences = 64
 
-// encoder is the llama.cpp context of an encoder model: a reranker or
-// classifier (rank pooling), or an embedding model (mean, cls or last
-// pooling). It has no runner: Rank and Embed encode on it, one call at a
-// time (sem, which a waiting call leaves when its context ends). Only
-// llama.cpp runs encoders: llm is the model's, as llama.cpp's.
+// encoder is the context of an encoder model: a reranker or classifier
+// (rank pooling), or an embedding model (mean, cls or last pooling). It
+// has no runner: Rank and Embed encode on it, one call at a time (sem,
+// which a waiting call leaves when its context ends). Only llama.cpp runs
+// encoders. open and closing are the tokens the model's vocabulary puts
+// around a text (backend.EncoderModel.Specials).
 type encoder struct {
-	sem     chan struct{}
-	llm     *llamacpp.Model
-	ctx     *llamacpp.Context
-	batch   *llamacpp.Batch
-	pooling backend.Pooling
+	sem           chan struct{}
+	ctx           backend.Encoder
+	batch         backend.Batch
+	pooling       backend.Pooling
+	open, closing []backend.Token
 }
 
 func (c *encoder) close() {
@@ -47,19 +47,27 @@ func (c *encoder) unlock() { <-c.sem }
 // newEncoder makes the context of an encoder model, pooled as its GGUF
 // asks, whose inputs hold up to perSeq tokens. A decoder embedding model
 // gets a KV cache of one batch, emptied before each (Context.Encode).
-func newEncoder(llm *llamacpp.Model, pooling backend.Pooling, perSeq int, cfg Config) (*encoder, error) {
+func newEncoder(llm backend.Model, pooling backend.Pooling, perSeq int, cfg Config) (*encoder, error) {
+	em, ok := llm.(backend.EncoderModel)
+	if !ok {
+		return nil, fmt.Errorf("%w; they need llama.cpp", backend.Unsupported(llm.Backend(), "encoder models ("+pooling.String()+" pooling)"))
+	}
 	n := max(cfg.Batch, perSeq)
-	ctx, err := llamacpp.NewContext(llm, backend.ContextParams{
+	ctx, err := em.NewEncoder(backend.ContextParams{
 		Context:   n,
 		Batch:     n,
 		Sequences: encoderSequences,
 		Threads:   cfg.Threads,
 		Pooling:   pooling,
 	})
+	if errors.Is(err, backend.ErrUnsupported) {
+		return nil, fmt.Errorf("%w; they need llama.cpp", err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &encoder{sem: make(chan struct{}, 1), llm: llm, ctx: ctx, batch: llamacpp.NewBatch(ctx, ctx.BatchSize()), pooling: pooling}, nil
+	open, closing := em.Specials()
+	return &encoder{sem: make(chan struct{}, 1), ctx: ctx, batch: ctx.NewBatch(ctx.BatchSize()), pooling: pooling, open: open, closing: closing}, nil
 }
 
 // encode encodes the inputs, each on a sequence of its own, packing as
@@ -105,17 +113,7 @@ func (c *encoder) encode(ctx context.Context, inputs [][]backend.Token, read fun
 // text, as llama.cpp's tokenizer adds them: BOS (BERT's [CLS]) where it
 // adds it, then EOS and SEP where it adds them. The model is an encoder's.
 func (m *model) specials() (open, closing []backend.Token) {
-	llm := m.encoder.llm
-	if bos := llm.BOS(); llm.AddsBOS() && bos >= 0 {
-		open = append(open, bos)
-	}
-	if eos := llm.EOS(); llm.AddsEOS() && eos >= 0 {
-		closing = append(closing, eos)
-	}
-	if sep := llm.SEP(); llm.AddsSEP() && sep >= 0 {
-		closing = append(closing, sep)
-	}
-	return open, closing
+	return m.encoder.open, m.encoder.closing
 }
 
 // Rank scores each of req's documents against its query with an encoder

@@ -13,7 +13,6 @@ import (
 
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/family"
-	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // work is a queued request: its tokens, limits and sampler. The runner owns
@@ -68,7 +67,7 @@ type runner struct {
 	llm       backend.Model
 	ctx       backend.Context
 	batch     backend.Batch
-	embd      *llamacpp.Batch // for images (llama.cpp's), made when the first comes
+	embd      backend.EmbeddingBatch // for images, made when the first comes
 	perSeq    int
 	cells     int         // KV cells the slots share (Config.KVTokens)
 	pending   *work       // dequeued, waiting for cells
@@ -733,16 +732,17 @@ func (r *runner) prefillImages() error {
 		if s == nil {
 			return nil
 		}
-		// Only a llama.cpp model has a projector (attachProjector).
-		ctx, ok := r.ctx.(*llamacpp.Context)
+		// Only a backend that decodes embeddings has a projector
+		// (attachProjector).
+		ectx, ok := r.ctx.(backend.EmbeddingContext)
 		if !ok {
 			return fmt.Errorf("inference: %w; they need llama.cpp", backend.Unsupported(r.llm.Backend(), "images"))
 		}
 		if r.embd == nil {
-			r.embd = llamacpp.NewEmbeddingBatch(ctx, ctx.BatchSize())
+			r.embd = ectx.NewEmbeddingBatch(r.ctx.BatchSize())
 		}
 		if sp.whole {
-			ctx.SetCausal(false)
+			ectx.SetCausal(false)
 		}
 		for s.prefilled < sp.end() {
 			b := r.embd
@@ -763,14 +763,14 @@ func (r *runner) prefillImages() error {
 				}
 			}
 			r.steps.Add(1)
-			if err := ctx.Decode(b); err != nil {
-				ctx.SetCausal(true)
+			if err := r.ctx.Decode(b); err != nil {
+				ectx.SetCausal(true)
 				return err
 			}
 			r.prefilled(s, n)
 		}
 		if sp.whole {
-			ctx.SetCausal(true)
+			ectx.SetCausal(true)
 		}
 	}
 }
@@ -799,7 +799,7 @@ func (r *runner) promptLogprobs(s *slot) {
 // index idx, with the top most likely tokens.
 func (r *runner) entry(idx int, tok backend.Token, top int) TokenLogprob {
 	logits := r.ctx.Logits(idx)
-	lse := logSumExp(logits)
+	lse := backend.LogSumExp(r.ctx, logits)
 	lp := TokenLogprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
 	for _, id := range topTokens(logits, top) {
 		lp.Top = append(lp.Top, TopLogprob{Token: id, Bytes: r.llm.Piece(backend.Token(id), false), Logprob: float64(logits[id]) - lse})

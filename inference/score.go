@@ -10,7 +10,6 @@ import (
 
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/bitmap"
-	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // maxBranches bounds the branches of one ScoreRequest.
@@ -237,8 +236,8 @@ func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Tok
 		if err != nil {
 			return nil, nil, err
 		}
-		chunks, err := m.projector.Tokenize(llamacpp.MediaMarker, []*bitmap.RGB{pixels})
-		if ie, ok := errors.AsType[*llamacpp.ImageError](err); ok {
+		chunks, err := m.projector.Encode(pixels)
+		if ie, ok := errors.AsType[*backend.ImageError](err); ok {
 			return nil, nil, &ImageError{Index: i, Reason: ie.Err.Error()}
 		}
 		if err != nil {
@@ -386,7 +385,8 @@ func (r *runner) branchGroup(s *slot, i, j int) error {
 			return err
 		}
 		for _, o := range reads {
-			sw.trees[o.branch].read(o.node, r.ctx.Logits(o.idx), edges[o.branch-i])
+			logits := r.ctx.Logits(o.idx)
+			sw.trees[o.branch].read(o.node, logits, backend.LogSumExp(r.ctx, logits), edges[o.branch-i])
 		}
 		reads = reads[:0]
 		b.Clear()

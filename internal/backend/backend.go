@@ -8,9 +8,13 @@
 // loads a model, tokenizes prompts whose request text stays text, decodes
 // batches of tokens for many sequences at once, copies and trims each
 // sequence's memory to reuse prompt prefixes, reads logits and samples, under
-// a grammar when asked. A capability one backend lacks is a method that
-// fails with an error wrapping ErrUnsupported and naming it, so that the
-// engine can refuse the request that needs it.
+// a grammar when asked. Beside decoding, smaller interfaces hold what some
+// models need: a Projector turns images into rows of input embeddings,
+// which an EmbeddingContext decodes; an EncoderModel's Encoder pools the
+// outputs of rerankers and embedding models; LogSumExp normalises logits.
+// A capability one backend lacks is a method that fails with an error
+// wrapping ErrUnsupported and naming it, so that the engine can refuse the
+// request that needs it.
 package backend
 
 import (

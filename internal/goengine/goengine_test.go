@@ -280,3 +280,15 @@ func TestLoadProgress(t *testing.T) {
 		t.Errorf("an aborted load: %v", err)
 	}
 }
+
+// TestUnsupportedCapabilities: the Go engine refuses images and encoders
+// through the seam, with errors that say so.
+func TestUnsupportedCapabilities(t *testing.T) {
+	var m goengine.Model
+	if _, err := backend.LoadProjector(&m, "mmproj.gguf", 0); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("LoadProjector: %v, want ErrUnsupported", err)
+	}
+	if _, err := m.NewEncoder(backend.ContextParams{Pooling: backend.PoolingMean}); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("NewEncoder: %v, want ErrUnsupported", err)
+	}
+}

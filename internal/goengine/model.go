@@ -90,7 +90,11 @@ type fs interface {
 	Value(key string) any
 }
 
-var _ backend.Model = (*Model)(nil)
+var (
+	_ backend.Model           = (*Model)(nil)
+	_ backend.ProjectorLoader = (*Model)(nil)
+	_ backend.EncoderModel    = (*Model)(nil)
+)
 
 // Load loads the GGUF file at path. A panic inside Ollama's loader is
 // returned as an error.
@@ -447,6 +451,21 @@ func (m *Model) NewContext(p backend.ContextParams) (backend.Context, error) {
 	}
 	return c, nil
 }
+
+// LoadProjector fails with an error wrapping backend.ErrUnsupported: the
+// Go engine reads no images here.
+func (m *Model) LoadProjector(path string, threads int) (backend.Projector, error) {
+	return nil, backend.Unsupported(backend.Ollama, "images")
+}
+
+// NewEncoder fails with an error wrapping backend.ErrUnsupported: the Go
+// engine runs no encoder models here (Pooling is always PoolingNone).
+func (m *Model) NewEncoder(p backend.ContextParams) (backend.Encoder, error) {
+	return nil, backend.Unsupported(backend.Ollama, "encoder models ("+p.Pooling.String()+" pooling)")
+}
+
+// Specials returns nothing: the Go engine runs no encoders (NewEncoder).
+func (m *Model) Specials() (open, closing []backend.Token) { return nil, nil }
 
 // Close frees the model; its Context must be closed first.
 func (m *Model) Close() {

@@ -34,12 +34,10 @@ var mechanisms = []string{"ratelimit", "catalog", "cache", "search"}
 var backends = []string{"internal/llamacpp", "internal/goengine"}
 
 // mayImportBackends are the files outside the backends that import one:
-// the loader, the decode machinery that has yet to move to
-// internal/runner behind the seam, and tests that check a file against
-// a backend directly. The list only shrinks.
+// the loader, and tests that check a file against a backend directly.
+// The list only shrinks.
 var mayImportBackends = []string{
 	"inference/engine.go", // the loader
-	"inference/image.go", "inference/logits.go", "inference/rank.go", "inference/runner.go", "inference/score.go",
 	"inference/backend_bench_test.go", "inference/bench_test.go", "inference/candidates_test.go",
 	"inference/image_test.go", "inference/kvcache_bench_test.go", "inference/plan_test.go",
 	"inference/prefixstore_bench_test.go",

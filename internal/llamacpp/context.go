@@ -287,7 +287,11 @@ func (c *Context) validSeq(s int) bool { return s >= 0 && s < c.nSeq }
 // KV cache (a decoder embedding model) decodes causally with its cache
 // emptied first, so that each batch stands alone; an encoder without
 // one (BERT) encodes with bidirectional attention.
-func (c *Context) Encode(b *Batch) error {
+func (c *Context) Encode(bb backend.Batch) error {
+	b, ok := bb.(*Batch)
+	if !ok || b == nil {
+		return fmt.Errorf("llamacpp: Encode of a %T, not a llama.cpp batch", bb)
+	}
 	if c.pooling == PoolingNone {
 		return errors.New("llamacpp: Encode on a context made without pooling")
 	}

@@ -30,7 +30,7 @@ func EvalWithHelper(p *Projector, ctx *Context, text string, images [][]byte) er
 		bitmaps[i] = C.mtmd_helper_bitmap_init_from_buf(p.c, (*C.uchar)(buf), C.size_t(len(img)))
 		C.free(buf)
 		if bitmaps[i] == nil {
-			return &ImageError{i, errors.New("llama.cpp's decoder cannot read it")}
+			return &ImageError{Index: i, Err: errors.New("llama.cpp's decoder cannot read it")}
 		}
 		defer C.mtmd_bitmap_free(bitmaps[i])
 	}

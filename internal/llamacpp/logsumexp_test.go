@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
 // logSumExpGo is the plain float64 reference.
@@ -40,6 +42,10 @@ func TestLogSumExp(t *testing.T) {
 		if math.Abs(got-want) > 1e-12*max(1, math.Abs(want)) {
 			t.Errorf("%s: %v, want %v", name, got, want)
 		}
+		// The seam's Go, which backends without their own use.
+		if got := backend.LogSumExp(nil, x); math.Abs(got-want) > 1e-12*max(1, math.Abs(want)) {
+			t.Errorf("%s: backend.LogSumExp %v, want %v", name, got, want)
+		}
 	}
 	if got := LogSumExp(nil); !math.IsInf(got, -1) {
 		t.Errorf("no logits: %v", got)
@@ -56,6 +62,11 @@ func BenchmarkLogSumExp(b *testing.B) {
 	b.Run("go", func(b *testing.B) {
 		for range b.N {
 			logSumExpGo(x)
+		}
+	})
+	b.Run("backend", func(b *testing.B) {
+		for range b.N {
+			backend.LogSumExp(nil, x)
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/bitmap"
 )
 
@@ -88,39 +89,13 @@ func (p *Projector) NonCausal() bool { return p.nonCausal }
 
 // Chunk is a piece of a tokenized multimodal prompt: text tokens, or the
 // embeddings of one image.
-type Chunk struct {
-	Tokens []Token
-	// Image holds Tokens() rows of Width() floats each when the chunk is
-	// an image.
-	Image *Embeddings
-}
+type Chunk = backend.Chunk
 
 // Embeddings are the rows of an image's tokens in the model's input space.
-type Embeddings struct {
-	Values []float32
-	Width  int
-	// Positions is how many positions the image takes in the sequence:
-	// one per row, or on an M-RoPE model max(GridX, GridY).
-	Positions int
-	// GridX and GridY are the columns and rows of the image's tokens on
-	// an M-RoPE model (Batch.AddGridEmbedding), row-major; 0 otherwise.
-	GridX, GridY int
-}
-
-// Tokens is the number of rows.
-func (e *Embeddings) Tokens() int { return len(e.Values) / e.Width }
-
-// Row returns the i-th row.
-func (e *Embeddings) Row(i int) []float32 { return e.Values[i*e.Width : (i+1)*e.Width] }
+type Embeddings = backend.Embeddings
 
 // ImageError says which image could not be read.
-type ImageError struct {
-	Index int
-	Err   error
-}
-
-func (e *ImageError) Error() string { return fmt.Sprintf("image %d: %v", e.Index, e.Err) }
-func (e *ImageError) Unwrap() error { return e.Err }
+type ImageError = backend.ImageError
 
 // ErrImageFormat means that an image given to Tokenize is no RGB of the
 // size it says.
@@ -136,7 +111,7 @@ var ErrImageFormat = errors.New("not a well-formed RGB image")
 func (p *Projector) Tokenize(text string, images []*bitmap.RGB) ([]Chunk, error) {
 	for i, img := range images {
 		if img == nil || img.Width <= 0 || img.Height <= 0 || len(img.Pix) != 3*img.Width*img.Height {
-			return nil, &ImageError{i, ErrImageFormat}
+			return nil, &ImageError{Index: i, Err: ErrImageFormat}
 		}
 	}
 	p.mu.Lock()
@@ -151,6 +126,11 @@ func (p *Projector) Tokenize(text string, images []*bitmap.RGB) ([]Chunk, error)
 		bitmaps[i] = C.mtmd_bitmap_init(C.uint32_t(img.Width), C.uint32_t(img.Height), (*C.uchar)(unsafe.Pointer(&img.Pix[0])))
 	}
 	return p.tokenize(text, bitmaps, true)
+}
+
+// Encode is Tokenize of MediaMarker and img, for backend.Projector.
+func (p *Projector) Encode(img *bitmap.RGB) ([]Chunk, error) {
+	return p.Tokenize(MediaMarker, []*bitmap.RGB{img})
 }
 
 // ImageTokens returns the number of tokens that Tokenize makes of

@@ -9,6 +9,14 @@ var (
 	_ backend.Batch   = (*Batch)(nil)
 	_ backend.Sampler = (*Sampler)(nil)
 	_ backend.Grammar = (*Grammar)(nil)
+
+	_ backend.ProjectorLoader  = (*Model)(nil)
+	_ backend.Projector        = (*Projector)(nil)
+	_ backend.EmbeddingContext = (*Context)(nil)
+	_ backend.EmbeddingBatch   = (*Batch)(nil)
+	_ backend.EncoderModel     = (*Model)(nil)
+	_ backend.Encoder          = (*Context)(nil)
+	_ backend.LogSumExper      = (*Context)(nil)
 )
 
 // Backend returns backend.LlamaCpp.
@@ -41,3 +49,46 @@ func (m *Model) NewGrammar(gbnf string) (backend.Grammar, error) {
 	}
 	return g, nil
 }
+
+// LoadProjector loads the projector at path for m (the package's
+// LoadProjector).
+func (m *Model) LoadProjector(path string, threads int) (backend.Projector, error) {
+	p, err := LoadProjector(path, m, threads)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// NewEmbeddingBatch makes a batch of up to n rows of input embeddings for
+// c (the package's NewEmbeddingBatch).
+func (c *Context) NewEmbeddingBatch(n int) backend.EmbeddingBatch { return NewEmbeddingBatch(c, n) }
+
+// NewEncoder creates an encoder context over m, pooled as p.Pooling (the
+// package's NewContext): its Encode refuses batches without pooling.
+func (m *Model) NewEncoder(p ContextParams) (backend.Encoder, error) {
+	c, err := NewContext(m, p)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Specials returns the tokens that m's vocabulary puts around a text, as
+// llama.cpp's tokenizer adds them: BOS (BERT's [CLS]) where it adds it,
+// then EOS and SEP where it adds them.
+func (m *Model) Specials() (open, closing []Token) {
+	if bos := m.BOS(); m.AddsBOS() && bos >= 0 {
+		open = append(open, bos)
+	}
+	if eos := m.EOS(); m.AddsEOS() && eos >= 0 {
+		closing = append(closing, eos)
+	}
+	if sep := m.SEP(); m.AddsSEP() && sep >= 0 {
+		closing = append(closing, sep)
+	}
+	return open, closing
+}
+
+// LogSumExp is the package's LogSumExp, in C, for backend.LogSumExp.
+func (c *Context) LogSumExp(logits []float32) float64 { return LogSumExp(logits) }
