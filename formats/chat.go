@@ -71,6 +71,40 @@ type ChatRequest struct {
 	Store    *bool             `json:"store,omitzero"`
 }
 
+// chatNames names the engine's fields as chat completions does (see paramNames).
+var chatNames = paramNames{
+	"Tools[].Parameters": "tools[].function.parameters",
+	"Messages":           "messages",
+	"Prompt":             "prompt",
+	"MaxTokens":          "max_tokens",
+	"Format":             "response_format",
+	"Format.Schema":      "response_format.json_schema.schema",
+	"Format.Grammar":     "response_format",
+	"Tools":              "tools",
+	"ToolChoice":         "tool_choice",
+	"ThinkingBudget":     "reasoning.effort",
+	"Effort":             "reasoning_effort",
+	"Temperature":        "temperature",
+	"TopP":               "top_p",
+	"TopK":               "top_k",
+	"MinP":               "min_p",
+	"Seed":               "seed",
+	"Stop":               "stop",
+	"RepetitionPenalty":  "repetition_penalty",
+	"FrequencyPenalty":   "frequency_penalty",
+	"PresencePenalty":    "presence_penalty",
+	"IgnoreEOS":          "ignore_eos",
+	"Logprobs":           "logprobs",
+	"TopLogprobs":        "top_logprobs",
+	"PromptLogprobs":     "echo",
+	"Choices":            "n",
+	// The search options come from web_search_options.
+	"Search":              "web_search_options",
+	"Search.MaxSearches":  "web_search_options",
+	"Search.Results":      "web_search_options.search_context_size",
+	"Search.ContentChars": "web_search_options.search_context_size",
+}
+
 // ChatStreamOptions are the options of a chat stream.
 type ChatStreamOptions struct {
 	// IncludeUsage adds a last chunk with empty choices and the usage.

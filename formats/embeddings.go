@@ -27,6 +27,16 @@ type EmbeddingRequest struct {
 	User string `json:"user,omitzero"`
 }
 
+// embeddingNames names the engine's fields as the embeddings endpoint
+// does (see paramNames): the wire's own indexes, input[3] or a token of it,
+// input[3][5].
+var embeddingNames = paramNames{
+	"Input":      "input",
+	"Input[]":    "input[]",
+	"Input[][]":  "input[][]",
+	"Dimensions": "dimensions",
+}
+
 // EmbeddingInput is the input of an embeddings request: Texts, or
 // Tokens (one token array per input). The zero value is absent.
 type EmbeddingInput struct {

@@ -111,9 +111,9 @@ func TestGoldenEmbeddings(t *testing.T) {
 	golden(t, "model_embedding.json", mustJSON(t, o))
 	// The engine's errors name the wire's parameter.
 	for name, err := range map[string]error{
-		"embed_token":      &inference.FieldError{Field: "Input[2][7]", Reason: "token 999999 is not in the model's vocabulary of 151936 tokens"},
-		"embed_too_long":   &inference.FieldError{Field: "Input[1]", Err: inference.ErrContextLength, Reason: "more than 510 tokens; this model embeds at most 512 an input, special tokens included"},
-		"embed_dimensions": &inference.FieldError{Field: "Dimensions", Reason: "2048; this model's vectors have 1024, so want 1 to 1024"},
+		"embed_token":      &inference.FieldError{Path: inference.Field("Input").At(2).At(7), Reason: "token 999999 is not in the model's vocabulary of 151936 tokens"},
+		"embed_too_long":   &inference.FieldError{Path: inference.Field("Input").At(1), Err: inference.ErrContextLength, Reason: "more than 510 tokens; this model embeds at most 512 an input, special tokens included"},
+		"embed_dimensions": &inference.FieldError{Path: inference.Field("Dimensions"), Reason: "2048; this model's vectors have 1024, so want 1 to 1024"},
 	} {
 		rec := httptest.NewRecorder()
 		WriteError(rec, StyleChat, err)

@@ -46,6 +46,40 @@ type MessagesRequest struct {
 	OutputConfig *MessagesOutputConfig `json:"output_config,omitzero"`
 }
 
+// messagesNames names the engine's fields as messages does (see paramNames).
+var messagesNames = paramNames{
+	"Tools[].Parameters": "tools[].input_schema",
+	"Messages":           "messages",
+	"Prompt":             "prompt",
+	"MaxTokens":          "max_tokens",
+	"Format":             "output_config.format",
+	"Format.Schema":      "output_config.format.schema",
+	"Format.Grammar":     "output_config.format",
+	"Tools":              "tools",
+	"ToolChoice":         "tool_choice",
+	"ThinkingBudget":     "thinking.budget_tokens",
+	"Effort":             "output_config.effort",
+	"Temperature":        "temperature",
+	"TopP":               "top_p",
+	"TopK":               "top_k",
+	"MinP":               "min_p",
+	"Seed":               "seed",
+	"Stop":               "stop_sequences",
+	"RepetitionPenalty":  "repetition_penalty",
+	"FrequencyPenalty":   "frequency_penalty",
+	"PresencePenalty":    "presence_penalty",
+	"IgnoreEOS":          "ignore_eos",
+	"Logprobs":           "logprobs",
+	"TopLogprobs":        "top_logprobs",
+	"PromptLogprobs":     "echo",
+	"Choices":            "n",
+	// The search options come from the web_search tool.
+	"Search":              "tools",
+	"Search.MaxSearches":  "tools.max_uses",
+	"Search.Results":      "tools",
+	"Search.ContentChars": "tools",
+}
+
 // MessagesOutputConfig sets the thinking effort (low, medium, high; the
 // SDKs' xhigh and max are high) and a JSON Schema the output must follow.
 type MessagesOutputConfig struct {

@@ -65,6 +65,40 @@ type ResponsesRequest struct {
 	Prompt       json.RawMessage `json:"prompt,omitzero"`
 }
 
+// responsesNames names the engine's fields as responses does (see paramNames).
+var responsesNames = paramNames{
+	"Tools[].Parameters": "tools[].parameters",
+	"Messages":           "input",
+	"Prompt":             "input",
+	"MaxTokens":          "max_output_tokens",
+	"Format":             "text.format",
+	"Format.Schema":      "text.format.schema",
+	"Format.Grammar":     "text.format",
+	"Tools":              "tools",
+	"ToolChoice":         "tool_choice",
+	"ThinkingBudget":     "reasoning.effort",
+	"Effort":             "reasoning.effort",
+	"Temperature":        "temperature",
+	"TopP":               "top_p",
+	"TopK":               "top_k",
+	"MinP":               "min_p",
+	"Seed":               "seed",
+	"Stop":               "stop",
+	"RepetitionPenalty":  "repetition_penalty",
+	"FrequencyPenalty":   "frequency_penalty",
+	"PresencePenalty":    "presence_penalty",
+	"IgnoreEOS":          "ignore_eos",
+	"Logprobs":           "include",
+	"TopLogprobs":        "top_logprobs",
+	"PromptLogprobs":     "echo",
+	"Choices":            "n",
+	// The search options come from the web_search tool.
+	"Search":              "tools",
+	"Search.MaxSearches":  "max_tool_calls",
+	"Search.Results":      "tools.search_context_size",
+	"Search.ContentChars": "tools.search_context_size",
+}
+
 // ResponsesReasoning is the reasoning of a responses request.
 type ResponsesReasoning struct {
 	// Effort is none, low, medium or high; default medium.

@@ -88,7 +88,7 @@ func TestEmbeddings(t *testing.T) {
 		t.Errorf("chat with an embedding model: %d %s", w.Code, w.Body)
 	}
 	// The engine's errors name the wire's parameter.
-	e.eng.errBefore = &inference.FieldError{Field: "Input[0][2]", Reason: "token 999 is not in the model's vocabulary"}
+	e.eng.errBefore = &inference.FieldError{Path: inference.Field("Input").At(0).At(2), Reason: "token 999 is not in the model's vocabulary"}
 	if w := do(e.h, "POST", "/v1/embeddings", key, `{"model":"embed","input":[1,2,999]}`); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"param":"input[0][2]"`) {
 		t.Errorf("engine error: %d %s", w.Code, w.Body)
 	}

@@ -86,9 +86,9 @@ func (f *fakeEngine) Prepare(ctx context.Context, req inference.Request) (*infer
 	}
 	switch {
 	case n >= limit:
-		return nil, &inference.FieldError{Field: "Messages", Err: inference.ErrContextLength, Reason: "too long"}
+		return nil, &inference.FieldError{Path: inference.Field("Messages"), Err: inference.ErrContextLength, Reason: "too long"}
 	case n+maxOut > limit:
-		return nil, &inference.FieldError{Field: "MaxTokens", Err: inference.ErrContextLength, Reason: "does not fit"}
+		return nil, &inference.FieldError{Path: inference.Field("MaxTokens"), Err: inference.ErrContextLength, Reason: "does not fit"}
 	}
 	return &inference.Prepared{Request: req, InputTokens: n, MaxOutputTokens: maxOut}, nil
 }
