@@ -34,13 +34,13 @@ type RequestError struct {
 // Error returns the message, prefixed with the package name.
 func (e *RequestError) Error() string { return "formats: " + e.Message }
 
-// invalid returns a RequestError for a value of param that breaks a rule.
-func invalid(param, format string, args ...any) *RequestError {
+// Invalid returns a RequestError for a value of param that breaks a rule.
+func Invalid(param, format string, args ...any) *RequestError {
 	return &RequestError{Param: param, Code: "invalid_value", Message: fmt.Sprintf(format, args...)}
 }
 
-// missing returns a RequestError for a required param that is absent.
-func missing(param string) *RequestError {
+// Missing returns a RequestError for a required param that is absent.
+func Missing(param string) *RequestError {
 	return &RequestError{Param: param, Code: "missing_required_parameter", Message: "missing required parameter: " + param}
 }
 
@@ -293,32 +293,40 @@ func ErrorOf(err error) *Error {
 		Message: "the server had an error while processing the request", Err: err}
 }
 
-// paramNames maps the fields of the engine's requests (inference.Request,
-// ScoreRequest, EmbedRequest) to one wire style's parameter names. A key
-// is an inference.Path as pattern writes it, its indexes as "[]"; a name
-// may hold "[]" too, filled with the path's indexes in order
-// ("Tools[].Parameters" to "tools[].input_schema" names tools[2]'s
-// schema tools[2].input_schema). A path not found whole is looked up by
-// its names before the first index; a name not found is used as it is.
-// Each style keeps its table next to its request type.
-type paramNames map[string]string
+// ParamNames maps the fields of the engine's requests (inference.Request,
+// ScoreRequest, EmbedRequest) to one wire style's parameter names: each
+// style keeps its table next to its request type. A key is an
+// inference.Path with its indexes written "[]"; a name may hold "[]"
+// too, filled with the path's indexes in order ("Tools[].Parameters" to
+// "tools[].input_schema" names Tools[2].Parameters tools[2].input_schema).
+// A path not found whole is looked up by its names before the first
+// index, and the message then says the engine's path; a name not found
+// is used as it is. It is read only, so safe for concurrent use.
+type ParamNames map[string]string
+
+// Error returns err as ErrorOf maps it, an engine's error about one
+// field (an *inference.FieldError) naming n's parameter in Param and in
+// its message. A wire style in a package of its own calls it with its
+// table before WriteError, which leaves an Error with a Param as it is.
+func (n ParamNames) Error(err error) *Error {
+	return ErrorOf(err).named(n)
+}
 
 // params returns the parameter names of style f. Models and System One
 // refuse no engine field of their own, and answer in chat's names.
-func (f Style) params() []paramNames {
+func (f Style) params() ParamNames {
 	switch f {
 	case StyleMessages:
-		return []paramNames{messagesNames}
+		return messagesNames
 	case StyleResponses:
-		return []paramNames{responsesNames}
+		return responsesNames
 	}
-	// The embeddings endpoint writes its errors in the chat style.
-	return []paramNames{chatNames, embeddingNames}
+	return chatNames
 }
 
-// name returns the parameter that names path p in f's tables, and
-// whether the name says all of p, its indexes included.
-func (f Style) name(p inference.Path) (string, bool) {
+// name returns the parameter that names path p in n, and whether the
+// name says all of p, its indexes included.
+func (n ParamNames) name(p inference.Path) (string, bool) {
 	var pattern, base strings.Builder
 	var index []int
 	for i, s := range p {
@@ -338,16 +346,11 @@ func (f Style) name(p inference.Path) (string, bool) {
 			base.WriteString(s.Name)
 		}
 	}
-	tables := f.params()
-	for _, t := range tables {
-		if name, ok := t[pattern.String()]; ok {
-			return fill(name, index), true
-		}
+	if name, ok := n[pattern.String()]; ok {
+		return fill(name, index), true
 	}
-	for _, t := range tables {
-		if name, ok := t[base.String()]; ok {
-			return name, len(index) == 0
-		}
+	if name, ok := n[base.String()]; ok {
+		return name, len(index) == 0
 	}
 	return base.String(), len(index) == 0
 }
@@ -371,13 +374,19 @@ func fill(name string, index []int) string {
 	}
 }
 
-// in returns e as style f reports it: an engine's error about one field
-// names the style's parameter in Param and in its message.
+// in returns e as style f reports it (see named).
 func (e *Error) in(f Style) *Error {
-	if len(e.field) == 0 || e.Param != "" {
+	return e.named(f.params())
+}
+
+// named returns e as a style with the parameter names n reports it: an
+// engine's error about one field names n's parameter in Param and in
+// its message.
+func (e *Error) named(n ParamNames) *Error {
+	if e == nil || len(e.field) == 0 || e.Param != "" {
 		return e
 	}
-	param, whole := f.name(e.field)
+	param, whole := n.name(e.field)
 	detail := e.Message
 	if !whole {
 		// The engine counts the system prompt among the messages: say

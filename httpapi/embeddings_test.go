@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/catalog"
-	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/embeddings"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/ratelimit"
@@ -35,7 +35,7 @@ func TestEmbeddings(t *testing.T) {
 	if w.Code != http.StatusOK {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
-	var res formats.EmbeddingResponse
+	var res embeddings.Response
 	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
