@@ -92,6 +92,12 @@ func TestEmbeddings(t *testing.T) {
 	if w := do(e.h, "POST", "/v1/embeddings", key, `{"model":"embed","input":[1,2,999]}`); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"param":"input[0][2]"`) {
 		t.Errorf("engine error: %d %s", w.Code, w.Body)
 	}
+	e.eng.errBefore = nil
+	e.eng.errPrepare = &inference.FieldError{Path: inference.Field("Input").At(1), Err: inference.ErrContextLength, Reason: "more than 510 tokens"}
+	if w := do(e.h, "POST", "/v1/embeddings", key, `{"model":"embed","input":["a","b"]}`); w.Code != http.StatusBadRequest ||
+		!strings.Contains(w.Body.String(), `"param":"input[1]"`) || !strings.Contains(w.Body.String(), "context_length_exceeded") {
+		t.Errorf("prepare error: %d %s", w.Code, w.Body)
+	}
 }
 
 func TestEmbeddingModelsListed(t *testing.T) {
