@@ -71,6 +71,40 @@ type ChatRequest struct {
 	Store    *bool             `json:"store,omitzero"`
 }
 
+// chatNames names the engine's fields as chat completions does (see ParamNames).
+var chatNames = ParamNames{
+	"Tools[].Parameters": "tools[].function.parameters",
+	"Messages":           "messages",
+	"Prompt":             "prompt",
+	"MaxTokens":          "max_tokens",
+	"Format":             "response_format",
+	"Format.Schema":      "response_format.json_schema.schema",
+	"Format.Grammar":     "response_format",
+	"Tools":              "tools",
+	"ToolChoice":         "tool_choice",
+	"ThinkingBudget":     "reasoning.effort",
+	"Effort":             "reasoning_effort",
+	"Temperature":        "temperature",
+	"TopP":               "top_p",
+	"TopK":               "top_k",
+	"MinP":               "min_p",
+	"Seed":               "seed",
+	"Stop":               "stop",
+	"RepetitionPenalty":  "repetition_penalty",
+	"FrequencyPenalty":   "frequency_penalty",
+	"PresencePenalty":    "presence_penalty",
+	"IgnoreEOS":          "ignore_eos",
+	"Logprobs":           "logprobs",
+	"TopLogprobs":        "top_logprobs",
+	"PromptLogprobs":     "echo",
+	"Choices":            "n",
+	// The search options come from web_search_options.
+	"Search":              "web_search_options",
+	"Search.MaxSearches":  "web_search_options",
+	"Search.Results":      "web_search_options.search_context_size",
+	"Search.ContentChars": "web_search_options.search_context_size",
+}
+
 // ChatStreamOptions are the options of a chat stream.
 type ChatStreamOptions struct {
 	// IncludeUsage adds a last chunk with empty choices and the usage.
@@ -217,7 +251,7 @@ func (c ChatToolChoice) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the string or the object.
 func (c *ChatToolChoice) UnmarshalJSON(data []byte) error {
-	switch jsonKind(data) {
+	switch JSONKind(data) {
 	case "string":
 		return json.Unmarshal(data, &c.Mode)
 	case "object":
@@ -227,15 +261,15 @@ func (c *ChatToolChoice) UnmarshalJSON(data []byte) error {
 				Name string `json:"name"`
 			} `json:"function"`
 		}
-		// decodeJSON, not json.Unmarshal: a type error's offset in data
+		// Decode, not json.Unmarshal: a type error's offset in data
 		// would name a parameter elsewhere in the body.
-		if err := decodeJSON(data, &o); err != nil {
+		if err := Decode(data, &o); err != nil {
 			return prefixed("tool_choice", err)
 		}
 		*c = ChatToolChoice{Mode: o.Type, Name: o.Function.Name}
 		return nil
 	}
-	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[string]()}
+	return &json.UnmarshalTypeError{Value: JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
 // ParseChatRequest decodes, validates and converts a chat completion
@@ -250,13 +284,13 @@ func ParseChatRequest(body []byte) (Request, error) {
 func (r *ChatRequest) Canonical() (Request, error) {
 	out := Request{Request: inference.Request{Model: r.Model}}
 	if r.Model == "" {
-		return Request{}, missing("model")
+		return Request{}, Missing("model")
 	}
 	if r.Messages == nil {
-		return Request{}, missing("messages")
+		return Request{}, Missing("messages")
 	}
 	if len(r.Messages) == 0 {
-		return Request{}, invalid("messages", "messages must hold at least one message")
+		return Request{}, Invalid("messages", "messages must hold at least one message")
 	}
 	for i, m := range r.Messages {
 		msg, err := m.canonical(fmt.Sprintf("messages[%d]", i))
@@ -323,7 +357,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 			out.Format.Type = "json"
 		case "json_schema":
 			if f.JSONSchema == nil {
-				return Request{}, missing("response_format.json_schema")
+				return Request{}, Missing("response_format.json_schema")
 			}
 			if err := checkToolName("response_format.json_schema.name", f.JSONSchema.Name); err != nil {
 				return Request{}, err
@@ -334,7 +368,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 			out.Format = Format{Type: "json_schema", Name: f.JSONSchema.Name, Schema: f.JSONSchema.Schema,
 				Strict: f.JSONSchema.Strict != nil && *f.JSONSchema.Strict}
 		default:
-			return Request{}, invalid("response_format.type", "response_format.type must be text or json, got %q", f.Type)
+			return Request{}, Invalid("response_format.type", "response_format.type must be text or json, got %q", f.Type)
 		}
 	}
 
@@ -347,7 +381,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 	}
 	if r.N != nil {
 		if *r.N < 1 || *r.N > inference.MaxChoices {
-			return Request{}, invalid("n", "n must be 1 to %d, got %d", inference.MaxChoices, *r.N)
+			return Request{}, Invalid("n", "n must be 1 to %d, got %d", inference.MaxChoices, *r.N)
 		}
 		if *r.N > 1 {
 			out.Choices = *r.N
@@ -364,7 +398,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 		out.Search.Force = true
 		if l := o.UserLocation; l != nil {
 			if l.Type != "" && l.Type != "approximate" {
-				return Request{}, invalid("web_search_options.user_location.type", "web_search_options.user_location.type must be approximate, got %q", l.Type)
+				return Request{}, Invalid("web_search_options.user_location.type", "web_search_options.user_location.type must be approximate, got %q", l.Type)
 			}
 			if out.Search.Location, err = l.Approximate.location("web_search_options.user_location.approximate"); err != nil {
 				return Request{}, err
@@ -448,19 +482,19 @@ func (m ChatMessage) canonical(path string) (inference.Message, error) {
 	case "tool":
 		out.Role = inference.RoleTool
 		if m.ToolCallID == "" {
-			return out, missing(path + ".tool_call_id")
+			return out, Missing(path + ".tool_call_id")
 		}
 		out.ToolCallID = m.ToolCallID
 	case "":
-		return out, missing(path + ".role")
+		return out, Missing(path + ".role")
 	default:
-		return out, invalid(path+".role", "%s.role must be one of system, user, assistant (or developer, tool), got %q", path, m.Role)
+		return out, Invalid(path+".role", "%s.role must be one of system, user, assistant (or developer, tool), got %q", path, m.Role)
 	}
 	if m.Content.err != nil {
 		return out, prefixed(path+".content", m.Content.err)
 	}
 	if !m.Content.set && (out.Role != inference.RoleAssistant || len(m.ToolCalls) == 0) {
-		return out, missing(path + ".content")
+		return out, Missing(path + ".content")
 	}
 	if m.Content.Parts == nil {
 		if m.Content.set {
@@ -474,7 +508,7 @@ func (m ChatMessage) canonical(path string) (inference.Message, error) {
 			out.Content = append(out.Content, inference.Part{Text: p.Text})
 		case "image_url":
 			if p.ImageURL == nil {
-				return out, missing(pp + ".image_url")
+				return out, Missing(pp + ".image_url")
 			}
 			part, err := imagePart(pp+".image_url.url", p.ImageURL.URL)
 			if err != nil {
@@ -482,18 +516,18 @@ func (m ChatMessage) canonical(path string) (inference.Message, error) {
 			}
 			out.Content = append(out.Content, part)
 		case "":
-			return out, missing(pp + ".type")
+			return out, Missing(pp + ".type")
 		default:
-			return out, invalid(pp+".type", "%s.type must be text or image_url, got %q", pp, p.Type)
+			return out, Invalid(pp+".type", "%s.type must be text or image_url, got %q", pp, p.Type)
 		}
 	}
 	if len(m.ToolCalls) > 0 && out.Role != inference.RoleAssistant {
-		return out, invalid(path+".tool_calls", "%s.tool_calls: only assistant messages carry tool_calls", path)
+		return out, Invalid(path+".tool_calls", "%s.tool_calls: only assistant messages carry tool_calls", path)
 	}
 	for j, c := range m.ToolCalls {
 		cp := fmt.Sprintf("%s.tool_calls[%d]", path, j)
 		if c.Type != "" && c.Type != "function" {
-			return out, invalid(cp+".type", "%s.type must be function", cp)
+			return out, Invalid(cp+".type", "%s.type must be function", cp)
 		}
 		if err := checkToolName(cp+".function.name", c.Function.Name); err != nil {
 			return out, err
@@ -513,7 +547,7 @@ func chatTools(tools []ChatTool) ([]inference.Tool, error) {
 	for i, t := range tools {
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
-			return nil, invalid(p+".type", "%s.type must be function, got %q", p, t.Type)
+			return nil, Invalid(p+".type", "%s.type must be function, got %q", p, t.Type)
 		}
 		if err := checkToolName(p+".function.name", t.Function.Name); err != nil {
 			return nil, err
@@ -541,7 +575,7 @@ func checkToolChoice(param string, c ToolChoice, tools []inference.Tool) (ToolCh
 		return ToolChoice{Mode: c.Mode}, nil
 	case "required":
 		if len(tools) == 0 {
-			return c, invalid(param, "%s %q needs tools", param, c.Mode)
+			return c, Invalid(param, "%s %q needs tools", param, c.Mode)
 		}
 		return ToolChoice{Mode: c.Mode}, nil
 	case "function":
@@ -549,11 +583,11 @@ func checkToolChoice(param string, c ToolChoice, tools []inference.Tool) (ToolCh
 			return c, err
 		}
 		if !slices.ContainsFunc(tools, func(t inference.Tool) bool { return t.Name == c.Name }) {
-			return c, invalid(param, "%s names %q, which is not among the tools", param, c.Name)
+			return c, Invalid(param, "%s names %q, which is not among the tools", param, c.Name)
 		}
 		return c, nil
 	}
-	return c, invalid(param, "%s must be none, auto, required or a function, got %q", param, c.Mode)
+	return c, Invalid(param, "%s must be none, auto, required or a function, got %q", param, c.Mode)
 }
 
 // NewChatRequest returns the chat request of r. Instructions become the

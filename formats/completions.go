@@ -66,7 +66,7 @@ func (p *CompletionPrompts) UnmarshalJSON(data []byte) error {
 	}
 	var many []json.RawMessage
 	if err := json.Unmarshal(data, &many); err != nil {
-		return typeError("prompt", jsonKind(data), "string or array of strings")
+		return TypeError("prompt", JSONKind(data), "string or array of strings")
 	}
 	out := make(CompletionPrompts, len(many))
 	for i, raw := range many {
@@ -92,28 +92,28 @@ func (r *CompletionRequest) Canonical() (Request, error) {
 	out := Request{Request: inference.Request{Model: r.Model}}
 	switch {
 	case r.Model == "":
-		return Request{}, missing("model")
+		return Request{}, Missing("model")
 	case r.Prompt == nil:
-		return Request{}, missing("prompt")
+		return Request{}, Missing("prompt")
 	case len(r.Prompt) == 0:
-		return Request{}, invalid("prompt", "prompt must hold at least one string")
+		return Request{}, Invalid("prompt", "prompt must hold at least one string")
 	case len(r.Prompt) > MaxPrompts:
-		return Request{}, invalid("prompt", "prompt holds %d strings, at most %d", len(r.Prompt), MaxPrompts)
+		return Request{}, Invalid("prompt", "prompt holds %d strings, at most %d", len(r.Prompt), MaxPrompts)
 	case r.Suffix != nil && *r.Suffix != "":
-		return Request{}, invalid("suffix", "suffix is not supported: the models here do not fill in the middle")
+		return Request{}, Invalid("suffix", "suffix is not supported: the models here do not fill in the middle")
 	case len(r.LogitBias) > 0:
-		return Request{}, invalid("logit_bias", "logit_bias is not supported")
+		return Request{}, Invalid("logit_bias", "logit_bias is not supported")
 	}
 	for i, p := range r.Prompt {
 		if p == "" {
-			return Request{}, invalid(fmt.Sprintf("prompt[%d]", i), "prompt[%d] is empty", i)
+			return Request{}, Invalid(fmt.Sprintf("prompt[%d]", i), "prompt[%d] is empty", i)
 		}
 	}
 	out.Prompts = []string(r.Prompt)
 	out.MaxTokens = 16
 	if r.MaxTokens != nil {
 		if *r.MaxTokens < 0 {
-			return Request{}, invalid("max_tokens", "max_tokens must be 0 or more, got %d", *r.MaxTokens)
+			return Request{}, Invalid("max_tokens", "max_tokens must be 0 or more, got %d", *r.MaxTokens)
 		}
 		out.MaxTokens = *r.MaxTokens
 	}
@@ -130,22 +130,22 @@ func (r *CompletionRequest) Canonical() (Request, error) {
 	n := 1
 	if r.N != nil {
 		if *r.N < 1 || *r.N > inference.MaxChoices {
-			return Request{}, invalid("n", "n must be 1 to %d, got %d", inference.MaxChoices, *r.N)
+			return Request{}, Invalid("n", "n must be 1 to %d, got %d", inference.MaxChoices, *r.N)
 		}
 		n = *r.N
 	}
 	if len(r.Prompt)*n > inference.MaxChoices {
-		return Request{}, invalid("n", "n: %d prompts of %d choices each are %d completions, at most %d", len(r.Prompt), n, len(r.Prompt)*n, inference.MaxChoices)
+		return Request{}, Invalid("n", "n: %d prompts of %d choices each are %d completions, at most %d", len(r.Prompt), n, len(r.Prompt)*n, inference.MaxChoices)
 	}
 	if r.BestOf != nil && *r.BestOf != n {
-		return Request{}, invalid("best_of", "best_of must equal n (%d): candidates are not ranked here", n)
+		return Request{}, Invalid("best_of", "best_of must equal n (%d): candidates are not ranked here", n)
 	}
 	if n > 1 {
 		out.Choices = n
 	}
 	if r.Logprobs != nil {
 		if *r.Logprobs > MaxLegacyLogprobs {
-			return Request{}, invalid("logprobs", "logprobs must be 0 to %d, got %d", MaxLegacyLogprobs, *r.Logprobs)
+			return Request{}, Invalid("logprobs", "logprobs must be 0 to %d, got %d", MaxLegacyLogprobs, *r.Logprobs)
 		}
 		if err := logprobs(&out, ptr(true), r.Logprobs, "logprobs"); err != nil {
 			return Request{}, err

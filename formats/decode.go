@@ -15,17 +15,17 @@ func parseRequest[T any, PT interface {
 	Canonical() (Request, error)
 }](body []byte) (Request, error) {
 	var r T
-	if err := decodeJSON(body, &r); err != nil {
+	if err := Decode(body, &r); err != nil {
 		return Request{}, err
 	}
 	return PT(&r).Canonical()
 }
 
-// decodeJSON decodes the JSON data into v. A syntax error, an empty body or
+// Decode decodes the JSON data into v. A syntax error, an empty body or
 // a value of the wrong JSON type becomes a *RequestError; for a type error
 // its Param is the path of the value, such as "messages[0].content".
 // Unknown fields are ignored.
-func decodeJSON(data []byte, v any) error {
+func Decode(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &RequestError{Code: "invalid_json", Message: "the request body is empty; expected a JSON object"}
 	}
@@ -44,7 +44,7 @@ func decodeJSON(data []byte, v any) error {
 		if path == "" {
 			path = typ.Field
 		}
-		return typeError(path, typ.Value, typ.Type.Kind().String())
+		return TypeError(path, typ.Value, typ.Type.Kind().String())
 	case errors.As(err, &req):
 		return req
 	case strings.HasPrefix(err.Error(), "unexpected end of JSON input"):
@@ -53,8 +53,8 @@ func decodeJSON(data []byte, v any) error {
 	return &RequestError{Code: "invalid_json", Message: "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
 }
 
-// typeError reports a value of the wrong JSON type at path.
-func typeError(path, got, want string) *RequestError {
+// TypeError reports a value of the wrong JSON type at path.
+func TypeError(path, got, want string) *RequestError {
 	switch want {
 	case "slice", "array":
 		want = "array"
@@ -176,7 +176,7 @@ func prefixed(prefix string, err error) error {
 // that the field was present; a wrong type is kept in typeErr (reported
 // with its path by the request's validation) rather than returned.
 func decodeTextOrList[T any](data []byte, want string, text *string, list *[]T, set *bool, typeErr *error) error {
-	switch kind := jsonKind(data); kind {
+	switch kind := JSONKind(data); kind {
 	case "null":
 	case "string":
 		*set = true
@@ -184,9 +184,9 @@ func decodeTextOrList[T any](data []byte, want string, text *string, list *[]T, 
 	case "array":
 		*set = true
 		*list = []T{}
-		*typeErr = decodeJSON(data, list)
+		*typeErr = Decode(data, list)
 	default:
-		*typeErr = typeError("", kind, want)
+		*typeErr = TypeError("", kind, want)
 	}
 	return nil
 }

@@ -17,7 +17,30 @@
 // their results are tool messages, tool_result blocks and
 // function_call_output items, all the engine's RoleTool messages. An
 // invalid request the engine rejects (a schema it cannot enforce, say) is
-// a 400 whose param is the style's name of the field at fault.
+// a 400 whose param is the style's name of the field at fault: the
+// engine's *inference.FieldError carries the field as an [inference.Path],
+// and each style maps it through a [ParamNames] table of its own, kept
+// next to its request type.
+//
+// # Layout
+//
+// This package is the hub: the canonical [Request], errors and their
+// bodies ([Error], [RequestError], [WriteError]), the request decoding
+// every style shares ([Decode], [Invalid], [Missing], [TypeError]) and
+// Server-Sent Events. Each wire style is moving into a package of its own
+// below it, with short names; the embeddings style is the first
+// (formats/embeddings: embeddings.Request, embeddings.Response). Chat
+// completions, legacy completions, messages, responses and System One
+// are still files here (chat.go, completions.go, messages.go,
+// responses.go, systemone.go).
+//
+// A new wire style touches three places: its package under formats (the
+// request and response types, Parse, the conversion to and from
+// [Request] or the engine's own request, and its ParamNames table), its
+// handler file in httpapi, and its row in httpapi's route table
+// (httpapi.go; the route list of httpapi's doc.go, which a test checks
+// against the table, gets the same line). A style whose error body has
+// a shape of its own also adds a [Style] here.
 //
 // The package is pure Go and holds no state; its values are safe for
 // concurrent use unless their doc says otherwise.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -35,13 +34,13 @@ type RequestError struct {
 // Error returns the message, prefixed with the package name.
 func (e *RequestError) Error() string { return "formats: " + e.Message }
 
-// invalid returns a RequestError for a value of param that breaks a rule.
-func invalid(param, format string, args ...any) *RequestError {
+// Invalid returns a RequestError for a value of param that breaks a rule.
+func Invalid(param, format string, args ...any) *RequestError {
 	return &RequestError{Param: param, Code: "invalid_value", Message: fmt.Sprintf(format, args...)}
 }
 
-// missing returns a RequestError for a required param that is absent.
-func missing(param string) *RequestError {
+// Missing returns a RequestError for a required param that is absent.
+func Missing(param string) *RequestError {
 	return &RequestError{Param: param, Code: "missing_required_parameter", Message: "missing required parameter: " + param}
 }
 
@@ -90,9 +89,9 @@ type Error struct {
 	// Err is the cause, if any; it is not shown to the client.
 	Err error
 
-	// field is the engine's name of the field at fault, for an
+	// field is the engine's path of the field at fault, for an
 	// *inference.FieldError: each style names its own parameter (see in).
-	field string
+	field inference.Path
 }
 
 // Error returns the message, prefixed with the package name.
@@ -268,7 +267,7 @@ func ErrorOf(err error) *Error {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large",
 			Message: "request body exceeds " + strconv.FormatInt(mb.Limit, 10) + " bytes", Err: err}
 	case errors.As(err, &fe) && errors.Is(err, inference.ErrContextLength):
-		return &Error{Status: http.StatusBadRequest, Code: "context_length_exceeded", field: fe.Field,
+		return &Error{Status: http.StatusBadRequest, Code: "context_length_exceeded", field: fe.Path,
 			Message: fe.Reason, Err: err}
 	case errors.Is(err, inference.ErrContextLength):
 		return &Error{Status: http.StatusBadRequest, Code: "context_length_exceeded", Param: "messages",
@@ -277,7 +276,7 @@ func ErrorOf(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "model_not_found", Param: "model",
 			Message: "the model does not exist", Err: err}
 	case errors.As(err, &fe):
-		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: fe.Reason, Err: err, field: fe.Field}
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: fe.Reason, Err: err, field: fe.Path}
 	case errors.Is(err, inference.ErrInvalidRequest):
 		reason := err.Error()
 		if _, r, ok := strings.Cut(reason, inference.ErrInvalidRequest.Error()+": "); ok {
@@ -294,85 +293,111 @@ func ErrorOf(err error) *Error {
 		Message: "the server had an error while processing the request", Err: err}
 }
 
-// engineParams maps the fields of inference.Request to the parameter of
-// each style: chat, messages, responses.
-var engineParams = map[string][3]string{
-	"Messages":          {"messages", "messages", "input"},
-	"Prompt":            {"prompt", "prompt", "input"},
-	"MaxTokens":         {"max_tokens", "max_tokens", "max_output_tokens"},
-	"Format":            {"response_format", "output_config.format", "text.format"},
-	"Format.Schema":     {"response_format.json_schema.schema", "output_config.format.schema", "text.format.schema"},
-	"Format.Grammar":    {"response_format", "output_config.format", "text.format"},
-	"Tools":             {"tools", "tools", "tools"},
-	"ToolChoice":        {"tool_choice", "tool_choice", "tool_choice"},
-	"ThinkingBudget":    {"reasoning.effort", "thinking.budget_tokens", "reasoning.effort"},
-	"Effort":            {"reasoning_effort", "output_config.effort", "reasoning.effort"},
-	"Temperature":       {"temperature", "temperature", "temperature"},
-	"TopP":              {"top_p", "top_p", "top_p"},
-	"TopK":              {"top_k", "top_k", "top_k"},
-	"MinP":              {"min_p", "min_p", "min_p"},
-	"Seed":              {"seed", "seed", "seed"},
-	"Stop":              {"stop", "stop_sequences", "stop"},
-	"RepetitionPenalty": {"repetition_penalty", "repetition_penalty", "repetition_penalty"},
-	"FrequencyPenalty":  {"frequency_penalty", "frequency_penalty", "frequency_penalty"},
-	"PresencePenalty":   {"presence_penalty", "presence_penalty", "presence_penalty"},
-	"IgnoreEOS":         {"ignore_eos", "ignore_eos", "ignore_eos"},
-	"Logprobs":          {"logprobs", "logprobs", "include"},
-	"TopLogprobs":       {"top_logprobs", "top_logprobs", "top_logprobs"},
-	"PromptLogprobs":    {"echo", "echo", "echo"},
-	"Choices":           {"n", "n", "n"},
-	"Dimensions":        {"dimensions", "dimensions", "dimensions"},
-	// The search options come from web_search_options (chat), the
-	// web_search tool (messages, responses).
-	"Search":              {"web_search_options", "tools", "tools"},
-	"Search.MaxSearches":  {"web_search_options", "tools.max_uses", "max_tool_calls"},
-	"Search.Results":      {"web_search_options.search_context_size", "tools", "tools.search_context_size"},
-	"Search.ContentChars": {"web_search_options.search_context_size", "tools", "tools.search_context_size"},
+// ParamNames maps the fields of the engine's requests (inference.Request,
+// ScoreRequest, EmbedRequest) to one wire style's parameter names: each
+// style keeps its table next to its request type. A key is an
+// inference.Path with its indexes written "[]"; a name may hold "[]"
+// too, filled with the path's indexes in order ("Tools[].Parameters" to
+// "tools[].input_schema" names Tools[2].Parameters tools[2].input_schema).
+// A path not found whole is looked up by its names before the first
+// index, and the message then says the engine's path; a name not found
+// is used as it is. It is read only, so safe for concurrent use.
+type ParamNames map[string]string
+
+// Error returns err as ErrorOf maps it, an engine's error about one
+// field (an *inference.FieldError) naming n's parameter in Param and in
+// its message. A wire style in a package of its own calls it with its
+// table before WriteError, which leaves an Error with a Param as it is.
+func (n ParamNames) Error(err error) *Error {
+	return ErrorOf(err).named(n)
 }
 
-// toolField matches the engine's field of a tool's parameters.
-var toolField = regexp.MustCompile(`^Tools\[(\d+)\]\.Parameters$`)
+// params returns the parameter names of style f. Models and System One
+// refuse no engine field of their own, and answer in chat's names.
+func (f Style) params() ParamNames {
+	switch f {
+	case StyleMessages:
+		return messagesNames
+	case StyleResponses:
+		return responsesNames
+	}
+	return chatNames
+}
 
-// in returns e as style f reports it: an engine's error about one field
-// names the style's parameter in Param and in its message.
+// name returns the parameter that names path p in n, and whether the
+// name says all of p, its indexes included.
+func (n ParamNames) name(p inference.Path) (string, bool) {
+	var pattern, base strings.Builder
+	var index []int
+	for i, s := range p {
+		switch {
+		case s.Name == "":
+			pattern.WriteString("[]")
+			index = append(index, s.Index)
+			continue
+		case i > 0:
+			pattern.WriteString(".")
+		}
+		pattern.WriteString(s.Name)
+		if len(index) == 0 {
+			if i > 0 {
+				base.WriteString(".")
+			}
+			base.WriteString(s.Name)
+		}
+	}
+	if name, ok := n[pattern.String()]; ok {
+		return fill(name, index), true
+	}
+	if name, ok := n[base.String()]; ok {
+		return name, len(index) == 0
+	}
+	return base.String(), len(index) == 0
+}
+
+// fill writes index into the "[]" of name, in order.
+func fill(name string, index []int) string {
+	var b strings.Builder
+	for {
+		before, after, ok := strings.Cut(name, "[]")
+		b.WriteString(before)
+		if !ok {
+			return b.String()
+		}
+		if len(index) == 0 {
+			b.WriteString("[]")
+		} else {
+			b.WriteString("[" + strconv.Itoa(index[0]) + "]")
+			index = index[1:]
+		}
+		name = after
+	}
+}
+
+// in returns e as style f reports it (see named).
 func (e *Error) in(f Style) *Error {
-	if e.field == "" || e.Param != "" {
+	return e.named(f.params())
+}
+
+// named returns e as a style with the parameter names n reports it: an
+// engine's error about one field names n's parameter in Param and in
+// its message.
+func (e *Error) named(n ParamNames) *Error {
+	if e == nil || len(e.field) == 0 || e.Param != "" {
 		return e
 	}
-	pick := func(names [3]string) string {
-		switch f {
-		case StyleMessages:
-			return names[1]
-		case StyleResponses:
-			return names[2]
-		}
-		return names[0]
-	}
-	field, detail := e.field, e.Message
-	if m := toolField.FindStringSubmatch(field); m != nil {
-		field = pick([3]string{"tools[" + m[1] + "].function.parameters", "tools[" + m[1] + "].input_schema", "tools[" + m[1] + "].parameters"})
-	} else if rest, ok := strings.CutPrefix(field, "Input"); ok {
-		// An embeddings input, input[3] or a token of it, input[3][5]:
-		// the wire's own indexes.
-		field = "input" + rest
-	} else {
-		base, index, _ := strings.Cut(field, "[")
-		names, ok := engineParams[base]
-		if !ok {
-			names = [3]string{base, base, base}
-		}
-		field = pick(names)
-		if index != "" {
-			// The engine counts the system prompt among the messages:
-			// say which message it means in its own words.
-			detail = e.field + " (counting the system prompt): " + detail
-		}
+	param, whole := n.name(e.field)
+	detail := e.Message
+	if !whole {
+		// The engine counts the system prompt among the messages: say
+		// which message it means in its own words.
+		detail = e.field.String() + " (counting the system prompt): " + detail
 	}
 	// The grammar checks' errors carry their package's name.
 	detail = strings.ReplaceAll(detail, "grammar: invalid grammar: ", "")
 	out := *e
-	out.Param = field
-	out.Message = field + ": " + detail
+	out.Param = param
+	out.Message = param + ": " + detail
 	return &out
 }
 

@@ -353,8 +353,8 @@ func checkRequestError(t *testing.T, s fuzzStyle, body []byte, err error) {
 		if got == "bool" {
 			got = "boolean"
 		}
-		if v, ok := valueAt(body, re.Param); ok && jsonKind(v) != got {
-			t.Fatalf("%s: error %q, but %s is %s: %s\nbody: %q", s.name, re.Message, re.Param, jsonKind(v), v, body)
+		if v, ok := valueAt(body, re.Param); ok && JSONKind(v) != got {
+			t.Fatalf("%s: error %q, but %s is %s: %s\nbody: %q", s.name, re.Message, re.Param, JSONKind(v), v, body)
 		}
 	}
 }

@@ -210,7 +210,7 @@ func TestGoldenResponses(t *testing.T) {
 
 func TestGoldenErrors(t *testing.T) {
 	cases := map[string]error{
-		"invalid":     invalid("temperature", "temperature must be between 0 and 2, got 3"),
+		"invalid":     Invalid("temperature", "temperature must be between 0 and 2, got 3"),
 		"auth":        Unauthorized(),
 		"not_found":   ModelNotFound("nope"),
 		"rate_limit":  RateLimited(2*time.Second, "rate limit reached for requests"),
@@ -218,7 +218,7 @@ func TestGoldenErrors(t *testing.T) {
 		"server":      errors.New("secret detail"),
 		"too_large":   &http.MaxBytesError{Limit: 1 << 20},
 		"context_len": fmt.Errorf("run: %w", inference.ErrContextLength),
-		"missing":     missing("model"),
+		"missing":     Missing("model"),
 		"located":     &RequestError{Param: "questions.a.b.type", Loc: []any{"questions", "a.b", "type"}, Message: "unknown type"},
 	}
 	for name, err := range cases {

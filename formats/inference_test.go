@@ -116,7 +116,7 @@ func TestOneToolCall(t *testing.T) {
 // The engine's refusal of an effort (a value it does not know, a model
 // that does not think) names each style's effort parameter, as a 400.
 func TestEffortFieldError(t *testing.T) {
-	err := &inference.FieldError{Field: "Effort", Reason: "model \"m\" has no thinking"}
+	err := &inference.FieldError{Path: inference.Field("Effort"), Reason: "model \"m\" has no thinking"}
 	for f, want := range map[Style]string{StyleChat: "reasoning_effort", StyleMessages: "output_config.effort", StyleResponses: "reasoning.effort"} {
 		e := ErrorOf(err).in(f)
 		if e.Status != http.StatusBadRequest || e.Param != want {

@@ -89,10 +89,10 @@ func logprobs(out *Request, on *bool, top *int, topParam string) error {
 		return nil
 	}
 	if *top < 0 || *top > inference.MaxTopLogprobs {
-		return invalid(topParam, "%s must be 0 to %d, got %d", topParam, inference.MaxTopLogprobs, *top)
+		return Invalid(topParam, "%s must be 0 to %d, got %d", topParam, inference.MaxTopLogprobs, *top)
 	}
 	if *top > 0 && !out.Logprobs {
-		return invalid(topParam, "%s needs logprobs to be true", topParam)
+		return Invalid(topParam, "%s needs logprobs to be true", topParam)
 	}
 	out.TopLogprobs = *top
 	return nil

@@ -46,6 +46,40 @@ type MessagesRequest struct {
 	OutputConfig *MessagesOutputConfig `json:"output_config,omitzero"`
 }
 
+// messagesNames names the engine's fields as messages does (see ParamNames).
+var messagesNames = ParamNames{
+	"Tools[].Parameters": "tools[].input_schema",
+	"Messages":           "messages",
+	"Prompt":             "prompt",
+	"MaxTokens":          "max_tokens",
+	"Format":             "output_config.format",
+	"Format.Schema":      "output_config.format.schema",
+	"Format.Grammar":     "output_config.format",
+	"Tools":              "tools",
+	"ToolChoice":         "tool_choice",
+	"ThinkingBudget":     "thinking.budget_tokens",
+	"Effort":             "output_config.effort",
+	"Temperature":        "temperature",
+	"TopP":               "top_p",
+	"TopK":               "top_k",
+	"MinP":               "min_p",
+	"Seed":               "seed",
+	"Stop":               "stop_sequences",
+	"RepetitionPenalty":  "repetition_penalty",
+	"FrequencyPenalty":   "frequency_penalty",
+	"PresencePenalty":    "presence_penalty",
+	"IgnoreEOS":          "ignore_eos",
+	"Logprobs":           "logprobs",
+	"TopLogprobs":        "top_logprobs",
+	"PromptLogprobs":     "echo",
+	"Choices":            "n",
+	// The search options come from the web_search tool.
+	"Search":              "tools",
+	"Search.MaxSearches":  "tools.max_uses",
+	"Search.Results":      "tools",
+	"Search.ContentChars": "tools",
+}
+
 // MessagesOutputConfig sets the thinking effort (low, medium, high; the
 // SDKs' xhigh and max are high) and a JSON Schema the output must follow.
 type MessagesOutputConfig struct {
@@ -105,21 +139,21 @@ func (t MessagesTool) isWebSearch() bool { return slices.Contains(webSearchTypes
 // options: 5 results of up to 1,000 characters each.
 func (t MessagesTool) searchOptions(p string) (*inference.SearchOptions, error) {
 	if t.Name != inference.SearchToolName {
-		return nil, invalid(p+".name", "%s.name must be %q for the web search tool, got %q", p, inference.SearchToolName, t.Name)
+		return nil, Invalid(p+".name", "%s.name must be %q for the web search tool, got %q", p, inference.SearchToolName, t.Name)
 	}
 	if len(t.BlockedDomains) > 0 {
-		return nil, invalid(p+".blocked_domains", "%s.blocked_domains is not supported: the search backends filter by allowed domains only (allowed_domains)", p)
+		return nil, Invalid(p+".blocked_domains", "%s.blocked_domains is not supported: the search backends filter by allowed domains only (allowed_domains)", p)
 	}
 	opts := searchContext["medium"]
 	opts.Domains = slices.Clone(t.AllowedDomains)
 	if t.MaxUses != nil {
 		if n := *t.MaxUses; n < 1 || n > inference.MaxSearchesPerRequest {
-			return nil, invalid(p+".max_uses", "%s.max_uses must be 1 to %d, got %d", p, inference.MaxSearchesPerRequest, n)
+			return nil, Invalid(p+".max_uses", "%s.max_uses must be 1 to %d, got %d", p, inference.MaxSearchesPerRequest, n)
 		}
 		opts.MaxSearches = *t.MaxUses
 	}
 	if l := t.UserLocation; l != nil && l.Type != "approximate" {
-		return nil, invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
+		return nil, Invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
 	}
 	var err error
 	if opts.Location, err = t.UserLocation.location(p + ".user_location"); err != nil {
@@ -148,7 +182,7 @@ func (s MessagesSystem) IsZero() bool { return s.Blocks == nil }
 
 // UnmarshalJSON accepts a string, an array of text blocks or null.
 func (s *MessagesSystem) UnmarshalJSON(data []byte) error {
-	switch jsonKind(data) {
+	switch JSONKind(data) {
 	case "null":
 		s.Blocks = nil
 		return nil
@@ -160,12 +194,12 @@ func (s *MessagesSystem) UnmarshalJSON(data []byte) error {
 		s.Blocks = []MessagesBlock{{Type: "text", Text: t}}
 		return nil
 	case "array":
-		if err := decodeJSON(data, &s.Blocks); err != nil {
+		if err := Decode(data, &s.Blocks); err != nil {
 			return prefixed("system", err)
 		}
 		return nil
 	}
-	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[[]MessagesBlock]()}
+	return &json.UnmarshalTypeError{Value: JSONKind(data), Type: reflect.TypeFor[[]MessagesBlock]()}
 }
 
 // MessagesMessage is one message of a messages request.
@@ -326,26 +360,26 @@ func (c MessagesWebSearchContent) MarshalJSON() ([]byte, error) {
 // decode reads the results or the error object, keeping what is wrong
 // with them in err.
 func (c *MessagesWebSearchContent) decode(data []byte) {
-	switch kind := jsonKind(data); kind {
+	switch kind := JSONKind(data); kind {
 	case "array":
-		c.err = decodeJSON(data, &c.Results)
+		c.err = Decode(data, &c.Results)
 	case "object":
 		var e struct {
 			Type      string `json:"type"`
 			ErrorCode string `json:"error_code"`
 		}
-		if c.err = decodeJSON(data, &e); c.err != nil {
+		if c.err = Decode(data, &e); c.err != nil {
 			return
 		}
 		switch {
 		case e.Type != "web_search_tool_result_error":
 			c.err = &RequestError{Param: "type", Message: fmt.Sprintf("type must be web_search_tool_result_error, got %q", e.Type)}
 		case e.ErrorCode == "":
-			c.err = missing("error_code")
+			c.err = Missing("error_code")
 		}
 		c.ErrorCode = e.ErrorCode
 	default:
-		c.err = typeError("", kind, "array of web_search_result or web_search_tool_result_error")
+		c.err = TypeError("", kind, "array of web_search_result or web_search_tool_result_error")
 	}
 }
 
@@ -356,7 +390,7 @@ func (c *MessagesWebSearchContent) decode(data []byte) {
 func (c *MessagesWebSearchContent) toolText(path, query string, first int) (text string, n int, err error) {
 	switch {
 	case c == nil:
-		return "", 0, missing(path)
+		return "", 0, Missing(path)
 	case c.err != nil:
 		return "", 0, prefixed(path, c.err)
 	case c.ErrorCode != "":
@@ -367,7 +401,7 @@ func (c *MessagesWebSearchContent) toolText(path, query string, first int) (text
 		var sr sealedResult
 		if err := unseal(r.EncryptedContent, &sr); err != nil {
 			p := fmt.Sprintf("%s[%d].encrypted_content", path, k)
-			return "", 0, invalid(p, "%s is not the encrypted_content of a result from this server: %v", p, err)
+			return "", 0, Invalid(p, "%s is not the encrypted_content of a result from this server: %v", p, err)
 		}
 		results[k] = search.Result(sr)
 	}
@@ -442,18 +476,18 @@ func ParseMessagesRequest(body []byte) (Request, error) {
 func (r *MessagesRequest) Canonical() (Request, error) {
 	out := Request{Request: inference.Request{Model: r.Model}}
 	if r.Model == "" {
-		return Request{}, missing("model")
+		return Request{}, Missing("model")
 	}
 	if r.Messages == nil {
-		return Request{}, missing("messages")
+		return Request{}, Missing("messages")
 	}
 	if len(r.Messages) == 0 {
-		return Request{}, invalid("messages", "messages must hold at least one message")
+		return Request{}, Invalid("messages", "messages must hold at least one message")
 	}
 	var system []string
 	for i, b := range r.System.Blocks {
 		if b.Type != "text" {
-			return Request{}, invalid(fmt.Sprintf("system[%d].type", i), "system[%d].type must be text, got %q", i, b.Type)
+			return Request{}, Invalid(fmt.Sprintf("system[%d].type", i), "system[%d].type must be text, got %q", i, b.Type)
 		}
 		system = append(system, b.Text)
 	}
@@ -481,7 +515,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		case "disabled":
 			out.Reasoning = Reasoning{Effort: "none"}
 		default:
-			return Request{}, invalid("thinking.type", "thinking.type must be enabled, adaptive or disabled, got %q", t.Type)
+			return Request{}, Invalid("thinking.type", "thinking.type must be enabled, adaptive or disabled, got %q", t.Type)
 		}
 		if err := checkMin("thinking.budget_tokens", t.BudgetTokens, 1); err != nil {
 			return Request{}, err
@@ -501,16 +535,16 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 			}
 			e, err := normEffort("output_config.effort", effort)
 			if err != nil || e == "none" {
-				return Request{}, invalid("output_config.effort", "output_config.effort must be low, medium, high, xhigh or max, got %q", oc.Effort)
+				return Request{}, Invalid("output_config.effort", "output_config.effort must be low, medium, high, xhigh or max, got %q", oc.Effort)
 			}
 			out.Reasoning.Effort, out.Reasoning.Asked, out.Reasoning.EffortAsked = e, true, true
 		}
 		if f := oc.Format; f != nil {
 			if f.Type != "json_schema" {
-				return Request{}, invalid("output_config.format.type", "output_config.format.type must be json_schema, got %q", f.Type)
+				return Request{}, Invalid("output_config.format.type", "output_config.format.type must be json_schema, got %q", f.Type)
 			}
 			if len(f.Schema) == 0 {
-				return Request{}, missing("output_config.format.schema")
+				return Request{}, Missing("output_config.format.schema")
 			}
 			if err := checkSchema("output_config.format.schema", f.Schema); err != nil {
 				return Request{}, err
@@ -525,7 +559,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.isWebSearch() {
 			if out.Search != nil {
-				return Request{}, invalid(p+".type", "%s.type: a request has at most one web search tool", p)
+				return Request{}, Invalid(p+".type", "%s.type: a request has at most one web search tool", p)
 			}
 			if out.Search, err = t.searchOptions(p); err != nil {
 				return Request{}, err
@@ -533,7 +567,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 			continue
 		}
 		if t.Type != "" && t.Type != "custom" {
-			return Request{}, invalid(p+".type", "%s.type %q is not supported; only custom tools and %s", p, t.Type, strings.Join(webSearchTypes, ", "))
+			return Request{}, Invalid(p+".type", "%s.type %q is not supported; only custom tools and %s", p, t.Type, strings.Join(webSearchTypes, ", "))
 		}
 		if err := checkToolName(p+".name", t.Name); err != nil {
 			return Request{}, err
@@ -542,7 +576,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 			return Request{}, err
 		}
 		if t.Name == inference.SearchToolName && searches {
-			return Request{}, invalid(p+".name", "%s.name %q is the web search tool's name", p, t.Name)
+			return Request{}, Invalid(p+".name", "%s.name %q is the web search tool's name", p, t.Name)
 		}
 		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.InputSchema)})
 	}
@@ -551,7 +585,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		mode := map[string]string{"auto": "auto", "any": "required", "tool": "function", "none": "none"}[c.Type]
 		switch {
 		case mode == "":
-			return Request{}, invalid("tool_choice.type", "tool_choice.type must be auto, any, tool or none, got %q", c.Type)
+			return Request{}, Invalid("tool_choice.type", "tool_choice.type must be auto, any, tool or none, got %q", c.Type)
 		case out.Search != nil && (mode == "function" && c.Name == inference.SearchToolName || mode == "required" && len(out.Tools) == 0):
 			// The search is the tool the model must call: it searches
 			// first, then answers as it likes.
@@ -591,15 +625,15 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 	case "assistant":
 		msg.Role = inference.RoleAssistant
 	case "":
-		return nil, missing(path + ".role")
+		return nil, Missing(path + ".role")
 	default:
-		return nil, invalid(path+".role", "%s.role must be user or assistant, got %q", path, m.Role)
+		return nil, Invalid(path+".role", "%s.role must be user or assistant, got %q", path, m.Role)
 	}
 	if m.Content.err != nil {
 		return nil, prefixed(path+".content", m.Content.err)
 	}
 	if !m.Content.set {
-		return nil, missing(path + ".content")
+		return nil, Missing(path + ".content")
 	}
 	if m.Content.Blocks == nil {
 		msg.Content = []inference.Part{{Text: m.Content.Text}}
@@ -621,7 +655,7 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			msg.Content = append(msg.Content, inference.Part{Text: b.Text})
 		case "image":
 			if b.Source == nil {
-				return nil, missing(bp + ".source")
+				return nil, Missing(bp + ".source")
 			}
 			var part inference.Part
 			var err error
@@ -631,7 +665,7 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			case "url":
 				part, err = remoteImage(bp+".source.url", b.Source.URL)
 			default:
-				err = invalid(bp+".source.type", "%s.source.type must be base64 or url, got %q", bp, b.Source.Type)
+				err = Invalid(bp+".source.type", "%s.source.type must be base64 or url, got %q", bp, b.Source.Type)
 			}
 			if err != nil {
 				return nil, err
@@ -639,49 +673,49 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			msg.Content = append(msg.Content, part)
 		case "thinking", "redacted_thinking":
 			if msg.Role != inference.RoleAssistant {
-				return nil, invalid(bp+".type", "%s: only assistant messages carry thinking", bp)
+				return nil, Invalid(bp+".type", "%s: only assistant messages carry thinking", bp)
 			}
 			reasoning.WriteString(b.Thinking)
 		case "tool_use":
 			if msg.Role != inference.RoleAssistant {
-				return nil, invalid(bp+".type", "%s: only assistant messages carry tool_use", bp)
+				return nil, Invalid(bp+".type", "%s: only assistant messages carry tool_use", bp)
 			}
 			if err := checkToolName(bp+".name", b.Name); err != nil {
 				return nil, err
 			}
 			if b.ID == "" {
-				return nil, missing(bp + ".id")
+				return nil, Missing(bp + ".id")
 			}
 			if s := bytes.TrimSpace(b.Input); len(s) > 0 && s[0] != '{' && string(s) != "null" {
-				return nil, invalid(bp+".input", "%s.input must be an object", bp)
+				return nil, Invalid(bp+".input", "%s.input must be an object", bp)
 			}
 			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
 		case "server_tool_use":
 			if msg.Role != inference.RoleAssistant {
-				return nil, invalid(bp+".type", "%s: only assistant messages carry server_tool_use", bp)
+				return nil, Invalid(bp+".type", "%s: only assistant messages carry server_tool_use", bp)
 			}
 			if b.Name != inference.SearchToolName {
-				return nil, invalid(bp+".name", "%s.name must be %q, the one server tool, got %q", bp, inference.SearchToolName, b.Name)
+				return nil, Invalid(bp+".name", "%s.name must be %q, the one server tool, got %q", bp, inference.SearchToolName, b.Name)
 			}
 			if b.ID == "" {
-				return nil, missing(bp + ".id")
+				return nil, Missing(bp + ".id")
 			}
 			query, ok := searchQueryOf(b.Input)
 			if !ok {
-				return nil, invalid(bp+".input", "%s.input must be an object with a query", bp)
+				return nil, Invalid(bp+".input", "%s.input must be an object with a query", bp)
 			}
 			queries[b.ID] = query
 			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: inference.SearchToolName, Arguments: toolArguments(b.Input)})
 		case "web_search_tool_result":
 			if msg.Role != inference.RoleAssistant {
-				return nil, invalid(bp+".type", "%s: only assistant messages carry web_search_tool_result", bp)
+				return nil, Invalid(bp+".type", "%s: only assistant messages carry web_search_tool_result", bp)
 			}
 			if b.ToolUseID == "" {
-				return nil, missing(bp + ".tool_use_id")
+				return nil, Missing(bp + ".tool_use_id")
 			}
 			query, ok := queries[b.ToolUseID]
 			if !ok {
-				return nil, invalid(bp+".tool_use_id", "%s.tool_use_id %q names no server_tool_use block before it", bp, b.ToolUseID)
+				return nil, Invalid(bp+".tool_use_id", "%s.tool_use_id %q names no server_tool_use block before it", bp, b.ToolUseID)
 			}
 			text, n, err := b.WebSearch.toolText(bp+".content", query, first)
 			if err != nil {
@@ -698,10 +732,10 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			msg = inference.Message{Role: msg.Role}
 		case "tool_result":
 			if msg.Role != inference.RoleUser {
-				return nil, invalid(bp+".type", "%s: only user messages carry tool_result", bp)
+				return nil, Invalid(bp+".type", "%s: only user messages carry tool_result", bp)
 			}
 			if b.ToolUseID == "" {
-				return nil, missing(bp + ".tool_use_id")
+				return nil, Missing(bp + ".tool_use_id")
 			}
 			res := inference.Message{Role: inference.RoleTool, ToolCallID: b.ToolUseID}
 			if b.Content != nil {
@@ -714,16 +748,16 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 				for k, c := range b.Content.Blocks {
 					if c.Type != "text" {
 						cp := fmt.Sprintf("%s.content[%d].type", bp, k)
-						return nil, invalid(cp, "%s: tool_result content must be text blocks", cp)
+						return nil, Invalid(cp, "%s: tool_result content must be text blocks", cp)
 					}
 					res.Content = append(res.Content, inference.Part{Text: c.Text})
 				}
 			}
 			out = append(out, res)
 		case "":
-			return nil, missing(bp + ".type")
+			return nil, Missing(bp + ".type")
 		default:
-			return nil, invalid(bp+".type", "%s.type must be text, image, thinking, tool_use, tool_result, server_tool_use or web_search_tool_result, got %q", bp, b.Type)
+			return nil, Invalid(bp+".type", "%s.type must be text, image, thinking, tool_use, tool_result, server_tool_use or web_search_tool_result, got %q", bp, b.Type)
 		}
 	}
 	msg.Reasoning = reasoning.String()

@@ -136,7 +136,7 @@ func TestMessagesErrorTypes(t *testing.T) {
 		status int
 		want   string
 	}{
-		{invalid("temperature", "temperature must be between 0 and 2, got 3"), 400, "invalid_request_error"},
+		{Invalid("temperature", "temperature must be between 0 and 2, got 3"), 400, "invalid_request_error"},
 		{fmt.Errorf("run: %w", inference.ErrContextLength), 400, "invalid_request_error"},
 		{Unauthorized(), 401, "authentication_error"},
 		{&Error{Status: 402, Code: "insufficient_credit", Message: "no credit"}, 402, "billing_error"},

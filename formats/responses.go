@@ -65,6 +65,40 @@ type ResponsesRequest struct {
 	Prompt       json.RawMessage `json:"prompt,omitzero"`
 }
 
+// responsesNames names the engine's fields as responses does (see ParamNames).
+var responsesNames = ParamNames{
+	"Tools[].Parameters": "tools[].parameters",
+	"Messages":           "input",
+	"Prompt":             "input",
+	"MaxTokens":          "max_output_tokens",
+	"Format":             "text.format",
+	"Format.Schema":      "text.format.schema",
+	"Format.Grammar":     "text.format",
+	"Tools":              "tools",
+	"ToolChoice":         "tool_choice",
+	"ThinkingBudget":     "reasoning.effort",
+	"Effort":             "reasoning.effort",
+	"Temperature":        "temperature",
+	"TopP":               "top_p",
+	"TopK":               "top_k",
+	"MinP":               "min_p",
+	"Seed":               "seed",
+	"Stop":               "stop",
+	"RepetitionPenalty":  "repetition_penalty",
+	"FrequencyPenalty":   "frequency_penalty",
+	"PresencePenalty":    "presence_penalty",
+	"IgnoreEOS":          "ignore_eos",
+	"Logprobs":           "include",
+	"TopLogprobs":        "top_logprobs",
+	"PromptLogprobs":     "echo",
+	"Choices":            "n",
+	// The search options come from the web_search tool.
+	"Search":              "tools",
+	"Search.MaxSearches":  "max_tool_calls",
+	"Search.Results":      "tools.search_context_size",
+	"Search.ContentChars": "tools.search_context_size",
+}
+
 // ResponsesReasoning is the reasoning of a responses request.
 type ResponsesReasoning struct {
 	// Effort is none, low, medium or high; default medium.
@@ -189,7 +223,7 @@ func (c ResponsesToolChoice) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the string or the object.
 func (c *ResponsesToolChoice) UnmarshalJSON(data []byte) error {
-	switch jsonKind(data) {
+	switch JSONKind(data) {
 	case "string":
 		return json.Unmarshal(data, &c.Mode)
 	case "object":
@@ -197,15 +231,15 @@ func (c *ResponsesToolChoice) UnmarshalJSON(data []byte) error {
 			Type string `json:"type"`
 			Name string `json:"name"`
 		}
-		// decodeJSON, not json.Unmarshal: a type error's offset in data
+		// Decode, not json.Unmarshal: a type error's offset in data
 		// would name a parameter elsewhere in the body.
-		if err := decodeJSON(data, &o); err != nil {
+		if err := Decode(data, &o); err != nil {
 			return prefixed("tool_choice", err)
 		}
 		*c = ResponsesToolChoice{Mode: o.Type, Name: o.Name}
 		return nil
 	}
-	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[string]()}
+	return &json.UnmarshalTypeError{Value: JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
 // ResponsesInput is the input: a string when Items is nil, else items.
@@ -230,7 +264,7 @@ func (in ResponsesInput) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts a string or an array of items.
 func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
 	*in = ResponsesInput{}
-	switch jsonKind(data) {
+	switch JSONKind(data) {
 	case "null":
 		return nil
 	case "string":
@@ -239,7 +273,7 @@ func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
 	case "array":
 		in.set = true
 		in.Items = []ResponsesItem{}
-		if err := decodeJSON(data, &in.Items); err != nil {
+		if err := Decode(data, &in.Items); err != nil {
 			return prefixed("input", err)
 		}
 		for i, it := range in.Items {
@@ -252,7 +286,7 @@ func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
 		}
 		return nil
 	}
-	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[string]()}
+	return &json.UnmarshalTypeError{Value: JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
 // ResponsesItem is an input item: a message (type "message" or absent,
@@ -332,10 +366,10 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		PreviousResponseID: r.PreviousResponseID, Stream: r.Stream, User: r.User,
 		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey}
 	if r.Model == "" {
-		return Request{}, missing("model")
+		return Request{}, Missing("model")
 	}
 	if !r.Input.set {
-		return Request{}, missing("input")
+		return Request{}, Missing("input")
 	}
 	msgs, err := responsesMessages(r.Input)
 	if err != nil {
@@ -380,14 +414,14 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 					return Request{}, err
 				}
 				if len(f.Schema) == 0 {
-					return Request{}, missing("text.format.schema")
+					return Request{}, Missing("text.format.schema")
 				}
 				if err := checkSchema("text.format.schema", f.Schema); err != nil {
 					return Request{}, err
 				}
 				out.Format = Format{Type: "json_schema", Name: f.Name, Schema: f.Schema, Strict: f.Strict != nil && *f.Strict}
 			default:
-				return Request{}, invalid("text.format.type", "text.format.type must be text, json_schema or json_object, got %q", f.Type)
+				return Request{}, Invalid("text.format.type", "text.format.type must be text, json_schema or json_object, got %q", f.Type)
 			}
 		}
 	}
@@ -408,9 +442,9 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		// auto would drop input items that do not fit the context; the
 		// engine fails such a request instead, so auto is refused rather
 		// than echoed and not done.
-		return Request{}, invalid("truncation", "truncation auto is not supported: an input longer than the model's context fails with context_length_exceeded; send disabled")
+		return Request{}, Invalid("truncation", "truncation auto is not supported: an input longer than the model's context fails with context_length_exceeded; send disabled")
 	default:
-		return Request{}, invalid("truncation", "truncation must be disabled, got %q", r.Truncation)
+		return Request{}, Invalid("truncation", "truncation must be disabled, got %q", r.Truncation)
 	}
 	if err := checkInclude(r.Include); err != nil {
 		return Request{}, err
@@ -425,7 +459,7 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		switch s := out.Search; {
 		case s == nil:
 		case *r.MaxToolCalls == 0 && s.Force:
-			return Request{}, invalid("max_tool_calls", "max_tool_calls 0 allows no search, and tool_choice forces one")
+			return Request{}, Invalid("max_tool_calls", "max_tool_calls 0 allows no search, and tool_choice forces one")
 		case *r.MaxToolCalls == 0:
 			out.Search = nil
 		default:
@@ -433,16 +467,16 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		}
 	}
 	if n := utf8.RuneCountInString(r.SafetyIdentifier); n > maxSafetyIdentifier {
-		return Request{}, invalid("safety_identifier", "safety_identifier may be at most %d characters, got %d", maxSafetyIdentifier, n)
+		return Request{}, Invalid("safety_identifier", "safety_identifier may be at most %d characters, got %d", maxSafetyIdentifier, n)
 	}
-	if k := jsonKind(r.Conversation); k != "nothing" && k != "null" {
-		return Request{}, invalid("conversation", "conversation is not supported; continue a conversation with previous_response_id")
+	if k := JSONKind(r.Conversation); k != "nothing" && k != "null" {
+		return Request{}, Invalid("conversation", "conversation is not supported; continue a conversation with previous_response_id")
 	}
-	if k := jsonKind(r.Prompt); k != "nothing" && k != "null" {
-		return Request{}, invalid("prompt", "prompt templates are not supported; send input and instructions")
+	if k := JSONKind(r.Prompt); k != "nothing" && k != "null" {
+		return Request{}, Invalid("prompt", "prompt templates are not supported; send input and instructions")
 	}
 	if r.Background != nil && *r.Background {
-		return Request{}, invalid("background", "background responses are not supported")
+		return Request{}, Invalid("background", "background responses are not supported")
 	}
 	// Log-probabilities come with the output text when include asks for
 	// them, or when top_logprobs asks for alternatives.
@@ -464,7 +498,7 @@ func (r *ResponsesRequest) tools(out *Request) error {
 		p := fmt.Sprintf("tools[%d]", i)
 		if isSearchTool(t.Type) {
 			if out.Search != nil {
-				return invalid(p+".type", "%s.type %q: a request may have one web search tool", p, t.Type)
+				return Invalid(p+".type", "%s.type %q: a request may have one web search tool", p, t.Type)
 			}
 			opts, err := t.searchOptions(p)
 			if err != nil {
@@ -474,7 +508,7 @@ func (r *ResponsesRequest) tools(out *Request) error {
 			continue
 		}
 		if t.Type != "function" {
-			return invalid(p+".type", "%s.type %q is not supported; only function tools and web_search", p, t.Type)
+			return Invalid(p+".type", "%s.type %q is not supported; only function tools and web_search", p, t.Type)
 		}
 		if err := checkToolName(p+".name", t.Name); err != nil {
 			return err
@@ -488,7 +522,7 @@ func (r *ResponsesRequest) tools(out *Request) error {
 		for i, t := range r.Tools {
 			if t.Type == "function" && t.Name == inference.SearchToolName {
 				p := fmt.Sprintf("tools[%d].name", i)
-				return invalid(p, "%s %q is the web search tool's name", p, t.Name)
+				return Invalid(p, "%s %q is the web search tool's name", p, t.Name)
 			}
 		}
 	}
@@ -498,7 +532,7 @@ func (r *ResponsesRequest) tools(out *Request) error {
 	case c == nil:
 	case isSearchTool(c.Mode):
 		if out.Search == nil {
-			return invalid("tool_choice", "tool_choice %q needs a web search tool in tools", c.Mode)
+			return Invalid("tool_choice", "tool_choice %q needs a web search tool in tools", c.Mode)
 		}
 		out.Search.Force, out.searchChoice = true, c.Mode
 	case c.Mode == "required" && len(out.Tools) == 0 && out.Search != nil:
@@ -541,9 +575,9 @@ func checkInclude(include []string) error {
 			"code_interpreter_call.outputs", "computer_call_output.output.image_url":
 		case "message.output_text.logprobs":
 		case "message.input_image.image_url":
-			return invalid(fmt.Sprintf("include[%d]", i), "include %q is not supported: input items are not returned", v)
+			return Invalid(fmt.Sprintf("include[%d]", i), "include %q is not supported: input items are not returned", v)
 		default:
-			return invalid(fmt.Sprintf("include[%d]", i), "include[%d] %q is not a supported value", i, v)
+			return Invalid(fmt.Sprintf("include[%d]", i), "include[%d] %q is not a supported value", i, v)
 		}
 	}
 	return nil
@@ -555,7 +589,7 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 		return []inference.Message{inference.Text(inference.RoleUser, in.Text)}, nil
 	}
 	if len(in.Items) == 0 {
-		return nil, invalid("input", "input must hold at least one item")
+		return nil, Invalid("input", "input must hold at least one item")
 	}
 	var out []inference.Message
 	// reasoning is the text of the reasoning items since the last
@@ -587,7 +621,7 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			out = append(out, m)
 		case "function_call":
 			if it.CallID == "" {
-				return nil, missing(p + ".call_id")
+				return nil, Missing(p + ".call_id")
 			}
 			if err := checkToolName(p+".name", it.Name); err != nil {
 				return nil, err
@@ -596,7 +630,7 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			a.ToolCalls = append(a.ToolCalls, inference.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "function_call_output":
 			if it.CallID == "" {
-				return nil, missing(p + ".call_id")
+				return nil, Missing(p + ".call_id")
 			}
 			parts, err := it.Output.parts(p + ".output")
 			if err != nil {
@@ -623,13 +657,13 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: call.ID, Name: call.Name,
 				Content: []inference.Part{{Text: it.searchResult()}}})
 		default:
-			return nil, invalid(p+".type", "%s.type must be message, function_call, function_call_output, reasoning or web_search_call, got %q", p, it.Type)
+			return nil, Invalid(p+".type", "%s.type must be message, function_call, function_call_output, reasoning or web_search_call, got %q", p, it.Type)
 		}
 	}
 	if len(out) == 0 {
 		// Only reasoning items: nothing for the model to answer, and the
 		// engine needs a message.
-		return nil, invalid("input", "input must hold a message, function_call or function_call_output item, not only reasoning")
+		return nil, Invalid("input", "input must hold a message, function_call or function_call_output item, not only reasoning")
 	}
 	nameToolResults(out)
 	return out, nil
@@ -677,12 +711,12 @@ func (it ResponsesItem) message(p string) (inference.Message, error) {
 	case "system", "developer":
 		m.Role = inference.RoleSystem
 	case "":
-		return m, missing(p + ".role")
+		return m, Missing(p + ".role")
 	default:
-		return m, invalid(p+".role", "%s.role must be user, assistant, system or developer, got %q", p, it.Role)
+		return m, Invalid(p+".role", "%s.role must be user, assistant, system or developer, got %q", p, it.Role)
 	}
 	if !it.Content.set {
-		return m, missing(p + ".content")
+		return m, Missing(p + ".content")
 	}
 	parts, err := it.Content.parts(p + ".content")
 	m.Content = parts
@@ -708,9 +742,9 @@ func (c ResponsesContent) parts(p string) ([]inference.Part, error) {
 			out = append(out, img)
 		case "refusal":
 		case "":
-			return nil, missing(pp + ".type")
+			return nil, Missing(pp + ".type")
 		default:
-			return nil, invalid(pp+".type", "%s.type must be input_text or input_image, got %q", pp, part.Type)
+			return nil, Invalid(pp+".type", "%s.type must be input_text or input_image, got %q", pp, part.Type)
 		}
 	}
 	return out, nil

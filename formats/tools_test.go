@@ -113,7 +113,7 @@ func TestGoldenToolCalls(t *testing.T) {
 // TestGoldenEngineErrors writes the engine's invalid requests as each
 // style reports them: a 400 naming the style's parameter.
 func TestGoldenEngineErrors(t *testing.T) {
-	schemaErr := &inference.FieldError{Field: "Format.Schema", Reason: "grammar: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema"}
+	schemaErr := &inference.FieldError{Path: inference.Field("Format", "Schema"), Reason: "grammar: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema"}
 	for _, f := range []struct {
 		name  string
 		f     Style
@@ -135,13 +135,13 @@ func TestGoldenEngineErrors(t *testing.T) {
 		err                       error
 		chat, messages, responses string
 	}{
-		{&inference.FieldError{Field: "ToolChoice", Reason: "names \"g\", which is not among the tools"}, "tool_choice", "tool_choice", "tool_choice"},
-		{&inference.FieldError{Field: "Tools[1].Parameters", Reason: "invalid character 'x'"}, "tools[1].function.parameters", "tools[1].input_schema", "tools[1].parameters"},
-		{&inference.FieldError{Field: "Tools", Reason: "parameters: grammar: invalid grammar: bad"}, "tools", "tools", "tools"},
-		{&inference.FieldError{Field: "Messages[2]", Reason: "this model does not read images"}, "messages", "messages", "input"},
-		{&inference.FieldError{Field: "Messages", Reason: "the model's chat template: roles must alternate"}, "messages", "messages", "input"},
-		{&inference.FieldError{Field: "Temperature", Reason: "9 out of range"}, "temperature", "temperature", "temperature"},
-		{&inference.FieldError{Field: "MaxTokens", Reason: "too many", Err: inference.ErrContextLength}, "max_tokens", "max_tokens", "max_output_tokens"},
+		{&inference.FieldError{Path: inference.Field("ToolChoice"), Reason: "names \"g\", which is not among the tools"}, "tool_choice", "tool_choice", "tool_choice"},
+		{&inference.FieldError{Path: inference.Field("Tools").At(1).Dot("Parameters"), Reason: "invalid character 'x'"}, "tools[1].function.parameters", "tools[1].input_schema", "tools[1].parameters"},
+		{&inference.FieldError{Path: inference.Field("Tools"), Reason: "parameters: grammar: invalid grammar: bad"}, "tools", "tools", "tools"},
+		{&inference.FieldError{Path: inference.Field("Messages").At(2), Reason: "this model does not read images"}, "messages", "messages", "input"},
+		{&inference.FieldError{Path: inference.Field("Messages"), Reason: "the model's chat template: roles must alternate"}, "messages", "messages", "input"},
+		{&inference.FieldError{Path: inference.Field("Temperature"), Reason: "9 out of range"}, "temperature", "temperature", "temperature"},
+		{&inference.FieldError{Path: inference.Field("MaxTokens"), Reason: "too many", Err: inference.ErrContextLength}, "max_tokens", "max_tokens", "max_output_tokens"},
 		{fmt.Errorf("%w: no field", inference.ErrInvalidRequest), "", "", ""},
 	} {
 		err := tc.err

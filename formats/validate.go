@@ -27,7 +27,7 @@ var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // checkRange reports a number outside lo..hi.
 func checkRange(param string, v *float64, lo, hi float64) error {
 	if v != nil && (*v < lo || *v > hi) {
-		return invalid(param, "%s must be between %g and %g, got %g", param, lo, hi, *v)
+		return Invalid(param, "%s must be between %g and %g, got %g", param, lo, hi, *v)
 	}
 	return nil
 }
@@ -35,7 +35,7 @@ func checkRange(param string, v *float64, lo, hi float64) error {
 // checkMin reports an integer below lo.
 func checkMin(param string, v *int, lo int) error {
 	if v != nil && *v < lo {
-		return invalid(param, "%s must be at least %d, got %d", param, lo, *v)
+		return Invalid(param, "%s must be at least %d, got %d", param, lo, *v)
 	}
 	return nil
 }
@@ -43,10 +43,10 @@ func checkMin(param string, v *int, lo int) error {
 // checkToolName reports a function name outside [a-zA-Z0-9_-]{1,64}.
 func checkToolName(param, name string) error {
 	if name == "" {
-		return missing(param)
+		return Missing(param)
 	}
 	if !toolNamePattern.MatchString(name) {
-		return invalid(param, "%s must be 1 to 64 characters of a-z, A-Z, 0-9, underscore and dash, got %q", param, name)
+		return Invalid(param, "%s must be 1 to 64 characters of a-z, A-Z, 0-9, underscore and dash, got %q", param, name)
 	}
 	return nil
 }
@@ -57,21 +57,21 @@ func checkSchema(param string, raw json.RawMessage) error {
 	if s == "" || s == "null" || strings.HasPrefix(s, "{") {
 		return nil
 	}
-	return invalid(param, "%s must be a JSON Schema object", param)
+	return Invalid(param, "%s must be a JSON Schema object", param)
 }
 
 // checkMetadata applies the spec's limits: 16 pairs, keys up to 64 and
 // values up to 512 characters.
 func checkMetadata(param string, m map[string]string) error {
 	if len(m) > maxMetadataPairs {
-		return invalid(param, "%s may hold at most %d pairs, got %d", param, maxMetadataPairs, len(m))
+		return Invalid(param, "%s may hold at most %d pairs, got %d", param, maxMetadataPairs, len(m))
 	}
 	for k, v := range m {
 		if utf8.RuneCountInString(k) > maxMetadataKey {
-			return invalid(param, "%s keys may be at most %d characters, got %q", param, maxMetadataKey, k)
+			return Invalid(param, "%s keys may be at most %d characters, got %q", param, maxMetadataKey, k)
 		}
 		if utf8.RuneCountInString(v) > maxMetadataValue {
-			return invalid(param+"."+k, "%s.%s may be at most %d characters", param, k, maxMetadataValue)
+			return Invalid(param+"."+k, "%s.%s may be at most %d characters", param, k, maxMetadataValue)
 		}
 	}
 	return nil
@@ -80,11 +80,11 @@ func checkMetadata(param string, m map[string]string) error {
 // checkStops reports more than 16 stop strings or an empty one.
 func checkStops(param string, stops []string) error {
 	if len(stops) > maxStops {
-		return invalid(param, "%s may hold at most %d strings, got %d", param, maxStops, len(stops))
+		return Invalid(param, "%s may hold at most %d strings, got %d", param, maxStops, len(stops))
 	}
 	for i, s := range stops {
 		if s == "" {
-			return invalid(fmt.Sprintf("%s[%d]", param, i), "%s[%d] must not be empty", param, i)
+			return Invalid(fmt.Sprintf("%s[%d]", param, i), "%s[%d] must not be empty", param, i)
 		}
 	}
 	return nil
@@ -99,7 +99,7 @@ func normEffort(param, v string) (string, error) {
 	case "minimal":
 		return "low", nil
 	}
-	return "", invalid(param, "%s must be one of none, low, medium, high; got %q", param, v)
+	return "", Invalid(param, "%s must be one of none, low, medium, high; got %q", param, v)
 }
 
 // checkVerbosity checks a verbosity: low, medium, high or absent.
@@ -108,7 +108,7 @@ func checkVerbosity(param, v string) (string, error) {
 	case "", "low", "medium", "high":
 		return v, nil
 	}
-	return "", invalid(param, "%s must be low, medium or high, got %q", param, v)
+	return "", Invalid(param, "%s must be low, medium or high, got %q", param, v)
 }
 
 // checkSummary checks a reasoning summary.
@@ -117,7 +117,7 @@ func checkSummary(param, v string) error {
 	case "", "none", "auto", "concise", "detailed":
 		return nil
 	}
-	return invalid(param, "%s must be one of none, auto, concise, detailed; got %q", param, v)
+	return Invalid(param, "%s must be one of none, auto, concise, detailed; got %q", param, v)
 }
 
 // imagePart returns the part of an image given as a data: URL (its
@@ -125,14 +125,14 @@ func checkSummary(param, v string) error {
 // or refuses, before the engine sees the request).
 func imagePart(param, raw string) (inference.Part, error) {
 	if raw == "" {
-		return inference.Part{}, missing(param)
+		return inference.Part{}, Missing(param)
 	}
 	if !strings.HasPrefix(raw, "data:") {
 		return remoteImage(param, raw)
 	}
 	meta, data, ok := strings.Cut(strings.TrimPrefix(raw, "data:"), ",")
 	if !ok || !strings.HasSuffix(meta, ";base64") {
-		return inference.Part{}, invalid(param, "%s must be a base64 data: URL", param)
+		return inference.Part{}, Invalid(param, "%s must be a base64 data: URL", param)
 	}
 	img, err := decodeBase64(param, data)
 	return inference.Part{Image: img}, err
@@ -147,9 +147,9 @@ func remoteImage(param, raw string) (inference.Part, error) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		return inference.Part{}, invalid(param, "%s must be a data: URL or an http or https URL", param)
+		return inference.Part{}, Invalid(param, "%s must be a data: URL or an http or https URL", param)
 	case len(raw) > MaxImageURLBytes:
-		return inference.Part{}, invalid(param, "%s is %d bytes long, at most %d", param, len(raw), MaxImageURLBytes)
+		return inference.Part{}, Invalid(param, "%s is %d bytes long, at most %d", param, len(raw), MaxImageURLBytes)
 	}
 	return inference.Part{URL: raw}, nil
 }
@@ -161,7 +161,7 @@ func decodeBase64(param, data string) ([]byte, error) {
 		b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(data, "="))
 	}
 	if err != nil {
-		return nil, invalid(param, "%s is not valid base64", param)
+		return nil, Invalid(param, "%s is not valid base64", param)
 	}
 	return b, nil
 }
@@ -189,11 +189,11 @@ func stringsOrOne(data []byte, into *[]string) error {
 		*into = list
 		return nil
 	}
-	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[string]()}
+	return &json.UnmarshalTypeError{Value: JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
-// jsonKind names the JSON type of a value, for type errors.
-func jsonKind(data []byte) string {
+// JSONKind names the JSON type of a value, for type errors.
+func JSONKind(data []byte) string {
 	s := strings.TrimSpace(string(data))
 	switch {
 	case s == "":

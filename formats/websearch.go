@@ -27,7 +27,7 @@ func searchContextSize(param, size string) (*inference.SearchOptions, error) {
 	}
 	o, ok := searchContext[size]
 	if !ok {
-		return nil, invalid(param, "%s must be low, medium or high, got %q", param, size)
+		return nil, Invalid(param, "%s must be low, medium or high, got %q", param, size)
 	}
 	return &o, nil
 }
@@ -62,7 +62,7 @@ func (l *WebSearchLocation) location(param string) (*search.Location, error) {
 		return nil, nil
 	}
 	if l.Type != "" && l.Type != "approximate" {
-		return nil, invalid(param+".type", "%s.type must be approximate, got %q", param, l.Type)
+		return nil, Invalid(param+".type", "%s.type must be approximate, got %q", param, l.Type)
 	}
 	loc := &search.Location{City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
 	if *loc == (search.Location{}) {
@@ -88,9 +88,9 @@ func checkSearch(p string, o *inference.SearchOptions, names *strings.Replacer) 
 	var qe *search.QueryError
 	if err := q.Validate(); errors.As(err, &qe) {
 		param := p + "." + names.Replace(qe.Field)
-		return invalid(param, "%s %s", param, qe.Message)
+		return Invalid(param, "%s %s", param, qe.Message)
 	} else if err != nil {
-		return invalid(p, "%s: %v", p, err)
+		return Invalid(p, "%s: %v", p, err)
 	}
 	return nil
 }

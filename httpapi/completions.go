@@ -95,5 +95,5 @@ func promptError(err error, i, prompts int) error {
 	if prompts == 1 || !errors.As(err, &fe) {
 		return err
 	}
-	return &inference.FieldError{Field: fe.Field, Reason: fmt.Sprintf("prompt[%d]: %s", i, fe.Reason), Err: fe.Err}
+	return &inference.FieldError{Path: fe.Path, Reason: fmt.Sprintf("prompt[%d]: %s", i, fe.Reason), Err: fe.Err}
 }

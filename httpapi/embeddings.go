@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/embeddings"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/ratelimit"
 )
@@ -40,7 +41,7 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	req, err := formats.ParseEmbeddingRequest(body)
+	req, err := embeddings.Parse(body)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -59,7 +60,7 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 	ir.Model = m.ID
 	p, err := emb.PrepareEmbed(ir)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, embeddings.Error(err))
 		return
 	}
 	a, err := h.reserve(w, r, m, int64(p.InputTokens), 0, 0) // input tokens only: nothing is generated
@@ -81,10 +82,10 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, embeddings.Error(err))
 		return
 	}
-	h.writeJSON(w, r, formats.NewEmbeddingResponse(req, res))
+	h.writeJSON(w, r, embeddings.NewResponse(req, res))
 }
 
 // checkDimensions refuses dimensions that the catalog entry m does not

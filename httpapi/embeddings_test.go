@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/catalog"
-	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/embeddings"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/ratelimit"
@@ -35,7 +35,7 @@ func TestEmbeddings(t *testing.T) {
 	if w.Code != http.StatusOK {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
-	var res formats.EmbeddingResponse
+	var res embeddings.Response
 	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +88,15 @@ func TestEmbeddings(t *testing.T) {
 		t.Errorf("chat with an embedding model: %d %s", w.Code, w.Body)
 	}
 	// The engine's errors name the wire's parameter.
-	e.eng.errBefore = &inference.FieldError{Field: "Input[0][2]", Reason: "token 999 is not in the model's vocabulary"}
+	e.eng.errBefore = &inference.FieldError{Path: inference.Field("Input").At(0).At(2), Reason: "token 999 is not in the model's vocabulary"}
 	if w := do(e.h, "POST", "/v1/embeddings", key, `{"model":"embed","input":[1,2,999]}`); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"param":"input[0][2]"`) {
 		t.Errorf("engine error: %d %s", w.Code, w.Body)
+	}
+	e.eng.errBefore = nil
+	e.eng.errPrepare = &inference.FieldError{Path: inference.Field("Input").At(1), Err: inference.ErrContextLength, Reason: "more than 510 tokens"}
+	if w := do(e.h, "POST", "/v1/embeddings", key, `{"model":"embed","input":["a","b"]}`); w.Code != http.StatusBadRequest ||
+		!strings.Contains(w.Body.String(), `"param":"input[1]"`) || !strings.Contains(w.Body.String(), "context_length_exceeded") {
+		t.Errorf("prepare error: %d %s", w.Code, w.Body)
 	}
 }
 

@@ -24,13 +24,14 @@ import (
 // fakeEngine plays a script: the pieces, then the result, or an error
 // before or after them, or waits for the request's context to end.
 type fakeEngine struct {
-	models    []inference.ModelInfo
-	pieces    []string
-	result    inference.Result
-	errBefore error // the first and only pair
-	errAfter  error // after the pieces
-	block     bool  // after the pieces, wait for ctx to end
-	tokens    int   // CountTokens' answer when positive
+	models     []inference.ModelInfo
+	pieces     []string
+	result     inference.Result
+	errBefore  error // the first and only pair
+	errPrepare error // PrepareEmbed's error
+	errAfter   error // after the pieces
+	block      bool  // after the pieces, wait for ctx to end
+	tokens     int   // CountTokens' answer when positive
 
 	mu     sync.Mutex
 	reqs   []inference.Request
@@ -86,9 +87,9 @@ func (f *fakeEngine) Prepare(ctx context.Context, req inference.Request) (*infer
 	}
 	switch {
 	case n >= limit:
-		return nil, &inference.FieldError{Field: "Messages", Err: inference.ErrContextLength, Reason: "too long"}
+		return nil, &inference.FieldError{Path: inference.Field("Messages"), Err: inference.ErrContextLength, Reason: "too long"}
 	case n+maxOut > limit:
-		return nil, &inference.FieldError{Field: "MaxTokens", Err: inference.ErrContextLength, Reason: "does not fit"}
+		return nil, &inference.FieldError{Path: inference.Field("MaxTokens"), Err: inference.ErrContextLength, Reason: "does not fit"}
 	}
 	return &inference.Prepared{Request: req, InputTokens: n, MaxOutputTokens: maxOut}, nil
 }
@@ -128,8 +129,12 @@ func (f *fakeEngine) Run(ctx context.Context, p *inference.Prepared) iter.Seq2[i
 }
 
 // PrepareEmbed counts two special tokens and one per word of each text
-// (or each token of a token array), as a BERT would.
+// (or each token of a token array), as a BERT would, or fails with
+// errPrepare.
 func (f *fakeEngine) PrepareEmbed(req inference.EmbedRequest) (*inference.PreparedEmbed, error) {
+	if f.errPrepare != nil {
+		return nil, f.errPrepare
+	}
 	n := 0
 	for _, s := range req.Input {
 		n += 2 + len(strings.Fields(s))

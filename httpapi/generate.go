@@ -150,7 +150,7 @@ func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (c
 	}
 	if m.MaxOutput > 0 && ir.MaxTokens > m.MaxOutput {
 		if !ir.ClampMaxTokens {
-			return catalog.Model{}, nil, &inference.FieldError{Field: "MaxTokens",
+			return catalog.Model{}, nil, &inference.FieldError{Path: inference.Field("MaxTokens"),
 				Reason: fmt.Sprintf("%d is more than this model's output limit of %d tokens", ir.MaxTokens, m.MaxOutput)}
 		}
 		ir.MaxTokens = m.MaxOutput

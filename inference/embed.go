@@ -89,30 +89,30 @@ func (m *model) embedInputs(req EmbedRequest) ([][]backend.Token, int, error) {
 	n := len(req.Input)
 	if req.Tokens != nil {
 		if req.Input != nil {
-			return nil, 0, fieldError("Input", "set either texts or token arrays, not both")
+			return nil, 0, fieldError(Field("Input"), "set either texts or token arrays, not both")
 		}
 		n = len(req.Tokens)
 	}
 	switch {
 	case n == 0:
-		return nil, 0, fieldError("Input", "no input; want 1 to %d", MaxEmbedInputs)
+		return nil, 0, fieldError(Field("Input"), "no input; want 1 to %d", MaxEmbedInputs)
 	case n > MaxEmbedInputs:
-		return nil, 0, fieldError("Input", "%d inputs, at most %d", n, MaxEmbedInputs)
+		return nil, 0, fieldError(Field("Input"), "%d inputs, at most %d", n, MaxEmbedInputs)
 	case req.Dimensions < 0 || req.Dimensions > m.info.Dimensions:
-		return nil, 0, fieldError("Dimensions", "%d; this model's vectors have %d, so want 1 to %d", req.Dimensions, m.info.Dimensions, m.info.Dimensions)
+		return nil, 0, fieldError(Field("Dimensions"), "%d; this model's vectors have %d, so want 1 to %d", req.Dimensions, m.info.Dimensions, m.info.Dimensions)
 	}
 	llm := m.llm
 	open, closing := m.specials()
 	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
 	room := limit - len(open) - len(closing)
 	tooLong := func(i int) error {
-		return &FieldError{Field: fmt.Sprintf("Input[%d]", i), Err: ErrContextLength,
+		return &FieldError{Path: Field("Input").At(i), Err: ErrContextLength,
 			Reason: fmt.Sprintf("more than %d tokens; this model embeds at most %d an input, special tokens included", room, limit)}
 	}
 	inputs := make([][]backend.Token, n)
 	total := 0
 	for i := range n {
-		field := fmt.Sprintf("Input[%d]", i)
+		field := Field("Input").At(i)
 		var body []backend.Token
 		if req.Tokens != nil {
 			ids := req.Tokens[i]
@@ -125,7 +125,7 @@ func (m *model) embedInputs(req EmbedRequest) ([][]backend.Token, int, error) {
 			body = make([]backend.Token, len(ids))
 			for j, id := range ids {
 				if id < 0 || id >= llm.VocabSize() {
-					return nil, 0, fieldError(fmt.Sprintf("%s[%d]", field, j), "token %d is not in the model's vocabulary of %d tokens", id, llm.VocabSize())
+					return nil, 0, fieldError(field.At(j), "token %d is not in the model's vocabulary of %d tokens", id, llm.VocabSize())
 				}
 				body[j] = backend.Token(id)
 			}
@@ -149,7 +149,7 @@ func (m *model) embedInputs(req EmbedRequest) ([][]backend.Token, int, error) {
 		}
 		total += len(seq)
 		if total > MaxEmbedTokens {
-			return nil, 0, fieldError("Input", "more than %d tokens in all, at most %d a request", MaxEmbedTokens, MaxEmbedTokens)
+			return nil, 0, fieldError(Field("Input"), "more than %d tokens in all, at most %d a request", MaxEmbedTokens, MaxEmbedTokens)
 		}
 		inputs[i] = seq
 	}

@@ -288,7 +288,7 @@ func TestEmbedErrors(t *testing.T) {
 			continue
 		}
 		var fe *FieldError
-		if errors.As(err, &fe) != (c.field != "") || (fe != nil && fe.Field != c.field) {
+		if errors.As(err, &fe) != (c.field != "") || (fe != nil && fe.Path.String() != c.field) {
 			t.Errorf("%s: %v, want field %q", c.name, err, c.field)
 		}
 	}

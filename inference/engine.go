@@ -470,7 +470,7 @@ func (m *model) imageTokens(headers []bitmap.Header) (int, error) {
 	for i, h := range headers {
 		k, err := m.projector.ImageTokens(h.Width, h.Height)
 		if err != nil {
-			return 0, fieldError("Messages", "image %d: %v", i, err)
+			return 0, fieldError(Field("Messages"), "image %d: %v", i, err)
 		}
 		n += k
 	}
@@ -564,7 +564,7 @@ func (e *Engine) holdJob(m *model, j *job) {
 // choice: a request for several fails; Stream yields them all.
 func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 	if req.Choices > 1 {
-		return Result{}, fieldError("Choices", "Generate returns one result; Stream yields every choice's")
+		return Result{}, fieldError(Field("Choices"), "Generate returns one result; Stream yields every choice's")
 	}
 	for ev, err := range e.Stream(ctx, req) {
 		if err != nil {
@@ -641,7 +641,7 @@ func (e *Engine) Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	if req.Search != nil {
 		if m.runner != nil && (m.family == nil || m.family.Tools == nil) {
 			// The search is a tool call in the family's format.
-			return nil, fieldError("Search", "%s", m.noTools())
+			return nil, fieldError(Field("Search"), "%s", m.noTools())
 		}
 		if turn, opts, err = e.searchTurn(req); err != nil {
 			return nil, err
@@ -670,27 +670,27 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	switch req.Effort {
 	case "", string(family.EffortLow), string(family.EffortMedium), string(family.EffortHigh):
 	default:
-		return nil, fieldError("Effort", "%q is not low, medium or high", req.Effort)
+		return nil, fieldError(Field("Effort"), "%q is not low, medium or high", req.Effort)
 	}
 	if !m.thinks() && req.Effort != "" {
 		if !req.ThinkingDefaults {
-			return nil, fieldError("Effort", "%s, so it has no thinking to set an effort for", m.noThinking())
+			return nil, fieldError(Field("Effort"), "%s, so it has no thinking to set an effort for", m.noThinking())
 		}
 		req.Effort = "" // a wire format's default, for models that think
 	}
 	if req.ThinkingBudget < 0 {
-		return nil, fieldError("ThinkingBudget", "%d is negative", req.ThinkingBudget)
+		return nil, fieldError(Field("ThinkingBudget"), "%d is negative", req.ThinkingBudget)
 	}
 	if !m.thinks() && req.ThinkingBudget > 0 {
 		if !req.ThinkingDefaults {
-			return nil, fieldError("ThinkingBudget", "%s, so it has no thinking to bound", m.noThinking())
+			return nil, fieldError(Field("ThinkingBudget"), "%s, so it has no thinking to bound", m.noThinking())
 		}
 		req.ThinkingBudget = 0 // a wire format's default, for models that think
 	}
 	for i, msg := range req.Messages {
 		for _, part := range msg.Content {
 			if part.Image == nil && part.URL != "" {
-				return nil, fieldError(fmt.Sprintf("Messages[%d]", i), "the image at %q was not fetched: the engine reads Part.Image", part.URL)
+				return nil, fieldError(Field("Messages").At(i), "the image at %q was not fetched: the engine reads Part.Image", part.URL)
 			}
 		}
 	}
@@ -699,22 +699,22 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	}
 	switch {
 	case req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs:
-		return nil, fieldError("TopLogprobs", "%d is not within 0 to %d", req.TopLogprobs, MaxTopLogprobs)
+		return nil, fieldError(Field("TopLogprobs"), "%d is not within 0 to %d", req.TopLogprobs, MaxTopLogprobs)
 	case req.TopLogprobs > 0 && !req.Logprobs && !req.PromptLogprobs:
-		return nil, fieldError("TopLogprobs", "needs Logprobs or PromptLogprobs")
+		return nil, fieldError(Field("TopLogprobs"), "needs Logprobs or PromptLogprobs")
 	case req.PromptLogprobs && req.hasImages():
-		return nil, fieldError("PromptLogprobs", "with images in the prompt")
+		return nil, fieldError(Field("PromptLogprobs"), "with images in the prompt")
 	case req.Choices < 0 || req.Choices > MaxChoices:
-		return nil, fieldError("Choices", "%d is not within 1 to %d", req.Choices, MaxChoices)
+		return nil, fieldError(Field("Choices"), "%d is not within 1 to %d", req.Choices, MaxChoices)
 	}
 	tools := req.shownTools()
 	if len(tools) > 0 && (m.family == nil || m.family.Tools == nil) {
-		return nil, fieldError("Tools", "%s", m.noTools())
+		return nil, fieldError(Field("Tools"), "%s", m.noTools())
 	}
 	for i, t := range tools {
 		if len(t.Parameters) > 0 {
 			if err := grammar.CheckSchema(t.Parameters); err != nil {
-				return nil, fieldError(fmt.Sprintf("Tools[%d].Parameters", i), "%v", err)
+				return nil, fieldError(Field("Tools").At(i).Dot("Parameters"), "%v", err)
 			}
 		}
 	}
@@ -726,23 +726,23 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	case ToolAuto, ToolNone:
 	case ToolRequired, ToolFunction:
 		if len(tools) == 0 {
-			return nil, fieldError("ToolChoice", "%q without tools", req.ToolChoice.Mode)
+			return nil, fieldError(Field("ToolChoice"), "%q without tools", req.ToolChoice.Mode)
 		}
 		if gbnf, err = toolGrammar(m.family, tools, req.ToolChoice); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fieldError("ToolChoice", "mode %q", req.ToolChoice.Mode)
+		return nil, fieldError(Field("ToolChoice"), "mode %q", req.ToolChoice.Mode)
 	}
 	if req.IgnoreEOS && gbnf != "" {
-		return nil, fieldError("IgnoreEOS", "with a Format or a required tool call: the grammar's end is the end of the turn")
+		return nil, fieldError(Field("IgnoreEOS"), "with a Format or a required tool call: the grammar's end is the end of the turn")
 	}
 	texts, images, inputs, thinking, err := m.promptInputs(req, gbnf != "")
 	if err != nil {
 		return nil, err
 	}
 	if inputs == 0 {
-		return nil, fieldError("Messages", "the prompt is empty")
+		return nil, fieldError(Field("Messages"), "the prompt is empty")
 	}
 	var tokens []backend.Token
 	for _, t := range texts {
@@ -758,10 +758,10 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 	}
 	switch {
 	case inputs >= limit:
-		return nil, &FieldError{Field: "Messages", Err: ErrContextLength,
+		return nil, &FieldError{Path: Field("Messages"), Err: ErrContextLength,
 			Reason: fmt.Sprintf("%d prompt tokens leave no room in the context of %d", inputs, limit)}
 	case inputs+maxTokens > limit:
-		return nil, &FieldError{Field: "MaxTokens", Err: ErrContextLength,
+		return nil, &FieldError{Path: Field("MaxTokens"), Err: ErrContextLength,
 			Reason: fmt.Sprintf("%d prompt tokens and %d to generate, more than the context of %d", inputs, maxTokens, limit)}
 	}
 	budget := -1
@@ -881,7 +881,7 @@ func (e *Engine) promptOf(ctx context.Context, m *model, p *Prepared) ([]backend
 // request's messages, as the field error that names them.
 func messagesImageError(err error) error {
 	if ie, ok := errors.AsType[*ImageError](err); ok {
-		return fieldError("Messages", "image %d: %s", ie.Index, ie.Reason)
+		return fieldError(Field("Messages"), "image %d: %s", ie.Index, ie.Reason)
 	}
 	return err
 }
@@ -904,7 +904,7 @@ func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []imageSp
 		family: m.family, tools: req.shownTools(), single: req.ToolChoice.Single}
 	if p.plan.grammar != "" {
 		if w.grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {
-			return nil, fieldError("Format", "%v", err)
+			return nil, fieldError(Field("Format"), "%v", err)
 		}
 	}
 	if req.IgnoreEOS {
@@ -926,13 +926,13 @@ func grammarOf(f *Format) (string, error) {
 		// Converted schemas are checked by SchemaGrammar; a caller's
 		// grammar is checked here, before any admission.
 		if err := grammar.Check(f.Grammar); err != nil {
-			return "", fieldError("Format.Grammar", "%v", err)
+			return "", fieldError(Field("Format", "Grammar"), "%v", err)
 		}
 		return f.Grammar, nil
 	case f.Schema != nil:
 		g, err := llamacpp.SchemaGrammar(f.Schema) // checks the schema's bounds first
 		if err != nil {
-			return "", fieldError("Format.Schema", "%v", err)
+			return "", fieldError(Field("Format", "Schema"), "%v", err)
 		}
 		return g, nil
 	case f.JSON:
@@ -957,7 +957,7 @@ func (m *model) prompt(req Request, constrained bool) ([][]backend.Token, bool, 
 	limit := m.info.ContextLength
 	if len(req.Messages) == 0 {
 		if req.Prompt == "" {
-			return nil, false, fieldError("Messages", "neither messages nor a prompt")
+			return nil, false, fieldError(Field("Messages"), "neither messages nor a prompt")
 		}
 		tokens, err := m.tokenize(req.Prompt, true, limit)
 		return [][]backend.Token{tokens}, m.marks.opensThinking(req.Prompt), err
@@ -1008,7 +1008,7 @@ func samplerParams(req Request) (backend.SamplerParams, error) {
 		Seed:             rand.Uint32(),
 	}
 	bad := func(field string, v any) error {
-		return fieldError(field, "%v out of range", v)
+		return fieldError(Field(field), "%v out of range", v)
 	}
 	if req.MaxTokens < 0 {
 		return p, bad("MaxTokens", req.MaxTokens)
@@ -1061,17 +1061,17 @@ func toolGrammar(f *family.Family, tools []Tool, choice ToolChoice) (string, err
 	if choice.Mode == ToolFunction {
 		name = choice.Name
 		if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
-			return "", fieldError("ToolChoice", "names %q, which is not among the tools", name)
+			return "", fieldError(Field("ToolChoice"), "names %q, which is not among the tools", name)
 		}
 	}
 	g, err := f.Tools.Grammar(familyTools(tools), name, choice.Mode == ToolFunction || choice.Single, llamacpp.SchemaGrammar)
 	if err != nil {
-		return "", fieldError("Tools", "parameters: %v", err)
+		return "", fieldError(Field("Tools"), "parameters: %v", err)
 	}
 	// Each tool's grammar is within bounds; all of them together may not
 	// be, and the whole reaches either backend's grammar engine.
 	if err := grammar.Check(g); err != nil {
-		return "", fieldError("Tools", "%v", err)
+		return "", fieldError(Field("Tools"), "%v", err)
 	}
 	return g, nil
 }

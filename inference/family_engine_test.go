@@ -81,7 +81,7 @@ func TestFamilyRefusals(t *testing.T) {
 				return
 			}
 			var fe *inference.FieldError
-			if !errors.As(err, &fe) || fe.Field != tt.field || !errors.Is(err, inference.ErrInvalidRequest) {
+			if !errors.As(err, &fe) || fe.Path.String() != tt.field || !errors.Is(err, inference.ErrInvalidRequest) {
 				t.Fatalf("%v, want a FieldError on %s", err, tt.field)
 			}
 		})
@@ -190,7 +190,7 @@ func TestSearchNeedsFamilyTools(t *testing.T) {
 	}
 	_, err := e.Prepare(context.Background(), inference.Request{Model: "plain", Messages: []inference.Message{inference.Text(inference.RoleUser, "Hi")}, Search: &inference.SearchOptions{}})
 	var fe *inference.FieldError
-	if !errors.As(err, &fe) || fe.Field != "Search" {
+	if !errors.As(err, &fe) || fe.Path.String() != "Search" {
 		t.Fatalf("%v, want a FieldError on Search", err)
 	}
 }

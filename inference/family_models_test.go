@@ -170,7 +170,7 @@ func TestFamilyModels(t *testing.T) {
 			if !tt.tools {
 				_, err := e.Prepare(context.Background(), req(inference.Request{Tools: familyTools, ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired}}))
 				var fe *inference.FieldError
-				if !errors.As(err, &fe) || fe.Field != "Tools" {
+				if !errors.As(err, &fe) || fe.Path.String() != "Tools" {
 					t.Errorf("a required call: %v, want a FieldError on Tools", err)
 				}
 			} else {

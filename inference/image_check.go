@@ -1,7 +1,6 @@
 package inference
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/inferkit/inferkit/internal/bitmap"
@@ -31,7 +30,7 @@ func requestImages(req Request) ([][]byte, []bitmap.Header, error) {
 			}
 			h, err := bitmap.Check(p.Image)
 			if err != nil {
-				return nil, nil, fieldError(fmt.Sprintf("Messages[%d]", i), "image %d: %s", len(images), imageReason(err))
+				return nil, nil, fieldError(Field("Messages").At(i), "image %d: %s", len(images), imageReason(err))
 			}
 			images, headers = append(images, p.Image), append(headers, h)
 		}

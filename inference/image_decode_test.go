@@ -65,7 +65,7 @@ func TestImageBombs(t *testing.T) {
 	zlib := bitmaptest.ZlibBomb(64 << 20)
 
 	_, err := e.Prepare(context.Background(), imageMessage("Describe", scan))
-	if fe, ok := errors.AsType[*FieldError](err); !ok || fe.Field != "Messages[0]" || !strings.Contains(fe.Reason, "more than 10 times over") {
+	if fe, ok := errors.AsType[*FieldError](err); !ok || fe.Path.String() != "Messages[0]" || !strings.Contains(fe.Reason, "more than 10 times over") {
 		t.Errorf("Prepare of the scan bomb: %v", err)
 	}
 	_, err = e.PrepareScore(ScoreRequest{Model: "tiny", Prefix: ImageMarker, Images: [][]byte{scan}, Branches: imageBranches})
@@ -83,7 +83,7 @@ func TestImageBombs(t *testing.T) {
 			runErr = err
 		}
 	}
-	if fe, ok := errors.AsType[*FieldError](runErr); !ok || fe.Field != "Messages" || !strings.Contains(fe.Reason, "image 0: the png cannot be decoded") {
+	if fe, ok := errors.AsType[*FieldError](runErr); !ok || fe.Path.String() != "Messages" || !strings.Contains(fe.Reason, "image 0: the png cannot be decoded") {
 		t.Errorf("Run of the zlib bomb: %v", runErr)
 	}
 	_, err = e.Score(context.Background(), ScoreRequest{Model: "tiny", Prefix: ImageMarker + ImageMarker, Images: [][]byte{red, zlib}, Branches: imageBranches})

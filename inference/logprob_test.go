@@ -182,7 +182,7 @@ func TestChoiceAndLogprobLimits(t *testing.T) {
 			case c.field == "" && err != nil:
 				t.Fatalf("unexpected error %v", err)
 			case c.field == "":
-			case !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, inference.ErrInvalidRequest):
+			case !errors.As(err, &fe) || fe.Path.String() != c.field || !errors.Is(err, inference.ErrInvalidRequest):
 				t.Fatalf("error %v, want a FieldError on %s", err, c.field)
 			}
 		})

@@ -99,7 +99,7 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		return nil, fmt.Errorf("%w: Config.Branches leaves no sequence for scoring", ErrInvalidRequest)
 	}
 	if len(req.Branches) == 0 || len(req.Branches) > maxBranches {
-		return nil, fieldError("Branches", "%d branches, want 1 to %d", len(req.Branches), maxBranches)
+		return nil, fieldError(Field("Branches"), "%d branches, want 1 to %d", len(req.Branches), maxBranches)
 	}
 	plan := &scorePlan{engine: e}
 	limit := m.info.ContextLength
@@ -112,11 +112,11 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		plan.texts, prefixLen = [][]backend.Token{toks}, len(toks)
 	} else {
 		if m.projector == nil {
-			return nil, fieldError("Images", "the model reads no images (it has no projector)")
+			return nil, fieldError(Field("Images"), "the model reads no images (it has no projector)")
 		}
 		texts := strings.Split(req.Prefix, ImageMarker)
 		if len(texts)-1 != len(req.Images) {
-			return nil, fieldError("Images", "%d images for %d image markers in Prefix", len(req.Images), len(texts)-1)
+			return nil, fieldError(Field("Images"), "%d images for %d image markers in Prefix", len(req.Images), len(texts)-1)
 		}
 		for i, img := range req.Images {
 			if _, err := bitmap.Check(img); err != nil {
@@ -133,22 +133,22 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		}
 	}
 	if prefixLen == 0 && len(req.Images) == 0 {
-		return nil, fieldError("Prefix", "gives no tokens")
+		return nil, fieldError(Field("Prefix"), "gives no tokens")
 	}
 	inputs := prefixLen
 	room := m.runner.branchRoom(prefixLen)
 	for i, b := range req.Branches {
-		field := fmt.Sprintf("Branches[%d]", i)
+		field := Field("Branches").At(i)
 		toks, err := m.tokenize(b.Text, false, room)
 		if errors.Is(err, ErrContextLength) {
-			return nil, &FieldError{Field: field + ".Text", Err: ErrContextLength,
+			return nil, &FieldError{Path: field.Dot("Text"), Err: ErrContextLength,
 				Reason: fmt.Sprintf("more tokens than the %d KV cells left for branches", room)}
 		}
 		if err != nil {
 			return nil, err
 		}
 		if len(toks) == 0 {
-			return nil, fieldError(field+".Text", "gives no tokens")
+			return nil, fieldError(field.Dot("Text"), "gives no tokens")
 		}
 		tree, err := m.candidateTree(b.Candidates, field)
 		if err != nil {
@@ -198,10 +198,10 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 		return nil, err // encoding the images took a while
 	}
 	if len(prefix) == 0 {
-		return nil, fieldError("Prefix", "gives no tokens")
+		return nil, fieldError(Field("Prefix"), "gives no tokens")
 	}
 	for i, b := range p.plan.branches {
-		if err := m.runner.fits(len(prefix), b, p.plan.trees[i], "Images"); err != nil {
+		if err := m.runner.fits(len(prefix), b, p.plan.trees[i], Field("Images")); err != nil {
 			return nil, err
 		}
 	}
@@ -256,7 +256,7 @@ func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Tok
 			prefix = append(prefix, imageTokens(images[i], n)...)
 		}
 		if len(prefix) > m.info.ContextLength {
-			return nil, nil, &FieldError{Field: "Images", Err: ErrContextLength,
+			return nil, nil, &FieldError{Path: Field("Images"), Err: ErrContextLength,
 				Reason: fmt.Sprintf("the prefix has more than %d tokens with its images", m.info.ContextLength)}
 		}
 	}
@@ -282,36 +282,36 @@ func (r *runner) branchRoom(n int) int { return r.branchCells + r.perSeq - n }
 // fits checks that a branch and its candidate tree fit after a prefix of
 // n tokens: in the context, in the branch room, and in the branch
 // sequences. field names what is at fault.
-func (r *runner) fits(n int, branch []backend.Token, t *candidateTree, field string) error {
+func (r *runner) fits(n int, branch []backend.Token, t *candidateTree, field Path) error {
 	switch cells, room := len(branch)+t.cells(), r.branchRoom(n); {
 	case n+len(branch)+t.depth() > r.perSeq:
-		return &FieldError{Field: field, Err: ErrContextLength,
+		return &FieldError{Path: field, Err: ErrContextLength,
 			Reason: fmt.Sprintf("%d prefix tokens, %d branch tokens and candidates %d tokens deep; the context holds %d", n, len(branch), t.depth(), r.perSeq)}
 	case cells > room:
-		return &FieldError{Field: field, Err: ErrContextLength,
+		return &FieldError{Path: field, Err: ErrContextLength,
 			Reason: fmt.Sprintf("the branch and its candidates take %d KV cells; %d are left for branches", cells, room)}
 	case 1+len(t.paths) > len(r.branchSeqs):
-		return &FieldError{Field: field + ".Candidates", Err: ErrContextLength,
+		return &FieldError{Path: field.Dot("Candidates"), Err: ErrContextLength,
 			Reason: fmt.Sprintf("the candidates branch %d ways after their first token and decode on %d sequences; Config.Branches is %d", len(t.paths), 1+len(t.paths), len(r.branchSeqs))}
 	}
 	return nil
 }
 
 // candidateTree checks a branch's candidates and builds their tree.
-func (m *model) candidateTree(cands [][]int, field string) (*candidateTree, error) {
+func (m *model) candidateTree(cands [][]int, field Path) (*candidateTree, error) {
 	if len(cands) == 0 || len(cands) > MaxCandidates {
-		return nil, fieldError(field+".Candidates", "%d candidates, want 1 to %d", len(cands), MaxCandidates)
+		return nil, fieldError(field.Dot("Candidates"), "%d candidates, want 1 to %d", len(cands), MaxCandidates)
 	}
 	vocab := m.llm.VocabSize()
 	toks := make([][]backend.Token, len(cands))
 	for i, c := range cands {
 		if len(c) == 0 || len(c) > MaxCandidateTokens {
-			return nil, fieldError(fmt.Sprintf("%s.Candidates[%d]", field, i), "%d tokens, want 1 to %d", len(c), MaxCandidateTokens)
+			return nil, fieldError(field.Dot("Candidates").At(i), "%d tokens, want 1 to %d", len(c), MaxCandidateTokens)
 		}
 		toks[i] = make([]backend.Token, len(c))
 		for j, t := range c {
 			if t < 0 || t >= vocab {
-				return nil, fieldError(fmt.Sprintf("%s.Candidates[%d][%d]", field, i, j), "token %d, outside the vocabulary of %d", t, vocab)
+				return nil, fieldError(field.Dot("Candidates").At(i).At(j), "token %d, outside the vocabulary of %d", t, vocab)
 			}
 			toks[i][j] = backend.Token(t)
 		}

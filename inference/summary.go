@@ -36,7 +36,7 @@ func MaxSummaryTokens(l SummaryLevel) int { return summaryTokens[l] }
 // checkSummary checks a request's summary level.
 func checkSummary(l SummaryLevel) error {
 	if _, ok := summaryTokens[l]; !ok && l != SummaryNone {
-		return fieldError("Summary", "%q is not concise, auto or detailed", l)
+		return fieldError(Field("Summary"), "%q is not concise, auto or detailed", l)
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, vars map[string]any,
 	for i, m := range msgs {
 		v, err := messageVar(m, data, image)
 		if err != nil {
-			return "", fieldError(fmt.Sprintf("Messages[%d]", i), "%v", err)
+			return "", fieldError(Field("Messages").At(i), "%v", err)
 		}
 		list = append(list, v)
 	}
@@ -69,7 +69,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, vars map[string]any,
 		for i, tool := range tools {
 			v, err := toolVar(tool, data)
 			if err != nil {
-				return "", fieldError(fmt.Sprintf("Tools[%d].Parameters", i), "%v", err)
+				return "", fieldError(Field("Tools").At(i).Dot("Parameters"), "%v", err)
 			}
 			defs = append(defs, v)
 		}
@@ -83,7 +83,7 @@ func (t *chatTemplate) render(msgs []Message, tools []Tool, vars map[string]any,
 	if err != nil {
 		// A template's raise_exception rejects conversations it cannot
 		// render, such as roles out of order: the request's fault.
-		return "", fieldError("Messages", "the model's chat template: %v", err)
+		return "", fieldError(Field("Messages"), "the model's chat template: %v", err)
 	}
 	return out, nil
 }

@@ -24,7 +24,7 @@ func (m *model) tokenize(text string, bos bool, limit int) ([]backend.Token, err
 	})
 	toks, err := m.llm.TokenizeSegments(segs, bos, limit)
 	if errors.Is(err, backend.ErrTooManyTokens) {
-		return nil, &FieldError{Field: "Messages", Err: ErrContextLength,
+		return nil, &FieldError{Path: Field("Messages"), Err: ErrContextLength,
 			Reason: fmt.Sprintf("the prompt has more than %d tokens, and the context holds %d", limit, m.info.ContextLength)}
 	}
 	return toks, err

@@ -94,11 +94,11 @@ type Citation struct {
 func (o *SearchOptions) check() error {
 	switch {
 	case o.MaxSearches < 0 || o.MaxSearches > MaxSearchesPerRequest:
-		return fieldError("Search.MaxSearches", "%d, want 1 to %d", o.MaxSearches, MaxSearchesPerRequest)
+		return fieldError(Field("Search", "MaxSearches"), "%d, want 1 to %d", o.MaxSearches, MaxSearchesPerRequest)
 	case o.Results < 0 || o.Results > search.MaxCount:
-		return fieldError("Search.Results", "%d, want 1 to %d", o.Results, search.MaxCount)
+		return fieldError(Field("Search", "Results"), "%d, want 1 to %d", o.Results, search.MaxCount)
 	case o.ContentChars != 0 && (o.ContentChars < 100 || o.ContentChars > 10000):
-		return fieldError("Search.ContentChars", "%d, want 100 to 10,000", o.ContentChars)
+		return fieldError(Field("Search", "ContentChars"), "%d, want 100 to 10,000", o.ContentChars)
 	}
 	if o.MaxSearches == 0 {
 		o.MaxSearches = 3
@@ -112,7 +112,7 @@ func (o *SearchOptions) check() error {
 	// A query with these options must be valid whatever its text.
 	q := search.Query{Text: "x", Count: o.Results, Locale: o.Locale, Location: o.Location, Domains: o.Domains}
 	if err := q.Validate(); err != nil {
-		return fieldError("Search", "%v", err)
+		return fieldError(Field("Search"), "%v", err)
 	}
 	return nil
 }

@@ -156,7 +156,7 @@ func TestSearchRefused(t *testing.T) {
 			tc.req(&req)
 			_, err := tc.e.Prepare(context.Background(), req)
 			var fe *inference.FieldError
-			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, inference.ErrInvalidRequest) {
+			if !errors.As(err, &fe) || fe.Path.String() != tc.field || !errors.Is(err, inference.ErrInvalidRequest) {
 				t.Errorf("got %v, want a field error on %s", err, tc.field)
 			}
 		})

@@ -22,7 +22,7 @@ const searchTimeout = 15 * time.Second
 // the request forces it. The returned options have their defaults.
 func (e *Engine) searchTurn(req Request) (Request, *SearchOptions, error) {
 	if e.cfg.Search == nil {
-		return req, nil, fieldError("Search", "this engine has no search backend (Config.Search)")
+		return req, nil, fieldError(Field("Search"), "this engine has no search backend (Config.Search)")
 	}
 	opts := *req.Search
 	if err := opts.check(); err != nil {
@@ -30,19 +30,19 @@ func (e *Engine) searchTurn(req Request) (Request, *SearchOptions, error) {
 	}
 	switch {
 	case len(req.Messages) == 0:
-		return req, nil, fieldError("Search", "needs Messages: a raw Prompt has no tool calls")
+		return req, nil, fieldError(Field("Search"), "needs Messages: a raw Prompt has no tool calls")
 	case req.Choices > 1:
-		return req, nil, fieldError("Search", "with %d Choices: a request that searches has one", req.Choices)
+		return req, nil, fieldError(Field("Search"), "with %d Choices: a request that searches has one", req.Choices)
 	case req.Logprobs || req.PromptLogprobs || req.PromptOnly:
-		return req, nil, fieldError("Search", "with log-probabilities or PromptOnly")
+		return req, nil, fieldError(Field("Search"), "with log-probabilities or PromptOnly")
 	case req.ToolChoice.Mode == ToolNone:
-		return req, nil, fieldError("ToolChoice", "none, with Search: the model cannot search")
+		return req, nil, fieldError(Field("ToolChoice"), "none, with Search: the model cannot search")
 	case opts.Force && (req.ToolChoice.Mode == ToolFunction || req.ToolChoice.Mode == ToolRequired):
-		return req, nil, fieldError("ToolChoice", "forces another tool, and Search.Force the search")
+		return req, nil, fieldError(Field("ToolChoice"), "forces another tool, and Search.Force the search")
 	}
 	for i, t := range req.Tools {
 		if t.Name == SearchToolName {
-			return req, nil, fieldError(fmt.Sprintf("Tools[%d].Name", i), "%q is the search tool's name", t.Name)
+			return req, nil, fieldError(Field("Tools").At(i).Dot("Name"), "%q is the search tool's name", t.Name)
 		}
 	}
 	turn := req

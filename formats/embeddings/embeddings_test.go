@@ -1,4 +1,4 @@
-package formats
+package embeddings
 
 import (
 	"encoding/json"
@@ -13,20 +13,21 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
 )
 
-func TestParseEmbeddingRequest(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, c := range []struct {
 		body string
-		want Embeddings
+		want Canonical
 	}{
-		{`{"model":"m","input":"hello"}`, Embeddings{Request: inference.EmbedRequest{Model: "m", Input: []string{"hello"}}}},
-		{`{"model":"m","input":["a","b"],"encoding_format":"base64"}`, Embeddings{Request: inference.EmbedRequest{Model: "m", Input: []string{"a", "b"}}, Base64: true}},
-		{`{"model":"m","input":[1,2,3],"encoding_format":"float","dimensions":8}`, Embeddings{Request: inference.EmbedRequest{Model: "m", Tokens: [][]int{{1, 2, 3}}, Dimensions: 8}}},
-		{`{"model":"m","input":[[1],[2,3]],"user":"u"}`, Embeddings{Request: inference.EmbedRequest{Model: "m", Tokens: [][]int{{1}, {2, 3}}}}},
+		{`{"model":"m","input":"hello"}`, Canonical{Request: inference.EmbedRequest{Model: "m", Input: []string{"hello"}}}},
+		{`{"model":"m","input":["a","b"],"encoding_format":"base64"}`, Canonical{Request: inference.EmbedRequest{Model: "m", Input: []string{"a", "b"}}, Base64: true}},
+		{`{"model":"m","input":[1,2,3],"encoding_format":"float","dimensions":8}`, Canonical{Request: inference.EmbedRequest{Model: "m", Tokens: [][]int{{1, 2, 3}}, Dimensions: 8}}},
+		{`{"model":"m","input":[[1],[2,3]],"user":"u"}`, Canonical{Request: inference.EmbedRequest{Model: "m", Tokens: [][]int{{1}, {2, 3}}}}},
 	} {
-		got, err := ParseEmbeddingRequest([]byte(c.body))
+		got, err := Parse([]byte(c.body))
 		if err != nil {
 			t.Errorf("%s: %v", c.body, err)
 			continue
@@ -61,8 +62,8 @@ func TestParseEmbeddingRequest(t *testing.T) {
 		{many, "input", "invalid_value"},
 		{`{"model":"m","input":"a"`, "", "invalid_json"},
 	} {
-		_, err := ParseEmbeddingRequest([]byte(c.body))
-		var re *RequestError
+		_, err := Parse([]byte(c.body))
+		var re *formats.RequestError
 		if !errors.As(err, &re) || re.Param != c.param || re.Code != c.code {
 			t.Errorf("%.60s: %v (%+v), want param %q code %q", c.body, err, re, c.param, c.code)
 		}
@@ -96,13 +97,13 @@ var embedResult = inference.EmbedResult{
 }
 
 func TestGoldenEmbeddings(t *testing.T) {
-	req, err := ParseEmbeddingRequest([]byte(`{"model":"core-embed","input":["a b c","d e f g"]}`))
+	req, err := Parse([]byte(`{"model":"core-embed","input":["a b c","d e f g"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "embeddings.json", mustJSON(t, NewEmbeddingResponse(req, embedResult)))
+	golden(t, "embeddings.json", mustJSON(t, NewResponse(req, embedResult)))
 	req.Base64 = true
-	golden(t, "embeddings_base64.json", mustJSON(t, NewEmbeddingResponse(req, embedResult)))
+	golden(t, "embeddings_base64.json", mustJSON(t, NewResponse(req, embedResult)))
 	// An embedding model as GET /v1/models/{id} shows it.
 	m := catalog.Model{ID: "core-embed", Path: "e.gguf", Kind: catalog.KindEmbedding, MinDimensions: 32, Created: 1767225600,
 		Name: "Core Embed", Pricing: catalog.Pricing{Prompt: "0.00000002"}}
@@ -111,24 +112,24 @@ func TestGoldenEmbeddings(t *testing.T) {
 	golden(t, "model_embedding.json", mustJSON(t, o))
 	// The engine's errors name the wire's parameter.
 	for name, err := range map[string]error{
-		"embed_token":      &inference.FieldError{Field: "Input[2][7]", Reason: "token 999999 is not in the model's vocabulary of 151936 tokens"},
-		"embed_too_long":   &inference.FieldError{Field: "Input[1]", Err: inference.ErrContextLength, Reason: "more than 510 tokens; this model embeds at most 512 an input, special tokens included"},
-		"embed_dimensions": &inference.FieldError{Field: "Dimensions", Reason: "2048; this model's vectors have 1024, so want 1 to 1024"},
+		"embed_token":      &inference.FieldError{Path: inference.Field("Input").At(2).At(7), Reason: "token 999999 is not in the model's vocabulary of 151936 tokens"},
+		"embed_too_long":   &inference.FieldError{Path: inference.Field("Input").At(1), Err: inference.ErrContextLength, Reason: "more than 510 tokens; this model embeds at most 512 an input, special tokens included"},
+		"embed_dimensions": &inference.FieldError{Path: inference.Field("Dimensions"), Reason: "2048; this model's vectors have 1024, so want 1 to 1024"},
 	} {
 		rec := httptest.NewRecorder()
-		WriteError(rec, StyleChat, err)
+		formats.WriteError(rec, formats.StyleChat, Error(err))
 		golden(t, "error_"+name+"_chat.txt", []byte(fmt.Sprintf("HTTP %d\n\n%s\n", rec.Code, rec.Body.Bytes())))
 	}
 }
 
-// FuzzEmbeddingRequest feeds arbitrary bodies to the embeddings parser:
+// FuzzRequest feeds arbitrary bodies to the embeddings parser:
 // it must return within parseBound without panicking, be deterministic,
-// fail only with a *RequestError of a documented code whose param (when
+// fail only with a *formats.RequestError of a documented code whose param (when
 // set) starts with a field of the request and appears in its message,
 // and on success return a request the engine's bounds accept in shape
 // (1 to MaxEmbedInputs inputs, none empty, token ids non-negative),
-// which reads back the same after EmbeddingRequest writes it.
-func FuzzEmbeddingRequest(f *testing.F) {
+// which reads back the same after Request writes it.
+func FuzzRequest(f *testing.F) {
 	for _, seed := range []string{
 		`{"model":"m","input":"hello"}`,
 		`{"model":"m","input":["a","b"],"encoding_format":"base64","dimensions":4}`,
@@ -144,22 +145,22 @@ func FuzzEmbeddingRequest(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	fields := map[string]bool{}
-	for i := range reflect.TypeFor[EmbeddingRequest]().NumField() {
-		name, _, _ := strings.Cut(reflect.TypeFor[EmbeddingRequest]().Field(i).Tag.Get("json"), ",")
+	for i := range reflect.TypeFor[Request]().NumField() {
+		name, _, _ := strings.Cut(reflect.TypeFor[Request]().Field(i).Tag.Get("json"), ",")
 		fields[name] = true
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		start := time.Now()
-		got, err := ParseEmbeddingRequest(body)
+		got, err := Parse(body)
 		if d := time.Since(start); d > parseBound {
 			t.Fatalf("parse took %v", d)
 		}
-		again, err2 := ParseEmbeddingRequest(body)
+		again, err2 := Parse(body)
 		if !reflect.DeepEqual(got, again) || fmt.Sprint(err) != fmt.Sprint(err2) {
 			t.Fatalf("not deterministic: %+v %v, then %+v %v", got, err, again, err2)
 		}
 		if err != nil {
-			var re *RequestError
+			var re *formats.RequestError
 			if !errors.As(err, &re) {
 				t.Fatalf("error %T %v", err, err)
 			}
@@ -191,7 +192,7 @@ func FuzzEmbeddingRequest(f *testing.F) {
 				t.Fatalf("token array %v accepted", ids)
 			}
 		}
-		wire := EmbeddingRequest{Model: r.Model, Input: EmbeddingInput{Texts: r.Input, Tokens: r.Tokens}}
+		wire := Request{Model: r.Model, Input: Input{Texts: r.Input, Tokens: r.Tokens}}
 		if got.Base64 {
 			wire.EncodingFormat = "base64"
 		}
@@ -202,9 +203,33 @@ func FuzzEmbeddingRequest(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := ParseEmbeddingRequest(b)
+		back, err := Parse(b)
 		if err != nil || !reflect.DeepEqual(back, got) {
 			t.Fatalf("round trip of %s: %+v %v, want %+v", b, back, err, got)
 		}
 	})
+}
+
+// TestError names the engine's fields as the wire does, every index in
+// its place.
+func TestError(t *testing.T) {
+	for key, name := range names {
+		if strings.Count(key, "[]") != strings.Count(name, "[]") {
+			t.Errorf("%q names %q", key, name)
+		}
+	}
+	for _, tt := range []struct {
+		p    inference.Path
+		want string
+	}{
+		{inference.Field("Input"), "input: bad"},
+		{inference.Field("Input").At(4), "input[4]: bad"},
+		{inference.Field("Input").At(4).At(1), "input[4][1]: bad"},
+		{inference.Field("Dimensions"), "dimensions: bad"},
+	} {
+		e := Error(&inference.FieldError{Path: tt.p, Reason: "bad"})
+		if param, _, _ := strings.Cut(tt.want, ":"); e.Message != tt.want || e.Param != param || e.Status != 400 {
+			t.Errorf("%s: %d %q %q, want %q", tt.p, e.Status, e.Param, e.Message, tt.want)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package formats
+package embeddings
 
 import (
 	"bytes"
@@ -9,16 +9,17 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
 )
 
-// EmbeddingRequest is the body of POST /v1/embeddings, in OpenAI's shape.
-type EmbeddingRequest struct {
+// Request is the body of POST /v1/embeddings, in OpenAI's shape.
+type Request struct {
 	// Model is required.
 	Model string `json:"model"`
 	// Input is what to embed: one string, an array of strings, an array
 	// of token ids (one input), or an array of arrays of token ids.
-	Input EmbeddingInput `json:"input"`
+	Input Input `json:"input"`
 	// EncodingFormat is "float" (the default) or "base64".
 	EncodingFormat string `json:"encoding_format,omitzero"`
 	// Dimensions asks for shorter vectors, for models trained for it.
@@ -27,9 +28,27 @@ type EmbeddingRequest struct {
 	User string `json:"user,omitzero"`
 }
 
-// EmbeddingInput is the input of an embeddings request: Texts, or
-// Tokens (one token array per input). The zero value is absent.
-type EmbeddingInput struct {
+// names names the engine's fields as this style does (see
+// formats.ParamNames): the wire's own indexes, input[3] or a token of
+// it, input[3][5].
+var names = formats.ParamNames{
+	"Input":      "input",
+	"Input[]":    "input[]",
+	"Input[][]":  "input[][]",
+	"Dimensions": "dimensions",
+}
+
+// Error returns err as the embeddings endpoint reports it (formats.ErrorOf),
+// an engine's error about one field naming the wire's parameter, such as
+// input[3][5] for Input[3][5]. Write it with formats.WriteError in
+// formats.StyleChat, the shape of this style's errors.
+func Error(err error) *formats.Error {
+	return names.Error(err)
+}
+
+// Input is the input of an embeddings request: Texts, or Tokens (one
+// token array per input). The zero value is absent.
+type Input struct {
 	Texts  []string
 	Tokens [][]int
 	// Single records that the wire value was one string or one token
@@ -41,7 +60,7 @@ type EmbeddingInput struct {
 }
 
 // MarshalJSON writes the input in the shape it was read in.
-func (in EmbeddingInput) MarshalJSON() ([]byte, error) {
+func (in Input) MarshalJSON() ([]byte, error) {
 	switch {
 	case in.Tokens != nil && in.Single && len(in.Tokens) == 1:
 		return json.Marshal(in.Tokens[0])
@@ -58,9 +77,9 @@ func (in EmbeddingInput) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a string, an array of strings, an array of
 // integers or an array of arrays of integers. A value of another shape
 // is kept as an error that validation reports with its path.
-func (in *EmbeddingInput) UnmarshalJSON(data []byte) error {
-	*in = EmbeddingInput{}
-	switch kind := jsonKind(data); kind {
+func (in *Input) UnmarshalJSON(data []byte) error {
+	*in = Input{}
+	switch kind := formats.JSONKind(data); kind {
 	case "null":
 		return nil
 	case "string":
@@ -72,7 +91,7 @@ func (in *EmbeddingInput) UnmarshalJSON(data []byte) error {
 		return nil
 	case "array":
 	default:
-		in.err = typeError("input", kind, "string or array")
+		in.err = formats.TypeError("input", kind, "string or array")
 		return nil
 	}
 	var items []json.RawMessage
@@ -83,12 +102,12 @@ func (in *EmbeddingInput) UnmarshalJSON(data []byte) error {
 		in.Texts = []string{}
 		return nil
 	}
-	switch first := jsonKind(items[0]); first {
+	switch first := formats.JSONKind(items[0]); first {
 	case "string":
 		in.Texts = make([]string, len(items))
 		for i, item := range items {
-			if k := jsonKind(item); k != "string" {
-				in.err = typeError(fmt.Sprintf("input[%d]", i), k, "string")
+			if k := formats.JSONKind(item); k != "string" {
+				in.err = formats.TypeError(fmt.Sprintf("input[%d]", i), k, "string")
 				return nil
 			}
 			if err := json.Unmarshal(item, &in.Texts[i]); err != nil {
@@ -102,8 +121,8 @@ func (in *EmbeddingInput) UnmarshalJSON(data []byte) error {
 		in.Tokens = make([][]int, len(items))
 		for i, item := range items {
 			param := fmt.Sprintf("input[%d]", i)
-			if k := jsonKind(item); k != "array" {
-				in.err = typeError(param, k, "array of integers")
+			if k := formats.JSONKind(item); k != "array" {
+				in.err = formats.TypeError(param, k, "array of integers")
 				return nil
 			}
 			var row []json.RawMessage
@@ -115,7 +134,7 @@ func (in *EmbeddingInput) UnmarshalJSON(data []byte) error {
 			}
 		}
 	default:
-		in.err = typeError("input[0]", first, "string, integer or array of integers")
+		in.err = formats.TypeError("input[0]", first, "string, integer or array of integers")
 	}
 	return nil
 }
@@ -125,15 +144,15 @@ func tokenIDs(param string, items []json.RawMessage) ([]int, error) {
 	ids := make([]int, len(items))
 	for i, item := range items {
 		p := fmt.Sprintf("%s[%d]", param, i)
-		if k := jsonKind(item); k != "number" {
-			return nil, typeError(p, k, "integer")
+		if k := formats.JSONKind(item); k != "number" {
+			return nil, formats.TypeError(p, k, "integer")
 		}
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(item)), 10, 64)
 		if err != nil {
-			return nil, typeError(p, "number "+clipValue(string(item)), "integer")
+			return nil, formats.TypeError(p, "number "+clipValue(string(item)), "integer")
 		}
 		if n < 0 || n > math.MaxInt32 {
-			return nil, invalid(p, "%s: token id %d out of range", p, n)
+			return nil, formats.Invalid(p, "%s: token id %d out of range", p, n)
 		}
 		ids[i] = int(n)
 	}
@@ -148,9 +167,9 @@ func clipValue(s string) string {
 	return s
 }
 
-// Embeddings is a checked embeddings request: what the engine embeds and
+// Canonical is a checked embeddings request: what the engine embeds and
 // how the response writes the vectors.
-type Embeddings struct {
+type Canonical struct {
 	// Request is the engine's request. Its Dimensions is the wire
 	// dimensions, 0 when absent: whether the model may be truncated is
 	// for the server to check against its catalog.
@@ -160,27 +179,27 @@ type Embeddings struct {
 	Base64 bool
 }
 
-// ParseEmbeddingRequest decodes and checks an embeddings request body: a
-// model, 1 to inference.MaxEmbedInputs inputs, none empty, token ids
-// that are non-negative 32-bit integers, encoding_format float or
-// base64, and dimensions of at least 1. It fails with a *RequestError
-// naming the parameter, such as input[3].
-func ParseEmbeddingRequest(body []byte) (Embeddings, error) {
-	var r EmbeddingRequest
-	if err := decodeJSON(body, &r); err != nil {
-		return Embeddings{}, err
+// Parse decodes and checks an embeddings request body: a model, 1 to
+// inference.MaxEmbedInputs inputs, none empty, token ids that are
+// non-negative 32-bit integers, encoding_format float or base64, and
+// dimensions of at least 1. It fails with a *formats.RequestError naming
+// the parameter, such as input[3].
+func Parse(body []byte) (Canonical, error) {
+	var r Request
+	if err := formats.Decode(body, &r); err != nil {
+		return Canonical{}, err
 	}
 	return r.Canonical()
 }
 
 // Canonical checks r and returns what it asks of the engine.
-func (r *EmbeddingRequest) Canonical() (Embeddings, error) {
+func (r *Request) Canonical() (Canonical, error) {
 	if r.Model == "" {
-		return Embeddings{}, missing("model")
+		return Canonical{}, formats.Missing("model")
 	}
 	in := r.Input
 	if in.err != nil {
-		return Embeddings{}, in.err
+		return Canonical{}, in.err
 	}
 	n := len(in.Texts)
 	if in.Tokens != nil {
@@ -188,11 +207,11 @@ func (r *EmbeddingRequest) Canonical() (Embeddings, error) {
 	}
 	switch {
 	case in.Texts == nil && in.Tokens == nil:
-		return Embeddings{}, missing("input")
+		return Canonical{}, formats.Missing("input")
 	case n == 0:
-		return Embeddings{}, invalid("input", "input: an empty array; want 1 to %d inputs", inference.MaxEmbedInputs)
+		return Canonical{}, formats.Invalid("input", "input: an empty array; want 1 to %d inputs", inference.MaxEmbedInputs)
 	case n > inference.MaxEmbedInputs:
-		return Embeddings{}, invalid("input", "input: %d inputs, at most %d", n, inference.MaxEmbedInputs)
+		return Canonical{}, formats.Invalid("input", "input: %d inputs, at most %d", n, inference.MaxEmbedInputs)
 	}
 	for i := range n {
 		if (in.Tokens != nil && len(in.Tokens[i]) == 0) || (in.Tokens == nil && in.Texts[i] == "") {
@@ -200,35 +219,35 @@ func (r *EmbeddingRequest) Canonical() (Embeddings, error) {
 			if in.Single {
 				p = "input"
 			}
-			return Embeddings{}, invalid(p, "%s: empty; every input needs at least one character or token", p)
+			return Canonical{}, formats.Invalid(p, "%s: empty; every input needs at least one character or token", p)
 		}
 	}
-	out := Embeddings{Request: inference.EmbedRequest{Model: r.Model, Input: in.Texts, Tokens: in.Tokens}}
+	out := Canonical{Request: inference.EmbedRequest{Model: r.Model, Input: in.Texts, Tokens: in.Tokens}}
 	switch r.EncodingFormat {
 	case "", "float":
 	case "base64":
 		out.Base64 = true
 	default:
-		return Embeddings{}, invalid("encoding_format", "encoding_format: %q; want float or base64", clipValue(r.EncodingFormat))
+		return Canonical{}, formats.Invalid("encoding_format", "encoding_format: %q; want float or base64", clipValue(r.EncodingFormat))
 	}
 	if r.Dimensions != nil {
 		if *r.Dimensions < 1 {
-			return Embeddings{}, invalid("dimensions", "dimensions: %d; want at least 1", *r.Dimensions)
+			return Canonical{}, formats.Invalid("dimensions", "dimensions: %d; want at least 1", *r.Dimensions)
 		}
 		out.Request.Dimensions = *r.Dimensions
 	}
 	return out, nil
 }
 
-// EmbeddingResponse is the body of a POST /v1/embeddings answer.
-type EmbeddingResponse struct {
-	Object string          `json:"object"` // list
-	Data   []Embedding     `json:"data"`
-	Model  string          `json:"model"`
-	Usage  EmbeddingsUsage `json:"usage"`
+// Response is the body of a POST /v1/embeddings answer.
+type Response struct {
+	Object string      `json:"object"` // list
+	Data   []Embedding `json:"data"`
+	Model  string      `json:"model"`
+	Usage  Usage       `json:"usage"`
 }
 
-// Embedding is one vector of an EmbeddingResponse.
+// Embedding is one vector of a Response.
 type Embedding struct {
 	Object    string `json:"object"` // embedding
 	Index     int    `json:"index"`
@@ -260,7 +279,7 @@ func (v Vector) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads either form.
 func (v *Vector) UnmarshalJSON(data []byte) error {
-	if jsonKind(data) != "string" {
+	if formats.JSONKind(data) != "string" {
 		*v = Vector{}
 		return json.Unmarshal(data, &v.Values)
 	}
@@ -270,7 +289,7 @@ func (v *Vector) UnmarshalJSON(data []byte) error {
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil || len(b)%4 != 0 {
-		return fmt.Errorf("formats: an embedding's base64 is not float32 bytes")
+		return fmt.Errorf("embeddings: an embedding's base64 is not float32 bytes")
 	}
 	*v = Vector{Values: make([]float32, len(b)/4), Base64: true}
 	for i := range v.Values {
@@ -279,17 +298,17 @@ func (v *Vector) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// EmbeddingsUsage counts the tokens an embeddings request read.
-type EmbeddingsUsage struct {
+// Usage counts the tokens an embeddings request read.
+type Usage struct {
 	PromptTokens int `json:"prompt_tokens"`
 	TotalTokens  int `json:"total_tokens"`
 }
 
-// NewEmbeddingResponse returns the response to req, whose model is the
-// id the client named, with the engine's result.
-func NewEmbeddingResponse(req Embeddings, res inference.EmbedResult) EmbeddingResponse {
-	out := EmbeddingResponse{Object: "list", Data: make([]Embedding, len(res.Embeddings)), Model: req.Request.Model,
-		Usage: EmbeddingsUsage{PromptTokens: res.Usage.PromptTokens, TotalTokens: res.Usage.PromptTokens}}
+// NewResponse returns the response to req, whose model is the id the
+// client named, with the engine's result.
+func NewResponse(req Canonical, res inference.EmbedResult) Response {
+	out := Response{Object: "list", Data: make([]Embedding, len(res.Embeddings)), Model: req.Request.Model,
+		Usage: Usage{PromptTokens: res.Usage.PromptTokens, TotalTokens: res.Usage.PromptTokens}}
 	for i, v := range res.Embeddings {
 		out.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: Vector{Values: v, Base64: req.Base64}}
 	}
