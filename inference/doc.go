@@ -43,6 +43,7 @@
 // long runs of one character class and is quadratic in special-token
 // matches), and stops once a prompt passes the context.
 //
-// The engine needs cgo. The request, result and event types build without
-// it, for packages that only convert them; New then fails.
+// The backends need cgo; the rest of the package does not. One file, the
+// loader (loader.go), imports them; built without cgo, the whole engine
+// builds and a model fails to load with an error that says why.
 package inference

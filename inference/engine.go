@@ -1,5 +1,3 @@
-//go:build cgo
-
 package inference
 
 import (
@@ -19,9 +17,7 @@ import (
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/bitmap"
 	"github.com/inferkit/inferkit/internal/family"
-	"github.com/inferkit/inferkit/internal/goengine"
 	"github.com/inferkit/inferkit/internal/grammar"
-	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // Engine runs GGUF models in-process. Each loaded model has a fixed number
@@ -178,35 +174,6 @@ func loadProjector(path string, llm backend.Model, threads int) (backend.Project
 		return nil, fmt.Errorf("projector %s: %w; they need llama.cpp", path, err)
 	}
 	return p, err
-}
-
-// loadBackend loads the model file at path with the backend that runs
-// it, reporting the fraction loaded to progress (nil: none): the one
-// Config.Backend names, or llama.cpp, and Ollama's Go engine for the files
-// llama.cpp cannot load (architectures newer than its build, such as
-// qwen35 and gemma4). When neither loads the file, the error gives both
-// reasons.
-func (e *Engine) loadBackend(path string, progress func(float32) bool) (backend.Model, error) {
-	var llamaErr error
-	if e.cfg.Backend != backend.Ollama {
-		llm, err := llamacpp.LoadModel(path, llamacpp.ModelParams{Progress: progress})
-		if err == nil {
-			return llm, nil
-		}
-		if e.cfg.Backend == backend.LlamaCpp {
-			return nil, err
-		}
-		llamaErr = err
-		e.cfg.Logger.Info("inference: llama.cpp cannot load the file; trying Ollama's Go engine", "path", path, "why", err)
-	}
-	gm, err := goengine.Load(path, goengine.Params{Threads: e.cfg.Threads, Progress: progress})
-	switch {
-	case err == nil:
-		return gm, nil
-	case llamaErr != nil:
-		return nil, fmt.Errorf("%w (and Ollama's Go engine: %v)", llamaErr, err)
-	}
-	return nil, err // not a nil *goengine.Model in a non-nil interface
 }
 
 // load opens the model file at path for the first time: what open loads,
@@ -930,13 +897,13 @@ func grammarOf(f *Format) (string, error) {
 		}
 		return f.Grammar, nil
 	case f.Schema != nil:
-		g, err := llamacpp.SchemaGrammar(f.Schema) // checks the schema's bounds first
+		g, err := schemaGrammar(f.Schema) // checks the schema's bounds first
 		if err != nil {
 			return "", fieldError(Field("Format", "Schema"), "%v", err)
 		}
 		return g, nil
 	case f.JSON:
-		g, err := llamacpp.SchemaGrammar([]byte(`{"type":"object"}`))
+		g, err := schemaGrammar([]byte(`{"type":"object"}`))
 		if err != nil {
 			return "", fmt.Errorf("inference: the JSON grammar: %w", err)
 		}
@@ -1064,7 +1031,7 @@ func toolGrammar(f *family.Family, tools []Tool, choice ToolChoice) (string, err
 			return "", fieldError(Field("ToolChoice"), "names %q, which is not among the tools", name)
 		}
 	}
-	g, err := f.Tools.Grammar(familyTools(tools), name, choice.Mode == ToolFunction || choice.Single, llamacpp.SchemaGrammar)
+	g, err := f.Tools.Grammar(familyTools(tools), name, choice.Mode == ToolFunction || choice.Single, schemaGrammar)
 	if err != nil {
 		return "", fieldError(Field("Tools"), "parameters: %v", err)
 	}

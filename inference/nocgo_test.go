@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package inference_test
+
+const cgoBuild = false
