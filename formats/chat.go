@@ -372,11 +372,11 @@ func (r *ChatRequest) Canonical() (Request, error) {
 		}
 	}
 
-	if err := sampling(&out, samplingParams{
-		temperature: r.Temperature, topP: r.TopP, topK: r.TopK, minP: r.MinP, seed: r.Seed,
-		frequency: r.FrequencyPenalty, presence: r.PresencePenalty, repetition: r.RepetitionPenalty,
-		stop: r.Stop, stopParam: "stop",
-	}, chatTemperature, chatTopP); err != nil {
+	if err := (Sampling{
+		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, MinP: r.MinP, Seed: r.Seed,
+		Frequency: r.FrequencyPenalty, Presence: r.PresencePenalty, Repetition: r.RepetitionPenalty,
+		Stop: r.Stop, StopParam: "stop",
+	}).Set(&out, chatTemperature, chatTopP); err != nil {
 		return Request{}, err
 	}
 	if r.N != nil {
@@ -387,7 +387,7 @@ func (r *ChatRequest) Canonical() (Request, error) {
 			out.Choices = *r.N
 		}
 	}
-	if err := logprobs(&out, r.Logprobs, r.TopLogprobs, "top_logprobs"); err != nil {
+	if err := out.SetLogprobs(r.Logprobs, r.TopLogprobs, "top_logprobs"); err != nil {
 		return Request{}, err
 	}
 	if o := r.WebSearchOptions; o != nil {
@@ -418,53 +418,58 @@ func (r *ChatRequest) Canonical() (Request, error) {
 	return out, nil
 }
 
-// samplingParams are the sampling fields the three styles share.
-type samplingParams struct {
-	temperature, topP, minP         *float64
-	topK                            *int
-	seed                            *int64
-	frequency, presence, repetition *float64
-	stop                            []string
-	stopParam                       string
+// Sampling holds the sampling parameters the styles share, as a request
+// sent them (nil or empty when absent). Each style fills in those it
+// has; the zero value sets only the defaults.
+type Sampling struct {
+	Temperature, TopP, MinP         *float64
+	TopK                            *int
+	Seed                            *int64
+	Frequency, Presence, Repetition *float64
+	Stop                            []string
+	// StopParam is the style's name of Stop, such as "stop" or
+	// "stop_sequences", for its errors.
+	StopParam string
 }
 
-// sampling validates p and sets the sampling fields of out, with the
-// style's defaults of temperature and top_p.
-func sampling(out *Request, p samplingParams, temperature, topP float64) error {
+// Set validates p and sets the sampling fields of out, with the style's
+// defaults of temperature and top_p. It fails with a *RequestError
+// naming the parameter out of range.
+func (p Sampling) Set(out *Request, temperature, topP float64) error {
 	for _, c := range []error{
-		checkRange("temperature", p.temperature, 0, 2),
-		checkRange("top_p", p.topP, 0, 1),
-		checkRange("min_p", p.minP, 0, 1),
-		checkMin("top_k", p.topK, 0),
-		checkRange("frequency_penalty", p.frequency, -2, 2),
-		checkRange("presence_penalty", p.presence, -2, 2),
-		checkRange("repetition_penalty", p.repetition, 0, 2),
-		checkStops(p.stopParam, p.stop),
+		checkRange("temperature", p.Temperature, 0, 2),
+		checkRange("top_p", p.TopP, 0, 1),
+		checkRange("min_p", p.MinP, 0, 1),
+		checkMin("top_k", p.TopK, 0),
+		checkRange("frequency_penalty", p.Frequency, -2, 2),
+		checkRange("presence_penalty", p.Presence, -2, 2),
+		checkRange("repetition_penalty", p.Repetition, 0, 2),
+		checkStops(p.StopParam, p.Stop),
 	} {
 		if c != nil {
 			return c
 		}
 	}
 	out.Temperature = ptr(temperature)
-	if p.temperature != nil {
-		out.Temperature = ptr(*p.temperature)
+	if p.Temperature != nil {
+		out.Temperature = ptr(*p.Temperature)
 	}
 	out.TopP = ptr(topP)
-	if p.topP != nil {
-		out.TopP = ptr(*p.topP)
+	if p.TopP != nil {
+		out.TopP = ptr(*p.TopP)
 	}
-	out.TopK, out.MinP, out.Seed = p.topK, p.minP, p.seed
-	if p.frequency != nil {
-		out.FrequencyPenalty = *p.frequency
+	out.TopK, out.MinP, out.Seed = p.TopK, p.MinP, p.Seed
+	if p.Frequency != nil {
+		out.FrequencyPenalty = *p.Frequency
 	}
-	if p.presence != nil {
-		out.PresencePenalty = *p.presence
+	if p.Presence != nil {
+		out.PresencePenalty = *p.Presence
 	}
-	if p.repetition != nil {
-		out.RepetitionPenalty = *p.repetition
+	if p.Repetition != nil {
+		out.RepetitionPenalty = *p.Repetition
 	}
-	if len(p.stop) > 0 {
-		out.Stop = slices.Clone(p.stop)
+	if len(p.Stop) > 0 {
+		out.Stop = slices.Clone(p.Stop)
 	}
 	return nil
 }

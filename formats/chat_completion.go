@@ -178,9 +178,9 @@ func (r Request) showReasoning() bool { return r.Reasoning.level() != inference.
 // prompt once (inference.ChoicesUsage).
 func NewChatCompletion(req Request, results []inference.Result, o Options) ChatCompletion {
 	c := ChatCompletion{
-		ID:      o.id("chatcmpl-"),
+		ID:      o.ID("chatcmpl-"),
 		Object:  "chat.completion",
-		Created: o.now().Unix(),
+		Created: o.Time().Unix(),
 		Model:   req.Model,
 		Choices: make([]ChatChoice, len(results)),
 		Usage:   newChatUsage(inference.ChoicesUsage(results, len(results))),

@@ -85,7 +85,7 @@ type ChatStream struct {
 // chatChoiceStream is what a ChatStream has sent of one choice.
 type chatChoiceStream struct {
 	started bool
-	sent    progress
+	sent    Progress
 	calls   int // tool calls sent
 	ended   bool
 }
@@ -93,7 +93,7 @@ type chatChoiceStream struct {
 // NewChatStream returns an encoder writing to w for req.
 func NewChatStream(w io.Writer, req Request, o Options) *ChatStream {
 	n := max(1, req.Choices)
-	return &ChatStream{w: w, req: req, id: o.id("chatcmpl-"), created: o.now().Unix(),
+	return &ChatStream{w: w, req: req, id: o.ID("chatcmpl-"), created: o.Time().Unix(),
 		choices: make([]chatChoiceStream, n), results: make([]inference.Result, n)}
 }
 
@@ -102,7 +102,7 @@ func (s *ChatStream) ID() string { return s.id }
 
 // chunk writes a chunk with one choice.
 func (s *ChatStream) chunk(c ChatChunkChoice) error {
-	return writeJSONEvent(s.w, "", ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model, Choices: []ChatChunkChoice{c}})
+	return WriteJSONEvent(s.w, "", ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model, Choices: []ChatChunkChoice{c}})
 }
 
 // Start writes the first chunk of the first choice, with the role; Event
@@ -136,7 +136,7 @@ func (s *ChatStream) Event(ev inference.Event) error {
 		return err
 	}
 	summary := c.sent.nextSummary(ev)
-	_, text, calls, lps := c.sent.next(ev)
+	_, text, calls, lps := c.sent.Next(ev)
 	if summary != "" && s.req.showReasoning() {
 		if err := s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{ReasoningContent: summary}}); err != nil {
 			return err
@@ -181,11 +181,11 @@ func (s *ChatStream) Event(ev inference.Event) error {
 		u := newChatUsage(inference.ChoicesUsage(s.results, len(s.results)))
 		c := ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model,
 			Choices: []ChatChunkChoice{}, Usage: &u}
-		if err := writeJSONEvent(s.w, "", c); err != nil {
+		if err := WriteJSONEvent(s.w, "", c); err != nil {
 			return err
 		}
 	}
-	return writeDone(s.w)
+	return WriteDone(s.w)
 }
 
 // Fail writes err as the in-stream error data: {"error":{...}} and ends
@@ -195,5 +195,5 @@ func (s *ChatStream) Fail(err error) error {
 		return nil
 	}
 	s.done = true
-	return writeEvent(s.w, "", ErrorOf(err).Body(StyleChat))
+	return WriteEvent(s.w, "", ErrorOf(err).Body(StyleChat))
 }

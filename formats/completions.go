@@ -120,11 +120,11 @@ func (r *CompletionRequest) Canonical() (Request, error) {
 	if out.MaxTokens == 0 {
 		out.PromptOnly = true
 	}
-	if err := sampling(&out, samplingParams{
-		temperature: r.Temperature, topP: r.TopP, topK: r.TopK, minP: r.MinP, seed: r.Seed,
-		frequency: r.FrequencyPenalty, presence: r.PresencePenalty, repetition: r.RepetitionPenalty,
-		stop: r.Stop, stopParam: "stop",
-	}, 1, 1); err != nil {
+	if err := (Sampling{
+		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, MinP: r.MinP, Seed: r.Seed,
+		Frequency: r.FrequencyPenalty, Presence: r.PresencePenalty, Repetition: r.RepetitionPenalty,
+		Stop: r.Stop, StopParam: "stop",
+	}).Set(&out, 1, 1); err != nil {
 		return Request{}, err
 	}
 	n := 1
@@ -147,7 +147,7 @@ func (r *CompletionRequest) Canonical() (Request, error) {
 		if *r.Logprobs > MaxLegacyLogprobs {
 			return Request{}, Invalid("logprobs", "logprobs must be 0 to %d, got %d", MaxLegacyLogprobs, *r.Logprobs)
 		}
-		if err := logprobs(&out, ptr(true), r.Logprobs, "logprobs"); err != nil {
+		if err := out.SetLogprobs(ptr(true), r.Logprobs, "logprobs"); err != nil {
 			return Request{}, err
 		}
 	}
@@ -231,7 +231,7 @@ func (l *CompletionLogprobs) add(lps []inference.TokenLogprob, offset int, promp
 		if prompt && len(l.Tokens) == 0 && len(lp.Bytes) == 0 {
 			continue
 		}
-		l.Tokens = append(l.Tokens, tokenText(lp.Bytes))
+		l.Tokens = append(l.Tokens, TokenText(lp.Bytes))
 		if prompt && i == 0 {
 			// No alternatives either: an empty object, which every SDK
 			// decodes (the Go SDK drops an array of objects holding null).
@@ -241,8 +241,8 @@ func (l *CompletionLogprobs) add(lps []inference.TokenLogprob, offset int, promp
 			l.TokenLogprobs = append(l.TokenLogprobs, ptr(lp.Logprob))
 			top := make(map[string]float64, len(lp.Top))
 			for _, t := range lp.Top {
-				if _, dup := top[tokenText(t.Bytes)]; !dup {
-					top[tokenText(t.Bytes)] = t.Logprob
+				if _, dup := top[TokenText(t.Bytes)]; !dup {
+					top[TokenText(t.Bytes)] = t.Logprob
 				}
 			}
 			l.TopLogprobs = append(l.TopLogprobs, top)
@@ -279,7 +279,7 @@ func completionChoice(req Request, index int, prompt string, res inference.Resul
 // NewCompletion returns the response to a legacy completions request:
 // results[i][j] is choice j of prompt i.
 func NewCompletion(req Request, results [][]inference.Result, o Options) Completion {
-	c := Completion{ID: o.id("cmpl-"), Object: "text_completion", Created: o.now().Unix(), Model: req.Model, Choices: []CompletionChoice{}}
+	c := Completion{ID: o.ID("cmpl-"), Object: "text_completion", Created: o.Time().Unix(), Model: req.Model, Choices: []CompletionChoice{}}
 	var all []inference.Result
 	for i, choices := range results {
 		for j, res := range choices {
@@ -301,7 +301,7 @@ type CompletionStream struct {
 	req     Request
 	id      string
 	created int64
-	choices []progress
+	choices []Progress
 	started []bool
 	results []inference.Result // each choice's, as it ends
 	ended   int
@@ -311,12 +311,12 @@ type CompletionStream struct {
 // NewCompletionStream returns an encoder writing to w for req.
 func NewCompletionStream(w io.Writer, req Request, o Options) *CompletionStream {
 	n := len(req.Prompts) * max(1, req.Choices)
-	return &CompletionStream{w: w, req: req, id: o.id("cmpl-"), created: o.now().Unix(), choices: make([]progress, n), started: make([]bool, n),
+	return &CompletionStream{w: w, req: req, id: o.ID("cmpl-"), created: o.Time().Unix(), choices: make([]Progress, n), started: make([]bool, n),
 		results: make([]inference.Result, n)}
 }
 
 func (s *CompletionStream) chunk(c CompletionChoice) error {
-	return writeJSONEvent(s.w, "", Completion{ID: s.id, Object: "text_completion", Created: s.created, Model: s.req.Model, Choices: []CompletionChoice{c}})
+	return WriteJSONEvent(s.w, "", Completion{ID: s.id, Object: "text_completion", Created: s.created, Model: s.req.Model, Choices: []CompletionChoice{c}})
 }
 
 // Event writes the chunks of one event. A Final event's usage adds to the
@@ -347,7 +347,7 @@ func (s *CompletionStream) Event(ev inference.Event) error {
 			}
 		}
 	}
-	_, text, _, lps := s.choices[i].next(ev)
+	_, text, _, lps := s.choices[i].Next(ev)
 	if text != "" || len(lps) > 0 && s.req.Logprobs {
 		c := CompletionChoice{Text: text, Index: i}
 		if s.req.Logprobs {
@@ -375,12 +375,12 @@ func (s *CompletionStream) Event(ev inference.Event) error {
 	}
 	s.done = true
 	if s.req.IncludeUsage {
-		if err := writeJSONEvent(s.w, "", Completion{ID: s.id, Object: "text_completion", Created: s.created, Model: s.req.Model,
+		if err := WriteJSONEvent(s.w, "", Completion{ID: s.id, Object: "text_completion", Created: s.created, Model: s.req.Model,
 			Choices: []CompletionChoice{}, Usage: newCompletionUsage(inference.ChoicesUsage(s.results, n))}); err != nil {
 			return err
 		}
 	}
-	return writeDone(s.w)
+	return WriteDone(s.w)
 }
 
 // Fail writes err as the in-stream error data and ends the stream; no
@@ -390,5 +390,5 @@ func (s *CompletionStream) Fail(err error) error {
 		return nil
 	}
 	s.done = true
-	return writeEvent(s.w, "", ErrorOf(err).Body(StyleChat))
+	return WriteEvent(s.w, "", ErrorOf(err).Body(StyleChat))
 }

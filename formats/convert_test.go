@@ -195,7 +195,7 @@ func TestPathAt(t *testing.T) {
 // TestSSEDataLines checks that data with newlines is split into data lines.
 func TestSSEDataLines(t *testing.T) {
 	var b bytesBuffer
-	if err := writeEvent(&b, "x", []byte("a\nb")); err != nil {
+	if err := WriteEvent(&b, "x", []byte("a\nb")); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.String(); got != "event: x\ndata: a\ndata: b\n\n" {

@@ -34,10 +34,10 @@ type ChatLogprobs struct {
 	Refusal *[]struct{}    `json:"refusal"`
 }
 
-// tokenText is how a token's bytes are written as text: the text itself
+// TokenText is how a token's bytes are written as text: the text itself
 // when the bytes are valid UTF-8, else "bytes:" and each byte as \xNN, as
 // OpenAI writes a token that holds part of a character.
-func tokenText(b []byte) string {
+func TokenText(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}
@@ -64,9 +64,9 @@ func tokenLogprobs(lps []inference.TokenLogprob) []TokenLogprob {
 	for i, lp := range lps {
 		top := make([]TopLogprob, len(lp.Top))
 		for k, t := range lp.Top {
-			top[k] = TopLogprob{Token: tokenText(t.Bytes), Logprob: t.Logprob, Bytes: byteValues(t.Bytes)}
+			top[k] = TopLogprob{Token: TokenText(t.Bytes), Logprob: t.Logprob, Bytes: byteValues(t.Bytes)}
 		}
-		out[i] = TokenLogprob{Token: tokenText(lp.Bytes), Logprob: lp.Logprob, Bytes: byteValues(lp.Bytes), TopLogprobs: top}
+		out[i] = TokenLogprob{Token: TokenText(lp.Bytes), Logprob: lp.Logprob, Bytes: byteValues(lp.Bytes), TopLogprobs: top}
 	}
 	return out
 }
@@ -80,20 +80,21 @@ func chatLogprobs(req Request, lps []inference.TokenLogprob) *ChatLogprobs {
 	return &ChatLogprobs{Content: tokenLogprobs(lps)}
 }
 
-// logprobs sets the request's Logprobs and TopLogprobs: top (the
-// parameter named topParam), 0 to inference.MaxTopLogprobs, needs
-// logprobs true, as OpenAI has it.
-func logprobs(out *Request, on *bool, top *int, topParam string) error {
-	out.Logprobs = on != nil && *on
+// SetLogprobs sets r's Logprobs and TopLogprobs from a style's
+// logprobs switch and its number of alternatives: top (the parameter
+// named topParam), 0 to inference.MaxTopLogprobs, needs logprobs true,
+// as OpenAI has it. It fails with a *RequestError on topParam.
+func (r *Request) SetLogprobs(on *bool, top *int, topParam string) error {
+	r.Logprobs = on != nil && *on
 	if top == nil {
 		return nil
 	}
 	if *top < 0 || *top > inference.MaxTopLogprobs {
 		return Invalid(topParam, "%s must be 0 to %d, got %d", topParam, inference.MaxTopLogprobs, *top)
 	}
-	if *top > 0 && !out.Logprobs {
+	if *top > 0 && !r.Logprobs {
 		return Invalid(topParam, "%s needs logprobs to be true", topParam)
 	}
-	out.TopLogprobs = *top
+	r.TopLogprobs = *top
 	return nil
 }

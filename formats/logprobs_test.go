@@ -65,8 +65,8 @@ func TestTokenText(t *testing.T) {
 		"":             "",
 		"\xe2\x82\xac": "€",
 	} {
-		if got := tokenText([]byte(in)); got != want {
-			t.Errorf("tokenText(%q) = %q, want %q", in, got, want)
+		if got := TokenText([]byte(in)); got != want {
+			t.Errorf("TokenText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

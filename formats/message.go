@@ -210,7 +210,7 @@ func thinkingLatency(res inference.Result) int64 {
 func NewMessage(req Request, res inference.Result, o Options) Message {
 	stop, seq := messagesStop(res)
 	m := Message{
-		ID: o.id("msg_"), Type: "message", Role: "assistant", Model: req.Model,
+		ID: o.ID("msg_"), Type: "message", Role: "assistant", Model: req.Model,
 		Content:    []MessagesBlock{},
 		StopReason: stop, StopSequence: seq,
 		Usage: newMessagesUsage(req, res.Usage),

@@ -597,10 +597,10 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		}
 		out.OneToolCall = c.DisableParallelToolUse
 	}
-	if err := sampling(&out, samplingParams{
-		temperature: r.Temperature, topP: r.TopP, topK: r.TopK,
-		stop: r.StopSequences, stopParam: "stop_sequences",
-	}, messagesTemperature, messagesTopP); err != nil {
+	if err := (Sampling{
+		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK,
+		Stop: r.StopSequences, StopParam: "stop_sequences",
+	}).Set(&out, messagesTemperature, messagesTopP); err != nil {
 		return Request{}, err
 	}
 	out.Stream = r.Stream

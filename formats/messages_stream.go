@@ -99,7 +99,7 @@ type MessagesStream struct {
 	id       string
 	started  bool
 	done     bool
-	sent     progress
+	sent     Progress
 	index    int    // the next block's index
 	open     string // the open block's type: "", "thinking" or "text"
 	textDone bool   // a text block was opened
@@ -118,7 +118,7 @@ type MessagesStream struct {
 
 // NewMessagesStream returns an encoder writing to w for req.
 func NewMessagesStream(w io.Writer, req Request, o Options) *MessagesStream {
-	return &MessagesStream{w: w, req: req, id: o.id("msg_")}
+	return &MessagesStream{w: w, req: req, id: o.ID("msg_")}
 }
 
 // ID returns the message's id.
@@ -130,7 +130,7 @@ func (s *MessagesStream) emit(ev MessagesEvent) error {
 		s.collect(ev)
 		return nil
 	}
-	return writeJSONEvent(s.w, ev.Type, ev)
+	return WriteJSONEvent(s.w, ev.Type, ev)
 }
 
 // Start writes message_start; Event calls it when needed.
@@ -216,7 +216,7 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
-	reasoning, text, calls, _ := s.sent.next(ev)
+	reasoning, text, calls, _ := s.sent.Next(ev)
 	// Thinking comes before the text; with searches, before the text of
 	// each turn.
 	if reasoning != "" && (!s.textDone || s.req.Search != nil && s.open != "text") {
@@ -472,5 +472,5 @@ func (s *MessagesStream) Fail(err error) error {
 		return nil
 	}
 	s.done = true
-	return writeEvent(s.w, "error", ErrorOf(err).Body(StyleMessages))
+	return WriteEvent(s.w, "error", ErrorOf(err).Body(StyleMessages))
 }

@@ -16,14 +16,17 @@ type Options struct {
 	Now func() time.Time
 }
 
-func (o Options) id(prefix string) string {
+// ID returns a fresh id that begins with prefix, by NewID or else
+// random.
+func (o Options) ID(prefix string) string {
 	if o.NewID != nil {
 		return o.NewID(prefix)
 	}
 	return prefix + rand.Text()
 }
 
-func (o Options) now() time.Time {
+// Time returns the current time, by Now or else time.Now.
+func (o Options) Time() time.Time {
 	if o.Now != nil {
 		return o.Now()
 	}

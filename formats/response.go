@@ -521,29 +521,29 @@ func (r *Response) finish(res inference.Result, items []ResponseItem, now int64)
 // A result cut by the output limit gives status incomplete with
 // incomplete_details.reason max_output_tokens.
 func NewResponse(req Request, res inference.Result, o Options) Response {
-	now := o.now().Unix()
-	r := newResponseShell(req, o.id("resp_"), now)
+	now := o.Time().Unix()
+	r := newResponseShell(req, o.ID("resp_"), now)
 	var items []ResponseItem
 	if res.Reasoning != "" {
-		items = append(items, reasoningItem(o.id("rs_"), "completed", res.Summary))
+		items = append(items, reasoningItem(o.ID("rs_"), "completed", res.Summary))
 	}
 	start := 0
 	for _, sc := range res.Searches {
 		if at := min(sc.At, len(res.Text)); at > start {
-			items = append(items, citedMessage(o.id("msg_"), "completed", res, start, at))
+			items = append(items, citedMessage(o.ID("msg_"), "completed", res, start, at))
 			start = at
 		}
 		items = append(items, webSearchItem(sc, true))
 	}
 	if start < len(res.Text) || len(res.ToolCalls) == 0 && len(res.Searches) == 0 {
-		it := citedMessage(o.id("msg_"), itemStatus(res), res, start, len(res.Text))
+		it := citedMessage(o.ID("msg_"), itemStatus(res), res, start, len(res.Text))
 		if req.Logprobs {
 			it.Content[0].Logprobs = tokenLogprobs(res.Logprobs)
 		}
 		items = append(items, it)
 	}
 	for _, c := range res.ToolCalls {
-		items = append(items, functionCallItem(o.id("fc_"), c, true))
+		items = append(items, functionCallItem(o.ID("fc_"), c, true))
 	}
 	r.finish(res, items, now)
 	return r
@@ -552,7 +552,7 @@ func NewResponse(req Request, res inference.Result, o Options) Response {
 // FailedResponse returns the response object of req that failed with err:
 // status failed and error {code, message}.
 func FailedResponse(req Request, err error, o Options) Response {
-	r := newResponseShell(req, o.id("resp_"), o.now().Unix())
+	r := newResponseShell(req, o.ID("resp_"), o.Time().Unix())
 	r.fail(err)
 	return r
 }

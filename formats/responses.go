@@ -429,7 +429,7 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		return Request{}, err
 	}
 	out.OneToolCall = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
-	if err := sampling(&out, samplingParams{temperature: r.Temperature, topP: r.TopP, presence: r.PresencePenalty, frequency: r.FrequencyPenalty},
+	if err := (Sampling{Temperature: r.Temperature, TopP: r.TopP, Presence: r.PresencePenalty, Frequency: r.FrequencyPenalty}).Set(&out,
 		responsesTemperature, responsesTopP); err != nil {
 		return Request{}, err
 	}
@@ -481,7 +481,7 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 	// Log-probabilities come with the output text when include asks for
 	// them, or when top_logprobs asks for alternatives.
 	on := slices.Contains(r.Include, "message.output_text.logprobs") || r.TopLogprobs != nil && *r.TopLogprobs > 0
-	if err := logprobs(&out, &on, r.TopLogprobs, "top_logprobs"); err != nil {
+	if err := out.SetLogprobs(&on, r.TopLogprobs, "top_logprobs"); err != nil {
 		return Request{}, err
 	}
 	out.Store = r.Store == nil || *r.Store

@@ -63,7 +63,7 @@ type ResponsesStream struct {
 	req  Request
 	resp Response
 	seq  int
-	sent progress
+	sent Progress
 
 	started bool
 	done    bool
@@ -91,7 +91,7 @@ type ResponsesStream struct {
 
 // NewResponsesStream returns an encoder writing to w for req.
 func NewResponsesStream(w io.Writer, req Request, o Options) *ResponsesStream {
-	return &ResponsesStream{w: w, o: o, req: req, resp: newResponseShell(req, o.id("resp_"), o.now().Unix())}
+	return &ResponsesStream{w: w, o: o, req: req, resp: newResponseShell(req, o.ID("resp_"), o.Time().Unix())}
 }
 
 // Response returns the response object as it stands: the final one, to
@@ -102,7 +102,7 @@ func (s *ResponsesStream) Response() Response { return s.resp }
 func (s *ResponsesStream) emit(ev ResponsesEvent) error {
 	ev.SequenceNumber = s.seq
 	s.seq++
-	return writeJSONEvent(s.w, ev.Type, ev)
+	return WriteJSONEvent(s.w, ev.Type, ev)
 }
 
 // snapshot returns a copy of the response for an event.
@@ -135,12 +135,12 @@ func (s *ResponsesStream) openItem(kind string) error {
 	s.open = kind
 	s.itemText.Reset()
 	if kind == "reasoning" {
-		s.id = s.o.id("rs_")
+		s.id = s.o.ID("rs_")
 		it := reasoningItem(s.id, "in_progress", "")
 		return s.emit(ResponsesEvent{Type: "response.output_item.added", OutputIndex: ptr(s.index), Item: &it})
 	}
 	s.message = true
-	s.id = s.o.id("msg_")
+	s.id = s.o.ID("msg_")
 	s.itemStart, s.annotations = s.written, nil
 	it := messageItem(s.id, "in_progress", "", false)
 	if err := s.emit(ResponsesEvent{Type: "response.output_item.added", OutputIndex: ptr(s.index), Item: &it}); err != nil {
@@ -204,7 +204,7 @@ func (s *ResponsesStream) functionCall(c inference.ToolCall) error {
 		return err
 	}
 	s.called = true
-	id := s.o.id("fc_")
+	id := s.o.ID("fc_")
 	added := functionCallItem(id, c, false)
 	if err := s.emit(ResponsesEvent{Type: "response.output_item.added", OutputIndex: ptr(s.index), Item: &added}); err != nil {
 		return err
@@ -290,7 +290,7 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 		return err
 	}
 	summary := s.sent.nextSummary(ev)
-	reasoning, text, calls, lps := s.sent.next(ev)
+	reasoning, text, calls, lps := s.sent.Next(ev)
 	s.logprobs = append(s.logprobs, lps...)
 	// Thinking after the first message or search (a later turn's) is
 	// counted, not shown.
@@ -358,7 +358,7 @@ func (s *ResponsesStream) Event(ev inference.Event) error {
 		// With the summaries of later turns, which were not shown.
 		s.items[0] = reasoningItem(s.items[0].ID, "completed", res.Summary)
 	}
-	s.resp.finish(res, s.items, s.o.now().Unix())
+	s.resp.finish(res, s.items, s.o.Time().Unix())
 	return s.emit(ResponsesEvent{Type: "response." + s.resp.Status, Response: s.snapshot()})
 }
 

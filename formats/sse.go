@@ -9,9 +9,9 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// writeEvent writes one Server-Sent Event: an optional event line, the data
+// WriteEvent writes one Server-Sent Event: an optional event line, the data
 // split into one data line per line, and the blank line that ends it.
-func writeEvent(w io.Writer, event string, data []byte) error {
+func WriteEvent(w io.Writer, event string, data []byte) error {
 	var b bytes.Buffer
 	if event != "" {
 		b.WriteString("event: ")
@@ -31,18 +31,19 @@ func writeEvent(w io.Writer, event string, data []byte) error {
 	return err
 }
 
-// writeJSONEvent marshals v and writes it as one event.
-func writeJSONEvent(w io.Writer, event string, v any) error {
+// WriteJSONEvent marshals v, without HTML escaping, and writes it as one
+// event.
+func WriteJSONEvent(w io.Writer, event string, v any) error {
 	data, err := marshal(v)
 	if err != nil {
 		return err
 	}
-	return writeEvent(w, event, data)
+	return WriteEvent(w, event, data)
 }
 
-// writeDone writes the `data: [DONE]` sentinel.
-func writeDone(w io.Writer) error {
-	return writeEvent(w, "", []byte("[DONE]"))
+// WriteDone writes the `data: [DONE]` sentinel.
+func WriteDone(w io.Writer) error {
+	return WriteEvent(w, "", []byte("[DONE]"))
 }
 
 // messagesDoneEvent is the event name of the messages stream's closing
@@ -60,7 +61,7 @@ const messagesDoneEvent = "ping"
 // writeNamedDone writes the `data: [DONE]` sentinel with an `event:` line
 // of the given name.
 func writeNamedDone(w io.Writer, event string) error {
-	return writeEvent(w, event, []byte("[DONE]"))
+	return WriteEvent(w, event, []byte("[DONE]"))
 }
 
 // marshal is json.Marshal without HTML escaping, so that text such as
@@ -75,10 +76,12 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-// progress tracks what a stream has sent, so that the final event sends
+// Progress tracks what a stream has sent, so that the final event sends
 // only what the pieces before it left out: the engine's Final carries the
-// whole output, which may or may not have come in pieces already.
-type progress struct {
+// whole output, which may or may not have come in pieces already. The
+// zero value has sent nothing; one Progress follows one choice, and is
+// not safe for concurrent use.
+type Progress struct {
 	text, reasoning strings.Builder
 	calls           int // tool calls sent
 	logprobs        int // log-probability entries sent
@@ -86,7 +89,7 @@ type progress struct {
 }
 
 // nextSummary returns the piece of the reasoning's summary that ev adds.
-func (p *progress) nextSummary(ev inference.Event) string {
+func (p *Progress) nextSummary(ev inference.Event) string {
 	piece := ev.Summary
 	if ev.Final != nil {
 		piece = rest(ev.Final.Summary, p.summary.String())
@@ -95,9 +98,9 @@ func (p *progress) nextSummary(ev inference.Event) string {
 	return piece
 }
 
-// next returns the reasoning, text, tool calls and log-probability
+// Next returns the reasoning, text, tool calls and log-probability
 // entries that ev adds.
-func (p *progress) next(ev inference.Event) (reasoning, text string, calls []inference.ToolCall, lps []inference.TokenLogprob) {
+func (p *Progress) Next(ev inference.Event) (reasoning, text string, calls []inference.ToolCall, lps []inference.TokenLogprob) {
 	if ev.Final != nil {
 		reasoning = rest(ev.Final.Reasoning, p.reasoning.String())
 		text = rest(ev.Final.Text, p.text.String())
