@@ -27,12 +27,20 @@
 // This package is the hub: the canonical [Request], errors and their
 // bodies ([Error], [RequestError], [WriteError]), the request decoding
 // every style shares ([Decode], [Invalid], [Missing], [TypeError]) and
-// Server-Sent Events. Each wire style is moving into a package of its own
-// below it, with short names; the embeddings style is the first
-// (formats/embeddings: embeddings.Request, embeddings.Response). Chat
-// completions, legacy completions, messages, responses and System One
-// are still files here (chat.go, completions.go, messages.go,
-// responses.go, systemone.go).
+// Server-Sent Events ([WriteEvent], [Progress]), and what the styles
+// share in building a request ([Sampling], [Request.SetLogprobs]) or a
+// response ([Options], [TokenText]). Each wire style is moving into a
+// package of its own below it, with short names:
+//
+//   - formats/embeddings: embeddings.Request, embeddings.Response
+//   - formats/completions: OpenAI's legacy completions,
+//     completions.Request, completions.Response, completions.Stream
+//
+// Chat completions, messages and responses are still files here
+// (chat.go, messages.go, responses.go). System One's error bodies and
+// model list (systemone.go) stay in the hub: an error's body in each
+// [Style] is the hub's to write, and the decision request itself is
+// package decision's.
 //
 // A new wire style touches three places: its package under formats (the
 // request and response types, Parse, the conversion to and from

@@ -48,7 +48,7 @@ type Request struct {
 	// User identifies the end user, for abuse tracking.
 	User string
 	// Prompts are a legacy completions request's prompts, each run in
-	// turn as the engine's Prompt (ForPrompt).
+	// turn as the engine's Prompt (completions.ForPrompt).
 	Prompts []string
 	// Echo puts each prompt before its choices' text (legacy
 	// completions).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/completions"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -17,7 +18,7 @@ import (
 // admitted once, on all their tokens; the prompts then run one after
 // the other, each with its n choices, whose indexes follow the prompts.
 func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
-	req, err := h.parse(r, formats.ParseCompletionRequest)
+	req, err := h.parse(r, completions.Parse)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -29,7 +30,7 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Stream {
 		sw := newSSEWriter(w)
-		h.stream(sw, r, g, formats.NewCompletionStream(sw, req, h.opts), nil)
+		h.stream(sw, r, g, completions.NewStream(sw, req, h.opts), nil)
 		return
 	}
 	results, ok := h.complete(w, r, g)
@@ -41,7 +42,7 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	for i := range byPrompt {
 		byPrompt[i] = results[i*n : (i+1)*n]
 	}
-	h.writeJSON(w, r, formats.NewCompletion(req, byPrompt, h.opts))
+	h.writeJSON(w, r, completions.NewResponse(req, byPrompt, h.opts))
 }
 
 // admitPrompts prepares every prompt of a legacy completions request and
@@ -56,7 +57,7 @@ func (h *Handler) admitPrompts(w http.ResponseWriter, r *http.Request, req forma
 		err      error
 	)
 	for i := range req.Prompts {
-		if m, prepared[i], err = h.prepare(r, req.Model, req.ForPrompt(i)); err != nil {
+		if m, prepared[i], err = h.prepare(r, req.Model, completions.ForPrompt(req, i)); err != nil {
 			return nil, promptError(err, i, len(req.Prompts))
 		}
 		in, out := reservation(prepared[i])

@@ -1,29 +1,30 @@
-package formats
+package completions
 
 import (
 	"bytes"
 	"errors"
 	"testing"
 
+	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
 )
 
-func TestGoldenCompletion(t *testing.T) {
-	req := mustParse(t, ParseCompletionRequest, `{"model":"core-2-5-mini","prompt":["Hi","One"],"max_tokens":4,"echo":true,"logprobs":2,"stream_options":{"include_usage":true}}`)
+func TestGolden(t *testing.T) {
+	req := mustParse(t, `{"model":"core-2-5-mini","prompt":["Hi","One"],"max_tokens":4,"echo":true,"logprobs":2,"stream_options":{"include_usage":true}}`)
 	if len(req.Prompts) != 2 || !req.Echo || !req.Logprobs || !req.PromptLogprobs || req.TopLogprobs != 2 || req.MaxTokens != 4 {
 		t.Fatalf("parsed %+v", req)
 	}
-	one := logprobResult()
+	one := resLogprobs
 	one.PromptLogprobs = []inference.TokenLogprob{
 		{Token: 1, Bytes: nil}, // a BOS: no text, left out
 		{Token: 13, Bytes: []byte("Hi"), Logprob: -4, Top: []inference.TopLogprob{{Token: 14, Bytes: []byte("Hello"), Logprob: -1}}},
 	}
 	two := resStopSeq
 	two.PromptLogprobs = []inference.TokenLogprob{{Token: 5, Bytes: []byte("One")}}
-	golden(t, "completion.json", mustJSON(t, NewCompletion(req, [][]inference.Result{{one}, {two}}, testOptions())))
+	golden(t, "completion.json", mustJSON(t, NewResponse(req, [][]inference.Result{{one}, {two}}, testOptions())))
 
 	var b bytes.Buffer
-	stream(t, NewCompletionStream(&b, req, testOptions()), []inference.Event{
+	stream(t, NewStream(&b, req, testOptions()), []inference.Event{
 		{Choice: 0, Text: "Hi", Logprobs: one.Logprobs[:1], PromptLogprobs: one.PromptLogprobs},
 		{Choice: 0, Final: &one},
 		{Choice: 1, Text: "One", PromptLogprobs: two.PromptLogprobs},
@@ -32,12 +33,12 @@ func TestGoldenCompletion(t *testing.T) {
 	golden(t, "completion_stream.sse", b.Bytes())
 
 	b.Reset()
-	plain := mustParse(t, ParseCompletionRequest, `{"model":"m","prompt":"Hi","n":2,"stream":true}`)
-	stream(t, NewCompletionStream(&b, plain, testOptions()), []inference.Event{{Choice: 1, Text: "x"}}, inference.ErrOverloaded)
+	plain := mustParse(t, `{"model":"m","prompt":"Hi","n":2,"stream":true}`)
+	stream(t, NewStream(&b, plain, testOptions()), []inference.Event{{Choice: 1, Text: "x"}}, inference.ErrOverloaded)
 	golden(t, "completion_stream_error.sse", b.Bytes())
 }
 
-func TestCompletionRequestRefusals(t *testing.T) {
+func TestRefusals(t *testing.T) {
 	for body, param := range map[string]string{
 		`{"prompt":"x"}`:                                  "model",
 		`{"model":"m"}`:                                   "prompt",
@@ -54,23 +55,23 @@ func TestCompletionRequestRefusals(t *testing.T) {
 		`{"model":"m","prompt":"a","logprobs":21}`:        "logprobs",
 		`{"model":"m","prompt":"a","temperature":3}`:      "temperature",
 	} {
-		_, err := ParseCompletionRequest([]byte(body))
-		var re *RequestError
+		_, err := Parse([]byte(body))
+		var re *formats.RequestError
 		if !errors.As(err, &re) || re.Param != param {
 			t.Errorf("%s: error %v, want one on %s", body, err, param)
 		}
 	}
 	// max_tokens 0 generates nothing; best_of equal to n is n.
-	r := mustParse(t, ParseCompletionRequest, `{"model":"m","prompt":"a","max_tokens":0,"n":2,"best_of":2}`)
+	r := mustParse(t, `{"model":"m","prompt":"a","max_tokens":0,"n":2,"best_of":2}`)
 	if !r.PromptOnly || r.Choices != 2 || r.Logprobs {
 		t.Errorf("parsed %+v", r.Request)
 	}
-	if got := r.ForPrompt(0).Prompt; got != inference.Literal("a") {
+	if got := ForPrompt(r, 0).Prompt; got != inference.Literal("a") {
 		t.Errorf("the prompt reaches the engine as %q, not as data", got)
 	}
 }
 
-func FuzzCompletionRequest(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"m","prompt":"Once"}`,
 		`{"model":"m","prompt":["a","b"],"n":3,"echo":true,"logprobs":5,"max_tokens":0}`,
@@ -80,9 +81,9 @@ func FuzzCompletionRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		r, err := ParseCompletionRequest(body)
+		r, err := Parse(body)
 		if err != nil {
-			var re *RequestError
+			var re *formats.RequestError
 			if !errors.As(err, &re) {
 				t.Fatalf("an error that is no *RequestError: %v", err)
 			}
@@ -92,7 +93,7 @@ func FuzzCompletionRequest(f *testing.F) {
 			t.Fatalf("accepted out of bounds: %+v", r)
 		}
 		for i := range r.Prompts {
-			if r.Prompts[i] == "" || r.ForPrompt(i).Prompt != inference.Literal(r.Prompts[i]) {
+			if r.Prompts[i] == "" || ForPrompt(r, i).Prompt != inference.Literal(r.Prompts[i]) {
 				t.Fatalf("prompt %d: %q", i, r.Prompts[i])
 			}
 		}
@@ -104,8 +105,8 @@ func FuzzCompletionRequest(f *testing.F) {
 				results[i] = append(results[i], res)
 			}
 		}
-		mustJSON(t, NewCompletion(r, results, Options{}))
-		s := NewCompletionStream(&bytes.Buffer{}, r, Options{})
+		mustJSON(t, NewResponse(r, results, formats.Options{}))
+		s := NewStream(&bytes.Buffer{}, r, formats.Options{})
 		for i := range len(r.Prompts) * max(1, r.Choices) {
 			if err := s.Event(inference.Event{Choice: i, Final: &res}); err != nil {
 				t.Fatal(err)
