@@ -15,6 +15,13 @@
 // A capability one backend lacks is a method that fails with an error
 // wrapping ErrUnsupported and naming it, so that the engine can refuse the
 // request that needs it.
+//
+// A new backend touches three places: its folder under internal/, whose
+// types implement these interfaces (and fail the optional ones it cannot
+// serve); its name among the constants below; and its case in the
+// engine's loader (inference/loader.go), the one file that imports
+// backends. The import test (internal/layers) takes the backends from the
+// loader's imports, so it needs no edit.
 package backend
 
 import (
