@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/inferkit/inferkit/account"
+	"github.com/inferkit/inferkit/internal/rediserr"
 )
 
 // DefaultPrefix begins every Redis key when Config.Prefix is empty.
@@ -190,23 +191,5 @@ func escapeGlob(s string) string {
 	return b.String()
 }
 
-// unavailable wraps an error of the Redis client with account.ErrUnavailable when it
-// says the server could not be reached or cannot serve now (a refused or
-// reset connection, a timeout, a closed pool, a server still loading its
-// data or without its master); it returns other errors (replies such as
-// WRONGTYPE, a ctx that ended) as they are.
-func unavailable(err error) error {
-	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.TxFailedErr) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var reply redis.Error
-	if errors.As(err, &reply) {
-		switch code, _, _ := strings.Cut(reply.Error(), " "); code {
-		case "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY":
-		default:
-			return err
-		}
-	}
-	return fmt.Errorf("%w: %w", account.ErrUnavailable, err)
-}
+// unavailable wraps err with account.ErrUnavailable when the server cannot serve now.
+func unavailable(err error) error { return rediserr.Wrap(err, account.ErrUnavailable) }

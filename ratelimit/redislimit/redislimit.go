@@ -34,11 +34,11 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/inferkit/inferkit/internal/rediserr"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -265,23 +265,5 @@ func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now ti
 	return ratelimit.QuotaStatus{Reviews: budget(p.Reviews, n(3)), Summaries: budget(p.Summaries, n(4)), Users: budget(p.Users, n(5))}, nil
 }
 
-// unavailable wraps an error of the Redis client with ratelimit.ErrUnavailable when it
-// says the server could not be reached or cannot serve now (a refused or
-// reset connection, a timeout, a closed pool, a server still loading its
-// data or without its master); it returns other errors (replies such as
-// WRONGTYPE, a ctx that ended) as they are.
-func unavailable(err error) error {
-	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.TxFailedErr) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var reply redis.Error
-	if errors.As(err, &reply) {
-		switch code, _, _ := strings.Cut(reply.Error(), " "); code {
-		case "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY":
-		default:
-			return err
-		}
-	}
-	return fmt.Errorf("%w: %w", ratelimit.ErrUnavailable, err)
-}
+// unavailable wraps err with ratelimit.ErrUnavailable when the server cannot serve now.
+func unavailable(err error) error { return rediserr.Wrap(err, ratelimit.ErrUnavailable) }
