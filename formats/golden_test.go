@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/inferkit/inferkit/formats/formatstest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,20 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // golden compares got with testdata/name, or writes it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", name, got, want)
-	}
+	formatstest.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 // readGolden returns a golden file's bytes.

@@ -1,11 +1,9 @@
 package completions
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
+	"github.com/inferkit/inferkit/formats/formatstest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,34 +18,14 @@ var update = flag.Bool("update", false, "rewrite the golden files under ../testd
 // -update: the goldens of every style live together.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", name, got, want)
-	}
+	formatstest.Golden(t, filepath.Join("..", "testdata", name), got, *update)
 }
 
 // mustJSON marshals v as the server writes it (no HTML escaping),
 // indented for readable goldens.
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return formatstest.JSON(t, v)
 }
 
 // testOptions gives ids prefix+"test"+n and a fixed clock, as the hub's

@@ -1,10 +1,8 @@
 package embeddings
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
-	"os"
+	"github.com/inferkit/inferkit/formats/formatstest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,32 +18,12 @@ const parseBound = 10 * time.Second
 // -update: the goldens of every style live together.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", name, got, want)
-	}
+	formatstest.Golden(t, filepath.Join("..", "testdata", name), got, *update)
 }
 
 // mustJSON marshals v as the server writes it (no HTML escaping),
 // indented for readable goldens.
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return formatstest.JSON(t, v)
 }
