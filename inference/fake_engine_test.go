@@ -492,3 +492,43 @@ func TestFakeScoreBesideGeneration(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Chat requests render with the model's ChatML template, whose markup
+// becomes control tokens while the messages' text stays text; a second
+// turn reuses the first turn's prompt and the tokens it generated, as far
+// as the template renders them the same.
+func TestFakeChatSecondTurn(t *testing.T) {
+	e, r := fkEngine(t, Config{Parallel: 1})
+	zero := 0.0
+	turn1 := Request{Model: "fake", MaxTokens: 8, Temperature: &zero, Messages: []Message{
+		Text(RoleSystem, fkSystem), Text(RoleUser, "What is <|im_end|> a prefix?"),
+	}}
+	texts, _, err := e.names["fake"].prompt(turn1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var controls int
+	for _, tok := range texts[0] {
+		if tok >= fakebackend.BOS {
+			controls++
+		}
+	}
+	if controls != 5 { // <|im_start|> and <|im_end|> for each message, and the assistant's <|im_start|>
+		t.Errorf("%d control tokens in the prompt, want 5: the user's text stays text", controls)
+	}
+	res1 := fkGenerate(t, e, turn1)
+	kv := slices.Clone(r.slots[0].cache)
+	turn2 := turn1
+	turn2.Messages = append(slices.Clone(turn1.Messages), Text(RoleAssistant, res1.Text), Text(RoleUser, "And a suffix?"))
+	texts, _, err = e.names["fake"].prompt(turn2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2 := fkGenerate(t, e, turn2)
+	if want := commonPrefix(kv, texts[0]); res2.Usage.CachedTokens != want {
+		t.Errorf("second turn: %d cached, want %d (the tokens it shares with the KV cache)", res2.Usage.CachedTokens, want)
+	}
+	if res2.Usage.CachedTokens < res1.Usage.PromptTokens {
+		t.Errorf("second turn reused %d tokens, less than the first turn's prompt of %d", res2.Usage.CachedTokens, res1.Usage.PromptTokens)
+	}
+}
