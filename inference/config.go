@@ -134,6 +134,9 @@ type Config struct {
 	// saveMin and saveLong are the prompt cache's thresholds (see
 	// CacheDir); tests lower them.
 	saveMin, saveLong int
+	// load, when set (by tests), loads the models instead of the backends
+	// of loader.go: a fake backend, without cgo.
+	load func(path string, progress func(float32) bool) (backend.Model, error)
 	// keyType and valueType are KeyCache and ValueCache, parsed.
 	keyType, valueType backend.CacheType
 }

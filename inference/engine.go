@@ -257,7 +257,11 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	if e.cfg.Progress != nil {
 		progress = func(f float32) bool { e.cfg.Progress(m.path, float64(f)); return true }
 	}
-	llm, err := e.loadBackend(m.path, progress)
+	load := e.loadBackend
+	if e.cfg.load != nil {
+		load = e.cfg.load
+	}
+	llm, err := load(m.path, progress)
 	if err != nil {
 		return 0, 0, err
 	}
