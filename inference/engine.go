@@ -18,6 +18,7 @@ import (
 	"github.com/inferkit/inferkit/internal/bitmap"
 	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/grammar"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // Engine runs GGUF models in-process. Each loaded model has a fixed number
@@ -32,7 +33,7 @@ type Engine struct {
 	names  map[string]*model
 	models []*model // each loaded file once
 	infos  []ModelInfo
-	disk   *prefixStore // the prompt cache on disk, or nil
+	disk   *runner.PrefixStore // the prompt cache on disk, or nil
 
 	sweepQuit, sweepDone chan struct{} // the sweeper's (residency.go)
 
@@ -57,7 +58,7 @@ type Engine struct {
 type model struct {
 	path   string
 	llm    backend.Model
-	runner *runner
+	runner *modelRunner
 	tmpl   *chatTemplate
 	info   ModelInfo
 	// family is the model's family (internal/family), which says how it
@@ -102,8 +103,8 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, names: map[string]*model{}, decoders: make(chan struct{}, maxDecoders), closing: make(chan struct{})}
 	if cfg.CacheDir != "" {
-		if e.disk, err = openPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Now); err != nil {
-			return nil, err
+		if e.disk, err = runner.OpenPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Now); err != nil {
+			return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
 		}
 	}
 	byPath := map[string]*model{}
@@ -276,12 +277,12 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 			return 0, 0, err
 		}
 	}
-	var runner *runner
+	var rn *modelRunner
 	var enc *encoder
 	if pooling := llm.Pooling(); pooling != backend.PoolingNone {
 		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
 	} else {
-		runner, err = e.newRunner(m.path, llm, perSeq)
+		rn, err = e.newRunner(m.path, llm, perSeq)
 	}
 	if err != nil {
 		if projector != nil {
@@ -290,21 +291,21 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 		llm.Close()
 		return 0, 0, err
 	}
-	m.llm, m.runner, m.encoder, m.projector = llm, runner, enc, projector
+	m.llm, m.runner, m.encoder, m.projector = llm, rn, enc, projector
 	took = time.Since(start)
-	if runner != nil {
-		go runner.run()
+	if rn != nil {
+		go rn.run()
 	}
 	return perSeq, took, nil
 }
 
 // newRunner makes the context of a generative model and its runner.
-func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*runner, error) {
+func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*modelRunner, error) {
 	k, v := e.cfg.keyType, e.cfg.valueType
 	var key string
 	if e.disk != nil {
 		var err error
-		if key, err = prefixKey(path, k.String()+"/"+v.String()); err != nil {
+		if key, err = runner.PrefixKey(path, k.String()+"/"+v.String()); err != nil {
 			return nil, err
 		}
 	}

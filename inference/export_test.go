@@ -33,4 +33,4 @@ func WithSaveThresholds(cfg Config, min, long int) Config {
 
 // OnMidSave sets a function that runs in the middle of writing each prompt
 // cache entry, before the engine saves any.
-func (e *Engine) OnMidSave(f func()) { e.disk.midWrite = f }
+func (e *Engine) OnMidSave(f func()) { e.disk.OnMidWrite(f) }

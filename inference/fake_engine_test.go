@@ -24,12 +24,13 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/backend/fakebackend"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // fkEngine starts an engine whose one model, "fake", runs on the fake
 // backend: one token per byte of a prompt, no BOS. The model file is a
 // placeholder (the prompt cache on disk keys entries by its bytes).
-func fkEngine(t *testing.T, cfg Config) (*Engine, *runner) {
+func fkEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fake.gguf")
 	if err := os.WriteFile(path, []byte("a fake model"), 0o644); err != nil {
@@ -38,7 +39,7 @@ func fkEngine(t *testing.T, cfg Config) (*Engine, *runner) {
 	return fkEngineAt(t, path, cfg)
 }
 
-func fkEngineAt(t *testing.T, path string, cfg Config) (*Engine, *runner) {
+func fkEngineAt(t *testing.T, path string, cfg Config) (*Engine, *modelRunner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "fake", Path: path}}
 	cfg.MemoryLimit = -1
@@ -525,7 +526,7 @@ func TestFakeChatSecondTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	res2 := fkGenerate(t, e, turn2)
-	if want := commonPrefix(kv, texts[0]); res2.Usage.CachedTokens != want {
+	if want := runner.CommonPrefix(kv, texts[0]); res2.Usage.CachedTokens != want {
 		t.Errorf("second turn: %d cached, want %d (the tokens it shares with the KV cache)", res2.Usage.CachedTokens, want)
 	}
 	if res2.Usage.CachedTokens < res1.Usage.PromptTokens {

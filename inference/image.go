@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // imageSpan is an image inside a prompt: its tokens' embeddings, decoded
@@ -57,7 +58,7 @@ func imageTokens(img []byte, n int) []backend.Token {
 // stops inside an image's tokens backs off to where the image starts, since
 // an image's tokens are decoded together, from its embeddings.
 func reusable(cache, prompt []backend.Token, limit int) int {
-	n := min(commonPrefix(cache, prompt), limit)
+	n := min(runner.CommonPrefix(cache, prompt), limit)
 	for n > 0 && n < len(prompt) && prompt[n] < 0 && prompt[n-1] < 0 {
 		n--
 	}

@@ -17,7 +17,7 @@ import (
 
 // imageEngine serves "tiny", a byte-level llama with a vision projector that
 // makes 16 tokens of each image.
-func imageEngine(t *testing.T, cfg Config) (*Engine, *runner) {
+func imageEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{
 		ID:        "tiny",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // fakeClock is a settable clock for CacheTTL.
@@ -30,7 +31,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // byteEngine runs a byte-level tiny model: one token per byte (add_bos is
 // off), so a shared prefix in bytes is the same shared prefix in tokens.
-func byteEngine(t *testing.T, cfg Config) (*Engine, *runner) {
+func byteEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})}}
 	cfg.Threads = 1
@@ -110,7 +111,7 @@ func TestPrefixSecondTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := commonPrefix(kv, texts[0]); res2.Usage.CachedTokens != want {
+	if want := runner.CommonPrefix(kv, texts[0]); res2.Usage.CachedTokens != want {
 		t.Errorf("second turn: %d cached, want %d (the tokens it shares with the KV cache)", res2.Usage.CachedTokens, want)
 	}
 	if res2.Usage.CachedTokens < res1.Usage.PromptTokens {

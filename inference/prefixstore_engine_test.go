@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // diskEngine is a byte-level tiny model (one token per byte) with a prompt
@@ -78,17 +79,17 @@ func TestPromptCacheSavesLongPrompts(t *testing.T) {
 	a := diskEngine(t, dir, Config{})
 	long := strings.Repeat("a long prompt ", 6) // 84 tokens, decoded at once
 	generate(t, a, long)
-	a.disk.flush()
+	a.disk.Flush()
 	kv, _ := entries(t, dir)
 	if len(kv) != 1 {
 		t.Fatalf("%d entries after a long prompt, want 1", len(kv))
 	}
-	e, err := readPrefixHeader(kv[0], filepath.Base(filepath.Dir(kv[0])))
-	if err != nil || len(e.tokens) != len(long) {
-		t.Fatalf("the entry: %v, %d tokens, want the prompt's %d", err, len(e.tokens), len(long))
+	e, err := runner.ReadPrefixHeader(kv[0], filepath.Base(filepath.Dir(kv[0])))
+	if err != nil || len(e.Tokens) != len(long) {
+		t.Fatalf("the entry: %v, %d tokens, want the prompt's %d", err, len(e.Tokens), len(long))
 	}
 	generate(t, a, "short") // below the thresholds: nothing more
-	a.disk.flush()
+	a.disk.Flush()
 	if kv, _ := entries(t, dir); len(kv) != 1 {
 		t.Errorf("%d entries after a short prompt, want 1", len(kv))
 	}
@@ -113,7 +114,7 @@ func TestPromptCacheDamagedEntries(t *testing.T) {
 		{"a byte of the state flipped", func(t *testing.T, path string) { flip(t, path, -100) }, false},
 		{"the checksum flipped", func(t *testing.T, path string) { flip(t, path, -1) }, false},
 		{"a token flipped", func(t *testing.T, path string) { flip(t, path, 70) }, true},
-		{"another version", func(t *testing.T, path string) { flip(t, path, len(prefixMagic)) }, false},
+		{"another version", func(t *testing.T, path string) { flip(t, path, len("inferkv\n")) }, false}, // the version, after the magic
 		{"empty", func(t *testing.T, path string) {
 			if err := os.Truncate(path, 0); err != nil {
 				t.Fatal(err)
@@ -138,12 +139,12 @@ func TestPromptCacheDamagedEntries(t *testing.T) {
 			if got.Usage.CachedTokens != 0 || got.Text != want.Text {
 				t.Errorf("got %q with %d cached tokens, want %q with none", got.Text, got.Usage.CachedTokens, want.Text)
 			}
-			b.disk.flush()
+			b.disk.Flush()
 			for _, path := range kv {
 				if _, err := os.Stat(path); err == nil && !tc.kept {
 					// The request may have saved a sound entry of its own
 					// under the same name.
-					if e, err := readPrefixHeader(path, filepath.Base(filepath.Dir(path))); err != nil || func() error { _, err := b.disk.read(e, 1<<40); return err }() != nil {
+					if _, _, err := runner.ReadEntry(path, filepath.Base(filepath.Dir(path)), 1<<40); err != nil {
 						t.Errorf("the damaged entry %s is still there", filepath.Base(path))
 					}
 				}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/internal/boundedtest"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // logBuffer collects an engine's log, safe for its goroutines.
@@ -62,14 +63,14 @@ func savedEntries(t *testing.T, dir string) []string {
 func rewriteState(t *testing.T, path string, damage func([]byte) []byte) {
 	t.Helper()
 	key := filepath.Base(filepath.Dir(path))
-	e, state, err := readEntry(path, key, 1<<40)
+	e, state, err := runner.ReadEntry(path, key, 1<<40)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&prefixStore{}).write(filepath.Dir(path), path, key, e.tokens, damage(bytes.Clone(state))); err != nil {
+	if err := runner.WriteEntry(path, key, e.Tokens, damage(bytes.Clone(state))); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := readEntry(path, key, 1<<40); err != nil {
+	if _, _, err := runner.ReadEntry(path, key, 1<<40); err != nil {
 		t.Fatalf("the rewritten entry fails the store's own check: %v", err)
 	}
 }
@@ -122,7 +123,7 @@ func TestPromptCacheDamagedStates(t *testing.T) {
 			if got.Usage.CachedTokens != 0 || got.Text != want.Text {
 				t.Errorf("got %q with %d cached tokens, want %q with none", got.Text, got.Usage.CachedTokens, want.Text)
 			}
-			b.disk.flush()
+			b.disk.Flush()
 			refused := 0
 			for path, bad := range damaged {
 				// The request may have saved a sound entry of its own
@@ -225,7 +226,7 @@ func TestPromptCacheNonRegularEntries(t *testing.T) {
 			if got.Usage.CachedTokens != 0 || got.Text != want.Text {
 				t.Errorf("got %q with %d cached tokens, want %q with none", got.Text, got.Usage.CachedTokens, want.Text)
 			}
-			b.disk.flush()
+			b.disk.Flush()
 			for _, path := range kv {
 				if info, err := os.Lstat(path); err == nil && !info.Mode().IsRegular() {
 					t.Errorf("the %s %s is still there", kind, filepath.Base(path))

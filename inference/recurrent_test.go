@@ -13,7 +13,7 @@ import (
 // beside an attention KV cache.
 var recurrentArchs = []string{"mamba", "jamba"}
 
-func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *runner) {
+func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *modelRunner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: arch})}}
 	cfg.Threads = 1

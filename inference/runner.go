@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/family"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // work is a queued request: its tokens, limits and sampler. The runner owns
@@ -52,7 +53,7 @@ func (w *work) close() {
 	}
 }
 
-// runner owns one backend context. Its goroutine admits queued work into
+// modelRunner owns one backend context. Its goroutine admits queued work into
 // free sequences and decodes, at each step, one batch that holds the next
 // token of every generating sequence and prefill chunks of new prompts.
 //
@@ -61,7 +62,7 @@ func (w *work) close() {
 // longest prefix with its prompt and prefills only the rest; a longer prefix
 // held by a busy sequence is shared through a KV sequence copy, and one still
 // being prefilled is followed: its tokens are decoded once for both.
-type runner struct {
+type modelRunner struct {
 	llm       backend.Model
 	ctx       backend.Context
 	batch     backend.Batch
@@ -88,7 +89,7 @@ type runner struct {
 
 	// disk, when set, keeps prompt prefixes across restarts under the
 	// model's key (see Config.CacheDir and prefixstore.go).
-	disk              *prefixStore
+	disk              *runner.PrefixStore
 	diskKey           string
 	saveMin, saveLong int
 
@@ -139,8 +140,8 @@ type slot struct {
 	thinking        time.Duration
 }
 
-func newRunner(llm backend.Model, ctx backend.Context, perSeq int, cfg Config, disk *prefixStore, diskKey string) *runner {
-	r := &runner{
+func newRunner(llm backend.Model, ctx backend.Context, perSeq int, cfg Config, disk *runner.PrefixStore, diskKey string) *modelRunner {
+	r := &modelRunner{
 		disk:    disk,
 		diskKey: diskKey,
 		saveMin: cfg.saveMin, saveLong: cfg.saveLong,
@@ -169,7 +170,7 @@ func newRunner(llm backend.Model, ctx backend.Context, perSeq int, cfg Config, d
 
 // enqueue offers w to the runner without waiting; false means the queue is
 // full.
-func (r *runner) enqueue(w *work) bool {
+func (r *modelRunner) enqueue(w *work) bool {
 	select {
 	case r.queue <- w:
 		return true
@@ -180,7 +181,7 @@ func (r *runner) enqueue(w *work) bool {
 
 // stop ends the runner: running and queued requests fail with ErrClosed.
 // The prompt cache's prefixes go to disk first, when it has one.
-func (r *runner) stop() {
+func (r *modelRunner) stop() {
 	close(r.quit)
 	<-r.done
 	r.persist()
@@ -191,7 +192,7 @@ func (r *runner) stop() {
 	r.ctx.Close()
 }
 
-func (r *runner) run() {
+func (r *modelRunner) run() {
 	defer close(r.done)
 	for {
 		if !r.admit() {
@@ -222,7 +223,7 @@ func (r *runner) run() {
 	}
 }
 
-func (r *runner) busy() bool {
+func (r *modelRunner) busy() bool {
 	for _, s := range r.slots {
 		if s.w != nil {
 			return true
@@ -233,7 +234,7 @@ func (r *runner) busy() bool {
 
 // admit moves queued work into free slots. With nothing running it waits
 // for work; it returns false when the runner must stop.
-func (r *runner) admit() bool {
+func (r *modelRunner) admit() bool {
 	for {
 		if !r.hasFree() {
 			select {
@@ -287,7 +288,7 @@ func (r *runner) admit() bool {
 // reserve is the KV cells w may come to hold: its prompt and output limit,
 // or, for scoring, a whole context, whose part beyond the prefix its
 // branches may use (branchRoom).
-func (r *runner) reserve(w *work) int {
+func (r *modelRunner) reserve(w *work) int {
 	if w.score != nil {
 		return r.perSeq
 	}
@@ -299,7 +300,7 @@ func (r *runner) reserve(w *work) int {
 // even where sequences share them. Idle caches give up their cells, least
 // recently used first, until w fits. With nothing at work it always fits:
 // a request never reserves more than the cells (Prepare checks).
-func (r *runner) room(w *work) bool {
+func (r *modelRunner) room(w *work) bool {
 	used := 0
 	var idle []*slot
 	for _, s := range r.slots {
@@ -326,7 +327,7 @@ func (r *runner) room(w *work) bool {
 	return used+need <= r.cells
 }
 
-func (r *runner) hasFree() bool {
+func (r *modelRunner) hasFree() bool {
 	for _, s := range r.slots {
 		if s.w == nil {
 			return true
@@ -338,7 +339,7 @@ func (r *runner) hasFree() bool {
 // start places w in the free slot that holds the longest prefix of its
 // prompt (the least recently used one when none does), and takes what it
 // can of the prompt from the KV cache.
-func (r *runner) start(w *work) {
+func (r *modelRunner) start(w *work) {
 	now := r.now()
 	// At least the last prompt token is decoded: its logits start the
 	// output. A scoring prefix needs no logits: it may come whole from the
@@ -435,7 +436,7 @@ const restoreGain = 32
 // what memory gives. It returns the tokens restored, which s.cache holds,
 // or -1 when it left the slot as it was. A state that the backend
 // refuses leaves the sequence empty: 0 (then w is prefilled cold).
-func (r *runner) restore(s *slot, w *work, have, limit int) int {
+func (r *modelRunner) restore(s *slot, w *work, have, limit int) int {
 	if r.disk == nil || len(w.images) > 0 || limit < have+restoreGain {
 		return -1 // nothing, or nothing longer than memory's, can come
 	}
@@ -450,17 +451,17 @@ func (r *runner) restore(s *slot, w *work, have, limit int) int {
 	// whose state the backend refuses as not its model's (bit rot under
 	// a sound checksum, another program's file) is removed, said so once,
 	// and the next best tried; each try removes one, so this ends.
-	var e *storedPrefix
+	var e *runner.StoredPrefix
 	var n int
 	tried := false // a refused state has emptied the sequence
 	for {
-		if e, n = r.disk.longest(r.diskKey, w.prompt, limit, r.perSeq, r.share); e == nil || n < have+restoreGain {
+		if e, n = r.disk.Longest(r.diskKey, w.prompt, limit, r.perSeq, r.share); e == nil || n < have+restoreGain {
 			if tried {
 				return 0
 			}
 			return -1
 		}
-		state, err := r.disk.load(e, most)
+		state, err := r.disk.Load(e, most)
 		if err != nil {
 			continue
 		}
@@ -471,16 +472,16 @@ func (r *runner) restore(s *slot, w *work, have, limit int) int {
 			break
 		}
 		if !errors.Is(err, backend.ErrBadState) {
-			r.log.Warn("inference: restoring a saved prompt prefix", "path", e.path, "err", err)
+			r.log.Warn("inference: restoring a saved prompt prefix", "path", e.Path, "err", err)
 			return 0
 		}
-		r.disk.reject(e.path, err)
+		r.disk.Reject(e.Path, err)
 	}
 	if !r.ctx.RemoveTokens(s.seq, n, -1) || r.ctx.MaxPos(s.seq) != n-1 {
 		r.ctx.ClearSequence(s.seq)
 		return 0
 	}
-	s.cache = append(s.cache, e.tokens[:n]...)
+	s.cache = append(s.cache, e.Tokens[:n]...)
 	r.log.Debug("inference: restored a saved prompt prefix", "tokens", n)
 	return n
 }
@@ -488,18 +489,18 @@ func (r *runner) restore(s *slot, w *work, have, limit int) int {
 // snapshot saves the tokens in s's sequence to disk in the background,
 // when there is a disk, they are at least saveMin, hold no image, and no
 // entry holds them yet, and no other save is under way.
-func (r *runner) snapshot(s *slot) {
-	if r.disk == nil || r.disk.busy() || !r.worthSaving(s) {
+func (r *modelRunner) snapshot(s *slot) {
+	if r.disk == nil || r.disk.Busy() || !r.worthSaving(s) {
 		return
 	}
 	if state := r.state(s); state != nil {
-		r.disk.saveAsync(r.diskKey, slices.Clone(s.cache), state)
+		r.disk.SaveAsync(r.diskKey, slices.Clone(s.cache), state)
 	}
 }
 
 // state is the state of s's sequence, or nil (logged) when llama.cpp
 // cannot give it.
-func (r *runner) state(s *slot) []byte {
+func (r *modelRunner) state(s *slot) []byte {
 	state, err := r.ctx.SequenceState(s.seq)
 	switch {
 	case errors.Is(err, backend.ErrUnsupported):
@@ -513,30 +514,30 @@ func (r *runner) state(s *slot) []byte {
 	return state
 }
 
-func (r *runner) worthSaving(s *slot) bool {
+func (r *modelRunner) worthSaving(s *slot) bool {
 	return len(s.cache) >= r.saveMin && !slices.ContainsFunc(s.cache, func(t backend.Token) bool { return t < 0 }) &&
-		!r.disk.covered(r.diskKey, s.cache, r.share) && int64(r.ctx.SequenceStateSize(s.seq)) <= r.disk.limit
+		!r.disk.Covered(r.diskKey, s.cache, r.share) && int64(r.ctx.SequenceStateSize(s.seq)) <= r.disk.Limit()
 }
 
 // persist saves the prefixes that the sequences hold, once the runner has
 // stopped, and waits for the writes.
-func (r *runner) persist() {
+func (r *modelRunner) persist() {
 	if r.disk == nil {
 		return
 	}
-	r.disk.flush()
+	r.disk.Flush()
 	for _, s := range r.slots {
 		if r.disk == nil || !r.worthSaving(s) { // state may turn the disk off
 			continue
 		}
 		if state := r.state(s); state != nil {
-			r.disk.save(r.diskKey, slices.Clone(s.cache), state)
+			r.disk.Save(r.diskKey, slices.Clone(s.cache), state)
 		}
 	}
 }
 
 // reap frees the slots whose readers have gone.
-func (r *runner) reap() {
+func (r *modelRunner) reap() {
 	for _, s := range r.slots {
 		if s.w != nil && s.w.job.abandoned() {
 			r.release(s, nil, s.w.job.cause())
@@ -548,7 +549,7 @@ func (r *runner) reap() {
 // first, then prompt chunks of prefilling ones in arrival order, as far as
 // the batch holds. A chunk's tokens also carry the sequences that follow
 // it.
-func (r *runner) step() error {
+func (r *modelRunner) step() error {
 	if err := r.prefillImages(); err != nil {
 		return err
 	}
@@ -658,7 +659,7 @@ const maxScoredPerStep = 64
 // nextPrefill is the earliest admitted slot whose prompt is not yet all in
 // the KV cache, that follows no leader, and whose next prompt tokens are
 // text.
-func (r *runner) nextPrefill() *slot {
+func (r *modelRunner) nextPrefill() *slot {
 	var best *slot
 	for _, s := range r.slots {
 		if s.w != nil && s.leader == nil && s.prefilled < s.textUntil() && (best == nil || s.order < best.order) {
@@ -682,7 +683,7 @@ func (s *slot) textUntil() int {
 // seqsAt returns the sequences that take leader s's prompt token at p: its
 // own and those of the slots that follow it there, which count the token as
 // theirs.
-func (r *runner) seqsAt(s *slot, p int) []int {
+func (r *modelRunner) seqsAt(s *slot, p int) []int {
 	seqs := append(r.seqBuf[:0], s.seq)
 	for _, f := range r.slots {
 		if f.w != nil && f.leader == s && p == f.prefilled && p < f.shared {
@@ -700,7 +701,7 @@ func (r *runner) seqsAt(s *slot, p int) []int {
 }
 
 // prefilled records that the next n prompt tokens of s are in the batch.
-func (r *runner) prefilled(s *slot, n int) {
+func (r *modelRunner) prefilled(s *slot, n int) {
 	s.cache = append(s.cache, s.w.prompt[s.prefilled:s.prefilled+n]...)
 	s.prefilled += n
 	s.decoded += n
@@ -713,7 +714,7 @@ func (r *runner) prefilled(s *slot, n int) {
 // since a batch holds tokens or embeddings, not both. Attention is causal
 // unless the projector wants an image read whole (the engine checked that
 // it fits one batch).
-func (r *runner) prefillImages() error {
+func (r *modelRunner) prefillImages() error {
 	for {
 		var s *slot
 		var sp imageSpan
@@ -775,7 +776,7 @@ func (r *runner) prefillImages() error {
 
 // logprob returns the entry of tok, sampled from the logits at s.idx,
 // when the request asked for log-probabilities; nil otherwise.
-func (r *runner) logprob(s *slot, tok backend.Token) *TokenLogprob {
+func (r *modelRunner) logprob(s *slot, tok backend.Token) *TokenLogprob {
 	if !s.w.logprobs {
 		return nil
 	}
@@ -785,7 +786,7 @@ func (r *runner) logprob(s *slot, tok backend.Token) *TokenLogprob {
 
 // promptLogprobs records the entries of the prompt tokens that the logits
 // of this step's prompt positions predict.
-func (r *runner) promptLogprobs(s *slot) {
+func (r *modelRunner) promptLogprobs(s *slot) {
 	for _, idx := range s.promptIdx {
 		tok := s.w.prompt[len(s.promptLPs)]
 		s.promptLPs = append(s.promptLPs, r.entry(idx, tok, s.w.top))
@@ -795,7 +796,7 @@ func (r *runner) promptLogprobs(s *slot) {
 
 // entry is the log-probability entry of tok under the logits at batch
 // index idx, with the top most likely tokens.
-func (r *runner) entry(idx int, tok backend.Token, top int) TokenLogprob {
+func (r *modelRunner) entry(idx int, tok backend.Token, top int) TokenLogprob {
 	logits := r.ctx.Logits(idx)
 	lse := backend.LogSumExp(r.ctx, logits)
 	lp := TokenLogprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
@@ -808,7 +809,7 @@ func (r *runner) entry(idx int, tok backend.Token, top int) TokenLogprob {
 // emit handles a sampled token and its log-probability entry (nil when
 // not asked for): the end of the turn, reasoning and text through the
 // output parser, the thinking budget, the token limit.
-func (r *runner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
+func (r *modelRunner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
 	if s.generated == 0 {
 		s.first = time.Now()
 	}
@@ -860,7 +861,7 @@ func (r *runner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
 // sends what it releases. The token's log-probability entry, if any, is
 // kept when the token is part of the answer: neither thinking nor the
 // markers that open and close it.
-func (r *runner) push(s *slot, tok backend.Token, lp *TokenLogprob) piece {
+func (r *modelRunner) push(s *slot, tok backend.Token, lp *TokenLogprob) piece {
 	was := s.out.thinking()
 	// A family's parser reads its markers (<tool_call>, <|channel|>),
 	// which may be control tokens: their text is passed on. Plain text
@@ -880,7 +881,7 @@ func (r *runner) push(s *slot, tok backend.Token, lp *TokenLogprob) piece {
 
 // send passes what the output released on to the reader, its tool calls
 // with the ids the engine gives them; last says the output has ended.
-func (r *runner) send(s *slot, p piece, last bool) {
+func (r *modelRunner) send(s *slot, p piece, last bool) {
 	ev := Event{Text: p.text, Reasoning: p.reasoning}
 	if len(p.calls) > 0 {
 		ev.ToolCalls = toolCalls(p.calls)
@@ -905,7 +906,7 @@ func (r *runner) send(s *slot, p piece, last bool) {
 	s.w.job.send(ev)
 }
 
-func (r *runner) finish(s *slot, reason FinishReason, stop string) {
+func (r *modelRunner) finish(s *slot, reason FinishReason, stop string) {
 	if reason != FinishStopSequence {
 		r.send(s, s.out.flush(reason == FinishLength), true)
 	}
@@ -944,7 +945,7 @@ func (r *runner) finish(s *slot, reason FinishReason, stop string) {
 // release ends the slot's request with res or err and frees the slot. Its
 // tokens stay in the KV cache for the next request that shares them;
 // sequences that followed it go on by themselves.
-func (r *runner) release(s *slot, res *Result, err error) {
+func (r *modelRunner) release(s *slot, res *Result, err error) {
 	// The cache's age counts from before the caller hears of the end: a
 	// caller that waits out the TTL and comes back finds it expired.
 	s.used = r.now()
@@ -967,7 +968,7 @@ func (r *runner) release(s *slot, res *Result, err error) {
 }
 
 // shutdown fails every running and queued request with ErrClosed.
-func (r *runner) shutdown() {
+func (r *modelRunner) shutdown() {
 	for _, s := range r.slots {
 		if s.w != nil {
 			r.release(s, nil, ErrClosed)

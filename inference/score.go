@@ -263,7 +263,7 @@ func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Tok
 
 // scoreReady decodes the branches of every scoring slot whose prefix is
 // all in the KV cache, and frees the slot.
-func (r *runner) scoreReady() {
+func (r *modelRunner) scoreReady() {
 	for _, s := range r.slots {
 		if s.w != nil && s.w.score != nil && s.leader == nil && s.prefilled == len(s.w.prompt) {
 			r.branch(s)
@@ -275,12 +275,12 @@ func (r *runner) scoreReady() {
 // tokens may take at once: those kept for branches, and those that the
 // prefix leaves of its sequence's context. While a slot's branches
 // decode, no other sequence grows.
-func (r *runner) branchRoom(n int) int { return r.branchCells + r.perSeq - n }
+func (r *modelRunner) branchRoom(n int) int { return r.branchCells + r.perSeq - n }
 
 // fits checks that a branch and its candidate tree fit after a prefix of
 // n tokens: in the context, in the branch room, and in the branch
 // sequences. field names what is at fault.
-func (r *runner) fits(n int, branch []backend.Token, t *candidateTree, field Path) error {
+func (r *modelRunner) fits(n int, branch []backend.Token, t *candidateTree, field Path) error {
 	switch cells, room := len(branch)+t.cells(), r.branchRoom(n); {
 	case n+len(branch)+t.depth() > r.perSeq:
 		return &FieldError{Path: field, Err: ErrContextLength,
@@ -322,7 +322,7 @@ func (m *model) candidateTree(cands [][]int, field Path) (*candidateTree, error)
 // size allows), reads the candidates' probabilities and ends the
 // request. The branch sequences are empty again afterwards; the prefix
 // stays in the slot's cache.
-func (r *runner) branch(s *slot) {
+func (r *modelRunner) branch(s *slot) {
 	sw := s.w.score
 	res := &sw.result
 	res.Branches = make([]BranchScore, len(sw.branches))
@@ -367,7 +367,7 @@ func (r *runner) branch(s *slot) {
 // branchGroup decodes branches [i, j) of slot s: each on a branch
 // sequence that first shares the prefix's cells, then the paths of its
 // candidate tree, each on a sequence that shares the branch's cells.
-func (r *runner) branchGroup(s *slot, i, j int) error {
+func (r *modelRunner) branchGroup(s *slot, i, j int) error {
 	sw := s.w.score
 	type read struct{ branch, node, idx int }
 	var reads []read

@@ -13,7 +13,7 @@ import (
 // windowEngine serves "tiny", a byte-level Gemma 3 whose first five layers
 // attend over a sliding window of 32 tokens, so that the prompts here
 // slide.
-func windowEngine(t *testing.T, cfg Config) (*Engine, *runner) {
+func windowEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: "gemma3", SlidingWindow: 32})}}
 	cfg.Threads = 1

@@ -1,4 +1,4 @@
-package inference
+package runner
 
 import (
 	"io"
@@ -17,26 +17,26 @@ func TestPrefixStoreLRU(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	state := make([]byte, 1000)
 	size := headerSize("k", 3) + int64(len(state)) + 4
-	s, err := openPrefixStore(dir, 2*size, log, clock)
+	s, err := OpenPrefixStore(dir, 2*size, log, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b, c := []int32{1, 2, 3}, []int32{1, 2, 4}, []int32{5, 6, 7}
-	s.save("k", a, state)
+	s.Save("k", a, state)
 	now = now.Add(time.Second)
-	s.save("k", b, state)
+	s.Save("k", b, state)
 	now = now.Add(time.Second)
-	if e, n := s.longest("k", []int32{1, 2, 3, 9}, 10, 100, true); e == nil || n != 3 {
+	if e, n := s.Longest("k", []int32{1, 2, 3, 9}, 10, 100, true); e == nil || n != 3 {
 		t.Fatalf("longest: %v, %d", e, n)
 	}
-	if e, _ := s.longest("k", []int32{1, 2, 3, 9}, 10, 2, true); e != nil {
+	if e, _ := s.Longest("k", []int32{1, 2, 3, 9}, 10, 2, true); e != nil {
 		t.Error("an entry longer than a sequence holds matched")
 	}
-	if _, err := s.load(s.entryOf(a), 1<<20); err != nil { // a is now the most recently used
+	if _, err := s.Load(s.entryOf(a), 1<<20); err != nil { // a is now the most recently used
 		t.Fatal(err)
 	}
 	now = now.Add(time.Second)
-	s.save("k", c, state)
+	s.Save("k", c, state)
 	if s.entryOf(b) != nil || s.entryOf(a) == nil || s.entryOf(c) == nil {
 		t.Errorf("after a third entry in room for two: a %v, b %v, c %v; want b evicted", s.entryOf(a) != nil, s.entryOf(b) != nil, s.entryOf(c) != nil)
 	}
@@ -45,14 +45,14 @@ func TestPrefixStoreLRU(t *testing.T) {
 	}
 
 	// Another key, an entry too large, and the order across a reopening.
-	if e, _ := s.longest("other", a, 10, 100, true); e != nil {
+	if e, _ := s.Longest("other", a, 10, 100, true); e != nil {
 		t.Error("an entry of another key matched")
 	}
-	s.save("k", []int32{8}, make([]byte, 3*size))
+	s.Save("k", []int32{8}, make([]byte, 3*size))
 	if s.entryOf([]int32{8}) != nil {
 		t.Error("an entry larger than the store was kept")
 	}
-	s2, err := openPrefixStore(dir, size, log, clock)
+	s2, err := OpenPrefixStore(dir, size, log, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +60,10 @@ func TestPrefixStoreLRU(t *testing.T) {
 		t.Error("reopened with room for one, the most recent entry should stay")
 	}
 	// Exact matches only, for a state that cannot be cut short.
-	if e, _ := s2.longest("k", []int32{5, 6}, 10, 100, false); e != nil {
+	if e, _ := s2.Longest("k", []int32{5, 6}, 10, 100, false); e != nil {
 		t.Error("a longer entry matched a shorter prompt without partial")
 	}
-	if !s2.covered("k", []int32{5, 6}, true) || s2.covered("k", []int32{5, 6}, false) {
+	if !s2.Covered("k", []int32{5, 6}, true) || s2.Covered("k", []int32{5, 6}, false) {
 		t.Error("covered")
 	}
 }
@@ -83,7 +83,7 @@ func TestPrefixKey(t *testing.T) {
 	body[len(body)/2] = 1
 	c := write("c.gguf", body) // another fine-tune, of middle layers only
 	key := func(path, settings string) string {
-		k, err := prefixKey(path, settings)
+		k, err := PrefixKey(path, settings)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,11 +101,11 @@ func TestPrefixKey(t *testing.T) {
 }
 
 // entryOf returns the entry for tokens, or nil.
-func (s *prefixStore) entryOf(tokens []int32) *storedPrefix {
+func (s *PrefixStore) entryOf(tokens []int32) *StoredPrefix {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.entries {
-		if slices.Equal(e.tokens, tokens) {
+		if slices.Equal(e.Tokens, tokens) {
 			return e
 		}
 	}

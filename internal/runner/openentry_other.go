@@ -1,6 +1,6 @@
 //go:build !unix
 
-package inference
+package runner
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ func openEntry(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	if !before.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("inference: not a regular file (%s)", before.Mode().Type())
+		return nil, nil, fmt.Errorf("runner: not a regular file (%s)", before.Mode().Type())
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -26,7 +26,7 @@ func openEntry(path string) (*os.File, fs.FileInfo, error) {
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() || !os.SameFile(before, info) {
 		f.Close()
-		return nil, nil, errors.New("inference: the file changed while it was opened")
+		return nil, nil, errors.New("runner: the file changed while it was opened")
 	}
 	return f, info, nil
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package inference
+package runner
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func openEntry(path string) (*os.File, fs.FileInfo, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		if err == syscall.ELOOP {
-			return nil, nil, errors.New("inference: a symbolic link, not a regular file")
+			return nil, nil, errors.New("runner: a symbolic link, not a regular file")
 		}
 		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -30,7 +30,7 @@ func openEntry(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		syscall.Close(fd)
-		return nil, nil, fmt.Errorf("inference: not a regular file (file type %#o)", st.Mode&syscall.S_IFMT)
+		return nil, nil, fmt.Errorf("runner: not a regular file (file type %#o)", st.Mode&syscall.S_IFMT)
 	}
 	f := os.NewFile(uintptr(fd), path)
 	info, err := f.Stat()

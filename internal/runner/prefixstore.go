@@ -1,4 +1,4 @@
-package inference
+package runner
 
 import (
 	"bufio"
@@ -21,9 +21,9 @@ import (
 	"time"
 )
 
-// prefixStore keeps the KV states of prompt prefixes in files under a
-// directory (Config.CacheDir), so that they outlive the process. Each
-// model has a folder named by its key (prefixKey): the identity of its
+// PrefixStore keeps the KV states of prompt prefixes in files under a
+// directory (inference.Config.CacheDir), so that they outlive the process. Each
+// model has a folder named by its key (PrefixKey): the identity of its
 // file and of the settings that shape its KV bytes. An entry is one file:
 //
 //	magic "inferkv\n", version (uint32), key length (uint32) and key,
@@ -40,19 +40,19 @@ import (
 // against the most the model's context can hold before it reads the
 // state; the backend then checks the state itself before it uses it
 // (backend.ErrBadState). An entry that fails any of these is removed and
-// said so once at Warn (reject).
+// said so once at Warn (Reject).
 //
 // The store is bounded in bytes and forgets the least recently used
 // entries first. It is safe for concurrent use; one process should use a
 // directory at a time.
-type prefixStore struct {
+type PrefixStore struct {
 	dir   string
 	limit int64
 	log   *slog.Logger
 	now   func() time.Time
 
 	mu      sync.Mutex
-	entries map[string]*storedPrefix // by file path
+	entries map[string]*StoredPrefix // by file path
 	bytes   int64
 
 	// writing, when set, is closed when the asynchronous save under way
@@ -63,12 +63,13 @@ type prefixStore struct {
 	midWrite func()
 }
 
-// storedPrefix is an entry in the store's index: its tokens are read at
+// StoredPrefix is an entry in the store's index: its tokens are read at
 // open, its state only when it is restored.
-type storedPrefix struct {
+// Path and Tokens are read only.
+type StoredPrefix struct {
+	Path   string  // its file
+	Tokens []int32 // the prefix it holds
 	key    string
-	path   string
-	tokens []int32
 	size   int64
 	used   time.Time
 }
@@ -85,16 +86,17 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// openPrefixStore reads the index of the entries under dir, creating it if
-// needed. Files that are not whole entries are removed.
-func openPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.Time) (*prefixStore, error) {
+// OpenPrefixStore reads the index of the entries under dir, creating it if
+// needed. Files that are not whole entries are removed. Its errors are
+// the file system's, for the caller to name the setting.
+func OpenPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.Time) (*PrefixStore, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
+		return nil, err
 	}
-	s := &prefixStore{dir: dir, limit: limit, log: log, now: now, entries: map[string]*storedPrefix{}}
+	s := &PrefixStore{dir: dir, limit: limit, log: log, now: now, entries: map[string]*StoredPrefix{}}
 	keys, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
+		return nil, err
 	}
 	for _, k := range keys {
 		if !k.IsDir() {
@@ -102,7 +104,7 @@ func openPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.
 		}
 		files, err := os.ReadDir(filepath.Join(dir, k.Name()))
 		if err != nil {
-			return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
+			return nil, err
 		}
 		for _, f := range files {
 			path := filepath.Join(dir, k.Name(), f.Name())
@@ -112,9 +114,9 @@ func openPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.
 					os.Remove(path)
 				}
 			case strings.HasSuffix(f.Name(), ".kv"):
-				e, err := readPrefixHeader(path, k.Name())
+				e, err := ReadPrefixHeader(path, k.Name())
 				if err != nil {
-					s.reject(path, err)
+					s.Reject(path, err)
 					continue
 				}
 				s.entries[path] = e
@@ -128,18 +130,18 @@ func openPrefixStore(dir string, limit int64, log *slog.Logger, now func() time.
 	return s, nil
 }
 
-// readPrefixHeader reads an entry's header and tokens, and checks that the
+// ReadPrefixHeader reads an entry's header and tokens, and checks that the
 // file is as long as they say.
-func readPrefixHeader(path, key string) (*storedPrefix, error) {
-	e, _, err := readEntry(path, key, -1)
+func ReadPrefixHeader(path, key string) (*StoredPrefix, error) {
+	e, _, err := ReadEntry(path, key, -1)
 	return e, err
 }
 
-// readEntry reads the entry in the file at path: its header and tokens,
+// ReadEntry reads the entry in the file at path: its header and tokens,
 // checking that the file is a regular one (openEntry) as long as they
 // say, and, with maxState 0 or more, its state, checking that it takes at
 // most maxState bytes before it reads it, and then the checksum.
-func readEntry(path, key string, maxState int64) (*storedPrefix, []byte, error) {
+func ReadEntry(path, key string, maxState int64) (*StoredPrefix, []byte, error) {
 	f, info, err := openEntry(path)
 	if err != nil {
 		return nil, nil, err
@@ -156,7 +158,7 @@ func readEntry(path, key string, maxState int64) (*storedPrefix, []byte, error) 
 	if want := headerSize(key, len(tokens)) + stateLen + 4; info.Size() != want {
 		return nil, nil, fmt.Errorf("%d bytes, the header says %d", info.Size(), want)
 	}
-	e := &storedPrefix{key: key, path: path, tokens: tokens, size: info.Size(), used: info.ModTime()}
+	e := &StoredPrefix{key: key, Path: path, Tokens: tokens, size: info.Size(), used: info.ModTime()}
 	if maxState < 0 {
 		return e, nil, nil
 	}
@@ -220,34 +222,34 @@ func readHeader(r io.Reader, key string, size int64) (tokens []int32, stateLen i
 	return tokens, stateLen, nil
 }
 
-// longest returns the entry of key, of at most most tokens (what one
+// Longest returns the entry of key, of at most most tokens (what one
 // sequence holds), that shares the longest prefix with prompt, up to limit
 // tokens, and that length. With partial false, only an entry whose tokens
 // are all a prefix of the prompt counts (a recurrent state cannot be cut
 // short).
-func (s *prefixStore) longest(key string, prompt []int32, limit, most int, partial bool) (*storedPrefix, int) {
+func (s *PrefixStore) Longest(key string, prompt []int32, limit, most int, partial bool) (*StoredPrefix, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var best *storedPrefix
+	var best *StoredPrefix
 	n := 0
 	for _, e := range s.entries {
-		if e.key != key || len(e.tokens) > most {
+		if e.key != key || len(e.Tokens) > most {
 			continue
 		}
-		k := min(commonPrefix(e.tokens, prompt), limit)
-		if !partial && k < len(e.tokens) {
+		k := min(CommonPrefix(e.Tokens, prompt), limit)
+		if !partial && k < len(e.Tokens) {
 			continue
 		}
-		if k > n || k == n && best != nil && len(e.tokens) < len(best.tokens) {
+		if k > n || k == n && best != nil && len(e.Tokens) < len(best.Tokens) {
 			best, n = e, k
 		}
 	}
 	return best, n
 }
 
-// commonPrefix is the length of the longest common prefix of a and b,
+// CommonPrefix is the length of the longest common prefix of a and b,
 // token sequences.
-func commonPrefix(a, b []int32) int {
+func CommonPrefix(a, b []int32) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if a[i] != b[i] {
@@ -257,42 +259,42 @@ func commonPrefix(a, b []int32) int {
 	return n
 }
 
-// covered reports whether an entry of key holds tokens: exactly, or, with
+// Covered reports whether an entry of key holds tokens: exactly, or, with
 // partial, as its prefix.
-func (s *prefixStore) covered(key string, tokens []int32, partial bool) bool {
+func (s *PrefixStore) Covered(key string, tokens []int32, partial bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.entries {
-		if e.key == key && (len(e.tokens) == len(tokens) || partial && len(e.tokens) > len(tokens)) &&
-			slices.Equal(e.tokens[:len(tokens)], tokens) {
+		if e.key == key && (len(e.Tokens) == len(tokens) || partial && len(e.Tokens) > len(tokens)) &&
+			slices.Equal(e.Tokens[:len(tokens)], tokens) {
 			return true
 		}
 	}
 	return false
 }
 
-// load reads and checks e's file and returns its state, of at most
+// Load reads and checks e's file and returns its state, of at most
 // maxState bytes (what the model's context can hold), which it checks
 // before it reads the state. An entry that fails the check is removed,
-// and said so once (reject).
-func (s *prefixStore) load(e *storedPrefix, maxState int64) ([]byte, error) {
+// and said so once (Reject).
+func (s *PrefixStore) Load(e *StoredPrefix, maxState int64) ([]byte, error) {
 	state, err := s.read(e, maxState)
 	if err != nil {
-		s.reject(e.path, err)
+		s.Reject(e.Path, err)
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.used = s.now()
-	os.Chtimes(e.path, e.used, e.used) // the LRU order outlives the process
+	os.Chtimes(e.Path, e.used, e.used) // the LRU order outlives the process
 	return state, nil
 }
 
-// reject forgets the entry at path and removes its file (only that name:
+// Reject forgets the entry at path and removes its file (only that name:
 // a symbolic link, not what it names; a directory only when empty),
 // saying so at Warn with why. An entry is indexed once, so this is said
 // once for it.
-func (s *prefixStore) reject(path string, why error) {
+func (s *PrefixStore) Reject(path string, why error) {
 	s.mu.Lock()
 	if e := s.entries[path]; e != nil {
 		delete(s.entries, path)
@@ -300,43 +302,57 @@ func (s *prefixStore) reject(path string, why error) {
 	}
 	s.mu.Unlock()
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		s.log.Warn("inference: a prompt cache entry failed its check and could not be removed", "path", path, "why", why, "err", err)
+		s.log.Warn("runner: a prompt cache entry failed its check and could not be removed", "path", path, "why", why, "err", err)
 		return
 	}
-	s.log.Warn("inference: a prompt cache entry failed its check and was removed", "path", path, "why", why)
+	s.log.Warn("runner: a prompt cache entry failed its check and was removed", "path", path, "why", why)
 }
 
-func (s *prefixStore) read(e *storedPrefix, maxState int64) ([]byte, error) {
-	got, state, err := readEntry(e.path, e.key, max(0, maxState))
+// OnMidWrite sets a function that runs in the middle of writing each
+// entry's temporary file: a hook for tests, to be set before any save.
+func (s *PrefixStore) OnMidWrite(f func()) { s.midWrite = f }
+
+// Limit is the most bytes the store keeps.
+func (s *PrefixStore) Limit() int64 { return s.limit }
+
+// WriteEntry writes an entry of key for tokens and state at path, as the
+// store does, without indexing it: for tests that damage an entry under
+// a sound checksum.
+func WriteEntry(path, key string, tokens []int32, state []byte) error {
+	return (&PrefixStore{}).write(filepath.Dir(path), path, key, tokens, state)
+}
+
+func (s *PrefixStore) read(e *StoredPrefix, maxState int64) ([]byte, error) {
+	got, state, err := ReadEntry(e.Path, e.key, max(0, maxState))
 	if err != nil {
 		return nil, err
 	}
-	if got.size != e.size || !slices.Equal(got.tokens, e.tokens) {
+	if got.size != e.size || !slices.Equal(got.Tokens, e.Tokens) {
 		return nil, errors.New("it changed since the store opened")
 	}
 	return state, nil
 }
 
 // drop forgets e and removes its file; s.mu is held.
-func (s *prefixStore) drop(e *storedPrefix) {
-	if s.entries[e.path] == e {
-		delete(s.entries, e.path)
+func (s *PrefixStore) drop(e *StoredPrefix) {
+	if s.entries[e.Path] == e {
+		delete(s.entries, e.Path)
 		s.bytes -= e.size
 	}
-	os.Remove(e.path)
+	os.Remove(e.Path)
 }
 
 // evict removes the least recently used entries until room more bytes
 // fit; s.mu is held.
-func (s *prefixStore) evict(room int64) {
+func (s *PrefixStore) evict(room int64) {
 	if s.bytes+room <= s.limit {
 		return
 	}
-	lru := make([]*storedPrefix, 0, len(s.entries))
+	lru := make([]*StoredPrefix, 0, len(s.entries))
 	for _, e := range s.entries {
 		lru = append(lru, e)
 	}
-	slices.SortFunc(lru, func(a, b *storedPrefix) int { return a.used.Compare(b.used) })
+	slices.SortFunc(lru, func(a, b *StoredPrefix) int { return a.used.Compare(b.used) })
 	for _, e := range lru {
 		if s.bytes+room <= s.limit {
 			return
@@ -345,9 +361,9 @@ func (s *prefixStore) evict(room int64) {
 	}
 }
 
-// saveAsync writes an entry in the background, unless a save is already
+// SaveAsync writes an entry in the background, unless a save is already
 // under way: then it reports false, and the caller keeps nothing.
-func (s *prefixStore) saveAsync(key string, tokens []int32, state []byte) bool {
+func (s *PrefixStore) SaveAsync(key string, tokens []int32, state []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.writing != nil {
@@ -356,7 +372,7 @@ func (s *prefixStore) saveAsync(key string, tokens []int32, state []byte) bool {
 	done := make(chan struct{})
 	s.writing = done
 	go func() {
-		s.save(key, tokens, state)
+		s.Save(key, tokens, state)
 		s.mu.Lock()
 		s.writing = nil
 		s.mu.Unlock()
@@ -365,15 +381,15 @@ func (s *prefixStore) saveAsync(key string, tokens []int32, state []byte) bool {
 	return true
 }
 
-// busy reports whether an asynchronous save is under way.
-func (s *prefixStore) busy() bool {
+// Busy reports whether an asynchronous save is under way.
+func (s *PrefixStore) Busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.writing != nil
 }
 
-// flush waits for the asynchronous save under way, if any.
-func (s *prefixStore) flush() {
+// Flush waits for the asynchronous save under way, if any.
+func (s *PrefixStore) Flush() {
 	s.mu.Lock()
 	done := s.writing
 	s.mu.Unlock()
@@ -382,10 +398,10 @@ func (s *prefixStore) flush() {
 	}
 }
 
-// save writes an entry of key for tokens, replacing one for the same
+// Save writes an entry of key for tokens, replacing one for the same
 // tokens, and makes room for it; an entry larger than the whole store is
 // not kept. Failures are logged: the cache is an optimisation.
-func (s *prefixStore) save(key string, tokens []int32, state []byte) {
+func (s *PrefixStore) Save(key string, tokens []int32, state []byte) {
 	size := headerSize(key, len(tokens)) + int64(len(state)) + 4
 	if size > s.limit || len(tokens) == 0 || len(state) == 0 {
 		return
@@ -395,7 +411,7 @@ func (s *prefixStore) save(key string, tokens []int32, state []byte) {
 	folder := filepath.Join(s.dir, key)
 	path := filepath.Join(folder, hex.EncodeToString(sum.Sum(nil)[:16])+".kv")
 	if err := s.write(folder, path, key, tokens, state); err != nil {
-		s.log.Warn("inference: saving a prompt prefix", "tokens", len(tokens), "err", err)
+		s.log.Warn("runner: saving a prompt prefix", "tokens", len(tokens), "err", err)
 		return
 	}
 	s.mu.Lock()
@@ -407,13 +423,13 @@ func (s *prefixStore) save(key string, tokens []int32, state []byte) {
 	s.evict(size)
 	now := s.now()
 	os.Chtimes(path, now, now)
-	s.entries[path] = &storedPrefix{key: key, path: path, tokens: tokens, size: size, used: now}
+	s.entries[path] = &StoredPrefix{key: key, Path: path, Tokens: tokens, size: size, used: now}
 	s.bytes += size
 }
 
 // write writes an entry to a temporary file, syncs it and renames it to
 // path.
-func (s *prefixStore) write(folder, path, key string, tokens []int32, state []byte) error {
+func (s *PrefixStore) write(folder, path, key string, tokens []int32, state []byte) error {
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return err
 	}
@@ -465,14 +481,14 @@ func (s *prefixStore) write(folder, path, key string, tokens []int32, state []by
 	return nil
 }
 
-// prefixKey names a model's entries: a hash of the store's format, the
+// PrefixKey names a model's entries: a hash of the store's format, the
 // llama.cpp build (the module that holds it), the model file's size, its
 // first MiB (the header), 64 blocks of 64 KiB spread over the rest and
 // its last MiB (another file, or another fine-tune of the same shape,
 // differs in every tensor it changed, and each layer's tensors span more
 // than the distance between two blocks), and settings, the engine's
 // settings that shape the KV bytes.
-func prefixKey(path, settings string) (string, error) {
+func PrefixKey(path, settings string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
