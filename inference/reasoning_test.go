@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/internal/family"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // The families the engine finds for inferkit's ChatML (hermes: calls, no
@@ -29,26 +30,26 @@ func TestTestFamilies(t *testing.T) {
 func split(f *family.Family, stops []string, opened bool, pieces ...string) (reasoning, text, calls, stop, thinking string) {
 	o := newOutput(f, stops, weatherTools, opened)
 	var r, x, c, th strings.Builder
-	add := func(p piece) {
-		r.WriteString(p.reasoning)
-		x.WriteString(p.text)
-		for _, call := range p.calls {
+	add := func(p runner.Piece) {
+		r.WriteString(p.Reasoning)
+		x.WriteString(p.Text)
+		for _, call := range p.Calls {
 			c.WriteString(call.Name + "(" + call.Arguments + ")")
 		}
 	}
 	for _, p := range pieces {
-		got := o.push([]byte(p))
+		got := o.Push([]byte(p))
 		add(got)
-		if o.thinking() {
+		if o.Thinking() {
 			th.WriteByte('T')
 		} else {
 			th.WriteByte('.')
 		}
-		if got.stopped {
-			return r.String(), x.String(), c.String(), got.stop, th.String()
+		if got.Stopped {
+			return r.String(), x.String(), c.String(), got.Stop, th.String()
 		}
 	}
-	add(o.flush(false))
+	add(o.Flush(false))
 	return r.String(), x.String(), c.String(), "", th.String()
 }
 
@@ -155,26 +156,26 @@ func TestFamilyStops(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOutput(tt.family, tt.stops, weatherTools, tt.opened)
 			var r, x, c strings.Builder
-			add := func(p piece) {
-				r.WriteString(p.reasoning)
-				x.WriteString(p.text)
-				for _, call := range p.calls {
+			add := func(p runner.Piece) {
+				r.WriteString(p.Reasoning)
+				x.WriteString(p.Text)
+				for _, call := range p.Calls {
 					c.WriteString(call.Name + "(" + call.Arguments + ")")
 				}
 			}
 			ended := false
 			for _, s := range tt.pieces {
-				p := o.push([]byte(s))
+				p := o.Push([]byte(s))
 				add(p)
-				if p.stopped {
-					t.Fatalf("a stop sequence %q", p.stop)
+				if p.Stopped {
+					t.Fatalf("a stop sequence %q", p.Stop)
 				}
-				if p.ended {
+				if p.Ended {
 					ended = true
 					break // the runner finishes the turn
 				}
 			}
-			add(o.flush(false))
+			add(o.Flush(false))
 			if r.String() != tt.reasoning || x.String() != tt.text || c.String() != tt.calls || ended != tt.ended {
 				t.Errorf("got (%q, %q, %q, ended %v), want (%q, %q, %q, ended %v)", r.String(), x.String(), c.String(), ended, tt.reasoning, tt.text, tt.calls, tt.ended)
 			}

@@ -124,7 +124,7 @@ type slot struct {
 	generated int
 	stopToken int
 
-	out        *output
+	out        *runner.Output
 	text       strings.Builder
 	reasoning  strings.Builder
 	calls      []ToolCall
@@ -624,7 +624,7 @@ func (r *modelRunner) step() error {
 		}
 		if s.w != nil && s.idx >= 0 {
 			g := s.w.grammar
-			if s.out.thinking() {
+			if s.out.Thinking() {
 				g = nil // the grammar constrains the answer only
 			}
 			tok := s.w.sampler.Sample(r.ctx, s.idx, g)
@@ -641,7 +641,7 @@ func (r *modelRunner) step() error {
 			}
 			// Thinking tokens keep no entry (push): none is computed.
 			var lp *TokenLogprob
-			if !s.out.thinking() {
+			if !s.out.Thinking() {
 				lp = r.logprob(s, tok)
 			}
 			s.idx = -1
@@ -815,7 +815,7 @@ func (r *modelRunner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
 	}
 	s.generated++
 	if r.llm.IsEOG(tok) {
-		if s.w.grammar != nil && s.out.thinking() && len(s.w.thinkClose) > 0 && s.generated-1+len(s.w.thinkClose) < s.w.maxTokens {
+		if s.w.grammar != nil && s.out.Thinking() && len(s.w.thinkClose) > 0 && s.generated-1+len(s.w.thinkClose) < s.w.maxTokens {
 			// A constrained answer must follow: ending the turn while
 			// thinking closes the thinking section instead.
 			s.next, s.forced = s.w.thinkClose[0], s.w.thinkClose[1:]
@@ -831,21 +831,21 @@ func (r *modelRunner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
 	}
 	p := r.push(s, tok, lp)
 	switch {
-	case p.stopped:
-		r.finish(s, FinishStopSequence, p.stop)
-	case p.ended: // a family stop: the end of the turn
+	case p.Stopped:
+		r.finish(s, FinishStopSequence, p.Stop)
+	case p.Ended: // a family stop: the end of the turn
 		s.stopToken = int(tok)
 		r.finish(s, FinishStop, "")
 	case s.w.single && len(s.calls) > 0:
 		r.finish(s, FinishToolCalls, "") // one call, and the turn is over
 	case s.generated >= s.w.maxTokens:
 		r.finish(s, FinishLength, "")
-	case s.out.thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 &&
+	case s.out.Thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 &&
 		s.generated+len(s.w.thinkClose) >= s.w.maxTokens:
 		r.finish(s, FinishLength, "") // no room left to close the thinking and answer
 	default:
 		s.next = tok
-		if s.out.thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 {
+		if s.out.Thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 {
 			// The budget is spent: close the section, and the model
 			// answers. The closing tokens count as output.
 			s.forced = s.w.thinkClose
@@ -861,30 +861,30 @@ func (r *modelRunner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
 // sends what it releases. The token's log-probability entry, if any, is
 // kept when the token is part of the answer: neither thinking nor the
 // markers that open and close it.
-func (r *modelRunner) push(s *slot, tok backend.Token, lp *TokenLogprob) piece {
-	was := s.out.thinking()
+func (r *modelRunner) push(s *slot, tok backend.Token, lp *TokenLogprob) runner.Piece {
+	was := s.out.Thinking()
 	// A family's parser reads its markers (<tool_call>, <|channel|>),
 	// which may be control tokens: their text is passed on. Plain text
 	// shows none.
-	p := s.out.push(r.llm.Piece(tok, s.w.family != nil))
-	if was || s.out.thinking() {
+	p := s.out.Push(r.llm.Piece(tok, s.w.family != nil))
+	if was || s.out.Thinking() {
 		s.thought++
-	} else if lp != nil && !p.ended { // a family stop is the end-of-turn token
+	} else if lp != nil && !p.Ended { // a family stop is the end-of-turn token
 		s.logprobs = append(s.logprobs, *lp)
 	}
-	if was && !s.out.thinking() {
+	if was && !s.out.Thinking() {
 		s.thinking = time.Since(s.first)
 	}
-	r.send(s, p, p.stopped)
+	r.send(s, p, p.Stopped)
 	return p
 }
 
 // send passes what the output released on to the reader, its tool calls
 // with the ids the engine gives them; last says the output has ended.
-func (r *modelRunner) send(s *slot, p piece, last bool) {
-	ev := Event{Text: p.text, Reasoning: p.reasoning}
-	if len(p.calls) > 0 {
-		ev.ToolCalls = toolCalls(p.calls)
+func (r *modelRunner) send(s *slot, p runner.Piece, last bool) {
+	ev := Event{Text: p.Text, Reasoning: p.Reasoning}
+	if len(p.Calls) > 0 {
+		ev.ToolCalls = toolCalls(p.Calls)
 	}
 	if s.w.single && len(s.calls)+len(ev.ToolCalls) > 1 {
 		ev.ToolCalls = ev.ToolCalls[:max(0, 1-len(s.calls))] // one call at most
@@ -908,7 +908,7 @@ func (r *modelRunner) send(s *slot, p piece, last bool) {
 
 func (r *modelRunner) finish(s *slot, reason FinishReason, stop string) {
 	if reason != FinishStopSequence {
-		r.send(s, s.out.flush(reason == FinishLength), true)
+		r.send(s, s.out.Flush(reason == FinishLength), true)
 	}
 	if len(s.calls) > 0 && reason == FinishStop {
 		reason = FinishToolCalls

@@ -26,9 +26,9 @@ func TestToolCallIDs(t *testing.T) {
 // A call cut short by the token limit is dropped, not leaked as text.
 func TestOutputTruncatedCall(t *testing.T) {
 	o := newOutput(hermesFamily, nil, weatherTools, false)
-	p := o.push([]byte("Checking. <tool_call>{\"name\": \"get_wea"))
-	q := o.flush(true)
-	if text := p.text + q.text; text != "Checking." || len(p.calls)+len(q.calls) != 0 {
-		t.Errorf("got %q, %d calls", text, len(p.calls)+len(q.calls))
+	p := o.Push([]byte("Checking. <tool_call>{\"name\": \"get_wea"))
+	q := o.Flush(true)
+	if text := p.Text + q.Text; text != "Checking." || len(p.Calls)+len(q.Calls) != 0 {
+		t.Errorf("got %q, %d calls", text, len(p.Calls)+len(q.Calls))
 	}
 }
