@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"math"
 	"testing"
-
-	"github.com/inferkit/inferkit/internal/llamacpp"
 )
 
 // tokens spells s as the byte model's tokens.
@@ -97,38 +95,6 @@ func checkMultiToken(t *testing.T, engine func(Config) *Engine) {
 				check(t, i, res.Branches[i])
 			}
 		})
-	}
-}
-
-func TestNewCandidateTree(t *testing.T) {
-	tree := newCandidateTree([][]llamacpp.Token{{1, 2, 3}, {1, 2, 4}, {1, 5}, {6}, {1, 2}})
-	// Inner nodes: 1, 1-2. Deepest: 1-2, on one path that reads both.
-	if len(tree.paths) != 1 || fmt.Sprint(tree.paths[0]) != "[1 2]" {
-		t.Fatalf("paths %v, want [[1 2]]", tree.paths)
-	}
-	if got := fmt.Sprint(tree.reads[0]); got != "[1 2]" {
-		t.Errorf("reads %v, want nodes 1 and 2", got)
-	}
-	// Two subtrees: the shared first token is read once.
-	tree = newCandidateTree([][]llamacpp.Token{{0, 0, 1}, {0, 0, 2}, {0, 1, 1}, {0, 1, 2}, {1, 0, 0}, {1, 0, 1}})
-	if got := fmt.Sprint(tree.paths); got != "[[0 0] [0 1] [1 0]]" {
-		t.Fatalf("paths %v", got)
-	}
-	reads := 0
-	for _, r := range tree.reads {
-		for _, n := range r {
-			if n >= 0 {
-				reads++
-			}
-		}
-	}
-	// Inner nodes: 0, 0-0, 0-1, 1, 1-0.
-	if reads != 5 || tree.cells() != 6 || tree.depth() != 2 {
-		t.Errorf("%d reads, %d cells, depth %d; want 5, 6, 2", reads, tree.cells(), tree.depth())
-	}
-	// Single tokens decode nothing after the branch.
-	if tree := newCandidateTree([][]llamacpp.Token{{1}, {2}}); len(tree.paths) != 0 || tree.depth() != 0 {
-		t.Errorf("single tokens: paths %v", tree.paths)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/llamacpp"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // imageEngine serves "tiny", a byte-level llama with a vision projector that
@@ -298,10 +299,11 @@ func logSoftmax(logits []float32, cands []int) []float64 {
 	for i, c := range cands {
 		toks[i] = []llamacpp.Token{llamacpp.Token(c)}
 	}
-	t := newCandidateTree(toks)
-	edge := make([]float64, len(t.nodes))
-	t.read(0, logits, llamacpp.LogSumExp(logits), edge)
-	return t.score(edge).LogProbs
+	t := runner.NewCandidateTree(toks)
+	edge := make([]float64, t.Nodes())
+	t.Read(0, logits, llamacpp.LogSumExp(logits), edge)
+	lp, _ := t.Score(edge)
+	return lp
 }
 
 // closeScores fails t unless got's log-probabilities are want's within

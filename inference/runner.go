@@ -800,7 +800,7 @@ func (r *modelRunner) entry(idx int, tok backend.Token, top int) TokenLogprob {
 	logits := r.ctx.Logits(idx)
 	lse := backend.LogSumExp(r.ctx, logits)
 	lp := TokenLogprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
-	for _, id := range topTokens(logits, top) {
+	for _, id := range runner.TopTokens(logits, top) {
 		lp.Top = append(lp.Top, TopLogprob{Token: id, Bytes: r.llm.Piece(backend.Token(id), false), Logprob: float64(logits[id]) - lse})
 	}
 	return lp

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/bitmap"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // maxBranches bounds the branches of one ScoreRequest.
@@ -17,7 +18,7 @@ const maxBranches = 256
 // tokens and candidate trees, and the result the runner fills in.
 type scoreWork struct {
 	branches [][]backend.Token
-	trees    []*candidateTree
+	trees    []*runner.CandidateTree
 	result   ScoreResult
 }
 
@@ -73,7 +74,7 @@ type scorePlan struct {
 	// more than the images; BOS, where the model wants one, leads.
 	texts    [][]backend.Token
 	branches [][]backend.Token
-	trees    []*candidateTree
+	trees    []*runner.CandidateTree
 }
 
 // PrepareScore checks req and tokenizes its text, decoding nothing and
@@ -280,23 +281,23 @@ func (r *modelRunner) branchRoom(n int) int { return r.branchCells + r.perSeq - 
 // fits checks that a branch and its candidate tree fit after a prefix of
 // n tokens: in the context, in the branch room, and in the branch
 // sequences. field names what is at fault.
-func (r *modelRunner) fits(n int, branch []backend.Token, t *candidateTree, field Path) error {
-	switch cells, room := len(branch)+t.cells(), r.branchRoom(n); {
-	case n+len(branch)+t.depth() > r.perSeq:
+func (r *modelRunner) fits(n int, branch []backend.Token, t *runner.CandidateTree, field Path) error {
+	switch cells, room := len(branch)+t.Cells(), r.branchRoom(n); {
+	case n+len(branch)+t.Depth() > r.perSeq:
 		return &FieldError{Path: field, Err: ErrContextLength,
-			Reason: fmt.Sprintf("%d prefix tokens, %d branch tokens and candidates %d tokens deep; the context holds %d", n, len(branch), t.depth(), r.perSeq)}
+			Reason: fmt.Sprintf("%d prefix tokens, %d branch tokens and candidates %d tokens deep; the context holds %d", n, len(branch), t.Depth(), r.perSeq)}
 	case cells > room:
 		return &FieldError{Path: field, Err: ErrContextLength,
 			Reason: fmt.Sprintf("the branch and its candidates take %d KV cells; %d are left for branches", cells, room)}
-	case 1+len(t.paths) > len(r.branchSeqs):
+	case 1+len(t.Paths) > len(r.branchSeqs):
 		return &FieldError{Path: field.Dot("Candidates"), Err: ErrContextLength,
-			Reason: fmt.Sprintf("the candidates branch %d ways after their first token and decode on %d sequences; Config.Branches is %d", len(t.paths), 1+len(t.paths), len(r.branchSeqs))}
+			Reason: fmt.Sprintf("the candidates branch %d ways after their first token and decode on %d sequences; Config.Branches is %d", len(t.Paths), 1+len(t.Paths), len(r.branchSeqs))}
 	}
 	return nil
 }
 
 // candidateTree checks a branch's candidates and builds their tree.
-func (m *model) candidateTree(cands [][]int, field Path) (*candidateTree, error) {
+func (m *model) candidateTree(cands [][]int, field Path) (*runner.CandidateTree, error) {
 	if len(cands) == 0 || len(cands) > MaxCandidates {
 		return nil, fieldError(field.Dot("Candidates"), "%d candidates, want 1 to %d", len(cands), MaxCandidates)
 	}
@@ -314,7 +315,7 @@ func (m *model) candidateTree(cands [][]int, field Path) (*candidateTree, error)
 			toks[i][j] = backend.Token(t)
 		}
 	}
-	return newCandidateTree(toks), nil
+	return runner.NewCandidateTree(toks), nil
 }
 
 // branch decodes the branches of slot s in groups that fit the branch
@@ -335,7 +336,7 @@ func (r *modelRunner) branch(s *slot) {
 		j, seqs, cells := i, 0, 0
 		for j < len(sw.branches) {
 			t := sw.trees[j]
-			n, c := 1+len(t.paths), len(sw.branches[j])+t.cells()
+			n, c := 1+len(t.Paths), len(sw.branches[j])+t.Cells()
 			if seqs+n > len(r.branchSeqs) || cells+c > room {
 				break
 			}
@@ -384,7 +385,7 @@ func (r *modelRunner) branchGroup(s *slot, i, j int) error {
 		}
 		for _, o := range reads {
 			logits := r.ctx.Logits(o.idx)
-			sw.trees[o.branch].read(o.node, logits, backend.LogSumExp(r.ctx, logits), edges[o.branch-i])
+			sw.trees[o.branch].Read(o.node, logits, backend.LogSumExp(r.ctx, logits), edges[o.branch-i])
 		}
 		reads = reads[:0]
 		b.Clear()
@@ -410,8 +411,8 @@ func (r *modelRunner) branchGroup(s *slot, i, j int) error {
 	next := 0
 	for k := i; k < j; k++ {
 		first[k-i] = next
-		next += 1 + len(sw.trees[k].paths)
-		edges[k-i] = make([]float64, len(sw.trees[k].nodes))
+		next += 1 + len(sw.trees[k].Paths)
+		edges[k-i] = make([]float64, sw.trees[k].Nodes())
 		seq := r.branchSeqs[first[k-i]]
 		r.ctx.ClearSequence(seq)
 		if err := r.ctx.CopyTokens(s.seq, seq, 0, -1); err != nil {
@@ -435,14 +436,14 @@ func (r *modelRunner) branchGroup(s *slot, i, j int) error {
 	for k := i; k < j; k++ {
 		t, from := sw.trees[k], r.branchSeqs[first[k-i]]
 		start := base + len(sw.branches[k])
-		for n, path := range t.paths {
+		for n, path := range t.Paths {
 			seq := r.branchSeqs[first[k-i]+1+n]
 			r.ctx.ClearSequence(seq)
 			if err := r.ctx.CopyTokens(from, seq, 0, -1); err != nil {
 				return err
 			}
 			for p, tok := range path {
-				if err := add(tok, start+p, seq, k, t.reads[n][p]); err != nil {
+				if err := add(tok, start+p, seq, k, t.Reads[n][p]); err != nil {
 					return err
 				}
 			}
@@ -453,7 +454,8 @@ func (r *modelRunner) branchGroup(s *slot, i, j int) error {
 		return err
 	}
 	for k := i; k < j; k++ {
-		sw.result.Branches[k] = sw.trees[k].score(edges[k-i])
+		lp, pr := sw.trees[k].Score(edges[k-i])
+		sw.result.Branches[k] = BranchScore{LogProbs: lp, Probabilities: pr}
 	}
 	return nil
 }

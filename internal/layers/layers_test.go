@@ -59,7 +59,7 @@ func backendsOf(t *testing.T, path string) []string {
 // The list only shrinks.
 var mayImportBackends = []string{
 	loader,
-	"inference/backend_bench_test.go", "inference/bench_test.go", "inference/candidates_test.go",
+	"inference/backend_bench_test.go", "inference/bench_test.go",
 	"inference/image_test.go", "inference/kvcache_bench_test.go", "inference/plan_test.go",
 	"inference/prefixstore_bench_test.go",
 	"internal/tinymodel/newarch_engine_test.go", "internal/tinymodel/tokenizer_llamacpp_test.go",

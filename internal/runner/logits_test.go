@@ -1,6 +1,4 @@
-//go:build cgo
-
-package inference
+package runner
 
 import (
 	"math"
@@ -22,8 +20,8 @@ func TestTopTokens(t *testing.T) {
 		"the last is best":  {[]float32{1, 1, 1, 9}, 1, []int{3}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := topTokens(c.logits, c.k); !slices.Equal(got, c.want) {
-				t.Errorf("topTokens(%v, %d) = %v, want %v", c.logits, c.k, got, c.want)
+			if got := TopTokens(c.logits, c.k); !slices.Equal(got, c.want) {
+				t.Errorf("TopTokens(%v, %d) = %v, want %v", c.logits, c.k, got, c.want)
 			}
 		})
 	}

@@ -1,11 +1,11 @@
-package inference
+package runner
 
 import "slices"
 
-// topTokens returns the ids of the k largest logits, largest first, ties
+// TopTokens returns the ids of the k largest logits, largest first, ties
 // by lower id. It keeps k candidates sorted while it scans, so it costs
 // one pass over the vocabulary for small k.
-func topTokens(logits []float32, k int) []int {
+func TopTokens(logits []float32, k int) []int {
 	k = min(k, len(logits))
 	if k <= 0 {
 		return nil

@@ -1,4 +1,4 @@
-package inference
+package runner
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"github.com/inferkit/inferkit/internal/backend"
 )
 
-// candidateTree is a branch's candidates as a tree of the tokens that
+// CandidateTree is a branch's candidates as a tree of the tokens that
 // follow the branch. Node 0 is the branch's end; every other node is a
 // token after its parent, and parents come before their children. The
 // model's next-token distribution is read at the branch's end and after
@@ -16,15 +16,17 @@ import (
 // node (an inner node with no inner node below it), from the branch's end
 // down to it, each on a sequence of its own that shares the branch's KV
 // cells. A node on several paths is read on the first.
-type candidateTree struct {
+//
+// Its fields are read only; it is safe for concurrent reads.
+type CandidateTree struct {
+	// Paths are the tokens to the deepest inner nodes, in depth-first
+	// order; Reads[i][j] is the inner node whose distribution is read
+	// after Paths[i][j], or -1 where an earlier path reads it.
+	Paths [][]backend.Token
+	Reads [][]int
 	nodes []treeNode
 	// ends[i] is the node where candidate i ends.
 	ends []int
-	// paths are the tokens to the deepest inner nodes, in depth-first
-	// order; reads[i][j] is the inner node whose distribution is read
-	// after paths[i][j], or -1 where an earlier path reads it.
-	paths [][]backend.Token
-	reads [][]int
 }
 
 type treeNode struct {
@@ -33,9 +35,9 @@ type treeNode struct {
 	children []int
 }
 
-// newCandidateTree builds the tree of cands, each at least one token.
-func newCandidateTree(cands [][]backend.Token) *candidateTree {
-	t := &candidateTree{nodes: []treeNode{{parent: -1}}}
+// NewCandidateTree builds the tree of cands, each at least one token.
+func NewCandidateTree(cands [][]backend.Token) *CandidateTree {
+	t := &CandidateTree{nodes: []treeNode{{parent: -1}}}
 	child := map[[2]int]int{}
 	for _, c := range cands {
 		n := 0
@@ -72,50 +74,55 @@ func newCandidateTree(cands [][]backend.Token) *candidateTree {
 				read[m], reads[i] = true, m
 			}
 		}
-		t.paths = append(t.paths, append([]backend.Token(nil), path...))
-		t.reads = append(t.reads, reads)
+		t.Paths = append(t.Paths, append([]backend.Token(nil), path...))
+		t.Reads = append(t.Reads, reads)
 	}
 	walk(0, nil, nil)
 	return t
 }
 
-// cells is the number of KV cells the paths take beside the branch's.
-func (t *candidateTree) cells() int {
+// Cells is the number of KV cells the paths take beside the branch's.
+func (t *CandidateTree) Cells() int {
 	n := 0
-	for _, p := range t.paths {
+	for _, p := range t.Paths {
 		n += len(p)
 	}
 	return n
 }
 
-// depth is the most tokens a path decodes after the branch.
-func (t *candidateTree) depth() int {
+// Depth is the most tokens a path decodes after the branch.
+func (t *CandidateTree) Depth() int {
 	d := 0
-	for _, p := range t.paths {
+	for _, p := range t.Paths {
 		d = max(d, len(p))
 	}
 	return d
 }
 
-// read records, in edge, the log-probability of each child of node n
+// Read records, in edge, the log-probability of each child of node n
 // under the next-token logits read after n, whose log-sum-exp is lse
 // (backend.LogSumExp): a log-softmax over the whole vocabulary, in
 // float64.
-func (t *candidateTree) read(n int, logits []float32, lse float64, edge []float64) {
+func (t *CandidateTree) Read(n int, logits []float32, lse float64, edge []float64) {
 	for _, c := range t.nodes[n].children {
 		edge[c] = float64(logits[t.nodes[c].token]) - lse
 	}
 }
 
-// score sums each candidate's edges into its log-probability.
-func (t *candidateTree) score(edge []float64) BranchScore {
+// Nodes is the number of the tree's nodes, the length of the edges that
+// Read fills.
+func (t *CandidateTree) Nodes() int { return len(t.nodes) }
+
+// Score sums each candidate's edges into its log-probability, and
+// returns them with their probabilities, in the candidates' order.
+func (t *CandidateTree) Score(edge []float64) (logProbs, probs []float64) {
 	logp := make([]float64, len(t.nodes))
 	for n := 1; n < len(t.nodes); n++ {
 		logp[n] = logp[t.nodes[n].parent] + edge[n]
 	}
-	bs := BranchScore{LogProbs: make([]float64, len(t.ends)), Probabilities: make([]float64, len(t.ends))}
+	logProbs, probs = make([]float64, len(t.ends)), make([]float64, len(t.ends))
 	for i, n := range t.ends {
-		bs.LogProbs[i], bs.Probabilities[i] = logp[n], math.Exp(logp[n])
+		logProbs[i], probs[i] = logp[n], math.Exp(logp[n])
 	}
-	return bs
+	return logProbs, probs
 }
