@@ -835,7 +835,7 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 // promptOf returns a prepared request's prompt on m: its tokens, or,
 // with images, its text's tokens and each image decoded and encoded in
 // place (withImages), as many tokens as Prepare counted.
-func (e *Engine) promptOf(ctx context.Context, m *model, p *Prepared) ([]backend.Token, []imageSpan, error) {
+func (e *Engine) promptOf(ctx context.Context, m *model, p *Prepared) ([]backend.Token, []runner.ImageSpan, error) {
 	if len(p.plan.images) == 0 {
 		return p.plan.prompt, nil, nil
 	}
@@ -861,7 +861,7 @@ func messagesImageError(err error) error {
 // work makes the work of choice i of a prepared request, whose prompt
 // promptOf gave: its sampler (seeded Seed+i when the request has a seed),
 // grammar, and what its output is parsed with.
-func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []imageSpan) (*work, error) {
+func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.ImageSpan) (*work, error) {
 	req := p.Request
 	sp, err := samplerParams(req)
 	if err != nil {

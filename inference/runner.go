@@ -19,7 +19,7 @@ import (
 type work struct {
 	job       *job
 	prompt    []backend.Token
-	images    []imageSpan // the prompt's images, in order
+	images    []runner.ImageSpan // the prompt's images, in order
 	maxTokens int
 	stops     []string
 	sampler   backend.Sampler
@@ -366,7 +366,7 @@ func (r *modelRunner) start(w *work) {
 			r.ctx.ClearSequence(c.seq)
 			c.cache = c.cache[:0]
 		}
-		n := reusable(c.cache, w.prompt, cached)
+		n := runner.Reusable(c.cache, w.prompt, cached)
 		if s == nil || n > reuse || n == reuse && c.used.Before(s.used) {
 			s, reuse = c, n
 		}
@@ -379,11 +379,11 @@ func (r *modelRunner) start(w *work) {
 		if b.w == nil || !r.share {
 			continue
 		}
-		if n := reusable(b.cache, w.prompt, cached); n > copied {
+		if n := runner.Reusable(b.cache, w.prompt, cached); n > copied {
 			src, copied = b, n
 		}
 		if b.prefilled < len(b.w.prompt) && b.leader == nil {
-			if n := reusable(b.w.prompt, w.prompt, limit); n > shared {
+			if n := runner.Reusable(b.w.prompt, w.prompt, limit); n > shared {
 				leader, shared = b, n
 			}
 		}
@@ -397,12 +397,12 @@ func (r *modelRunner) start(w *work) {
 	}
 	if src != nil {
 		r.ctx.ClearSequence(s.seq)
-		if err := r.ctx.CopyTokens(src.seq, s.seq, 0, w.posAt(copied)); err != nil {
+		if err := r.ctx.CopyTokens(src.seq, s.seq, 0, runner.PosAt(w.images, copied)); err != nil {
 			r.log.Error("inference: sharing a prompt prefix", "err", err)
 			copied = 0
 		}
 		cache = append(s.cache[:0], w.prompt[:copied]...)
-	} else if at := w.posAt(reuse); !r.ctx.RemoveTokens(s.seq, at, -1) || r.ctx.MaxPos(s.seq) != at-1 {
+	} else if at := runner.PosAt(w.images, reuse); !r.ctx.RemoveTokens(s.seq, at, -1) || r.ctx.MaxPos(s.seq) != at-1 {
 		// The memory could not keep exactly the prefix (a recurrent
 		// state): start afresh.
 		r.ctx.ClearSequence(s.seq)
@@ -414,7 +414,7 @@ func (r *modelRunner) start(w *work) {
 		seq: s.seq, seqs: s.seqs, w: w, cache: cache, used: now,
 		idx: -1, order: r.admission, out: newOutput(w.family, w.stops, w.tools, w.thinking), admitted: time.Now(),
 	}
-	s.prefilled, s.pos = len(cache), w.posAt(len(cache))
+	s.prefilled, s.pos = len(cache), runner.PosAt(w.images, len(cache))
 	if w.promptLP {
 		s.promptLPs = make([]TokenLogprob, 0, len(w.prompt))
 		s.promptLPs = append(s.promptLPs, TokenLogprob{Token: int(w.prompt[0]), Bytes: r.llm.Piece(w.prompt[0], false)})
@@ -594,7 +594,7 @@ func (r *modelRunner) step() error {
 			p := s.prefilled + k
 			last := p == len(s.w.prompt)-1 && s.w.score == nil && !s.w.noOutput
 			predicts := s.w.promptLP && p+1 < len(s.w.prompt) // its logits score the next token
-			idx, err := b.Add(s.w.prompt[p], s.w.posAt(p), r.seqsAt(s, p), last || predicts)
+			idx, err := b.Add(s.w.prompt[p], runner.PosAt(s.w.images, p), r.seqsAt(s, p), last || predicts)
 			if err != nil {
 				return err
 			}
@@ -673,8 +673,8 @@ func (r *modelRunner) nextPrefill() *slot {
 // start of the next image, or the end of the prompt.
 func (s *slot) textUntil() int {
 	for _, sp := range s.w.images {
-		if sp.start >= s.prefilled {
-			return sp.start
+		if sp.Start >= s.prefilled {
+			return sp.Start
 		}
 	}
 	return len(s.w.prompt)
@@ -690,7 +690,7 @@ func (r *modelRunner) seqsAt(s *slot, p int) []int {
 			seqs = append(seqs, f.seq)
 			f.cache = append(f.cache, s.w.prompt[p])
 			f.prefilled++
-			f.pos = f.w.posAt(f.prefilled)
+			f.pos = runner.PosAt(f.w.images, f.prefilled)
 			if f.prefilled == f.shared {
 				f.leader = nil
 			}
@@ -705,7 +705,7 @@ func (r *modelRunner) prefilled(s *slot, n int) {
 	s.cache = append(s.cache, s.w.prompt[s.prefilled:s.prefilled+n]...)
 	s.prefilled += n
 	s.decoded += n
-	s.pos = s.w.posAt(s.prefilled)
+	s.pos = runner.PosAt(s.w.images, s.prefilled)
 	r.decoded.Add(int64(n))
 }
 
@@ -717,13 +717,13 @@ func (r *modelRunner) prefilled(s *slot, n int) {
 func (r *modelRunner) prefillImages() error {
 	for {
 		var s *slot
-		var sp imageSpan
+		var sp runner.ImageSpan
 		for _, c := range r.slots {
 			if c.w == nil || c.leader != nil || s != nil && c.order > s.order {
 				continue
 			}
 			for _, img := range c.w.images {
-				if img.start == c.prefilled {
+				if img.Start == c.prefilled {
 					s, sp = c, img
 				}
 			}
@@ -740,22 +740,22 @@ func (r *modelRunner) prefillImages() error {
 		if r.embd == nil {
 			r.embd = ectx.NewEmbeddingBatch(r.ctx.BatchSize())
 		}
-		if sp.whole {
+		if sp.Whole {
 			ectx.SetCausal(false)
 		}
-		for s.prefilled < sp.end() {
+		for s.prefilled < sp.End() {
 			b := r.embd
 			b.Clear()
-			n := min(b.Cap(), sp.end()-s.prefilled)
-			at := s.w.posAt(sp.start)
+			n := min(b.Cap(), sp.End()-s.prefilled)
+			at := runner.PosAt(s.w.images, sp.Start)
 			for k := range n {
 				p := s.prefilled + k
-				row, seqs := sp.rows.Row(p-sp.start), r.seqsAt(s, p)
+				row, seqs := sp.Rows.Row(p-sp.Start), r.seqsAt(s, p)
 				var err error
-				if x := sp.rows.GridX; x > 0 {
-					_, err = b.AddGridEmbedding(row, at, (p-sp.start)/x, (p-sp.start)%x, seqs)
+				if x := sp.Rows.GridX; x > 0 {
+					_, err = b.AddGridEmbedding(row, at, (p-sp.Start)/x, (p-sp.Start)%x, seqs)
 				} else {
-					_, err = b.AddEmbedding(row, at+p-sp.start, seqs, false)
+					_, err = b.AddEmbedding(row, at+p-sp.Start, seqs, false)
 				}
 				if err != nil {
 					return err
@@ -768,7 +768,7 @@ func (r *modelRunner) prefillImages() error {
 			}
 			r.prefilled(s, n)
 		}
-		if sp.whole {
+		if sp.Whole {
 			ectx.SetCausal(true)
 		}
 	}

@@ -222,10 +222,10 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 // through the projector (which adds the model's own markers around it),
 // and is dropped once encoded: a request's pictures are decoded one at a
 // time. The projector is locked to encode only.
-func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Token, images [][]byte) ([]backend.Token, []imageSpan, error) {
+func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Token, images [][]byte) ([]backend.Token, []runner.ImageSpan, error) {
 	batch := e.cfg.Batch
 	var prefix []backend.Token
-	var spans []imageSpan
+	var spans []runner.ImageSpan
 	for i, toks := range texts {
 		prefix = append(prefix, toks...)
 		if i == len(images) {
@@ -251,8 +251,8 @@ func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Tok
 			if m.projector.NonCausal() && n > batch {
 				return nil, nil, &ImageError{Index: i, Reason: fmt.Sprintf("takes %d tokens, and this model reads an image in one batch of at most Config.Batch (%d)", n, batch)}
 			}
-			spans = append(spans, imageSpan{start: len(prefix), rows: c.Image, whole: m.projector.NonCausal()})
-			prefix = append(prefix, imageTokens(images[i], n)...)
+			spans = append(spans, runner.ImageSpan{Start: len(prefix), Rows: c.Image, Whole: m.projector.NonCausal()})
+			prefix = append(prefix, runner.ImageTokens(images[i], n)...)
 		}
 		if len(prefix) > m.info.ContextLength {
 			return nil, nil, &FieldError{Path: Field("Images"), Err: ErrContextLength,
@@ -404,7 +404,7 @@ func (r *modelRunner) branchGroup(s *slot, i, j int) error {
 		}
 		return err
 	}
-	base := s.w.posAt(len(s.w.prompt))
+	base := runner.PosAt(s.w.images, len(s.w.prompt))
 	// Branch k takes the branch sequence first[k-i], and its paths those
 	// after it.
 	first := make([]int, j-i)
