@@ -19,6 +19,7 @@ import (
 
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/console"
+	"github.com/inferkit/inferkit/internal/logtest"
 	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 )
@@ -65,22 +66,7 @@ func (s *usage) Usage(ctx context.Context, acct string, now time.Time) (ratelimi
 }
 
 // syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = logtest.Buffer
 
 // fixture is a console on a memory store, with one account that has an
 // owner, and the console's log.

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/internal/logtest"
 	"github.com/inferkit/inferkit/policy"
 )
 
@@ -198,22 +198,7 @@ const (
 )
 
 // logBuffer collects log output from concurrent handlers.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = logtest.Buffer
 
 // clock is a settable time source.
 type clock struct {

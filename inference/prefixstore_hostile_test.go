@@ -11,34 +11,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/inferkit/inferkit/internal/boundedtest"
+	"github.com/inferkit/inferkit/internal/logtest"
 	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // logBuffer collects an engine's log, safe for its goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type logBuffer = logtest.Buffer
 
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger {
+// warnLogger logs at Warn and above into l.
+func warnLogger(l *logBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
@@ -118,7 +104,7 @@ func TestPromptCacheDamagedStates(t *testing.T) {
 				damaged[path], _ = os.ReadFile(path)
 			}
 			var logs logBuffer
-			b := diskEngine(t, dir, Config{Logger: logs.logger()})
+			b := diskEngine(t, dir, Config{Logger: warnLogger(&logs)})
 			got := generate(t, b, diskSecond)
 			if got.Usage.CachedTokens != 0 || got.Text != want.Text {
 				t.Errorf("got %q with %d cached tokens, want %q with none", got.Text, got.Usage.CachedTokens, want.Text)
@@ -207,7 +193,7 @@ func TestPromptCacheNonRegularEntries(t *testing.T) {
 			dir := t.TempDir()
 			kv := savedEntries(t, dir)
 			var logs logBuffer
-			b := diskEngine(t, dir, Config{Logger: logs.logger()})
+			b := diskEngine(t, dir, Config{Logger: warnLogger(&logs)})
 			for _, path := range kv {
 				if err := os.Remove(path); err != nil {
 					t.Fatal(err)
