@@ -70,30 +70,32 @@ func (r *stateReader) fail(format string, args ...any) {
 	}
 }
 
-func (r *stateReader) u32(what string) uint32 {
+// take returns the next n bytes, or nil once the state is cut short.
+func (r *stateReader) take(what string, n int) []byte {
 	if r.err != nil {
-		return 0
+		return nil
 	}
-	if len(r.b)-r.off < 4 {
+	if len(r.b)-r.off < n {
 		r.fail("%s: cut short", what)
-		return 0
+		return nil
 	}
-	v := binary.LittleEndian.Uint32(r.b[r.off:])
-	r.off += 4
-	return v
+	b := r.b[r.off : r.off+n]
+	r.off += n
+	return b
+}
+
+func (r *stateReader) u32(what string) uint32 {
+	if b := r.take(what, 4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
 }
 
 func (r *stateReader) u64(what string) uint64 {
-	if r.err != nil {
-		return 0
+	if b := r.take(what, 8); b != nil {
+		return binary.LittleEndian.Uint64(b)
 	}
-	if len(r.b)-r.off < 8 {
-		r.fail("%s: cut short", what)
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(r.b[r.off:])
-	r.off += 8
-	return v
+	return 0
 }
 
 // skip passes n×size bytes of data.
