@@ -123,7 +123,10 @@ type Config struct {
 	// headers on every route (see ratelimit.go), at the Tier of each
 	// key's Identity. Nil means no limits and no rate-limit headers; the
 	// caller owns it. ratelimit.NewMemory is exact within one process,
-	// redislimit shares the limits of several replicas.
+	// redislimit shares the limits of several replicas. Under prepaid
+	// billing of Accounts it is required, and the Handler draws each
+	// request's cost from its account's balance through it (see
+	// account.Accounts.Limiter).
 	Limiter ratelimit.Limiter
 	// RemoteImages lets requests name images by http or https URL, which
 	// the Handler fetches within its bounds. Nil refuses image URLs with
@@ -229,6 +232,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Accounts != nil {
 		h.keys = accountKeys{cfg.Accounts}
+		if err := h.prepaid(cfg.Accounts); err != nil {
+			return nil, err
+		}
 	}
 	if h.limit == 0 {
 		h.limit = DefaultMaxBodyBytes

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferkit/inferkit/account"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -150,8 +152,13 @@ func TestAdminFlags(t *testing.T) {
 		adminKey string
 		accounts string
 		insecure bool
+		billing  account.Billing
 		err      string
 	}{
+		{name: "prepaid", args: []string{"-admin-key", admin, "-accounts", "a.db", "-billing", "prepaid"}, adminKey: admin, accounts: "a.db", billing: account.Prepaid},
+		{name: "postpaid", args: []string{"-accounts", "a.db", "-billing", "postpaid"}, accounts: "a.db", billing: account.Postpaid},
+		{name: "prepaid without admin", args: []string{"-accounts", "a.db", "-billing", "prepaid"}, err: "-billing prepaid needs -admin-key"},
+		{name: "unknown billing", args: []string{"-billing", "credit"}, err: `want postpaid or prepaid, not "credit"`},
 		{name: "bolt", args: []string{"-admin-key", admin, "-accounts", "/var/lib/inferkit/accounts.db"}, adminKey: admin, accounts: "/var/lib/inferkit/accounts.db"},
 		{name: "redis", args: []string{"-admin-key", admin, "-redis", "127.0.0.1:6379", "-insecure-cookies"}, adminKey: admin, insecure: true},
 		{name: "environment", args: []string{"-accounts", "a.db"}, env: map[string]string{"INFERKIT_ADMIN_KEY": " " + admin + "\n"}, adminKey: admin, accounts: "a.db"},
@@ -173,7 +180,7 @@ func TestAdminFlags(t *testing.T) {
 			} else if strings.Contains(err.Error(), "sk-admin") {
 				t.Errorf("%s: the error repeats the admin key: %v", tc.name, err)
 			}
-		case err != nil || o.adminKey != tc.adminKey || o.accounts != tc.accounts || o.insecureCookies != tc.insecure:
+		case err != nil || o.adminKey != tc.adminKey || o.accounts != tc.accounts || o.insecureCookies != tc.insecure || o.billing != tc.billing:
 			t.Errorf("%s: %+v %v", tc.name, o, err)
 		}
 	}

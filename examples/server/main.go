@@ -59,6 +59,17 @@
 //	                  least; INFERKIT_ADMIN_KEY may give it instead. It
 //	                  needs -accounts or -redis, so that what it makes
 //	                  lasts
+//	-billing MODE     how accounts pay: postpaid (the default: spend is
+//	                  counted per month under each tier's cap, to be
+//	                  billed afterwards) or prepaid (each request holds
+//	                  its maximum cost from its account's balance of
+//	                  purchased credits before it decodes, draws its real
+//	                  cost when it ends, and is refused with 429
+//	                  insufficient_quota when the balance cannot pay; an
+//	                  account has no tier, and is refused, until its
+//	                  purchases reach 5 USD, the spec's Default). The
+//	                  console and GET /v1/admin/usage show the balance.
+//	                  Prepaid needs -admin-key, to sell the credits
 //	-accounts PATH    keep accounts, keys, credits, plans and this month's
 //	                  spend in the bbolt file PATH, so that they survive
 //	                  a restart (default: in memory, unless -redis)
@@ -164,6 +175,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/inferkit/inferkit/cache"
+	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/console"
 	"github.com/inferkit/inferkit/httpapi"
@@ -193,6 +205,9 @@ type options struct {
 	adminKey string
 	// accounts is the accounts' bbolt file (-accounts).
 	accounts string
+	// billing is how accounts pay (-billing): account.Postpaid or
+	// account.Prepaid.
+	billing account.Billing
 	// secretFile keeps a copy of the operator secret of -redis on local
 	// disk (-secret-file, INFERKIT_SECRET_FILE).
 	secretFile string
@@ -334,6 +349,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	})
 	fs.StringVar(&o.tier, "tier", "", "pin the default account's tier to `NAME`: default, tier2, tier3 or unlimited (default: the tier its credits unlock)")
 	fs.StringVar(&o.adminKey, "admin-key", "", "turn on the admin API (/v1/admin, \"Authorization: Bearer KEY\") and the console (/api-keys) with this `KEY` of 16 characters or more (or INFERKIT_ADMIN_KEY); needs -accounts or -redis")
+	fs.Func("billing", "how accounts pay: `MODE` postpaid (spend counted under each tier's monthly cap; the default) or prepaid (each request draws its cost from the account's purchased credits, and is refused at zero); prepaid needs -admin-key, whose purchases top balances up", func(s string) error {
+		switch b := account.Billing(s); b {
+		case account.Postpaid, account.Prepaid:
+			o.billing = b
+			return nil
+		}
+		return fmt.Errorf("want postpaid or prepaid, not %q", s)
+	})
 	fs.StringVar(&o.accounts, "accounts", "", "keep accounts, keys, credits, plans and spend in the bbolt file `PATH` (default in memory, unless -redis)")
 	fs.BoolVar(&o.insecureCookies, "insecure-cookies", false, "let the console's cookies travel over plain HTTP (for http:// on a host other than localhost)")
 	fs.StringVar(&o.secretFile, "secret-file", "", "with -redis, keep a copy of the operator secret (which API keys are stored under) in the file `PATH`, so that a Redis that lost its data gets it back (or INFERKIT_SECRET_FILE)")
@@ -413,6 +436,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, errors.New("inferkit-server: -accounts and -redis: accounts live in one place, the bbolt file or Redis; give one")
 	case o.adminKey != "" && o.accounts == "" && o.redis == "":
 		return o, errors.New("inferkit-server: -admin-key needs -accounts PATH (a bbolt file) or -redis ADDR: the accounts, keys and credits it makes would be lost at exit")
+	case o.billing == account.Prepaid && o.adminKey == "":
+		return o, errors.New("inferkit-server: -billing prepaid needs -admin-key: credits are bought through the admin API (POST /v1/admin/accounts/{id}/credits), and without any every request is refused")
 	case o.secretFile != "" && o.redis == "":
 		return o, errors.New("inferkit-server: -secret-file needs -redis ADDR: it keeps a copy of the operator secret that Redis keeps (a bbolt file of -accounts keeps its own)")
 	case o.store != "" && o.accounts == "" && o.redis == "":
