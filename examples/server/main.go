@@ -174,8 +174,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/account"
+	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/console"
 	"github.com/inferkit/inferkit/httpapi"
