@@ -55,6 +55,12 @@
 // style, before the headers as a status and a JSON body, after them as
 // the stream's own error event. A client that goes away cancels its generation.
 //
+// The catalog's model objects carry each entry's datacenters
+// (catalog.Model.Datacenters, ISO 3166-1 alpha-2 codes) and created: the
+// entry's Created, or else the modification time of its GGUF file, read
+// when New runs (not the GGUF's metadata, whose general.* keys hold no
+// standard date); 0 when neither is known.
+//
 // Operators get GET /healthz, GET /readyz and, when [Config.Metrics]
 // names a Prometheus registry, GET /metrics, which take no key and no
 // rate limit ([Handler.RegisterOperations]): requests by route, status

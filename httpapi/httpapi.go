@@ -262,6 +262,7 @@ func New(cfg Config) (*Handler, error) {
 	if err := catalog.Validate(h.models); err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err)
 	}
+	fileTimes(h.models)
 	if err := h.checkPrices(); err != nil {
 		return nil, err
 	}

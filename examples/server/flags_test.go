@@ -204,3 +204,37 @@ func TestLoadProgressLogsQuarters(t *testing.T) {
 		t.Errorf("percents logged: %s, want one line a quarter: 30,60,80,100", got)
 	}
 }
+
+// -datacenter lists a model's countries, in upper case; a code that is
+// no ISO 3166-1 alpha-2 code, or an id no model has, is an error naming
+// it.
+func TestDatacenterFlag(t *testing.T) {
+	none := func(string) string { return "" }
+	o, err := parseFlags([]string{"-model", "core-2-5-mini=a.gguf", "-model", "mine=a.gguf", "-datacenter", "mine=US, de"}, none, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.models[1].Datacenters; strings.Join(got, ",") != "US,DE" || o.models[0].Datacenters != nil {
+		t.Errorf("datacenters %q and %q", o.models[0].Datacenters, got)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-model", "mine=a.gguf", "-datacenter", "mine=US,EU"}, `datacenter "EU" is not an ISO 3166-1 alpha-2`},
+		{[]string{"-model", "mine=a.gguf", "-datacenter", "mine=USA"}, `datacenter "USA"`},
+		{[]string{"-model", "mine=a.gguf", "-datacenter", "theirs=US"}, "-datacenter theirs: no model has that id"},
+		{[]string{"-datacenter", "mine"}, "want ID=CC"},
+	} {
+		if _, err := parseFlags(tc.args, none, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	models, err := demoModels()
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := setDatacenters(models, map[string][]string{"core-2-5-mini": {"FR"}}); err != nil {
+		t.Errorf("the demo models: %v", err)
+	}
+}

@@ -32,6 +32,12 @@
 //	                  ("mmproj") PATH, in generation and decision
 //	                  requests (repeatable). A model without one reads
 //	                  text only, and its listing says so.
+//	-datacenter ID=CC[,CC...]
+//	                  list model ID in the catalog's datacenters as
+//	                  running in these countries, ISO 3166-1 alpha-2 codes
+//	                  such as US,DE (repeatable; an unassigned code is an
+//	                  error at start-up). A model's created is the
+//	                  modification time of its GGUF file
 //	-calibration ID=T
 //	                  answer decision model ID at calibration temperature
 //	                  T, as examples/calibrate fits it (repeatable)
@@ -205,6 +211,8 @@ type options struct {
 	adminKey string
 	// accounts is the accounts' bbolt file (-accounts).
 	accounts string
+	// datacenters are the country codes of -datacenter, by model id.
+	datacenters map[string][]string
 	// billing is how accounts pay (-billing): account.Postpaid or
 	// account.Prepaid.
 	billing account.Billing
@@ -273,7 +281,7 @@ func main() {
 
 // parseFlags reads the command line and the INFERKIT_API_KEYS variable.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
-	o := options{}
+	o := options{datacenters: map[string][]string{}}
 	fs := flag.NewFlagSet("inferkit-server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address, host:port")
@@ -328,6 +336,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 			return fmt.Errorf("want ID=PATH, got %q", s)
 		}
 		projectors[id] = path
+		return nil
+	})
+	fs.Func("datacenter", "list the model `ID=CC[,CC...]` as running in these countries (ISO 3166-1 alpha-2 codes, such as US,DE) in the catalog's datacenters (repeatable)", func(s string) error {
+		id, list, ok := strings.Cut(s, "=")
+		if !ok || id == "" || list == "" {
+			return fmt.Errorf("want ID=CC[,CC...], got %q", s)
+		}
+		for c := range strings.SplitSeq(list, ",") {
+			o.datacenters[id] = append(o.datacenters[id], strings.ToUpper(strings.TrimSpace(c)))
+		}
 		return nil
 	})
 	calibrations := map[string]float64{}
@@ -403,6 +421,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 			return o, fmt.Errorf("inferkit-server: -calibration %s: no -decision-model has that id", id)
 		}
 		o.models[i].Calibration = t
+	}
+	if len(o.models) > 0 {
+		if err := setDatacenters(o.models, o.datacenters); err != nil {
+			return o, err
+		}
 	}
 	for id, n := range minDims {
 		i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.ID == id && m.Kind == catalog.KindEmbedding })
@@ -509,6 +532,23 @@ func attachProjectors(models []catalog.Model, projectors map[string]string) erro
 	return nil
 }
 
+// setDatacenters gives the models the countries of -datacenter, and
+// checks them (catalog.Validate): an id no model has, or a code that is
+// no ISO 3166-1 alpha-2 code, is an error that names it.
+func setDatacenters(models []catalog.Model, dcs map[string][]string) error {
+	for id, codes := range dcs {
+		i := slices.IndexFunc(models, func(m catalog.Model) bool { return m.ID == id })
+		if i < 0 {
+			return fmt.Errorf("inferkit-server: -datacenter %s: no model has that id", id)
+		}
+		models[i].Datacenters = codes
+		if err := catalog.Validate(models[i : i+1]); err != nil {
+			return fmt.Errorf("inferkit-server: -datacenter: %w", err)
+		}
+	}
+	return nil
+}
+
 // serve runs the server on ln until ctx ends, then shuts it down: the
 // HTTP server first, so that requests finish, then the engine.
 func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, logger *slog.Logger) error {
@@ -520,6 +560,9 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		}
 		logger.Warn("inferkit-server: no -model given; serving demo models with RANDOM weights, whose output is gibberish",
 			"dir", filepath.Dir(models[0].Path), "ids", strings.Join(append(append(slices.Clone(specIDs), demoDecisionIDs...), demoEmbeddingID), ","))
+		if err := setDatacenters(models, o.datacenters); err != nil {
+			return err
+		}
 		o.models = models
 	}
 	if len(o.keys) == 0 && o.adminKey == "" {
