@@ -151,3 +151,20 @@ func TestValidate(t *testing.T) {
 		t.Errorf("Lookup = %+v, %v", m, found)
 	}
 }
+
+// A reranker's object says its type, and promises no output tokens and
+// no sampling parameters.
+func TestRerankObject(t *testing.T) {
+	b, err := json.Marshal(Model{ID: "rr", Path: "r.gguf", Kind: KindRerank}.Object(512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"type":"rerank"`, `"max_output_length":0`, `"supported_sampling_parameters":[]`, `"output_modalities":["relevance_scores"]`, `"context_length":512`} {
+		if !strings.Contains(string(b), field) {
+			t.Errorf("object lacks %s: %s", field, b)
+		}
+	}
+	if err := Validate([]Model{{ID: "rr", Path: "r.gguf", Kind: KindRerank}}); err != nil {
+		t.Error(err)
+	}
+}

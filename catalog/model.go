@@ -19,6 +19,10 @@ const (
 	// KindEmbedding turns texts into vectors (/v1/embeddings): a GGUF
 	// whose pooling type is mean, cls or last.
 	KindEmbedding Kind = "embedding"
+	// KindRerank scores documents against a query (/v1/rerank): a
+	// reranker GGUF (rank pooling), such as a BERT-family
+	// cross-encoder. Chat and decision entries rerank too.
+	KindRerank Kind = "rerank"
 )
 
 // Model is one entry of the catalog: an id and its aliases naming a GGUF
@@ -38,7 +42,7 @@ type Model struct {
 	// share one projector too, so they must name the same one or none.
 	Projector string
 
-	// Kind is chat (the zero value), decision or embedding.
+	// Kind is chat (the zero value), decision, embedding or rerank.
 	Kind Kind
 	// MinDimensions is, for an embedding model trained to be truncated
 	// (Matryoshka representation learning, such as Qwen3-Embedding or
@@ -137,7 +141,7 @@ func Validate(models []Model) error {
 		if m.Calibration < 0 {
 			return fmt.Errorf("catalog: model %q has calibration %v; it must be positive, or 0 for 1", m.ID, m.Calibration)
 		}
-		if m.Kind != "" && m.Kind != KindChat && m.Kind != KindDecision && m.Kind != KindEmbedding {
+		if m.Kind != "" && m.Kind != KindChat && m.Kind != KindDecision && m.Kind != KindEmbedding && m.Kind != KindRerank {
 			return fmt.Errorf("catalog: model %q has unknown kind %q", m.ID, m.Kind)
 		}
 		if m.MinDimensions < 0 || (m.MinDimensions > 0 && m.Kind != KindEmbedding) {

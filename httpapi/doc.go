@@ -24,6 +24,7 @@
 //	GET    /v1/responses/{id}           a stored response
 //	DELETE /v1/responses/{id}           deletes a stored response
 //	POST   /v1/embeddings               embeddings, in OpenAI's shape
+//	POST   /v1/rerank                   documents ranked against a query (Cohere's shape)
 //	GET    /v1/models                   the catalog
 //	GET    /v1/models/{model_id}        one catalog entry
 //	POST   /v1/system                   decisions

@@ -253,8 +253,11 @@ func New(cfg Config) (*Handler, error) {
 	if h.models == nil {
 		for _, info := range infos {
 			m := catalog.Model{ID: info.ID, Aliases: info.Aliases, Path: info.Path}
-			if info.Embedding {
+			switch {
+			case info.Embedding:
 				m.Kind = catalog.KindEmbedding
+			case info.Encoder:
+				m.Kind = catalog.KindRerank
 			}
 			h.models = append(h.models, m)
 		}
@@ -274,6 +277,9 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	if err := h.checkEmbeddingModels(infos); err != nil {
+		return nil, err
+	}
+	if err := h.checkRerankModels(infos); err != nil {
 		return nil, err
 	}
 	if h.store == nil {
@@ -320,6 +326,7 @@ func (h *Handler) generationRoutes() []route {
 		{"GET /v1/responses/{id}", formats.StyleResponses, h.getResponse, meterRequest},
 		{"DELETE /v1/responses/{id}", formats.StyleResponses, h.deleteResponse, meterRequest},
 		{"POST /v1/embeddings", formats.StyleChat, h.embeddings, meterTokens},
+		{"POST /v1/rerank", formats.StyleChat, h.rerank, meterTokens},
 	}
 }
 

@@ -29,6 +29,8 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 			objects = append(objects, chatObject(m, info))
 		case m.Kind == catalog.KindEmbedding:
 			objects = append(objects, embeddingObject(m, info))
+		case m.Kind == catalog.KindRerank:
+			objects = append(objects, m.Object(info.ContextLength))
 		case m.Kind == catalog.KindDecision:
 			decisions = append(decisions, formats.SystemOneModel{Name: m.ID, Description: m.Description, ReleaseDate: h.releaseDate(m)})
 		}
@@ -71,6 +73,12 @@ func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
 	if m, info, ok := h.embeddingModel(id); ok {
 		h.writeJSON(w, r, embeddingObject(m, info))
 		return
+	}
+	if m, ok := catalog.Lookup(h.models, id); ok && m.Kind == catalog.KindRerank {
+		if info, ok := served(h.engine.Models(), m.ID); ok {
+			h.writeJSON(w, r, m.Object(info.ContextLength))
+			return
+		}
 	}
 	m, info, ok := h.chatModel(id)
 	if !ok {

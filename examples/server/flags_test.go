@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/account"
+	"github.com/inferkit/inferkit/catalog"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -217,10 +218,15 @@ func TestDatacenterFlag(t *testing.T) {
 	if got := o.models[1].Datacenters; strings.Join(got, ",") != "US,DE" || o.models[0].Datacenters != nil {
 		t.Errorf("datacenters %q and %q", o.models[0].Datacenters, got)
 	}
+	o, err = parseFlags([]string{"-rerank-model", "rr=r.gguf"}, none, io.Discard)
+	if err != nil || len(o.models) != 1 || o.models[0].Kind != catalog.KindRerank || o.models[0].Path != "r.gguf" {
+		t.Errorf("-rerank-model: %+v %v", o.models, err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"-rerank-model", "rr"}, "want ID=PATH"},
 		{[]string{"-model", "mine=a.gguf", "-datacenter", "mine=US,EU"}, `datacenter "EU" is not an ISO 3166-1 alpha-2`},
 		{[]string{"-model", "mine=a.gguf", "-datacenter", "mine=USA"}, `datacenter "USA"`},
 		{[]string{"-model", "mine=a.gguf", "-datacenter", "theirs=US"}, "-datacenter theirs: no model has that id"},

@@ -18,6 +18,11 @@
 //	                  /v1/embeddings (repeatable): a GGUF whose pooling
 //	                  type is mean, cls or last, such as a BERT or
 //	                  nomic-bert embedding model or Qwen3-Embedding
+//	-rerank-model ID=PATH
+//	                  serve the reranker GGUF file PATH (rank pooling,
+//	                  such as a BERT-family cross-encoder) as model ID
+//	                  on /v1/rerank (repeatable). Chat and decision
+//	                  models rank documents on /v1/rerank too
 //	-min-dimensions ID=N
 //	                  let embedding model ID, trained for truncation
 //	                  (Matryoshka, such as Qwen3-Embedding), answer
@@ -317,6 +322,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 			return fmt.Errorf("want ID=PATH, got %q", s)
 		}
 		o.models = append(o.models, catalog.Model{ID: id, Path: path, Kind: catalog.KindEmbedding})
+		return nil
+	})
+	fs.Func("rerank-model", "serve the reranker GGUF file PATH (rank pooling, such as a BERT-family cross-encoder) as model `ID=PATH` on /v1/rerank (repeatable)", func(s string) error {
+		id, path, ok := strings.Cut(s, "=")
+		if !ok || id == "" || path == "" {
+			return fmt.Errorf("want ID=PATH, got %q", s)
+		}
+		o.models = append(o.models, catalog.Model{ID: id, Path: path, Kind: catalog.KindRerank})
 		return nil
 	})
 	minDims := map[string]int{}
