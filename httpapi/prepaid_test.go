@@ -1,19 +1,15 @@
 package httpapi_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/inferkit/inferkit/account"
-	"github.com/inferkit/inferkit/account/redisaccount"
 	"github.com/inferkit/inferkit/httpapi"
-	adminapi "github.com/inferkit/inferkit/httpapi/admin"
 	"github.com/inferkit/inferkit/internal/redistest"
 	"github.com/inferkit/inferkit/ratelimit"
-	"github.com/inferkit/inferkit/ratelimit/redislimit"
 )
 
 // prepaidLadder has one tier, unlocked by 5 USD, whose rates do not bind
@@ -25,36 +21,16 @@ var prepaidLadder = ratelimit.Ladder{Tiers: []ratelimit.Tier{{Name: "starter", R
 // where core-2-5-mini costs 0.2 USD per request and nothing per token.
 func prepaidReplica(t *testing.T, sock string) *accountsEnv {
 	t.Helper()
-	store, err := redisaccount.New(redisaccount.Config{Client: redistest.Client(t, sock)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := redislimit.New(redislimit.Config{Client: redistest.Client(t, sock)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ae := &accountsEnv{}
-	ae.env = newEnv(t, func(cfg *httpapi.Config, _ *fakeEngine) {
-		a, err := account.New(context.Background(), account.Config{Store: store, Now: cfg.Now, PasswordIterations: 1_000,
-			Billing: account.Prepaid, Tiers: prepaidLadder})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ae.accounts = a
-		ae.admin, err = adminapi.New(adminapi.Config{Key: adminKey, Accounts: a, Usage: l, Logger: cfg.Logger, Now: cfg.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
+	store, l := redisBackends(t, sock)
+	return accountsEnvWith(t, store, l, func(ac *account.Config, cfg *httpapi.Config) {
+		ac.Billing, ac.Tiers = account.Prepaid, prepaidLadder
 		for i := range cfg.Models {
 			if cfg.Models[i].ID == "core-2-5-mini" {
 				p := &cfg.Models[i].Pricing
 				p.Prompt, p.Completion, p.InputCacheReads, p.InputCacheWrites, p.Request = "0", "0", "0", "0", "0.2"
 			}
 		}
-		cfg.Keys, cfg.Accounts, cfg.RefuseKey, cfg.Limiter = nil, a, ae.admin.IsKey, l
 	})
-	ae.h = ae.admin.Mount(ae.env.h)
-	return ae
 }
 
 // TestPrepaidReplicas: two replicas, each with its own Accounts and

@@ -261,8 +261,20 @@ func rerankDecisionError(err error) error {
 // engine cannot serve: not a reranker, or an engine that does not rank.
 func (h *Handler) checkRerankModels(infos []inference.ModelInfo) error {
 	_, can := h.engine.(Reranker)
+	return h.checkKind(infos, catalog.KindRerank, can, "httpapi.Reranker", func(m catalog.Model, info inference.ModelInfo) error {
+		if !info.Encoder {
+			return fmt.Errorf("httpapi: catalog model %q is a rerank entry, and the engine's model is not a reranker (its GGUF asks for no rank pooling)", m.ID)
+		}
+		return nil
+	})
+}
+
+// checkKind reports an entry of kind in the catalog that the engine does
+// not serve, or serves with an engine that lacks the interface iface
+// (can false), or whose model check refuses.
+func (h *Handler) checkKind(infos []inference.ModelInfo, kind catalog.Kind, can bool, iface string, check func(catalog.Model, inference.ModelInfo) error) error {
 	for _, m := range h.models {
-		if m.Kind != catalog.KindRerank {
+		if m.Kind != kind {
 			continue
 		}
 		info, ok := served(infos, m.ID)
@@ -270,9 +282,10 @@ func (h *Handler) checkRerankModels(infos []inference.ModelInfo) error {
 		case !ok:
 			return fmt.Errorf("httpapi: catalog model %q is not served by the engine", m.ID)
 		case !can:
-			return errors.New("httpapi: the catalog has rerank models, and the engine does not implement httpapi.Reranker")
-		case !info.Encoder:
-			return fmt.Errorf("httpapi: catalog model %q is a rerank entry, and the engine's model is not a reranker (its GGUF asks for no rank pooling)", m.ID)
+			return fmt.Errorf("httpapi: the catalog has %s models, and the engine does not implement %s", kind, iface)
+		}
+		if err := check(m, info); err != nil {
+			return err
 		}
 	}
 	return nil

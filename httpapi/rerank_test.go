@@ -39,11 +39,11 @@ type rerankResponse struct {
 	} `json:"usage"`
 }
 
-// post sends body to url with the test key and returns the status and
-// the body read.
-func post(t *testing.T, url, body string) (int, []byte) {
+// send sends a request to url with the test key and returns the status
+// and the body read.
+func send(t *testing.T, method, url, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRerank(t *testing.T) {
 	}
 
 	docs, _ := json.Marshal([]any{rerankDocs[0], map[string]string{"text": rerankDocs[1]}, rerankDocs[2], rerankDocs[3]})
-	code, body := post(t, url+"/v1/rerank", `{"model":"rr","query":"What is the weather like?","top_n":3,"documents":`+string(docs)+`}`)
+	code, body := send(t, "POST", url+"/v1/rerank", `{"model":"rr","query":"What is the weather like?","top_n":3,"documents":`+string(docs)+`}`)
 	var res rerankResponse
 	if err := json.Unmarshal(body, &res); code != http.StatusOK || err != nil {
 		t.Fatalf("rr: %d %s", code, body)
@@ -135,7 +135,7 @@ func TestRerank(t *testing.T) {
 		t.Errorf("first result: document %d, the engine's best is %d", res.Results[0].Index, best)
 	}
 
-	code, body = post(t, url+"/v1/rerank", `{"model":"core-2-5-mini","query":"What is the weather like?","return_documents":false,"documents":["The sky is blue today.","Stock prices fell."]}`)
+	code, body = send(t, "POST", url+"/v1/rerank", `{"model":"core-2-5-mini","query":"What is the weather like?","return_documents":false,"documents":["The sky is blue today.","Stock prices fell."]}`)
 	res = rerankResponse{}
 	if err := json.Unmarshal(body, &res); code != http.StatusOK || err != nil || len(res.Results) != 2 || res.Usage.PromptTokens == 0 {
 		t.Fatalf("chat model: %d %s", code, body)
@@ -151,7 +151,7 @@ func TestRerank(t *testing.T) {
 	}
 
 	// A decision entry on the reranker ranks as the reranker does.
-	code, body = post(t, url+"/v1/rerank", `{"model":"judge","query":"What is the weather like?","documents":`+string(docs)+`}`)
+	code, body = send(t, "POST", url+"/v1/rerank", `{"model":"judge","query":"What is the weather like?","documents":`+string(docs)+`}`)
 	var judged rerankResponse
 	if err := json.Unmarshal(body, &judged); code != http.StatusOK || err != nil || len(judged.Results) != 4 ||
 		judged.Results[0].Index != best || judged.Usage.PromptTokens != rrTokens {
@@ -159,7 +159,7 @@ func TestRerank(t *testing.T) {
 	}
 
 	// Listed with its type.
-	code, body = get(t, url+"/v1/models/rr")
+	code, body = send(t, "GET", url+"/v1/models/rr", "")
 	if code != http.StatusOK || !strings.Contains(string(body), `"type":"rerank"`) {
 		t.Errorf("GET /v1/models/rr: %d %s", code, body)
 	}
@@ -172,7 +172,7 @@ func TestRerank(t *testing.T) {
 		{`{"model":"core-embed","query":"q","documents":["a"]}`, "model"},
 		{`{"model":"rr","query":"q","documents":["a","` + strings.Repeat("word ", 600) + `"]}`, "documents[1]"},
 	} {
-		code, body := post(t, url+"/v1/rerank", tc.body)
+		code, body := send(t, "POST", url+"/v1/rerank", tc.body)
 		var e struct{ Error struct{ Param string } }
 		if err := json.Unmarshal(body, &e); code != http.StatusBadRequest || err != nil || e.Error.Param != tc.param {
 			t.Errorf("%.60s: %d %s, want a 400 naming %s", tc.body, code, body, tc.param)
@@ -190,25 +190,8 @@ func TestRerank(t *testing.T) {
 	if u.Requests != 3 || u.InputTokens != int64(2*rrTokens+chatTokens) || u.OutputTokens != 0 || u.Spent != spent || u.Held != 0 {
 		t.Errorf("usage %+v, want 3 requests, %d input tokens, %s USD", u, 2*rrTokens+chatTokens, spent)
 	}
-	code, _ = post(t, url+"/v1/rerank", `{"model":"rr","query":"q","documents":["a"]}`)
+	code, _ = send(t, "POST", url+"/v1/rerank", `{"model":"rr","query":"q","documents":["a"]}`)
 	if code != http.StatusTooManyRequests {
 		t.Errorf("past the tier's 9 requests a minute: %d, want 429", code)
 	}
-}
-
-// get sends a GET with the test key.
-func get(t *testing.T, url string) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b
 }

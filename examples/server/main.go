@@ -316,22 +316,19 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		o.models = append(o.models, m)
 		return nil
 	})
-	fs.Func("embedding-model", "serve the GGUF file PATH as embedding model `ID=PATH` on /v1/embeddings (repeatable)", func(s string) error {
-		id, path, ok := strings.Cut(s, "=")
-		if !ok || id == "" || path == "" {
-			return fmt.Errorf("want ID=PATH, got %q", s)
+	// kindModel reads an ID=PATH flag of a model of kind.
+	kindModel := func(kind catalog.Kind) func(string) error {
+		return func(s string) error {
+			id, path, ok := strings.Cut(s, "=")
+			if !ok || id == "" || path == "" {
+				return fmt.Errorf("want ID=PATH, got %q", s)
+			}
+			o.models = append(o.models, catalog.Model{ID: id, Path: path, Kind: kind})
+			return nil
 		}
-		o.models = append(o.models, catalog.Model{ID: id, Path: path, Kind: catalog.KindEmbedding})
-		return nil
-	})
-	fs.Func("rerank-model", "serve the reranker GGUF file PATH (rank pooling, such as a BERT-family cross-encoder) as model `ID=PATH` on /v1/rerank (repeatable)", func(s string) error {
-		id, path, ok := strings.Cut(s, "=")
-		if !ok || id == "" || path == "" {
-			return fmt.Errorf("want ID=PATH, got %q", s)
-		}
-		o.models = append(o.models, catalog.Model{ID: id, Path: path, Kind: catalog.KindRerank})
-		return nil
-	})
+	}
+	fs.Func("embedding-model", "serve the GGUF file PATH as embedding model `ID=PATH` on /v1/embeddings (repeatable)", kindModel(catalog.KindEmbedding))
+	fs.Func("rerank-model", "serve the reranker GGUF file PATH (rank pooling, such as a BERT-family cross-encoder) as model `ID=PATH` on /v1/rerank (repeatable)", kindModel(catalog.KindRerank))
 	minDims := map[string]int{}
 	fs.Func("min-dimensions", "let embedding model ID, trained for truncation, answer from N dimensions up (`ID=N`; repeatable)", func(s string) error {
 		id, v, ok := strings.Cut(s, "=")
