@@ -20,13 +20,15 @@ import (
 	"time"
 )
 
-// Hub is a fake hub and its storage host, each an httptest.Server, closed
-// when the test ends. Its methods are safe for concurrent use.
+// Hub is a fake hub and its storage host, each an httptest.Server. Its
+// methods are safe for concurrent use.
 type Hub struct {
 	// URL is the hub's base URL, for references written as URLs.
 	URL string
 	// StorageURL is the storage host's base URL.
 	StorageURL string
+
+	close func()
 
 	mu     sync.Mutex
 	repos  map[string]*repo
@@ -58,11 +60,17 @@ type Fault struct {
 	Delay time.Duration
 }
 
-// New starts a fake hub with no repositories.
+// New starts a fake hub with no repositories, closed when tb's test ends.
 func New(tb testing.TB) *Hub {
+	h := Start()
+	tb.Cleanup(h.Close)
+	return h
+}
+
+// Start starts a fake hub with no repositories; the caller must Close it.
+func Start() *Hub {
 	h := &Hub{repos: map[string]*repo{}, blobs: map[string][]byte{}, faults: map[string]*Fault{}, gets: map[string][]string{}}
 	storage := httptest.NewServer(http.HandlerFunc(h.storage))
-	tb.Cleanup(storage.Close)
 	api, files := http.NewServeMux(), http.NewServeMux()
 	api.HandleFunc("GET /api/models/{org}/{repo}/revision/{rev}", h.revision)
 	files.HandleFunc("GET /{org}/{repo}/resolve/{rev}/{file...}", h.resolve)
@@ -74,10 +82,16 @@ func New(tb testing.TB) *Hub {
 		}
 		files.ServeHTTP(w, r)
 	}))
-	tb.Cleanup(hub.Close)
 	h.URL, h.StorageURL = hub.URL, storage.URL
+	h.close = func() {
+		hub.Close()
+		storage.Close()
+	}
 	return h
 }
+
+// Close stops the hub and its storage host.
+func (h *Hub) Close() { h.close() }
 
 // Add makes the repository ORG/REPO with the files, at a commit derived
 // from their contents, and returns the commit. Files whose names end in
