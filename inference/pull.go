@@ -45,6 +45,10 @@ type PulledModel struct {
 	Projector string
 	// Commit is the repository commit the files come from.
 	Commit string
+	// Offline is set where the hub could not be reached and the model
+	// is the one an earlier Pull of the reference left in the cache
+	// directory; the revision may have moved on the hub since.
+	Offline bool
 }
 
 // Pull downloads the GGUF model that ref names from the Hugging Face hub
@@ -66,8 +70,9 @@ type PulledModel struct {
 // once its SHA-256 matches the one the hub publishes: ErrChecksum
 // otherwise. Several processes may pull into one dir at once; each file is
 // downloaded once. progress, if not nil, is called from Pull's goroutine
-// a few times a second. Without a network Pull fails fast with
-// ErrHubOffline. Cancelling ctx stops it, keeping what was downloaded for
+// a few times a second. Without a network, Pull returns the model an
+// earlier Pull of the same reference left in dir, with Offline set, or
+// fails fast with ErrHubOffline. Cancelling ctx stops it, keeping what was downloaded for
 // the next Pull. Files live under dir/ORG/REPO/COMMIT/.
 func Pull(ctx context.Context, ref, dir string, progress func(PullProgress)) (PulledModel, error) {
 	r, err := hub.ParseRef(ref)
@@ -87,5 +92,5 @@ func Pull(ctx context.Context, ref, dir string, progress func(PullProgress)) (Pu
 	if err != nil {
 		return PulledModel{}, fmt.Errorf("inference: pull %s: %w", ref, err)
 	}
-	return PulledModel{Path: p.Model, Parts: p.Parts, Projector: p.Projector, Commit: p.Commit}, nil
+	return PulledModel{Path: p.Model, Parts: p.Parts, Projector: p.Projector, Commit: p.Commit, Offline: p.Offline}, nil
 }

@@ -76,8 +76,13 @@ func pull(ctx context.Context, o options, ref string, logger *slog.Logger) (infe
 	if err != nil {
 		return p, err
 	}
-	logger.Info("inferkit-server: pulled", "ref", ref, "path", p.Path, "parts", len(p.Parts), "projector", p.Projector,
-		"commit", p.Commit, "took", time.Since(start).Round(time.Millisecond))
+	if p.Offline {
+		logger.Warn("inferkit-server: the hub cannot be reached; serving the model pulled before, whose revision may have moved since",
+			"ref", ref, "path", p.Path, "commit", p.Commit)
+	} else {
+		logger.Info("inferkit-server: pulled", "ref", ref, "path", p.Path, "parts", len(p.Parts), "projector", p.Projector,
+			"commit", p.Commit, "took", time.Since(start).Round(time.Millisecond))
+	}
 	return p, nil
 }
 

@@ -97,8 +97,9 @@ func TestServePullsModel(t *testing.T) {
 }
 
 // TestServeDefaultModel is make run's choice: the -default-model when the
-// hub can be reached, under the chat ids; the random demo models, saying
-// why, when it cannot.
+// hub can be reached, under the chat ids; the same model from the cache
+// when the hub has gone since; the random demo models, saying why, when it
+// cannot be reached and the model was never pulled.
 func TestServeDefaultModel(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the demo models' directory
 	h := tinyHub(t)
@@ -108,14 +109,20 @@ func TestServeDefaultModel(t *testing.T) {
 	}
 	offline := "http://" + ln.Addr().String()
 	ln.Close() // connection refused there
+	dir := t.TempDir()
 	for _, tc := range []struct {
-		ref, want string
+		name, ref, want string
+		before          func()
 	}{
-		{h.URL + "/org/tiny-GGUF:Q8_0", "serving " + h.URL + "/org/tiny-GGUF:Q8_0 under the chat ids"},
-		{offline + "/org/tiny-GGUF:Q8_0", "no -model given and the hub cannot be reached; serving demo models with RANDOM weights"},
+		{"reachable", h.URL + "/org/tiny-GGUF:Q8_0", "serving " + h.URL + "/org/tiny-GGUF:Q8_0 under the chat ids", nil},
+		{"cached", h.URL + "/org/tiny-GGUF:Q8_0", "the hub cannot be reached; serving the model pulled before", h.Close},
+		{"unreachable", offline + "/org/never-pulled-GGUF:Q8_0", "no -model given and the hub cannot be reached; serving demo models with RANDOM weights", nil},
 	} {
-		t.Run(tc.ref, func(t *testing.T) {
-			o := options{threads: 1, parallel: 1, ctx: 256, keys: []string{"sk-pull-test-key"}, defaultModel: tc.ref, pullDir: t.TempDir()}
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.before != nil {
+				tc.before()
+			}
+			o := options{threads: 1, parallel: 1, ctx: 256, keys: []string{"sk-pull-test-key"}, defaultModel: tc.ref, pullDir: dir}
 			chat, logs := servePulling(t, o)
 			if status, body := chat("core-3-flash"); status != 200 {
 				t.Fatalf("chat: %d %s\n%s", status, body, logs.String())

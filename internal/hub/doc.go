@@ -17,5 +17,7 @@
 // each file is downloaded by one of them at a time, under a file lock, and
 // appears atomically. Its layout is DIR/ORG/REPO/COMMIT/FILE, so that the
 // parts of a split model lie side by side under their own names, as
-// llama.cpp expects.
+// llama.cpp expects. DIR/ORG/REPO/refs/REV.json keeps what the revision
+// named at the last Pull, so that a Pull without a network finds the
+// model it pulled before.
 package hub

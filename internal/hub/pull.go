@@ -56,6 +56,10 @@ type Pulled struct {
 	Projector string
 	// Commit is the commit that the reference's revision named.
 	Commit string
+	// Offline is set where the hub could not be reached and the files
+	// are those that the revision named at the last Pull into the
+	// directory, found there: the revision may have moved since.
+	Offline bool
 }
 
 // Config says how Pull reaches the hub. Its zero value pulls from the
@@ -89,7 +93,9 @@ const maxInfoBytes = 32 << 20
 
 // Pull downloads the model that ref names into dir, unless it is there
 // already, and returns its files. See the package doc for what it fetches
-// and how. Several Pulls, in this process or others, may share dir; a
+// and how. Where the hub cannot be reached, a model that an earlier Pull
+// of the same reference's repository and revision left in dir is
+// returned, with Offline set; else the error is ErrOffline. Several Pulls, in this process or others, may share dir; a
 // Pull that finds another downloading a file waits for it. Cancelling ctx
 // stops the download and leaves its partial file for the next Pull.
 func Pull(ctx context.Context, cfg Config, ref Ref, dir string) (Pulled, error) {
@@ -114,9 +120,16 @@ func Pull(ctx context.Context, cfg Config, ref Ref, dir string) (Pulled, error) 
 	c.CheckRedirect = p.checkRedirect
 	p.client = &c
 
-	in, err := p.info(ctx)
-	if err != nil {
-		return Pulled{}, err
+	in, infoErr := p.info(ctx)
+	offline := errors.Is(infoErr, ErrOffline)
+	if offline {
+		// What the revision named when last pulled, if it was.
+		var ok bool
+		if in, ok = readManifest(dir, ref); !ok {
+			return Pulled{}, infoErr
+		}
+	} else if infoErr != nil {
+		return Pulled{}, infoErr
 	}
 	files, err := filesOf(ref, in)
 	if err != nil {
@@ -137,10 +150,15 @@ func Pull(ctx context.Context, cfg Config, ref Ref, dir string) (Pulled, error) 
 		p.total += f.size
 	}
 	base := filepath.Join(dir, filepath.FromSlash(ref.Repo), in.SHA)
-	out := Pulled{Commit: in.SHA}
+	out := Pulled{Commit: in.SHA, Offline: offline}
 	for i, f := range all {
 		dst := filepath.Join(base, filepath.FromSlash(f.name))
-		if err := p.fetch(ctx, in.SHA, f, dst); err != nil {
+		if offline {
+			if ok, _ := present(dst, f.size); !ok {
+				return Pulled{}, fmt.Errorf("%w, and %s is not in %s", infoErr, f.name, dir)
+			}
+			p.finish(f)
+		} else if err := p.fetch(ctx, in.SHA, f, dst); err != nil {
 			return Pulled{}, err
 		}
 		if sel.projector != nil && i == len(all)-1 {
@@ -150,7 +168,67 @@ func Pull(ctx context.Context, cfg Config, ref Ref, dir string) (Pulled, error) 
 		}
 	}
 	out.Model = out.Parts[0]
+	if !offline {
+		if err := writeManifest(dir, ref, in); err != nil {
+			return Pulled{}, err
+		}
+	}
 	return out, nil
+}
+
+// manifestPath is where the revision's commit and model files are kept
+// after a Pull, for Pulls without a network: DIR/ORG/REPO/refs/REV.json,
+// beside the commits' folders (whose names are 40 hex digits).
+func manifestPath(dir string, ref Ref) string {
+	return filepath.Join(dir, filepath.FromSlash(ref.Repo), "refs", url.PathEscape(ref.Revision)+".json")
+}
+
+// writeManifest keeps the revision's commit and GGUF files, atomically.
+func writeManifest(dir string, ref Ref, in info) error {
+	kept := info{SHA: in.SHA}
+	for _, s := range in.Siblings {
+		if strings.HasSuffix(strings.ToLower(s.RFilename), ".gguf") {
+			kept.Siblings = append(kept.Siblings, s)
+		}
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	path := manifestPath(dir, ref)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".manifest-*")
+	if err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // gone once renamed
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("hub: %w", werr)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	return nil
+}
+
+// readManifest reads what writeManifest kept for the revision.
+func readManifest(dir string, ref Ref) (info, bool) {
+	f, err := os.Open(manifestPath(dir, ref))
+	if err != nil {
+		return info{}, false
+	}
+	defer f.Close()
+	var in info
+	if err := json.NewDecoder(io.LimitReader(f, maxInfoBytes)).Decode(&in); err != nil {
+		return info{}, false
+	}
+	return in, true
 }
 
 // puller is one Pull's state.
@@ -300,7 +378,7 @@ func (p *puller) netError(err error) error {
 	var op *net.OpError
 	var ne net.Error
 	if errors.As(err, &dns) || errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Errorf("%w: %s: %v (offline? models pulled before stay in the cache directory)", ErrOffline, p.ref.BaseURL, err)
+		return fmt.Errorf("%w: %s: %v (no network?)", ErrOffline, p.ref.BaseURL, err)
 	}
 	return fmt.Errorf("hub: %w", err)
 }

@@ -296,6 +296,32 @@ func TestPullOffline(t *testing.T) {
 	}
 }
 
+func TestPullOfflineFromTheCache(t *testing.T) {
+	h := hubtest.Start()
+	files := repoFiles()
+	h.Add("org/model-GGUF", files)
+	dir := t.TempDir()
+	online, err := pull(t, hub.Config{}, h.URL+"/org/model-GGUF:Q8_0", dir)
+	if err != nil || online.Offline {
+		t.Fatalf("Pull = %+v, %v", online, err)
+	}
+	base := h.URL
+	h.Close() // the hub goes away
+	var last hub.Progress
+	cfg := hub.Config{Progress: func(p hub.Progress) { last = p }}
+	got, err := pull(t, cfg, base+"/org/model-GGUF:q8_0", dir)
+	if err != nil || !got.Offline || got.Model != online.Model || got.Projector != online.Projector {
+		t.Fatalf("Pull offline = %+v, %v; want %+v from the cache", got, err, online)
+	}
+	if last.Done != last.Total || last.Total == 0 {
+		t.Errorf("last progress %+v", last)
+	}
+	// Another quantization of the same revision was never pulled.
+	if _, err := pull(t, hub.Config{}, base+"/org/model-GGUF:Q4_K_M", dir); !errors.Is(err, hub.ErrOffline) || !strings.Contains(err.Error(), "Model-Q4_K_M.gguf is not in") {
+		t.Errorf("Pull offline of a model not in the cache: %v", err)
+	}
+}
+
 func TestPullConcurrentGoroutines(t *testing.T) {
 	h := hubtest.New(t)
 	files := repoFiles()
