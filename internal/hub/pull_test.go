@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -408,5 +410,64 @@ func TestPullConcurrentProcesses(t *testing.T) {
 		if strings.HasSuffix(e.Name(), ".partial") {
 			t.Errorf("%s left behind", e.Name())
 		}
+	}
+}
+
+// TestPullHostileHub: a hub that answers without end, with a commit that
+// is not one, or with redirects in a loop or to another scheme is refused
+// with an error, in bounded memory.
+func TestPullHostileHub(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+	}{
+		{"endless answer", func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(`{"sha":"`))
+			chunk := bytes.Repeat([]byte("a"), 1<<20)
+			for range 40 {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}, "over 32 MiB"},
+		{"commit", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `{"sha":"../../etc","siblings":[]}`)
+		}, "want 40 hex digits"},
+		{"redirect loop", func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				fmt.Fprintf(w, `{"sha":"%s","siblings":[{"rfilename":"m-Q8_0.gguf","lfs":{"sha256":"%s","size":10}}]}`, strings.Repeat("a", 40), sum)
+				return
+			}
+			http.Redirect(w, r, r.URL.Path, http.StatusFound)
+		}, "more than 10 redirects"},
+		{"redirect scheme", func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				fmt.Fprintf(w, `{"sha":"%s","siblings":[{"rfilename":"m-Q8_0.gguf","lfs":{"sha256":"%s","size":10}}]}`, strings.Repeat("a", 40), sum)
+				return
+			}
+			http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+		}, `redirect to a "file" URL`},
+		{"too long", func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				fmt.Fprintf(w, `{"sha":"%s","siblings":[{"rfilename":"m-Q8_0.gguf","lfs":{"sha256":"%s","size":10}}]}`, strings.Repeat("a", 40), sum)
+				return
+			}
+			w.Header().Set("Content-Length", "1000000")
+			w.Write(make([]byte, 1000000))
+		}, "sends 1000000 bytes, want 10"},
+		{"no checksum", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `{"sha":"%s","siblings":[{"rfilename":"m-Q8_0.gguf","size":10}]}`, strings.Repeat("a", 40))
+		}, "publishes no SHA-256"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.handler)
+			defer srv.Close()
+			_, err := pull(t, fastRetries, srv.URL+"/org/m-GGUF:Q8_0", t.TempDir())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Pull: %v, want an error that says %q", err, tc.want)
+			}
+		})
 	}
 }
