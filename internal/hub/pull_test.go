@@ -50,6 +50,14 @@ func repoFiles() map[string][]byte {
 	}
 }
 
+// modelHub starts a fake hub with org/model-GGUF, of repoFiles, and
+// returns it, the files and their commit.
+func modelHub(t *testing.T) (*hubtest.Hub, map[string][]byte, string) {
+	h := hubtest.New(t)
+	files := repoFiles()
+	return h, files, h.Add("org/model-GGUF", files)
+}
+
 // fastRetries retries at once, so that tests do not sleep.
 var fastRetries = hub.Config{RetryWait: time.Millisecond}
 
@@ -76,9 +84,7 @@ func sameFile(t *testing.T, path string, want []byte) {
 }
 
 func TestPullPicksTheQuantizationAndProjector(t *testing.T) {
-	h := hubtest.New(t)
-	files := repoFiles()
-	commit := h.Add("org/model-GGUF", files)
+	h, files, commit := modelHub(t)
 	dir := t.TempDir()
 	var reports []hub.Progress
 	cfg := hub.Config{Progress: func(p hub.Progress) { reports = append(reports, p) }}
@@ -140,9 +146,7 @@ func equalPulled(a, b hub.Pulled) bool {
 }
 
 func TestPullSplitModel(t *testing.T) {
-	h := hubtest.New(t)
-	files := repoFiles()
-	commit := h.Add("org/model-GGUF", files)
+	h, files, commit := modelHub(t)
 	dir := t.TempDir()
 	got, err := pull(t, hub.Config{}, h.URL+"/org/model-GGUF:bf16", dir)
 	if err != nil {
@@ -192,9 +196,7 @@ func TestPullRefusesWhatItCannotPick(t *testing.T) {
 }
 
 func TestPullResumesABrokenConnection(t *testing.T) {
-	h := hubtest.New(t)
-	files := repoFiles()
-	h.Add("org/model-GGUF", files)
+	h, files, _ := modelHub(t)
 	const name = "Model-Q4_K_M.gguf"
 	half := int64(len(files[name]) / 2)
 	h.SetFault(name, hubtest.Fault{BreakAt: half, Breaks: 1})
@@ -209,9 +211,7 @@ func TestPullResumesABrokenConnection(t *testing.T) {
 }
 
 func TestPullResumesInALaterPull(t *testing.T) {
-	h := hubtest.New(t)
-	files := repoFiles()
-	commit := h.Add("org/model-GGUF", files)
+	h, files, commit := modelHub(t)
 	const name = "Model-Q4_K_M.gguf"
 	half := int64(len(files[name]) / 2)
 	dir := t.TempDir()
@@ -252,9 +252,7 @@ func TestPullResumesInALaterPull(t *testing.T) {
 }
 
 func TestPullStartsAgainWhereRangeIsIgnored(t *testing.T) {
-	h := hubtest.New(t)
-	files := repoFiles()
-	h.Add("org/model-GGUF", files)
+	h, files, _ := modelHub(t)
 	const name = "Model-Q4_K_M.gguf"
 	h.SetFault(name, hubtest.Fault{BreakAt: 1000, Breaks: 1, IgnoreRange: true})
 	got, err := pull(t, fastRetries, h.URL+"/org/model-GGUF:Q4_K_M", t.TempDir())
@@ -265,9 +263,7 @@ func TestPullStartsAgainWhereRangeIsIgnored(t *testing.T) {
 }
 
 func TestPullRefusesAWrongChecksum(t *testing.T) {
-	h := hubtest.New(t)
-	files := repoFiles()
-	commit := h.Add("org/model-GGUF", files)
+	h, _, commit := modelHub(t)
 	const name = "Model-Q4_K_M.gguf"
 	h.SetFault(name, hubtest.Fault{Corrupt: true})
 	dir := t.TempDir()
@@ -325,9 +321,7 @@ func TestPullOfflineFromTheCache(t *testing.T) {
 }
 
 func TestPullConcurrentGoroutines(t *testing.T) {
-	h := hubtest.New(t)
-	files := repoFiles()
-	h.Add("org/model-GGUF", files)
+	h, files, _ := modelHub(t)
 	const name = "Model-Q4_K_M.gguf"
 	h.SetFault(name, hubtest.Fault{Delay: 2 * time.Millisecond}) // so that they overlap
 	dir := t.TempDir()
@@ -366,9 +360,7 @@ func TestPullConcurrentProcesses(t *testing.T) {
 		}
 		os.Exit(0)
 	}
-	h := hubtest.New(t)
-	files := repoFiles()
-	h.Add("org/model-GGUF", files)
+	h, files, _ := modelHub(t)
 	const name = "Model-Q4_K_M.gguf"
 	h.SetFault(name, hubtest.Fault{Delay: 5 * time.Millisecond})
 	dir := t.TempDir()
