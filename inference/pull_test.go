@@ -49,7 +49,12 @@ func TestPull(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln.Close()
-	if _, err := inference.Pull(context.Background(), "http://"+ln.Addr().String()+"/org/m-GGUF:Q4_K_M", dir, nil); !errors.Is(err, inference.ErrHubOffline) {
+	down := "http://" + ln.Addr().String() + "/org/m-GGUF:Q4_K_M"
+	if _, err := inference.Pull(context.Background(), down, t.TempDir(), nil); !errors.Is(err, inference.ErrHubOffline) {
 		t.Errorf("Pull with the hub down: %v, want ErrHubOffline", err)
+	}
+	// Into the directory it was pulled into before, the model is found.
+	if cached, err := inference.Pull(context.Background(), down, dir, nil); err != nil || !cached.Offline || cached.Path != got.Path {
+		t.Errorf("Pull with the hub down into the cache = %+v, %v; want %s, Offline", cached, err, got.Path)
 	}
 }
