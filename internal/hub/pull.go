@@ -70,9 +70,6 @@ type Config struct {
 	// CheckRedirect is replaced: Pull follows up to 10 redirects, to
 	// http and https URLs only.
 	HTTPClient *http.Client
-	// Token, if set, is sent as a bearer token to the hub (not to the
-	// storage hosts it redirects to), for private and gated repositories.
-	Token string
 	// Progress, if set, is called as the download goes, at most a few
 	// times a second and once at the end of each file, from the goroutine
 	// that called Pull.
@@ -271,10 +268,13 @@ type rateMeter struct {
 
 // add counts k bytes received at now.
 func (m *rateMeter) add(now time.Time, k int64) {
-	if m.t0.IsZero() {
-		m.t0 = now
-	}
 	m.bytes += k
+	if m.t0.IsZero() {
+		// The first bytes came over a time unknown: the window starts
+		// after them.
+		m.t0, m.b0 = now, m.bytes
+		return
+	}
 	dt := now.Sub(m.t0)
 	if dt >= 200*time.Millisecond {
 		m.rate = float64(m.bytes-m.b0) / dt.Seconds()
@@ -326,7 +326,6 @@ func (p *puller) info(ctx context.Context) (info, error) {
 	if err != nil {
 		return info{}, fmt.Errorf("hub: %w", err)
 	}
-	p.authorize(req)
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return info{}, p.netError(err)
@@ -347,13 +346,6 @@ func (p *puller) info(ctx context.Context) (info, error) {
 		return info{}, fmt.Errorf("hub: %s@%s: the hub's answer: %w", p.ref.Repo, p.ref.Revision, err)
 	}
 	return in, nil
-}
-
-// authorize adds the token to a request to the hub itself.
-func (p *puller) authorize(req *http.Request) {
-	if p.cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+p.cfg.Token)
-	}
 }
 
 // status turns a response's status other than 200 and 206 into an error.
@@ -550,7 +542,6 @@ func (p *puller) get(ctx context.Context, commit string, f file, w io.Writer, h 
 	if err != nil {
 		return 0, fmt.Errorf("hub: %w", err)
 	}
-	p.authorize(req)
 	if have > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", have))
 	}
