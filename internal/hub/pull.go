@@ -91,10 +91,11 @@ const maxInfoBytes = 32 << 20
 // Pull downloads the model that ref names into dir, unless it is there
 // already, and returns its files. See the package doc for what it fetches
 // and how. Where the hub cannot be reached, a model that an earlier Pull
-// of the same reference's repository and revision left in dir is
-// returned, with Offline set; else the error is ErrOffline. Several Pulls, in this process or others, may share dir; a
-// Pull that finds another downloading a file waits for it. Cancelling ctx
-// stops the download and leaves its partial file for the next Pull.
+// of the same repository and revision left in dir is returned, with
+// Offline set; else the error is ErrOffline. Several Pulls, in this
+// process or others, may share dir; a Pull that finds another downloading
+// a file waits for it. Cancelling ctx stops the download and leaves its
+// partial file for the next Pull.
 func Pull(ctx context.Context, cfg Config, ref Ref, dir string) (Pulled, error) {
 	if ref.Repo == "" {
 		return Pulled{}, errors.New("hub: empty reference")
@@ -105,13 +106,15 @@ func Pull(ctx context.Context, cfg Config, ref Ref, dir string) (Pulled, error) 
 	}
 	p.client = cfg.HTTPClient
 	if p.client == nil {
-		p.client = &http.Client{Transport: &http.Transport{
+		t := &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
 			DialContext:           (&net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			TLSHandshakeTimeout:   15 * time.Second,
 			ResponseHeaderTimeout: 30 * time.Second,
 			ForceAttemptHTTP2:     true,
-		}}
+		}
+		defer t.CloseIdleConnections()
+		p.client = &http.Client{Transport: t}
 	}
 	c := *p.client
 	c.CheckRedirect = p.checkRedirect
