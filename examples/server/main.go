@@ -7,7 +7,22 @@
 //
 //	-addr host:port   listen address (default 127.0.0.1:8080)
 //	-model ID=PATH    serve the GGUF file PATH as model ID; repeatable, and
-//	                  several ids may share one file (it is loaded once)
+//	                  several ids may share one file (it is loaded once).
+//	                  A PATH of hf.co/ORG/REPO:QUANT, hf.co/ORG/REPO/FILE.gguf
+//	                  (@REV for a revision) or an https URL of the same
+//	                  shape is pulled from the Hugging Face hub at start,
+//	                  with a progress line, checked against the hub's
+//	                  SHA-256 and kept in -pull-dir, with its projector
+//	                  (mmproj) if it has one; the same for the other
+//	                  model flags
+//	-pull-dir DIR     where pulled models are kept, shared by the processes
+//	                  that pull (default inferkit/models in the user's
+//	                  cache directory)
+//	-default-model REF
+//	                  with no -model, serve the model REF names (pulled as
+//	                  above) under the spec's chat ids when the hub can be
+//	                  reached, and the random demo models when not (make
+//	                  run sets it to a small real chat model)
 //	-decision-model ID=PATH
 //	                  serve the GGUF file PATH as decision model ID on
 //	                  /v1/system and /v1/systemone (repeatable): a chat
@@ -153,7 +168,8 @@
 // metrics. These routes are on the API's listener: where -addr is
 // public, keep them from the outside at the proxy.
 //
-// With no -model it serves small demo models with random weights under
+// With no -model (and no -default-model it can pull) it serves small demo
+// models with random weights under
 // every model id of the spec, chat and decision (all but the encoder with
 // a vision projector, so they take images), and a BERT embedding model
 // under core-embed, so that the API can be tried at once; their output
@@ -248,6 +264,12 @@ type options struct {
 	// searchURL and searchIndex name the search backend (-search-url,
 	// -search-index); at most one.
 	searchURL, searchIndex string
+	// pullDir is where pulled models are kept (-pull-dir); "" is the
+	// user's cache directory's.
+	pullDir string
+	// defaultModel is the hub reference served with no -model
+	// (-default-model); "" serves the demo models.
+	defaultModel string
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -396,6 +418,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cells each model's sequences share (default twice -ctx)")
 	fs.StringVar(&o.keyCache, "cache-type-k", "f16", "element `TYPE` of the KV cache's keys: f16, q8_0 or q4_0")
 	fs.StringVar(&o.valueCache, "cache-type-v", "f16", "element `TYPE` of the KV cache's values: f16, q8_0 or q4_0 (quantized values use flash attention)")
+	fs.StringVar(&o.pullDir, "pull-dir", "", "keep the models pulled from the hub in `DIR` (default inferkit/models in the user cache directory)")
+	fs.StringVar(&o.defaultModel, "default-model", "", "with no -model, serve the model `REF` (hf.co/ORG/REPO:QUANT) names under the chat ids when the hub can be reached, the random demo models when not")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep the KV states of prompt prefixes in `DIR` across restarts (default in memory only)")
 	fs.Int64Var(&o.cacheMiB, "cache-mib", 4096, "bound the files of -cache-dir at `N` MiB")
 	fs.DurationVar(&o.keepAlive, "keep-alive", 5*time.Minute, "free an idle model's memory after this long, and load it again on the next request (0: never)")
@@ -564,16 +588,16 @@ func setDatacenters(models []catalog.Model, dcs map[string][]string) error {
 func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, logger *slog.Logger) error {
 	defer ln.Close()
 	if len(o.models) == 0 {
-		models, err := demoModels()
+		models, err := defaultModels(ctx, o, logger)
 		if err != nil {
 			return err
 		}
-		logger.Warn("inferkit-server: no -model given; serving demo models with RANDOM weights, whose output is gibberish",
-			"dir", filepath.Dir(models[0].Path), "ids", strings.Join(append(append(slices.Clone(specIDs), demoDecisionIDs...), demoEmbeddingID), ","))
 		if err := setDatacenters(models, o.datacenters); err != nil {
 			return err
 		}
 		o.models = models
+	} else if err := pullModels(ctx, o, logger); err != nil {
+		return err
 	}
 	if len(o.keys) == 0 && o.adminKey == "" {
 		key := "sk-inferkit-" + rand.Text()
