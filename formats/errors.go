@@ -45,8 +45,9 @@ func Missing(param string) *RequestError {
 }
 
 // Style is the wire style of a group of endpoints as its errors show
-// it: the shape of the error body and the names of the parameters that
-// an error points at.
+// it: the shape of the error body and its status. The names of the
+// parameters an error points at are each style package's (see
+// ParamNames).
 type Style int
 
 // The error styles.
@@ -199,7 +200,6 @@ type MessagesErrorInner struct {
 
 // Body returns the JSON body of e in style f.
 func (e *Error) Body(f Style) []byte {
-	e = e.in(f)
 	var v any
 	if f == StyleSystemOne {
 		v = e.systemOne()
@@ -212,7 +212,7 @@ func (e *Error) Body(f Style) []byte {
 	} else {
 		v = errorEnvelope{Error: e.object(f)}
 	}
-	b, err := marshal(v)
+	b, err := Marshal(v)
 	if err != nil { // cannot happen: the values are strings
 		panic(err)
 	}
@@ -306,22 +306,11 @@ type ParamNames map[string]string
 
 // Error returns err as ErrorOf maps it, an engine's error about one
 // field (an *inference.FieldError) naming n's parameter in Param and in
-// its message. A wire style in a package of its own calls it with its
-// table before WriteError, which leaves an Error with a Param as it is.
+// its message. Each wire style calls it with its table (chat.Error,
+// messages.Error, ...) before WriteError or Error.Body, which leave an
+// Error as it is: unnamed, an engine's field error has no Param.
 func (n ParamNames) Error(err error) *Error {
 	return ErrorOf(err).named(n)
-}
-
-// params returns the parameter names of style f. Models and System One
-// refuse no engine field of their own, and answer in chat's names.
-func (f Style) params() ParamNames {
-	switch f {
-	case StyleMessages:
-		return messagesNames
-	case StyleResponses:
-		return responsesNames
-	}
-	return chatNames
 }
 
 // name returns the parameter that names path p in n, and whether the
@@ -374,11 +363,6 @@ func fill(name string, index []int) string {
 	}
 }
 
-// in returns e as style f reports it (see named).
-func (e *Error) in(f Style) *Error {
-	return e.named(f.params())
-}
-
 // named returns e as a style with the parameter names n reports it: an
 // engine's error about one field names n's parameter in Param and in
 // its message.
@@ -406,7 +390,7 @@ func (e *Error) named(n ParamNames) *Error {
 // errors before the headers are sent; after them, the stream encoders'
 // Fail writes the in-stream error.
 func WriteError(w http.ResponseWriter, f Style, err error) {
-	e := ErrorOf(err).in(f)
+	e := ErrorOf(err)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter > 0 {

@@ -1,11 +1,10 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/inferkit/inferkit/formats/formatstest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,11 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/formatstest"
+	"github.com/inferkit/inferkit/formats/messages"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/policy"
 )
@@ -37,9 +41,9 @@ func readGolden(t *testing.T, name string) []byte {
 }
 
 // testOptions gives ids prefix+"test"+n and a fixed clock.
-func testOptions() Options {
+func testOptions() formats.Options {
 	n := 0
-	return Options{
+	return formats.Options{
 		NewID: func(prefix string) string { n++; return fmt.Sprintf("%stest%d", prefix, n) },
 		Now:   func() time.Time { return time.Unix(1767225600, 0) },
 	}
@@ -48,7 +52,7 @@ func testOptions() Options {
 // mustJSON marshals v, indented for readable goldens.
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
-	b, err := marshal(v)
+	b, err := formats.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +103,7 @@ func plainEvents() []inference.Event {
 }
 
 // mustParse parses a request of one style.
-func mustParse(t *testing.T, parse func([]byte) (Request, error), body string) Request {
+func mustParse(t *testing.T, parse func([]byte) (formats.Request, error), body string) formats.Request {
 	t.Helper()
 	r, err := parse([]byte(body))
 	if err != nil {
@@ -136,86 +140,86 @@ func stream(t *testing.T, enc encoder, events []inference.Event, err error) {
 }
 
 func TestGoldenChat(t *testing.T) {
-	req := mustParse(t, ParseChatRequest, chatBody)
-	golden(t, "chat_completion.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resThinking}, testOptions())))
-	golden(t, "chat_completion_stop.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resStopSeq}, testOptions())))
-	golden(t, "chat_completion_length.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resLength}, testOptions())))
+	req := mustParse(t, chat.Parse, chatBody)
+	golden(t, "chat_completion.json", mustJSON(t, chat.NewCompletion(req, []inference.Result{resThinking}, testOptions())))
+	golden(t, "chat_completion_stop.json", mustJSON(t, chat.NewCompletion(req, []inference.Result{resStopSeq}, testOptions())))
+	golden(t, "chat_completion_length.json", mustJSON(t, chat.NewCompletion(req, []inference.Result{resLength}, testOptions())))
 
 	var b bytes.Buffer
-	stream(t, NewChatStream(&b, req, testOptions()), thinkingEvents(), nil)
+	stream(t, chat.NewStream(&b, req, testOptions()), thinkingEvents(), nil)
 	golden(t, "chat_stream.sse", b.Bytes())
 
 	b.Reset()
 	req.IncludeUsage = true
-	stream(t, NewChatStream(&b, req, testOptions()), plainEvents(), nil)
+	stream(t, chat.NewStream(&b, req, testOptions()), plainEvents(), nil)
 	golden(t, "chat_stream_usage.sse", b.Bytes())
 
 	b.Reset()
-	stream(t, NewChatStream(&b, req, testOptions()), plainEvents()[:1], inference.ErrOverloaded)
+	stream(t, chat.NewStream(&b, req, testOptions()), plainEvents()[:1], inference.ErrOverloaded)
 	golden(t, "chat_stream_error.sse", b.Bytes())
 }
 
 func TestGoldenMessages(t *testing.T) {
-	req := mustParse(t, ParseMessagesRequest, messagesBody)
-	golden(t, "message.json", mustJSON(t, NewMessage(req, resThinking, testOptions())))
-	golden(t, "message_stop.json", mustJSON(t, NewMessage(req, resStopSeq, testOptions())))
-	golden(t, "message_length.json", mustJSON(t, NewMessage(req, resLength, testOptions())))
+	req := mustParse(t, messages.Parse, messagesBody)
+	golden(t, "message.json", mustJSON(t, messages.NewMessage(req, resThinking, testOptions())))
+	golden(t, "message_stop.json", mustJSON(t, messages.NewMessage(req, resStopSeq, testOptions())))
+	golden(t, "message_length.json", mustJSON(t, messages.NewMessage(req, resLength, testOptions())))
 
 	var b bytes.Buffer
-	s := NewMessagesStream(&b, req, testOptions())
+	s := messages.NewStream(&b, req, testOptions())
 	s.InputTokens = 20
 	stream(t, s, thinkingEvents(), nil)
 	golden(t, "messages_stream.sse", b.Bytes())
 
 	b.Reset()
-	stream(t, NewMessagesStream(&b, req, testOptions()), plainEvents(), nil)
+	stream(t, messages.NewStream(&b, req, testOptions()), plainEvents(), nil)
 	golden(t, "messages_stream_stop.sse", b.Bytes())
 
 	b.Reset()
-	stream(t, NewMessagesStream(&b, req, testOptions()), plainEvents()[:1], errors.New("boom"))
+	stream(t, messages.NewStream(&b, req, testOptions()), plainEvents()[:1], errors.New("boom"))
 	golden(t, "messages_stream_error.sse", b.Bytes())
 }
 
 func TestGoldenResponses(t *testing.T) {
-	req := mustParse(t, ParseResponsesRequest, responsesBody)
-	golden(t, "response.json", mustJSON(t, NewResponse(req, resThinking, testOptions())))
-	golden(t, "response_incomplete.json", mustJSON(t, NewResponse(req, resLength, testOptions())))
-	golden(t, "response_failed.json", mustJSON(t, FailedResponse(req, inference.ErrOverloaded, testOptions())))
+	req := mustParse(t, responses.Parse, responsesBody)
+	golden(t, "response.json", mustJSON(t, responses.NewResponse(req, resThinking, testOptions())))
+	golden(t, "response_incomplete.json", mustJSON(t, responses.NewResponse(req, resLength, testOptions())))
+	golden(t, "response_failed.json", mustJSON(t, responses.FailedResponse(req, inference.ErrOverloaded, testOptions())))
 
 	var b bytes.Buffer
-	stream(t, NewResponsesStream(&b, req, testOptions()), thinkingEvents(), nil)
+	stream(t, responses.NewStream(&b, req, testOptions()), thinkingEvents(), nil)
 	golden(t, "responses_stream.sse", b.Bytes())
 
 	b.Reset()
 	final := resLength
-	stream(t, NewResponsesStream(&b, req, testOptions()), []inference.Event{{Text: "Once upon"}, {Final: &final}}, nil)
+	stream(t, responses.NewStream(&b, req, testOptions()), []inference.Event{{Text: "Once upon"}, {Final: &final}}, nil)
 	golden(t, "responses_stream_incomplete.sse", b.Bytes())
 
 	b.Reset()
-	stream(t, NewResponsesStream(&b, req, testOptions()), plainEvents()[:1], errors.New("boom"))
+	stream(t, responses.NewStream(&b, req, testOptions()), plainEvents()[:1], errors.New("boom"))
 	golden(t, "responses_stream_failed.sse", b.Bytes())
 }
 
 func TestGoldenErrors(t *testing.T) {
 	cases := map[string]error{
-		"invalid":     Invalid("temperature", "temperature must be between 0 and 2, got 3"),
-		"auth":        Unauthorized(),
-		"not_found":   ModelNotFound("nope"),
-		"rate_limit":  RateLimited(2*time.Second, "rate limit reached for requests"),
+		"invalid":     formats.Invalid("temperature", "temperature must be between 0 and 2, got 3"),
+		"auth":        formats.Unauthorized(),
+		"not_found":   formats.ModelNotFound("nope"),
+		"rate_limit":  formats.RateLimited(2*time.Second, "rate limit reached for requests"),
 		"overloaded":  inference.ErrOverloaded,
 		"server":      errors.New("secret detail"),
 		"too_large":   &http.MaxBytesError{Limit: 1 << 20},
 		"context_len": fmt.Errorf("run: %w", inference.ErrContextLength),
-		"missing":     Missing("model"),
-		"located":     &RequestError{Param: "questions.a.b.type", Loc: []any{"questions", "a.b", "type"}, Message: "unknown type"},
+		"missing":     formats.Missing("model"),
+		"located":     &formats.RequestError{Param: "questions.a.b.type", Loc: []any{"questions", "a.b", "type"}, Message: "unknown type"},
 	}
 	for name, err := range cases {
 		for _, f := range []struct {
 			name string
-			f    Style
-		}{{"chat", StyleChat}, {"messages", StyleMessages}, {"systemone", StyleSystemOne}} {
+			f    formats.Style
+		}{{"chat", formats.StyleChat}, {"messages", formats.StyleMessages}, {"systemone", formats.StyleSystemOne}} {
 			rec := httptest.NewRecorder()
-			WriteError(rec, f.f, err)
+			formats.WriteError(rec, f.f, err)
 			got := fmt.Sprintf("HTTP %d\nContent-Type: %s\nRetry-After: %s\n\n%s\n", rec.Code,
 				rec.Header().Get("Content-Type"), rec.Header().Get("Retry-After"), rec.Body.Bytes())
 			golden(t, "error_"+name+"_"+f.name+".txt", []byte(got))
@@ -224,7 +228,7 @@ func TestGoldenErrors(t *testing.T) {
 }
 
 func TestGoldenTokenCount(t *testing.T) {
-	golden(t, "count_tokens.json", mustJSON(t, TokenCount{InputTokens: 42}))
+	golden(t, "count_tokens.json", mustJSON(t, messages.TokenCount{InputTokens: 42}))
 }
 
 func TestGoldenModels(t *testing.T) {
@@ -238,19 +242,19 @@ func TestGoldenModels(t *testing.T) {
 		m.Datacenters = []string{"DE"}
 		objs = append(objs, m.Object(32768))
 	}
-	golden(t, "model_list.json", mustJSON(t, NewModelList(objs)))
+	golden(t, "model_list.json", mustJSON(t, formats.NewModelList(objs)))
 	golden(t, "model.json", mustJSON(t, objs[0]))
 }
 
 // TestGoldenConverted writes each style's request converted into the
 // others.
 func TestGoldenConverted(t *testing.T) {
-	req := mustParse(t, ParseChatRequest, chatBody)
-	golden(t, "chat_to_messages_request.json", mustJSON(t, NewMessagesRequest(req)))
-	golden(t, "chat_to_responses_request.json", mustJSON(t, NewResponsesRequest(req)))
-	req = mustParse(t, ParseMessagesRequest, messagesBody)
-	golden(t, "messages_to_chat_request.json", mustJSON(t, NewChatRequest(req)))
-	req = mustParse(t, ParseResponsesRequest, responsesBody)
-	golden(t, "responses_to_chat_request.json", mustJSON(t, NewChatRequest(req)))
-	golden(t, "responses_to_messages_request.json", mustJSON(t, NewMessagesRequest(req)))
+	req := mustParse(t, chat.Parse, chatBody)
+	golden(t, "chat_to_messages_request.json", mustJSON(t, messages.NewRequest(req)))
+	golden(t, "chat_to_responses_request.json", mustJSON(t, responses.NewRequest(req)))
+	req = mustParse(t, messages.Parse, messagesBody)
+	golden(t, "messages_to_chat_request.json", mustJSON(t, chat.NewRequest(req)))
+	req = mustParse(t, responses.Parse, responsesBody)
+	golden(t, "responses_to_chat_request.json", mustJSON(t, chat.NewRequest(req)))
+	golden(t, "responses_to_messages_request.json", mustJSON(t, messages.NewRequest(req)))
 }

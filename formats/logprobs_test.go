@@ -1,9 +1,12 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
 	"testing"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -22,19 +25,19 @@ func logprobResult() inference.Result {
 }
 
 func TestGoldenChatLogprobs(t *testing.T) {
-	req := mustParse(t, ParseChatRequest, `{"model":"core-2-5-pro","messages":[{"role":"user","content":"Hi"}],"logprobs":true,"top_logprobs":2,"n":2}`)
+	req := mustParse(t, chat.Parse, `{"model":"core-2-5-pro","messages":[{"role":"user","content":"Hi"}],"logprobs":true,"top_logprobs":2,"n":2}`)
 	if req.Choices != 2 || !req.Logprobs || req.TopLogprobs != 2 {
 		t.Fatalf("parsed %+v", req.Request)
 	}
 	one, two := logprobResult(), resStopSeq
 	two.Logprobs = []inference.TokenLogprob{{Token: 5, Bytes: []byte("One"), Logprob: -0.5, Top: []inference.TopLogprob{{Token: 5, Bytes: []byte("One"), Logprob: -0.5}}}}
-	golden(t, "chat_completion_logprobs.json", mustJSON(t, NewChatCompletion(req, []inference.Result{one, two}, testOptions())))
+	golden(t, "chat_completion_logprobs.json", mustJSON(t, chat.NewCompletion(req, []inference.Result{one, two}, testOptions())))
 
 	// Two choices interleaved; the entries go with their tokens' text, and
 	// the usage counts the prompt once.
 	var b bytes.Buffer
 	req.IncludeUsage = true
-	stream(t, NewChatStream(&b, req, testOptions()), []inference.Event{
+	stream(t, chat.NewStream(&b, req, testOptions()), []inference.Event{
 		{Choice: 1, Text: "One", Logprobs: two.Logprobs},
 		{Choice: 0, Text: "Hi", Logprobs: one.Logprobs[:1]},
 		{Choice: 1, Final: &two},
@@ -44,8 +47,8 @@ func TestGoldenChatLogprobs(t *testing.T) {
 }
 
 func TestChatStreamRefusesAStrayChoice(t *testing.T) {
-	req := mustParse(t, ParseChatRequest, `{"model":"m","messages":[{"role":"user","content":"Hi"}]}`)
-	s := NewChatStream(&bytes.Buffer{}, req, testOptions())
+	req := mustParse(t, chat.Parse, `{"model":"m","messages":[{"role":"user","content":"Hi"}]}`)
+	s := chat.NewStream(&bytes.Buffer{}, req, testOptions())
 	if err := s.Event(inference.Event{Choice: 1, Text: "x"}); err == nil {
 		t.Error("an event of choice 1 in a stream of one choice was encoded")
 	}
@@ -65,20 +68,20 @@ func TestTokenText(t *testing.T) {
 		"":             "",
 		"\xe2\x82\xac": "€",
 	} {
-		if got := TokenText([]byte(in)); got != want {
+		if got := formats.TokenText([]byte(in)); got != want {
 			t.Errorf("TokenText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestGoldenResponseLogprobs(t *testing.T) {
-	req := mustParse(t, ParseResponsesRequest, `{"model":"core-2-5-pro","input":"Hi","top_logprobs":2}`)
+	req := mustParse(t, responses.Parse, `{"model":"core-2-5-pro","input":"Hi","top_logprobs":2}`)
 	res := logprobResult()
-	golden(t, "response_logprobs.json", mustJSON(t, NewResponse(req, res, testOptions())))
+	golden(t, "response_logprobs.json", mustJSON(t, responses.NewResponse(req, res, testOptions())))
 
 	// The deltas carry their tokens' entries; the done event all of them.
 	var b bytes.Buffer
-	stream(t, NewResponsesStream(&b, req, testOptions()), []inference.Event{
+	stream(t, responses.NewStream(&b, req, testOptions()), []inference.Event{
 		{Text: "Hi", Logprobs: res.Logprobs[:1]},
 		{Final: &res},
 	}, nil)

@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
@@ -13,13 +13,12 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
+	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
 )
-
-// The web search of the messages style: the tool in a request, a search
-// given back in history, and the blocks of an answer that searched.
 
 // An answer that searched twice, as the engine gives it: text before the
 // first search, a span citing result 2, punctuation, a span citing
@@ -117,33 +116,33 @@ Lyon is a city in France.
 Cite a result you use with its number in brackets, such as [1].`
 
 func TestGoldenMessagesWebSearch(t *testing.T) {
-	req := mustParse(t, ParseMessagesRequest, searchBody)
-	golden(t, "message_websearch.json", mustJSON(t, NewMessage(req, resSearch, testOptions())))
+	req := mustParse(t, messages.Parse, searchBody)
+	golden(t, "message_websearch.json", mustJSON(t, messages.NewMessage(req, resSearch, testOptions())))
 
 	var b bytes.Buffer
-	s := NewMessagesStream(&b, req, testOptions())
+	s := messages.NewStream(&b, req, testOptions())
 	s.InputTokens = 300
 	stream(t, s, searchEvents(), nil)
 	golden(t, "messages_stream_websearch.sse", b.Bytes())
 
 	// The request that gives the answer back, as the engine reads it.
-	content, err := marshal(NewMessage(req, resSearch, testOptions()).Content)
+	content, err := formats.Marshal(messages.NewMessage(req, resSearch, testOptions()).Content)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := mustParse(t, ParseMessagesRequest, string(followUp(t, content)))
+	next := mustParse(t, messages.Parse, string(followUp(t, content)))
 	golden(t, "messages_websearch_request.json", mustJSON(t, struct {
 		Search     *inference.SearchOptions
-		ToolChoice ToolChoice
+		ToolChoice formats.ToolChoice
 		Messages   []inference.Message
 	}{next.Search, next.ToolChoice, next.Messages}))
 
 	// The canonical request written back in the messages style.
-	written, err := marshal(NewMessagesRequest(req))
+	written, err := formats.Marshal(messages.NewRequest(req))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := mustParse(t, ParseMessagesRequest, string(written)); !reflect.DeepEqual(again.Search, req.Search) || again.ToolChoice != req.ToolChoice {
+	if again := mustParse(t, messages.Parse, string(written)); !reflect.DeepEqual(again.Search, req.Search) || again.ToolChoice != req.ToolChoice {
 		t.Errorf("written back %s: search %+v, choice %+v", written, again.Search, again.ToolChoice)
 	}
 }
@@ -152,8 +151,8 @@ func TestGoldenMessagesWebSearch(t *testing.T) {
 // search's two blocks, each cited span a text block with its citations,
 // and the text between and after in blocks of their own.
 func TestMessageWebSearchBlocks(t *testing.T) {
-	req := mustParse(t, ParseMessagesRequest, searchBody)
-	m := NewMessage(req, resSearch, testOptions())
+	req := mustParse(t, messages.Parse, searchBody)
+	m := messages.NewMessage(req, resSearch, testOptions())
 	type block struct{ typ, text, id string }
 	var got []block
 	for _, b := range m.Content {
@@ -200,7 +199,7 @@ func TestMessageWebSearchBlocks(t *testing.T) {
 		t.Errorf("usage %+v", m.Usage)
 	}
 	// A request without the tool keeps its usage as it was.
-	if u := NewMessage(mustParse(t, ParseMessagesRequest, messagesBody), resThinking, testOptions()).Usage; u.ServerToolUse != nil {
+	if u := messages.NewMessage(mustParse(t, messages.Parse, messagesBody), resThinking, testOptions()).Usage; u.ServerToolUse != nil {
 		t.Errorf("usage without search %+v", u)
 	}
 
@@ -218,8 +217,8 @@ func TestMessageWebSearchBlocks(t *testing.T) {
 // pieces or all in the final result; the SDK accumulates the stream into
 // the message it decodes from the non-streamed body.
 func TestMessagesStreamWebSearchMatches(t *testing.T) {
-	req := mustParse(t, ParseMessagesRequest, searchBody)
-	body, err := marshal(NewMessage(req, resSearch, testOptions()))
+	req := mustParse(t, messages.Parse, searchBody)
+	body, err := formats.Marshal(messages.NewMessage(req, resSearch, testOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +240,7 @@ func TestMessagesStreamWebSearchMatches(t *testing.T) {
 	thinking.Searches = slices.Clone(resSearch.Searches)
 	thinking.Searches[0].ReasoningAt = len("First, search. ")
 	thinking.Searches[1].ReasoningAt = len("First, search. Lyon is in the results. ")
-	body, err = marshal(NewMessage(req, thinking, testOptions()))
+	body, err = formats.Marshal(messages.NewMessage(req, thinking, testOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,12 +280,12 @@ func TestMessagesStreamWebSearchMatches(t *testing.T) {
 
 // sameStream checks that the stream of events builds want's blocks, as
 // the SDK accumulates them.
-func sameStream(t *testing.T, req Request, events []inference.Event, want anthropic.Message) {
+func sameStream(t *testing.T, req formats.Request, events []inference.Event, want anthropic.Message) {
 	t.Helper()
 	{
 		{
 			var b bytes.Buffer
-			stream(t, NewMessagesStream(&b, req, testOptions()), events, nil)
+			stream(t, messages.NewStream(&b, req, testOptions()), events, nil)
 			checkMessagesFrames(t, b.Bytes())
 			f := &fake{status: 200, contentType: "text/event-stream", body: b.Bytes()}
 			srv := httptest.NewServer(f)
@@ -350,7 +349,7 @@ func TestSDKMessagesWebSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := ParseMessagesRequest(f.got)
+	req, err := messages.Parse(f.got)
 	if err != nil {
 		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.got)
 	}
@@ -386,7 +385,7 @@ func TestSDKMessagesWebSearch(t *testing.T) {
 	if _, err := anthropicClient(url).Messages.New(context.Background(), next); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseMessagesRequest(f.got)
+	got, err := messages.Parse(f.got)
 	if err != nil {
 		t.Fatalf("the SDK's follow-up does not parse: %v\n%s", err, f.got)
 	}
@@ -407,7 +406,7 @@ func checkSearchHistory(t *testing.T, msgs []inference.Message) {
 	}
 	var got []msg
 	for _, m := range msgs {
-		got = append(got, msg{m.Role, joinText(m.Content), m.ToolCalls, m.ToolCallID, m.Name, m.Reasoning})
+		got = append(got, msg{m.Role, wire.JoinText(m.Content), m.ToolCalls, m.ToolCallID, m.Name, m.Reasoning})
 	}
 	want := []msg{
 		{role: inference.RoleAssistant, text: wsBefore, calls: []inference.ToolCall{{ID: "srvtoolu_first", Name: inference.SearchToolName, Arguments: `{"query":"cities of France"}`}}},
@@ -426,12 +425,12 @@ func checkSearchHistory(t *testing.T, msgs []inference.Message) {
 // engine's own search turns: the same tool calls, and the results as the
 // model read them.
 func TestMessagesWebSearchHistory(t *testing.T) {
-	req := mustParse(t, ParseMessagesRequest, searchBody)
-	content, err := marshal(NewMessage(req, resSearch, testOptions()).Content)
+	req := mustParse(t, messages.Parse, searchBody)
+	content, err := formats.Marshal(messages.NewMessage(req, resSearch, testOptions()).Content)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := ParseMessagesRequest(followUp(t, content))
+	next, err := messages.Parse(followUp(t, content))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +470,7 @@ func TestMessagesWebSearchTool(t *testing.T) {
 			inference.SearchOptions{Results: 5, ContentChars: 1000}, "function"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := mustParse(t, ParseMessagesRequest, tc.body)
+			req := mustParse(t, messages.Parse, tc.body)
 			if req.Search == nil || !reflect.DeepEqual(*req.Search, tc.want) || req.ToolChoice.Mode != tc.mode {
 				t.Errorf("search %+v, choice %+v", req.Search, req.ToolChoice)
 			}
@@ -496,7 +495,15 @@ func TestMessagesWebSearchErrors(t *testing.T) {
 	result := func(content string) string {
 		return `{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":` + content + `}`
 	}
-	good, err := marshal(webSearchResultBlock(wsFirst).WebSearch)
+	// The content of the first search's result block, as a message
+	// gives it.
+	var first *messages.WebSearchContent
+	for _, b := range messages.NewMessage(mustParse(t, messages.Parse, searchBody), resSearch, testOptions()).Content {
+		if b.Type == "web_search_tool_result" && first == nil {
+			first = b.WebSearch
+		}
+	}
+	good, err := formats.Marshal(first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,8 +534,8 @@ func TestMessagesWebSearchErrors(t *testing.T) {
 		{"result from the user", `{"model":"m","messages":[{"role":"user","content":[` + result(string(good)) + `]}]}`, "messages[0].content[0].type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseMessagesRequest([]byte(tc.body))
-			var re *RequestError
+			_, err := messages.Parse([]byte(tc.body))
+			var re *formats.RequestError
 			if !errors.As(err, &re) || re.Param != tc.param || !strings.Contains(re.Message, strings.TrimSuffix(tc.param, ".type")) {
 				t.Errorf("got %v (param %q), want a 400 naming %s", err, paramOf(re), tc.param)
 			}
@@ -536,7 +543,7 @@ func TestMessagesWebSearchErrors(t *testing.T) {
 	}
 }
 
-func paramOf(re *RequestError) string {
+func paramOf(re *formats.RequestError) string {
 	if re == nil {
 		return ""
 	}

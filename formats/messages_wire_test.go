@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -69,7 +70,7 @@ func checkMessagesFrames(t *testing.T, body []byte) {
 			t.Errorf("frame %d has %d event lines: %+v", i, f.events, f)
 		}
 		if f.data == "[DONE]" {
-			if f.event != messagesDoneEvent || i != len(frames)-1 {
+			if f.event != messages.DoneEvent || i != len(frames)-1 {
 				t.Errorf("frame %d: [DONE] with event %q, %d frames", i, f.event, len(frames))
 			}
 			continue
@@ -106,12 +107,12 @@ func TestMessagesStreamFramesNamed(t *testing.T) {
 // name is ping.
 func TestMessagesDoneEventSkipped(t *testing.T) {
 	var b bytes.Buffer
-	stream(t, NewMessagesStream(&b, Request{}, testOptions()), plainEvents(), nil)
+	stream(t, messages.NewStream(&b, formats.Request{}, testOptions()), plainEvents(), nil)
 	for _, tc := range []struct {
 		event string
 		ok    bool
-	}{{messagesDoneEvent, true}, {"done", false}} {
-		body := bytes.Replace(b.Bytes(), []byte("event: "+messagesDoneEvent+"\ndata: [DONE]"), []byte("event: "+tc.event+"\ndata: [DONE]"), 1)
+	}{{messages.DoneEvent, true}, {"done", false}} {
+		body := bytes.Replace(b.Bytes(), []byte("event: "+messages.DoneEvent+"\ndata: [DONE]"), []byte("event: "+tc.event+"\ndata: [DONE]"), 1)
 		f := &fake{status: 200, contentType: "text/event-stream", body: body}
 		srv := httptest.NewServer(f)
 		s := anthropicClient(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
@@ -136,29 +137,29 @@ func TestMessagesErrorTypes(t *testing.T) {
 		status int
 		want   string
 	}{
-		{Invalid("temperature", "temperature must be between 0 and 2, got 3"), 400, "invalid_request_error"},
+		{formats.Invalid("temperature", "temperature must be between 0 and 2, got 3"), 400, "invalid_request_error"},
 		{fmt.Errorf("run: %w", inference.ErrContextLength), 400, "invalid_request_error"},
-		{Unauthorized(), 401, "authentication_error"},
-		{&Error{Status: 402, Code: "insufficient_credit", Message: "no credit"}, 402, "billing_error"},
-		{&Error{Status: 403, Code: "forbidden", Message: "not for this key"}, 403, "permission_error"},
-		{ModelNotFound("nope"), 404, "not_found_error"},
-		{&Error{Status: 408, Code: "request_timeout", Message: "slow body"}, 408, "invalid_request_error"},
+		{formats.Unauthorized(), 401, "authentication_error"},
+		{&formats.Error{Status: 402, Code: "insufficient_credit", Message: "no credit"}, 402, "billing_error"},
+		{&formats.Error{Status: 403, Code: "forbidden", Message: "not for this key"}, 403, "permission_error"},
+		{formats.ModelNotFound("nope"), 404, "not_found_error"},
+		{&formats.Error{Status: 408, Code: "request_timeout", Message: "slow body"}, 408, "invalid_request_error"},
 		{&http.MaxBytesError{Limit: 1 << 20}, 413, "request_too_large"},
-		{&Error{Status: 422, Code: "invalid_value", Message: "bad"}, 422, "invalid_request_error"},
-		{RateLimited(time.Second, "slow down"), 429, "rate_limit_error"},
-		{QuotaExceeded("spend cap"), 429, "rate_limit_error"},
+		{&formats.Error{Status: 422, Code: "invalid_value", Message: "bad"}, 422, "invalid_request_error"},
+		{formats.RateLimited(time.Second, "slow down"), 429, "rate_limit_error"},
+		{formats.QuotaExceeded("spend cap"), 429, "rate_limit_error"},
 		{inference.ErrOverloaded, 429, "overloaded_error"},
 		{errors.New("secret"), 500, "api_error"},
-		{&Error{Status: 503, Code: "unavailable", Message: "down"}, 503, "api_error"},
-		{&Error{Status: 504, Code: "timeout", Message: "took too long"}, 504, "timeout_error"},
-		{&Error{Status: 529, Code: "overloaded", Message: "busy"}, 529, "overloaded_error"},
+		{&formats.Error{Status: 503, Code: "unavailable", Message: "down"}, 503, "api_error"},
+		{&formats.Error{Status: 504, Code: "timeout", Message: "took too long"}, 504, "timeout_error"},
+		{&formats.Error{Status: 529, Code: "overloaded", Message: "busy"}, 529, "overloaded_error"},
 	} {
 		t.Run(fmt.Sprint(tc.status, tc.want), func(t *testing.T) {
 			if !slices.Contains(anthropicErrorTypes, tc.want) {
 				t.Fatalf("%s is not a documented type", tc.want)
 			}
 			rec := httptest.NewRecorder()
-			WriteError(rec, StyleMessages, tc.err)
+			formats.WriteError(rec, formats.StyleMessages, tc.err)
 			body := rec.Body.Bytes()
 			var v struct {
 				Type  string
@@ -186,7 +187,7 @@ func TestMessagesErrorTypes(t *testing.T) {
 
 			// The same error after the headers: an event: error frame.
 			var b bytes.Buffer
-			s := NewMessagesStream(&b, Request{}, testOptions())
+			s := messages.NewStream(&b, formats.Request{}, testOptions())
 			stream(t, s, plainEvents()[:1], tc.err)
 			frames := sseFrames(t, b.Bytes())
 			if last := frames[len(frames)-1]; last.event != "error" || !bytes.Contains(body, []byte(last.data)) {
@@ -216,8 +217,8 @@ func TestMessagesUsageSplit(t *testing.T) {
 		{PromptTokens: 30, CachedTokens: 30, CompletionTokens: 1},
 	} {
 		res := inference.Result{Text: "hi", FinishReason: inference.FinishStop, Usage: u}
-		m := NewMessage(Request{}, res, testOptions())
-		want := MessagesUsage{OutputTokens: u.CompletionTokens, CacheCreationInputTokens: u.PromptTokens - u.CachedTokens, CacheReadInputTokens: u.CachedTokens}
+		m := messages.NewMessage(formats.Request{}, res, testOptions())
+		want := messages.Usage{OutputTokens: u.CompletionTokens, CacheCreationInputTokens: u.PromptTokens - u.CachedTokens, CacheReadInputTokens: u.CachedTokens}
 		if m.Usage != want || m.Usage.InputTokens+m.Usage.CacheCreationInputTokens+m.Usage.CacheReadInputTokens != u.PromptTokens {
 			t.Errorf("%+v: usage %+v, want %+v", u, m.Usage, want)
 		}
@@ -226,10 +227,10 @@ func TestMessagesUsageSplit(t *testing.T) {
 		}
 
 		var b bytes.Buffer
-		s := NewMessagesStream(&b, Request{}, testOptions())
+		s := messages.NewStream(&b, formats.Request{}, testOptions())
 		s.InputTokens = u.PromptTokens
 		stream(t, s, []inference.Event{{Text: "hi"}, {Final: &res}}, nil)
-		var start, delta MessagesEvent
+		var start, delta messages.Event
 		for _, f := range sseFrames(t, b.Bytes()) {
 			switch f.event {
 			case "message_start":
@@ -238,7 +239,7 @@ func TestMessagesUsageSplit(t *testing.T) {
 				_ = json.Unmarshal([]byte(f.data), &delta)
 			}
 		}
-		if start.Message == nil || start.Message.Usage != (MessagesUsage{InputTokens: u.PromptTokens}) {
+		if start.Message == nil || start.Message.Usage != (messages.Usage{InputTokens: u.PromptTokens}) {
 			t.Errorf("%+v: message_start %+v", u, start.Message)
 		}
 		if delta.Usage == nil || *delta.Usage != want {

@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"encoding/json"
@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3/packages/respjson"
-	"github.com/openai/openai-go/v3/responses"
-
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	oresponses "github.com/openai/openai-go/v3/responses"
 )
 
 // missingSDKFields returns the fields of the SDK object v (a struct with
@@ -46,7 +48,7 @@ func missingSDKFields(v reflect.Value, path string, skip []string) []string {
 	return out
 }
 
-// notWalked are the fields of responses.Response whose own fields are not
+// notWalked are the fields of oresponses.Response whose own fields are not
 // checked: the output items and tools (their goldens and SDK tests check
 // them), the echoed text format and tool choice.
 var notWalked = []string{"text", "tool_choice"}
@@ -55,9 +57,9 @@ var notWalked = []string{"text", "tool_choice"}
 // that it has every field of the SDK's Response, of its usage (when
 // done), its reasoning, error (when failed) and the other objects, and
 // that only the fields that may be null are null.
-func checkResponseObject(t *testing.T, name string, data []byte) responses.Response {
+func checkResponseObject(t *testing.T, name string, data []byte) oresponses.Response {
 	t.Helper()
-	var r responses.Response
+	var r oresponses.Response
 	if err := r.UnmarshalJSON(data); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -78,8 +80,8 @@ func checkResponseObject(t *testing.T, name string, data []byte) responses.Respo
 	// prompt_cache_options (see Response).
 	mayBeNull := []string{"error", "incomplete_details", "instructions", "usage", "user", "prompt_cache_options"}
 	v := reflect.ValueOf(r.JSON)
-	for i := range reflect.TypeFor[responses.Response]().NumField() {
-		f := reflect.TypeFor[responses.Response]().Field(i)
+	for i := range reflect.TypeFor[oresponses.Response]().NumField() {
+		f := reflect.TypeFor[oresponses.Response]().Field(i)
 		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if key == "" || key == "-" || strings.Contains(f.Tag.Get("api"), "nullable") || slices.Contains(mayBeNull, key) {
 			continue
@@ -142,7 +144,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		"reasoning":{"effort":"low","summary":"detailed"},"text":{"format":{"type":"json_object"},"verbosity":"low"},
 		"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}],"metadata":{"k":"v"},
 		"instructions":"Be brief.","previous_response_id":"resp_0","include":["reasoning.encrypted_content"]}`
-	req := mustParse(t, ParseResponsesRequest, body)
+	req := mustParse(t, responses.Parse, body)
 	if req.PresencePenalty != 0.5 || req.FrequencyPenalty != -0.25 || *req.MaxToolCalls != 3 || req.PromptCacheKey != "pk" || req.SafetyIdentifier != "sid" {
 		t.Fatalf("request %+v", req)
 	}
@@ -150,7 +152,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		t.Errorf("the engine gets penalties %v, %v", ir.PresencePenalty, ir.FrequencyPenalty)
 	}
 	res := inference.Result{Text: "{}", FinishReason: inference.FinishStop, Usage: inference.Usage{PromptTokens: 20, CachedTokens: 8, CompletionTokens: 3}}
-	data := mustJSON(t, NewResponse(req, res, testOptions()))
+	data := mustJSON(t, responses.NewResponse(req, res, testOptions()))
 	r := checkResponseObject(t, "echo", data)
 	var raw map[string]any
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -170,7 +172,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		t.Errorf("usage %+v", u)
 	}
 	// Unset, the optional echoes are null and the defaults are the spec's.
-	r = checkResponseObject(t, "defaults", mustJSON(t, NewResponse(mustParse(t, ParseResponsesRequest, `{"model":"m","input":"hi"}`), res, testOptions())))
+	r = checkResponseObject(t, "defaults", mustJSON(t, responses.NewResponse(mustParse(t, responses.Parse, `{"model":"m","input":"hi"}`), res, testOptions())))
 	if r.JSON.MaxToolCalls.Valid() || r.JSON.PromptCacheKey.Valid() || r.JSON.SafetyIdentifier.Valid() || r.JSON.User.Valid() ||
 		r.Temperature != 0.1 || r.TopP != 1 || r.MaxOutputTokens != 512 || !r.ParallelToolCalls || r.Reasoning.Effort != "medium" {
 		t.Errorf("defaults %s", r.RawJSON())
@@ -182,46 +184,46 @@ func TestResponseEchoesRequest(t *testing.T) {
 // of ResponsesRequest must have a case here.
 func TestResponsesRequestFields(t *testing.T) {
 	resp := func(extra string) string { return `{"model":"m","input":"hi"` + extra + `}` }
-	type check func(Request) bool
+	type check func(formats.Request) bool
 	cases := map[string]struct {
 		ok      string // a body with the field, and what its Request must hold
 		applied check
 		bad     string // a body refused, with the param named
 		param   string
 	}{
-		"model":                {resp(""), func(r Request) bool { return r.Model == "m" }, `{"input":"hi"}`, "model"},
-		"input":                {resp(""), func(r Request) bool { return joinText(r.Messages[0].Content) == "hi" }, `{"model":"m"}`, "input"},
-		"instructions":         {resp(`,"instructions":"x"`), func(r Request) bool { return r.Instructions == "x" }, resp(`,"instructions":5`), "instructions"},
-		"previous_response_id": {resp(`,"previous_response_id":"resp_1"`), func(r Request) bool { return r.PreviousResponseID == "resp_1" }, resp(`,"previous_response_id":1`), "previous_response_id"},
-		"max_output_tokens":    {resp(`,"max_output_tokens":9`), func(r Request) bool { return r.MaxTokens == 9 }, resp(`,"max_output_tokens":0`), "max_output_tokens"},
-		"stream":               {resp(`,"stream":true`), func(r Request) bool { return r.Stream }, resp(`,"stream":"yes"`), "stream"},
-		"reasoning":            {resp(`,"reasoning":{"effort":"low"}`), func(r Request) bool { return r.Reasoning.Effort == "low" }, resp(`,"reasoning":{"effort":"max"}`), "reasoning.effort"},
-		"temperature":          {resp(`,"temperature":0.5`), func(r Request) bool { return *r.Temperature == 0.5 }, resp(`,"temperature":3`), "temperature"},
-		"top_p":                {resp(`,"top_p":0.5`), func(r Request) bool { return *r.TopP == 0.5 }, resp(`,"top_p":2`), "top_p"},
-		"text":                 {resp(`,"text":{"format":{"type":"json_object"}}`), func(r Request) bool { return r.Format.Type == "json" }, resp(`,"text":{"format":{"type":"xml"}}`), "text.format.type"},
-		"store":                {resp(`,"store":false`), func(r Request) bool { return !r.Store }, resp(`,"store":1`), "store"},
-		"metadata":             {resp(`,"metadata":{"a":"b"}`), func(r Request) bool { return r.Metadata["a"] == "b" }, resp(`,"metadata":{"a":1}`), "metadata.a"},
-		"tools": {resp(`,"tools":[{"type":"function","name":"f"}]`), func(r Request) bool { return r.Tools[0].Name == "f" },
+		"model":                {resp(""), func(r formats.Request) bool { return r.Model == "m" }, `{"input":"hi"}`, "model"},
+		"input":                {resp(""), func(r formats.Request) bool { return wire.JoinText(r.Messages[0].Content) == "hi" }, `{"model":"m"}`, "input"},
+		"instructions":         {resp(`,"instructions":"x"`), func(r formats.Request) bool { return r.Instructions == "x" }, resp(`,"instructions":5`), "instructions"},
+		"previous_response_id": {resp(`,"previous_response_id":"resp_1"`), func(r formats.Request) bool { return r.PreviousResponseID == "resp_1" }, resp(`,"previous_response_id":1`), "previous_response_id"},
+		"max_output_tokens":    {resp(`,"max_output_tokens":9`), func(r formats.Request) bool { return r.MaxTokens == 9 }, resp(`,"max_output_tokens":0`), "max_output_tokens"},
+		"stream":               {resp(`,"stream":true`), func(r formats.Request) bool { return r.Stream }, resp(`,"stream":"yes"`), "stream"},
+		"reasoning":            {resp(`,"reasoning":{"effort":"low"}`), func(r formats.Request) bool { return r.Reasoning.Effort == "low" }, resp(`,"reasoning":{"effort":"max"}`), "reasoning.effort"},
+		"temperature":          {resp(`,"temperature":0.5`), func(r formats.Request) bool { return *r.Temperature == 0.5 }, resp(`,"temperature":3`), "temperature"},
+		"top_p":                {resp(`,"top_p":0.5`), func(r formats.Request) bool { return *r.TopP == 0.5 }, resp(`,"top_p":2`), "top_p"},
+		"text":                 {resp(`,"text":{"format":{"type":"json_object"}}`), func(r formats.Request) bool { return r.Format.Type == "json" }, resp(`,"text":{"format":{"type":"xml"}}`), "text.format.type"},
+		"store":                {resp(`,"store":false`), func(r formats.Request) bool { return !r.Store }, resp(`,"store":1`), "store"},
+		"metadata":             {resp(`,"metadata":{"a":"b"}`), func(r formats.Request) bool { return r.Metadata["a"] == "b" }, resp(`,"metadata":{"a":1}`), "metadata.a"},
+		"tools": {resp(`,"tools":[{"type":"function","name":"f"}]`), func(r formats.Request) bool { return r.Tools[0].Name == "f" },
 			resp(`,"tools":[{"type":"file_search"}]`), "tools[0].type"},
-		"tool_choice": {resp(`,"tool_choice":"none"`), func(r Request) bool { return r.ToolChoice.Mode == "none" }, resp(`,"tool_choice":"sometimes"`), "tool_choice"},
-		"parallel_tool_calls": {resp(`,"parallel_tool_calls":false`), func(r Request) bool { return r.OneToolCall },
+		"tool_choice": {resp(`,"tool_choice":"none"`), func(r formats.Request) bool { return r.ToolChoice.Mode == "none" }, resp(`,"tool_choice":"sometimes"`), "tool_choice"},
+		"parallel_tool_calls": {resp(`,"parallel_tool_calls":false`), func(r formats.Request) bool { return r.OneToolCall },
 			resp(`,"parallel_tool_calls":"no"`), "parallel_tool_calls"},
-		"user":       {resp(`,"user":"u"`), func(r Request) bool { return r.User == "u" }, resp(`,"user":1`), "user"},
-		"truncation": {resp(`,"truncation":"disabled"`), func(Request) bool { return true }, resp(`,"truncation":"auto"`), "truncation"},
-		"include": {resp(`,"include":["reasoning.encrypted_content","message.output_text.logprobs"]`), func(r Request) bool { return r.Logprobs && r.TopLogprobs == 0 },
+		"user":       {resp(`,"user":"u"`), func(r formats.Request) bool { return r.User == "u" }, resp(`,"user":1`), "user"},
+		"truncation": {resp(`,"truncation":"disabled"`), func(formats.Request) bool { return true }, resp(`,"truncation":"auto"`), "truncation"},
+		"include": {resp(`,"include":["reasoning.encrypted_content","message.output_text.logprobs"]`), func(r formats.Request) bool { return r.Logprobs && r.TopLogprobs == 0 },
 			resp(`,"include":["reasoning.encrypted_content","message.input_image.image_url"]`), "include[1]"},
-		"background":        {resp(`,"background":false`), func(Request) bool { return true }, resp(`,"background":true`), "background"},
-		"top_logprobs":      {resp(`,"top_logprobs":2`), func(r Request) bool { return r.Logprobs && r.TopLogprobs == 2 }, resp(`,"top_logprobs":21`), "top_logprobs"},
-		"presence_penalty":  {resp(`,"presence_penalty":1`), func(r Request) bool { return r.PresencePenalty == 1 }, resp(`,"presence_penalty":2.5`), "presence_penalty"},
-		"frequency_penalty": {resp(`,"frequency_penalty":-1`), func(r Request) bool { return r.FrequencyPenalty == -1 }, resp(`,"frequency_penalty":-3`), "frequency_penalty"},
-		"max_tool_calls":    {resp(`,"max_tool_calls":2`), func(r Request) bool { return *r.MaxToolCalls == 2 }, resp(`,"max_tool_calls":-1`), "max_tool_calls"},
-		"prompt_cache_key":  {resp(`,"prompt_cache_key":"k"`), func(r Request) bool { return r.PromptCacheKey == "k" }, resp(`,"prompt_cache_key":1`), "prompt_cache_key"},
-		"safety_identifier": {resp(`,"safety_identifier":"s"`), func(r Request) bool { return r.SafetyIdentifier == "s" },
+		"background":        {resp(`,"background":false`), func(formats.Request) bool { return true }, resp(`,"background":true`), "background"},
+		"top_logprobs":      {resp(`,"top_logprobs":2`), func(r formats.Request) bool { return r.Logprobs && r.TopLogprobs == 2 }, resp(`,"top_logprobs":21`), "top_logprobs"},
+		"presence_penalty":  {resp(`,"presence_penalty":1`), func(r formats.Request) bool { return r.PresencePenalty == 1 }, resp(`,"presence_penalty":2.5`), "presence_penalty"},
+		"frequency_penalty": {resp(`,"frequency_penalty":-1`), func(r formats.Request) bool { return r.FrequencyPenalty == -1 }, resp(`,"frequency_penalty":-3`), "frequency_penalty"},
+		"max_tool_calls":    {resp(`,"max_tool_calls":2`), func(r formats.Request) bool { return *r.MaxToolCalls == 2 }, resp(`,"max_tool_calls":-1`), "max_tool_calls"},
+		"prompt_cache_key":  {resp(`,"prompt_cache_key":"k"`), func(r formats.Request) bool { return r.PromptCacheKey == "k" }, resp(`,"prompt_cache_key":1`), "prompt_cache_key"},
+		"safety_identifier": {resp(`,"safety_identifier":"s"`), func(r formats.Request) bool { return r.SafetyIdentifier == "s" },
 			resp(`,"safety_identifier":"` + strings.Repeat("s", 129) + `"`), "safety_identifier"},
-		"conversation": {resp(`,"conversation":null`), func(Request) bool { return true }, resp(`,"conversation":"conv_1"`), "conversation"},
-		"prompt":       {resp(`,"prompt":null`), func(Request) bool { return true }, resp(`,"prompt":{"id":"pmpt_1"}`), "prompt"},
+		"conversation": {resp(`,"conversation":null`), func(formats.Request) bool { return true }, resp(`,"conversation":"conv_1"`), "conversation"},
+		"prompt":       {resp(`,"prompt":null`), func(formats.Request) bool { return true }, resp(`,"prompt":{"id":"pmpt_1"}`), "prompt"},
 	}
-	rt := reflect.TypeFor[ResponsesRequest]()
+	rt := reflect.TypeFor[responses.Request]()
 	for i := range rt.NumField() {
 		key, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		if _, ok := cases[key]; !ok {
@@ -229,12 +231,12 @@ func TestResponsesRequestFields(t *testing.T) {
 		}
 	}
 	for key, tc := range cases {
-		r, err := ParseResponsesRequest([]byte(tc.ok))
+		r, err := responses.Parse([]byte(tc.ok))
 		if err != nil || !tc.applied(r) {
 			t.Errorf("%s: %s gives %+v, %v", key, tc.ok, r, err)
 		}
-		_, err = ParseResponsesRequest([]byte(tc.bad))
-		if e := ErrorOf(err); err == nil || e.Status != 400 || e.Param != tc.param {
+		_, err = responses.Parse([]byte(tc.bad))
+		if e := formats.ErrorOf(err); err == nil || e.Status != 400 || e.Param != tc.param {
 			t.Errorf("%s: %s gives %v, want a 400 naming %s", key, tc.bad, err, tc.param)
 		}
 	}
@@ -243,13 +245,13 @@ func TestResponsesRequestFields(t *testing.T) {
 // TestResponsesRequestRoundTrip checks that the parameters the response
 // echoes survive the conversion back into a responses request.
 func TestResponsesRequestRoundTrip(t *testing.T) {
-	req := mustParse(t, ParseResponsesRequest, `{"model":"m","input":"hi","presence_penalty":0.5,"frequency_penalty":-1,
+	req := mustParse(t, responses.Parse, `{"model":"m","input":"hi","presence_penalty":0.5,"frequency_penalty":-1,
 		"max_tool_calls":0,"prompt_cache_key":"pk","safety_identifier":"sid"}`)
-	b, err := marshal(NewResponsesRequest(req))
+	b, err := formats.Marshal(responses.NewRequest(req))
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := mustParse(t, ParseResponsesRequest, string(b))
+	back := mustParse(t, responses.Parse, string(b))
 	if back.PresencePenalty != 0.5 || back.FrequencyPenalty != -1 || back.MaxToolCalls == nil || *back.MaxToolCalls != 0 ||
 		back.PromptCacheKey != "pk" || back.SafetyIdentifier != "sid" {
 		t.Errorf("%s reads back as %+v", b, back)

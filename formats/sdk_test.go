@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/wire"
+	"github.com/inferkit/inferkit/formats/messages"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
+	oresponses "github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 )
-
-// These tests serve the golden files to the official SDKs and read back
-// what the SDKs sent, so that both directions meet the SDKs' own types and
-// decoders.
 
 // fake is a server that answers every request with one canned response
 // and keeps the last request body.
@@ -92,7 +92,7 @@ func TestSDKChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := ParseChatRequest(f.got)
+	req, err := chat.Parse(f.got)
 	if err != nil {
 		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.got)
 	}
@@ -196,7 +196,7 @@ func TestSDKMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := ParseMessagesRequest(f.got)
+	req, err := messages.Parse(f.got)
 	if err != nil {
 		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.got)
 	}
@@ -216,11 +216,11 @@ func TestSDKMessages(t *testing.T) {
 	if _, err := anthropicClient(url2).Messages.New(context.Background(), next); err != nil {
 		t.Fatal(err)
 	}
-	req2, err := ParseMessagesRequest(f2.got)
+	req2, err := messages.Parse(f2.got)
 	if err != nil {
 		t.Fatalf("the SDK's follow-up does not parse: %v\n%s", err, f2.got)
 	}
-	if len(req2.Messages) != 3 || req2.Messages[1].Reasoning != resThinking.Reasoning || joinText(req2.Messages[1].Content) != resThinking.Text {
+	if len(req2.Messages) != 3 || req2.Messages[1].Reasoning != resThinking.Reasoning || wire.JoinText(req2.Messages[1].Content) != resThinking.Text {
 		t.Errorf("follow-up = %+v", req2.Messages)
 	}
 }
@@ -269,10 +269,10 @@ func TestSDKMessagesStream(t *testing.T) {
 	}
 }
 
-func responsesParams() responses.ResponseNewParams {
-	return responses.ResponseNewParams{
+func responsesParams() oresponses.ResponseNewParams {
+	return oresponses.ResponseNewParams{
 		Model:           "core-2-5-pro",
-		Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("Capital of France?")},
+		Input:           oresponses.ResponseNewParamsInputUnion{OfString: openai.String("Capital of France?")},
 		Instructions:    openai.String("Be brief."),
 		MaxOutputTokens: openai.Int(300),
 		Metadata:        shared.Metadata{"topic": "geo"},
@@ -280,8 +280,8 @@ func responsesParams() responses.ResponseNewParams {
 		Store:           openai.Bool(false),
 		Temperature:     openai.Float(0.3),
 		User:            openai.String("u1"),
-		Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{
-			OfJSONSchema: &responses.ResponseFormatTextJSONSchemaConfigParam{Name: "answer", Schema: map[string]any{"type": "object"}}}},
+		Text: oresponses.ResponseTextConfigParam{Format: oresponses.ResponseFormatTextConfigUnionParam{
+			OfJSONSchema: &oresponses.ResponseFormatTextJSONSchemaConfigParam{Name: "answer", Schema: map[string]any{"type": "object"}}}},
 	}
 }
 
@@ -298,7 +298,7 @@ func TestSDKResponses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, err := ParseResponsesRequest(f.got)
+		req, err := responses.Parse(f.got)
 		if err != nil {
 			t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.got)
 		}
@@ -320,7 +320,7 @@ func TestSDKResponses(t *testing.T) {
 		}
 	}
 	if r := readGolden(t, "response.json"); true {
-		var resp responses.Response
+		var resp oresponses.Response
 		if err := resp.UnmarshalJSON(r); err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +342,7 @@ func TestSDKResponsesStream(t *testing.T) {
 		t.Run(tc.golden, func(t *testing.T) {
 			_, url := serveGolden(t, 200, tc.golden)
 			s := openaiClient(url).Responses.NewStreaming(context.Background(), responsesParams())
-			var last responses.ResponseStreamEventUnion
+			var last oresponses.ResponseStreamEventUnion
 			var deltas strings.Builder
 			seq := int64(0)
 			for s.Next() {

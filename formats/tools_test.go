@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
@@ -12,10 +12,14 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/responses"
-
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/wire"
+	"github.com/inferkit/inferkit/formats/messages"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/openai/openai-go/v3"
+	oresponses "github.com/openai/openai-go/v3/responses"
 )
 
 // The tool calls of the goldens.
@@ -76,38 +80,38 @@ const (
 
 func TestGoldenToolCalls(t *testing.T) {
 	var b bytes.Buffer
-	req := mustParse(t, ParseChatRequest, toolsChatBody)
-	golden(t, "chat_completion_tool_calls.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resToolCalls}, testOptions())))
-	stream(t, NewChatStream(&b, req, testOptions()), toolEvents(), nil)
+	req := mustParse(t, chat.Parse, toolsChatBody)
+	golden(t, "chat_completion_tool_calls.json", mustJSON(t, chat.NewCompletion(req, []inference.Result{resToolCalls}, testOptions())))
+	stream(t, chat.NewStream(&b, req, testOptions()), toolEvents(), nil)
 	golden(t, "chat_stream_tool_calls.sse", b.Bytes())
 	b.Reset()
-	stream(t, NewChatStream(&b, req, testOptions()), textToolEvents(), nil)
+	stream(t, chat.NewStream(&b, req, testOptions()), textToolEvents(), nil)
 	golden(t, "chat_stream_text_tool_call.sse", b.Bytes())
 
-	req = mustParse(t, ParseMessagesRequest, toolsMessagesBody)
-	golden(t, "message_tool_use.json", mustJSON(t, NewMessage(req, resToolCalls, testOptions())))
-	golden(t, "message_text_tool_use.json", mustJSON(t, NewMessage(req, resTextToolCall, testOptions())))
+	req = mustParse(t, messages.Parse, toolsMessagesBody)
+	golden(t, "message_tool_use.json", mustJSON(t, messages.NewMessage(req, resToolCalls, testOptions())))
+	golden(t, "message_text_tool_use.json", mustJSON(t, messages.NewMessage(req, resTextToolCall, testOptions())))
 	b.Reset()
-	stream(t, NewMessagesStream(&b, req, testOptions()), toolEvents(), nil)
+	stream(t, messages.NewStream(&b, req, testOptions()), toolEvents(), nil)
 	golden(t, "messages_stream_tool_use.sse", b.Bytes())
 	b.Reset()
-	stream(t, NewMessagesStream(&b, req, testOptions()), textToolEvents(), nil)
+	stream(t, messages.NewStream(&b, req, testOptions()), textToolEvents(), nil)
 	golden(t, "messages_stream_text_tool_use.sse", b.Bytes())
 
-	req = mustParse(t, ParseResponsesRequest, toolsResponsesBody)
-	golden(t, "response_function_call.json", mustJSON(t, NewResponse(req, resToolCalls, testOptions())))
-	golden(t, "response_text_function_call.json", mustJSON(t, NewResponse(req, resTextToolCall, testOptions())))
+	req = mustParse(t, responses.Parse, toolsResponsesBody)
+	golden(t, "response_function_call.json", mustJSON(t, responses.NewResponse(req, resToolCalls, testOptions())))
+	golden(t, "response_text_function_call.json", mustJSON(t, responses.NewResponse(req, resTextToolCall, testOptions())))
 	b.Reset()
-	stream(t, NewResponsesStream(&b, req, testOptions()), toolEvents(), nil)
+	stream(t, responses.NewStream(&b, req, testOptions()), toolEvents(), nil)
 	golden(t, "responses_stream_function_call.sse", b.Bytes())
 	b.Reset()
-	stream(t, NewResponsesStream(&b, req, testOptions()), textToolEvents(), nil)
+	stream(t, responses.NewStream(&b, req, testOptions()), textToolEvents(), nil)
 	golden(t, "responses_stream_text_function_call.sse", b.Bytes())
 
 	// A conversation with a tool call and its result, in every style.
-	req = mustParse(t, ParseChatRequest, richChat)
-	golden(t, "chat_tools_to_messages_request.json", mustJSON(t, NewMessagesRequest(req)))
-	golden(t, "chat_tools_to_responses_request.json", mustJSON(t, NewResponsesRequest(req)))
+	req = mustParse(t, chat.Parse, richChat)
+	golden(t, "chat_tools_to_messages_request.json", mustJSON(t, messages.NewRequest(req)))
+	golden(t, "chat_tools_to_responses_request.json", mustJSON(t, responses.NewRequest(req)))
 }
 
 // TestGoldenEngineErrors writes the engine's invalid requests as each
@@ -116,15 +120,15 @@ func TestGoldenEngineErrors(t *testing.T) {
 	schemaErr := &inference.FieldError{Path: inference.Field("Format", "Schema"), Reason: "grammar: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema"}
 	for _, f := range []struct {
 		name  string
-		f     Style
+		f     formats.Style
 		param string
 	}{
-		{"chat", StyleChat, "response_format.json_schema.schema"},
-		{"messages", StyleMessages, "output_config.format.schema"},
-		{"responses", StyleResponses, "text.format.schema"},
+		{"chat", formats.StyleChat, "response_format.json_schema.schema"},
+		{"messages", formats.StyleMessages, "output_config.format.schema"},
+		{"responses", formats.StyleResponses, "text.format.schema"},
 	} {
 		rec := httptest.NewRecorder()
-		WriteError(rec, f.f, schemaErr)
+		formats.WriteError(rec, f.f, named(f.f, schemaErr))
 		got := fmt.Sprintf("HTTP %d\nContent-Type: %s\n\n%s\n", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Bytes())
 		golden(t, "error_engine_schema_"+f.name+".txt", []byte(got))
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), f.param+": the schema uses a feature") {
@@ -145,15 +149,15 @@ func TestGoldenEngineErrors(t *testing.T) {
 		{fmt.Errorf("%w: no field", inference.ErrInvalidRequest), "", "", ""},
 	} {
 		err := tc.err
-		for f, want := range map[Style]string{StyleChat: tc.chat, StyleMessages: tc.messages, StyleResponses: tc.responses} {
-			e := ErrorOf(err).in(f)
+		for f, want := range map[formats.Style]string{formats.StyleChat: tc.chat, formats.StyleMessages: tc.messages, formats.StyleResponses: tc.responses} {
+			e := named(f, err)
 			if e.Status != 400 || e.Param != want || want != "" && !strings.HasPrefix(e.Message, want+": ") || strings.Contains(e.Message, "llamacpp") {
 				t.Errorf("%v in style %d: %d %q %q, want param %q", tc.err, f, e.Status, e.Param, e.Message, want)
 			}
 		}
 	}
 	// A failed response carries the field too.
-	r := FailedResponse(mustParse(t, ParseResponsesRequest, responsesBody), schemaErr, testOptions())
+	r := responses.FailedResponse(mustParse(t, responses.Parse, responsesBody), schemaErr, testOptions())
 	// Its code is one the SDKs know; the param names the field.
 	if r.Error == nil || r.Error.Code != "invalid_prompt" || r.Error.Param == nil || *r.Error.Param != "text.format.schema" ||
 		!strings.HasPrefix(r.Error.Message, "text.format.schema: ") {
@@ -164,7 +168,7 @@ func TestGoldenEngineErrors(t *testing.T) {
 // TestToolResultRoundTrips converts tool-call results into each style's
 // response and back.
 func TestToolResultRoundTrips(t *testing.T) {
-	req := mustParse(t, ParseChatRequest, toolsChatBody)
+	req := mustParse(t, chat.Parse, toolsChatBody)
 	for _, res := range []inference.Result{resToolCalls, resTextToolCall} {
 		want := res
 		want.Timings = inference.Timings{}
@@ -172,17 +176,17 @@ func TestToolResultRoundTrips(t *testing.T) {
 		// thinking itself.
 		wantChat := want
 		wantChat.Reasoning = ""
-		if got := NewChatCompletion(req, []inference.Result{res}, Options{}).Result(); !reflect.DeepEqual(got, wantChat) {
+		if got := chat.NewCompletion(req, []inference.Result{res}, formats.Options{}).Result(); !reflect.DeepEqual(got, wantChat) {
 			t.Errorf("chat: got %+v, want %+v", got, wantChat)
 		}
 		wantMsg := want
 		wantMsg.Usage.ReasoningTokens, wantMsg.StopToken, wantMsg.Summary = 0, 0, ""
-		if got := NewMessage(req, res, Options{}).Result(); !reflect.DeepEqual(got, wantMsg) {
+		if got := messages.NewMessage(req, res, formats.Options{}).Result(); !reflect.DeepEqual(got, wantMsg) {
 			t.Errorf("messages: got %+v, want %+v", got, wantMsg)
 		}
 		wantResp := wantChat
 		wantResp.StopToken = 0
-		if got := NewResponse(req, res, Options{}).Result(); !reflect.DeepEqual(got, wantResp) {
+		if got := responses.NewResponse(req, res, formats.Options{}).Result(); !reflect.DeepEqual(got, wantResp) {
 			t.Errorf("responses: got %+v, want %+v", got, wantResp)
 		}
 	}
@@ -191,20 +195,20 @@ func TestToolResultRoundTrips(t *testing.T) {
 // TestTranscriptToolCalls: a stored conversation keeps the assistant's
 // tool calls, and the next turn's tool result finds its call.
 func TestTranscriptToolCalls(t *testing.T) {
-	req := mustParse(t, ParseResponsesRequest, toolsResponsesBody)
+	req := mustParse(t, responses.Parse, toolsResponsesBody)
 	history := req.Transcript(resToolCalls)
 	last := history[len(history)-1]
 	if last.Role != inference.RoleAssistant || !reflect.DeepEqual(last.ToolCalls, resToolCalls.ToolCalls) ||
 		last.Reasoning != resToolCalls.Reasoning || len(last.Content) != 0 {
 		t.Fatalf("assistant turn %+v", last)
 	}
-	next := mustParse(t, ParseResponsesRequest, `{"model":"m","previous_response_id":"resp_1","input":[
+	next := mustParse(t, responses.Parse, `{"model":"m","previous_response_id":"resp_1","input":[
 		{"type":"function_call_output","call_id":"call_weather1","output":"sunny"},
 		{"type":"function_call_output","call_id":"call_time2","output":[{"type":"input_text","text":"12:00"}]}]}`)
-	cont := Continue(history, next)
+	cont := formats.Continue(history, next)
 	ir := cont.Inference()
 	n := len(ir.Messages)
-	if n != 4 || ir.Messages[2].ToolCallID != "call_weather1" || joinText(ir.Messages[3].Content) != "12:00" {
+	if n != 4 || ir.Messages[2].ToolCallID != "call_weather1" || wire.JoinText(ir.Messages[3].Content) != "12:00" {
 		t.Fatalf("continued %+v", ir.Messages)
 	}
 	// The tool results are named after the history's calls, for the
@@ -233,20 +237,20 @@ func TestToolChoiceInference(t *testing.T) {
 	const rtools = `"tools":[{"type":"function","name":"f"}]`
 	for _, tc := range []struct {
 		name  string
-		parse func([]byte) (Request, error)
+		parse func([]byte) (formats.Request, error)
 		body  string
 		want  inference.ToolChoice
 	}{
-		{"chat default", ParseChatRequest, chatWith(`,` + tools), inference.ToolChoice{Mode: inference.ToolAuto}},
-		{"chat none", ParseChatRequest, chatWith(`,` + tools + `,"tool_choice":"none"`), inference.ToolChoice{Mode: inference.ToolNone}},
-		{"chat required", ParseChatRequest, chatWith(`,` + tools + `,"tool_choice":"required"`), inference.ToolChoice{Mode: inference.ToolRequired}},
-		{"chat named", ParseChatRequest, chatWith(`,` + tools + `,"tool_choice":{"type":"function","function":{"name":"f"}}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
-		{"messages auto", ParseMessagesRequest, msgsWith(`,` + mtools + `,"tool_choice":{"type":"auto"}`), inference.ToolChoice{Mode: inference.ToolAuto}},
-		{"messages any", ParseMessagesRequest, msgsWith(`,` + mtools + `,"tool_choice":{"type":"any"}`), inference.ToolChoice{Mode: inference.ToolRequired}},
-		{"messages tool", ParseMessagesRequest, msgsWith(`,` + mtools + `,"tool_choice":{"type":"tool","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
-		{"messages none", ParseMessagesRequest, msgsWith(`,` + mtools + `,"tool_choice":{"type":"none"}`), inference.ToolChoice{Mode: inference.ToolNone}},
-		{"responses required", ParseResponsesRequest, respWith(`,` + rtools + `,"tool_choice":"required"`), inference.ToolChoice{Mode: inference.ToolRequired}},
-		{"responses named", ParseResponsesRequest, respWith(`,` + rtools + `,"tool_choice":{"type":"function","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
+		{"chat default", chat.Parse, chatWith(`,` + tools), inference.ToolChoice{Mode: inference.ToolAuto}},
+		{"chat none", chat.Parse, chatWith(`,` + tools + `,"tool_choice":"none"`), inference.ToolChoice{Mode: inference.ToolNone}},
+		{"chat required", chat.Parse, chatWith(`,` + tools + `,"tool_choice":"required"`), inference.ToolChoice{Mode: inference.ToolRequired}},
+		{"chat named", chat.Parse, chatWith(`,` + tools + `,"tool_choice":{"type":"function","function":{"name":"f"}}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
+		{"messages auto", messages.Parse, msgsWith(`,` + mtools + `,"tool_choice":{"type":"auto"}`), inference.ToolChoice{Mode: inference.ToolAuto}},
+		{"messages any", messages.Parse, msgsWith(`,` + mtools + `,"tool_choice":{"type":"any"}`), inference.ToolChoice{Mode: inference.ToolRequired}},
+		{"messages tool", messages.Parse, msgsWith(`,` + mtools + `,"tool_choice":{"type":"tool","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
+		{"messages none", messages.Parse, msgsWith(`,` + mtools + `,"tool_choice":{"type":"none"}`), inference.ToolChoice{Mode: inference.ToolNone}},
+		{"responses required", responses.Parse, respWith(`,` + rtools + `,"tool_choice":"required"`), inference.ToolChoice{Mode: inference.ToolRequired}},
+		{"responses named", responses.Parse, respWith(`,` + rtools + `,"tool_choice":{"type":"function","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustParse(t, tc.parse, tc.body)
@@ -262,16 +266,16 @@ func TestToolChoiceInference(t *testing.T) {
 func TestVerbosity(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
-		parse      func([]byte) (Request, error)
+		parse      func([]byte) (formats.Request, error)
 		system     string
 		n          int
 	}{
-		{"responses low with instructions", `{"model":"m","instructions":"Be kind.","input":"hi","text":{"verbosity":"low"}}`, ParseResponsesRequest,
-			"Be kind.\n\n" + VerbosityInstruction("low"), 2},
-		{"responses high alone", `{"model":"m","input":"hi","text":{"verbosity":"high"}}`, ParseResponsesRequest, VerbosityInstruction("high"), 2},
-		{"responses medium", `{"model":"m","input":"hi","text":{"verbosity":"medium"}}`, ParseResponsesRequest, "", 1},
-		{"chat low after a system message", `{"model":"m","messages":[{"role":"system","content":"S."},{"role":"user","content":"hi"}],"verbosity":"low"}`, ParseChatRequest,
-			"S.\n\n" + VerbosityInstruction("low"), 2},
+		{"responses low with instructions", `{"model":"m","instructions":"Be kind.","input":"hi","text":{"verbosity":"low"}}`, responses.Parse,
+			"Be kind.\n\n" + formats.VerbosityInstruction("low"), 2},
+		{"responses high alone", `{"model":"m","input":"hi","text":{"verbosity":"high"}}`, responses.Parse, formats.VerbosityInstruction("high"), 2},
+		{"responses medium", `{"model":"m","input":"hi","text":{"verbosity":"medium"}}`, responses.Parse, "", 1},
+		{"chat low after a system message", `{"model":"m","messages":[{"role":"system","content":"S."},{"role":"user","content":"hi"}],"verbosity":"low"}`, chat.Parse,
+			"S.\n\n" + formats.VerbosityInstruction("low"), 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustParse(t, tc.parse, tc.body)
@@ -279,7 +283,7 @@ func TestVerbosity(t *testing.T) {
 			if len(ir.Messages) != tc.n {
 				t.Fatalf("messages %+v", ir.Messages)
 			}
-			if tc.system != "" && (ir.Messages[0].Role != inference.RoleSystem || joinText(ir.Messages[0].Content) != tc.system) {
+			if tc.system != "" && (ir.Messages[0].Role != inference.RoleSystem || wire.JoinText(ir.Messages[0].Content) != tc.system) {
 				t.Errorf("system %+v", ir.Messages[0])
 			}
 			if len(r.Messages) > 0 && r.Messages[0].Role == inference.RoleSystem && len(r.Messages[0].Content) != 1 {
@@ -287,12 +291,12 @@ func TestVerbosity(t *testing.T) {
 			}
 		})
 	}
-	if VerbosityInstruction("low") == "" || VerbosityInstruction("high") == "" || VerbosityInstruction("medium") != "" {
+	if formats.VerbosityInstruction("low") == "" || formats.VerbosityInstruction("high") == "" || formats.VerbosityInstruction("medium") != "" {
 		t.Error("instructions")
 	}
 	// The response echoes it.
-	r := mustParse(t, ParseResponsesRequest, toolsResponsesBody)
-	if got := NewResponse(r, resTextToolCall, testOptions()).Text.Verbosity; got != "low" {
+	r := mustParse(t, responses.Parse, toolsResponsesBody)
+	if got := responses.NewResponse(r, resTextToolCall, testOptions()).Text.Verbosity; got != "low" {
 		t.Errorf("echoed verbosity %q", got)
 	}
 }
@@ -300,25 +304,25 @@ func TestVerbosity(t *testing.T) {
 // TestToolInputParsing: tool_use blocks and function_call items in the
 // input become the assistant's calls, and results are named after them.
 func TestToolInputParsing(t *testing.T) {
-	m := mustParse(t, ParseMessagesRequest, `{"model":"m","messages":[
+	m := mustParse(t, messages.Parse, `{"model":"m","messages":[
 		{"role":"user","content":"w?"},
 		{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"x"},{"type":"text","text":"Checking."},{"type":"tool_use","id":"t1","name":"get_weather","input":{ "city" : "Paris" }}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"sunny"}]}]}]}`)
 	a := m.Messages[1]
-	if a.Reasoning != "hm" || joinText(a.Content) != "Checking." || len(a.ToolCalls) != 1 || a.ToolCalls[0].Arguments != `{"city":"Paris"}` {
+	if a.Reasoning != "hm" || wire.JoinText(a.Content) != "Checking." || len(a.ToolCalls) != 1 || a.ToolCalls[0].Arguments != `{"city":"Paris"}` {
 		t.Errorf("assistant %+v", a)
 	}
-	if tm := m.Messages[2]; tm.Role != inference.RoleTool || tm.ToolCallID != "t1" || tm.Name != "get_weather" || joinText(tm.Content) != "sunny" {
+	if tm := m.Messages[2]; tm.Role != inference.RoleTool || tm.ToolCallID != "t1" || tm.Name != "get_weather" || wire.JoinText(tm.Content) != "sunny" {
 		t.Errorf("tool result %+v", tm)
 	}
-	r := mustParse(t, ParseResponsesRequest, `{"model":"m","input":[
+	r := mustParse(t, responses.Parse, `{"model":"m","input":[
 		{"role":"user","content":"w?"},
 		{"type":"function_call","id":"fc_1","call_id":"c1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"},
 		{"type":"function_call_output","call_id":"c1","output":"sunny"}]}`)
 	if len(r.Messages) != 3 || r.Messages[1].ToolCalls[0].ID != "c1" || r.Messages[2].Name != "get_weather" {
 		t.Errorf("responses %+v", r.Messages)
 	}
-	c := mustParse(t, ParseChatRequest, `{"model":"m","messages":[
+	c := mustParse(t, chat.Parse, `{"model":"m","messages":[
 		{"role":"user","content":"w?"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
 		{"role":"tool","tool_call_id":"c1","content":"sunny"}]}`)
@@ -424,7 +428,7 @@ func TestSDKToolGoldens(t *testing.T) {
 		for _, name := range []string{"responses_stream_function_call.sse", "responses_stream_text_function_call.sse"} {
 			_, url := serveGolden(t, 200, name)
 			s := openaiClient(url).Responses.NewStreaming(ctx, responsesParams())
-			var last responses.ResponseStreamEventUnion
+			var last oresponses.ResponseStreamEventUnion
 			var args strings.Builder
 			doneArgs := 0
 			for s.Next() {
@@ -439,7 +443,7 @@ func TestSDKToolGoldens(t *testing.T) {
 			if err := s.Err(); err != nil {
 				t.Fatal(err)
 			}
-			var calls []responses.ResponseFunctionToolCall
+			var calls []oresponses.ResponseFunctionToolCall
 			for _, it := range last.Response.Output {
 				if it.Type == "function_call" {
 					calls = append(calls, it.AsFunctionCall())

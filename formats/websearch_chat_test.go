@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
 )
@@ -14,7 +16,7 @@ import (
 func TestChatWebSearchOptions(t *testing.T) {
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{"search_context_size":"low",
 		"user_location":{"type":"approximate","approximate":{"city":"Lyon","country":"FR","timezone":"Europe/Paris"}}}}`
-	r, err := ParseChatRequest([]byte(body))
+	r, err := chat.Parse([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,11 +25,11 @@ func TestChatWebSearchOptions(t *testing.T) {
 		t.Errorf("search %+v, want %+v", r.Search, want)
 	}
 	// Back to the wire and in again: the same request.
-	again, err := ParseChatRequest(mustJSON(t, NewChatRequest(r)))
+	again, err := chat.Parse(mustJSON(t, chat.NewRequest(r)))
 	if err != nil || !reflect.DeepEqual(again.Search, want) {
 		t.Errorf("round trip: %+v, %v", again.Search, err)
 	}
-	r, err = ParseChatRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{}}`))
+	r, err = chat.Parse([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{}}`))
 	if err != nil || r.Search == nil || r.Search.Results != 5 || r.Search.ContentChars != 1000 || !r.Search.Force {
 		t.Errorf("empty options: %+v, %v; want medium, forced", r.Search, err)
 	}
@@ -43,17 +45,17 @@ func TestChatAnnotations(t *testing.T) {
 		{Start: strings.Index(text, "Paris"), End: len(text) - 1, Source: 1, URL: "https://example.org/paris", Title: "Paris"},
 	}
 	res := inference.Result{Text: text, Citations: cites, FinishReason: inference.FinishStop}
-	want := []ChatAnnotation{
-		{Type: "url_citation", URLCitation: ChatURLCitation{StartIndex: 0, EndIndex: 17, URL: "https://example.org/lyon", Title: "Lyon"}},
-		{Type: "url_citation", URLCitation: ChatURLCitation{StartIndex: 19, EndIndex: 28, URL: "https://example.org/paris", Title: "Paris"}},
+	want := []chat.Annotation{
+		{Type: "url_citation", URLCitation: chat.URLCitation{StartIndex: 0, EndIndex: 17, URL: "https://example.org/lyon", Title: "Lyon"}},
+		{Type: "url_citation", URLCitation: chat.URLCitation{StartIndex: 19, EndIndex: 28, URL: "https://example.org/paris", Title: "Paris"}},
 	}
-	c := NewChatCompletion(Request{Request: inference.Request{Model: "m"}}, []inference.Result{res}, Options{})
+	c := chat.NewCompletion(formats.Request{Request: inference.Request{Model: "m"}}, []inference.Result{res}, formats.Options{})
 	if got := c.Choices[0].Message.Annotations; !reflect.DeepEqual(got, want) {
 		t.Errorf("completion annotations %+v, want %+v", got, want)
 	}
 
 	var buf bytes.Buffer
-	s := NewChatStream(&buf, Request{Request: inference.Request{Model: "m"}}, Options{})
+	s := chat.NewStream(&buf, formats.Request{Request: inference.Request{Model: "m"}}, formats.Options{})
 	cut := strings.Index(text, " Paris")
 	for _, ev := range []inference.Event{
 		{Text: text[:cut], Citations: cites[:1]},
@@ -64,13 +66,13 @@ func TestChatAnnotations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var got []ChatAnnotation
+	var got []chat.Annotation
 	for line := range strings.Lines(buf.String()) {
 		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
 		if !ok || data == "[DONE]" {
 			continue
 		}
-		var chunk ChatCompletionChunk
+		var chunk chat.Chunk
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +88,7 @@ func TestChatAnnotations(t *testing.T) {
 // A stored conversation keeps the searches as the model read them, so
 // that previous_response_id continues with their results.
 func TestTranscriptKeepsSearches(t *testing.T) {
-	r := Request{Request: inference.Request{Messages: []inference.Message{inference.Text(inference.RoleUser, "Lyon?")},
+	r := formats.Request{Request: inference.Request{Messages: []inference.Message{inference.Text(inference.RoleUser, "Lyon?")},
 		Search: &inference.SearchOptions{ContentChars: 500}}}
 	call := inference.SearchCall{ID: "ws_1", Query: "Lyon", Status: inference.SearchCompleted, First: 1, At: len("Let me look."),
 		Results: []search.Result{{URL: "https://example.org/lyon", Title: "Lyon", Content: "Lyon is a city in France."}}}

@@ -1,8 +1,9 @@
-package formats
+package formats_test
 
 import (
 	"testing"
 
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -20,14 +21,14 @@ func TestResponsesEchoSearchTool(t *testing.T) {
 		{"none", `"tools":[{"type":"web_search"}],"tool_choice":"none"`, "web_search", "none", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := ParseResponsesRequest([]byte(`{"model":"m","input":"hi",` + tc.body + `}`))
+			req, err := responses.Parse([]byte(`{"model":"m","input":"hi",` + tc.body + `}`))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if (req.Search != nil) != tc.search {
 				t.Errorf("search %+v, want it offered: %v", req.Search, tc.search)
 			}
-			r := NewResponse(req, inference.Result{Text: "x", FinishReason: inference.FinishStop}, testOptions())
+			r := responses.NewResponse(req, inference.Result{Text: "x", FinishReason: inference.FinishStop}, testOptions())
 			if len(r.Tools) != 1 || r.Tools[0].Type != tc.tool || r.ToolChoice.Mode != tc.choice {
 				t.Fatalf("echo: tools %+v, tool_choice %+v; want %s and %s", r.Tools, r.ToolChoice, tc.tool, tc.choice)
 			}

@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/responses"
-
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
+	"github.com/openai/openai-go/v3"
+	oresponses "github.com/openai/openai-go/v3/responses"
 )
 
 // searchResponsesBody asks for a forced web search, with every option of
@@ -70,13 +72,13 @@ func respSearchEvents() []inference.Event {
 }
 
 func TestGoldenResponsesWebSearch(t *testing.T) {
-	req := mustParse(t, ParseResponsesRequest, searchResponsesBody)
+	req := mustParse(t, responses.Parse, searchResponsesBody)
 	golden(t, "responses_websearch_request.json", mustJSON(t, req))
-	resp := mustJSON(t, NewResponse(req, respSearch, testOptions()))
+	resp := mustJSON(t, responses.NewResponse(req, respSearch, testOptions()))
 	golden(t, "response_websearch.json", resp)
 
 	var b bytes.Buffer
-	stream(t, NewResponsesStream(&b, req, testOptions()), respSearchEvents(), nil)
+	stream(t, responses.NewStream(&b, req, testOptions()), respSearchEvents(), nil)
 	golden(t, "responses_stream_websearch.sse", b.Bytes())
 
 	// The stream's last response is the blocking one.
@@ -113,27 +115,27 @@ func TestSDKResponsesWebSearch(t *testing.T) {
 	}
 
 	_, url := serveGolden(t, 200, "responses_stream_websearch.sse")
-	s := openaiClient(url).Responses.NewStreaming(context.Background(), responses.ResponseNewParams{Model: "m",
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Lyon?")}})
+	s := openaiClient(url).Responses.NewStreaming(context.Background(), oresponses.ResponseNewParams{Model: "m",
+		Input: oresponses.ResponseNewParamsInputUnion{OfString: openai.String("Lyon?")}})
 	seen := map[string]int{}
 	var text strings.Builder
-	var final responses.Response
+	var final oresponses.Response
 	for s.Next() {
 		switch ev := s.Current().AsAny().(type) {
-		case responses.ResponseWebSearchCallInProgressEvent:
+		case oresponses.ResponseWebSearchCallInProgressEvent:
 			seen[string(ev.Type)]++
-		case responses.ResponseWebSearchCallSearchingEvent:
+		case oresponses.ResponseWebSearchCallSearchingEvent:
 			seen[string(ev.Type)]++
-		case responses.ResponseWebSearchCallCompletedEvent:
+		case oresponses.ResponseWebSearchCallCompletedEvent:
 			seen[string(ev.Type)]++
-		case responses.ResponseOutputTextAnnotationAddedEvent:
+		case oresponses.ResponseOutputTextAnnotationAddedEvent:
 			seen[string(ev.Type)]++
 			if a := ev.Annotation.AsURLCitation(); a.URL == "" || ev.OutputIndex != 3 || ev.ItemID != "msg_test3" {
 				t.Errorf("annotation event %s", ev.RawJSON())
 			}
-		case responses.ResponseTextDeltaEvent:
+		case oresponses.ResponseTextDeltaEvent:
 			text.WriteString(ev.Delta)
-		case responses.ResponseCompletedEvent:
+		case oresponses.ResponseCompletedEvent:
 			final = ev.Response
 		}
 	}
@@ -151,7 +153,7 @@ func TestSDKResponsesWebSearch(t *testing.T) {
 // checkSearchResponse checks the output of respSearch as the SDK reads it:
 // the text before the searches, both searches, and the text after them
 // with its citations, whose character offsets pick the cited sentences.
-func checkSearchResponse(t *testing.T, r responses.Response) {
+func checkSearchResponse(t *testing.T, r oresponses.Response) {
 	t.Helper()
 	if len(r.Output) != 4 || r.OutputText() != respSearch.Text {
 		t.Fatalf("output %s", r.JSON.Output.Raw())
@@ -228,7 +230,7 @@ func TestResponsesWebSearchRequest(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mustParse(t, ParseResponsesRequest, tc.body)
+			r := mustParse(t, responses.Parse, tc.body)
 			if !reflect.DeepEqual(r.Search, tc.want) || r.ToolChoice.Mode != tc.choice {
 				t.Errorf("Search %+v, tool choice %q; want %+v, %q", r.Search, r.ToolChoice.Mode, tc.want, tc.choice)
 			}
@@ -237,11 +239,11 @@ func TestResponsesWebSearchRequest(t *testing.T) {
 			}
 			// What the response echoes and NewResponsesRequest writes
 			// reads back as the same request.
-			b, err := marshal(NewResponsesRequest(r))
+			b, err := formats.Marshal(responses.NewRequest(r))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if back := mustParse(t, ParseResponsesRequest, string(b)); !reflect.DeepEqual(back.Search, r.Search) || back.ToolChoice != r.ToolChoice {
+			if back := mustParse(t, responses.Parse, string(b)); !reflect.DeepEqual(back.Search, r.Search) || back.ToolChoice != r.ToolChoice {
 				t.Errorf("%s reads back as %+v, %+v", b, back.Search, back.ToolChoice)
 			}
 		})
@@ -265,8 +267,8 @@ func TestResponsesWebSearchRequestErrors(t *testing.T) {
 		{"item type", `{"model":"m","input":[{"type":"file_search_call"}]}`, "input[0].type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseResponsesRequest([]byte(tc.body))
-			e := ErrorOf(err)
+			_, err := responses.Parse([]byte(tc.body))
+			e := formats.ErrorOf(err)
 			if err == nil || e.Status != 400 || e.Param != tc.param || !strings.Contains(e.Message, tc.param) {
 				t.Errorf("%s gives %v, want a 400 naming %s", tc.body, err, tc.param)
 			}
@@ -280,7 +282,7 @@ func TestResponsesWebSearchRequestErrors(t *testing.T) {
 // tool result that says the results are not kept and where they came
 // from.
 func TestResponsesWebSearchHistory(t *testing.T) {
-	r := mustParse(t, ParseResponsesRequest, `{"model":"m","input":[{"role":"user","content":"Lyon?"},
+	r := mustParse(t, responses.Parse, `{"model":"m","input":[{"role":"user","content":"Lyon?"},
 		{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},
 		{"type":"web_search_call","id":"ws_a","status":"completed","action":{"type":"search","query":"Lyon","sources":[{"type":"url","url":"https://a.org"},{"type":"url","url":"https://b.org"}]}},
 		{"type":"web_search_call","status":"failed","action":{"type":"search","queries":["x","y"]}},
@@ -308,7 +310,7 @@ func TestResponsesWebSearchHistory(t *testing.T) {
 		if m.Role == inference.RoleTool && m.Name != inference.SearchToolName {
 			t.Errorf("tool message named %q", m.Name)
 		}
-		got = append(got, msg{string(m.Role), joinText(m.Content), m.ToolCallID, m.ToolCalls})
+		got = append(got, msg{string(m.Role), wire.JoinText(m.Content), m.ToolCallID, m.ToolCalls})
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("messages\n got %+v\nwant %+v", got, want)

@@ -1,4 +1,4 @@
-package formats
+package messages
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
 )
@@ -27,14 +29,14 @@ type Message struct {
 	// text in blocks, with a server_tool_use and a web_search_tool_result
 	// block where the model searched, and each span of text that cites
 	// results a block of its own with its citations.
-	Content []MessagesBlock `json:"content"`
-	Model   string          `json:"model"`
+	Content []Block `json:"content"`
+	Model   string  `json:"model"`
 	// StopReason is end_turn, stop_sequence, max_tokens or tool_use; null
 	// in message_start.
 	StopReason *string `json:"stop_reason"`
 	// StopSequence is the stop sequence that ended the output, or null.
-	StopSequence *string       `json:"stop_sequence"`
-	Usage        MessagesUsage `json:"usage"`
+	StopSequence *string `json:"stop_sequence"`
+	Usage        Usage   `json:"usage"`
 }
 
 // MessagesUsage counts the tokens of a message. As in the Anthropic API,
@@ -50,38 +52,38 @@ type Message struct {
 // before the prompt is decoded, cannot split it yet: it counts the whole
 // prompt as input_tokens, and message_delta's usage, the whole message's
 // total that the SDKs' accumulators take in its place, gives the split.
-type MessagesUsage struct {
+type Usage struct {
 	InputTokens              int `json:"input_tokens"`
 	OutputTokens             int `json:"output_tokens"`
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 	// ServerToolUse counts the searches of a request with the web search
 	// tool; nil for other requests.
-	ServerToolUse *MessagesServerToolUse `json:"server_tool_use,omitzero"`
+	ServerToolUse *ServerToolUse `json:"server_tool_use,omitzero"`
 }
 
 // MessagesServerToolUse counts the requests of the server tools: the web
 // searches (inference.Usage.WebSearches). Web fetches are always 0.
-type MessagesServerToolUse struct {
+type ServerToolUse struct {
 	WebSearchRequests int `json:"web_search_requests"`
 	WebFetchRequests  int `json:"web_fetch_requests"`
 }
 
 // newMessagesUsage converts the engine's usage of a finished request.
-func newMessagesUsage(req Request, u inference.Usage) MessagesUsage {
-	out := MessagesUsage{
+func newUsage(req formats.Request, u inference.Usage) Usage {
+	out := Usage{
 		OutputTokens:             u.CompletionTokens,
 		CacheCreationInputTokens: u.PromptTokens - u.CachedTokens,
 		CacheReadInputTokens:     u.CachedTokens,
 	}
 	if req.Search != nil {
-		out.ServerToolUse = &MessagesServerToolUse{WebSearchRequests: u.WebSearches}
+		out.ServerToolUse = &ServerToolUse{WebSearchRequests: u.WebSearches}
 	}
 	return out
 }
 
 // messagesStop returns the stop reason and stop sequence of a result.
-func messagesStop(res inference.Result) (*string, *string) {
+func stopReason(res inference.Result) (*string, *string) {
 	switch res.FinishReason {
 	case inference.FinishLength:
 		return ptr("max_tokens"), nil
@@ -94,14 +96,14 @@ func messagesStop(res inference.Result) (*string, *string) {
 }
 
 // toolUseBlock returns the tool_use block of a call.
-func toolUseBlock(c inference.ToolCall) MessagesBlock {
+func toolUseBlock(c inference.ToolCall) Block {
 	input := json.RawMessage(c.Arguments)
 	if !json.Valid(input) {
 		// The engine's calls hold JSON; a call given back with other
 		// arguments keeps them as a string rather than break the body.
 		input, _ = json.Marshal(c.Arguments)
 	}
-	return MessagesBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input}
+	return Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input}
 }
 
 // srvToolID is the id of a search's server_tool_use block: srvtoolu_ and
@@ -109,34 +111,34 @@ func toolUseBlock(c inference.ToolCall) MessagesBlock {
 func srvToolID(searchID string) string { return "srvtoolu_" + strings.TrimPrefix(searchID, "ws_") }
 
 // serverToolUseBlock returns the server_tool_use block of a search.
-func serverToolUseBlock(sc inference.SearchCall) MessagesBlock {
-	return MessagesBlock{Type: "server_tool_use", ID: srvToolID(sc.ID), Name: inference.SearchToolName, Input: searchArguments(sc.Query)}
+func serverToolUseBlock(sc inference.SearchCall) Block {
+	return Block{Type: "server_tool_use", ID: srvToolID(sc.ID), Name: inference.SearchToolName, Input: formats.SearchArguments(sc.Query)}
 }
 
 // webSearchResultBlock returns the web_search_tool_result block of a
 // finished search: its results, or the error unavailable when it failed.
-func webSearchResultBlock(sc inference.SearchCall) MessagesBlock {
-	content := &MessagesWebSearchContent{Results: []MessagesWebSearchResult{}}
+func webSearchResultBlock(sc inference.SearchCall) Block {
+	content := &WebSearchContent{Results: []WebSearchResult{}}
 	if sc.Status == inference.SearchFailed {
-		content = &MessagesWebSearchContent{ErrorCode: "unavailable"}
+		content = &WebSearchContent{ErrorCode: "unavailable"}
 	}
 	for _, r := range sc.Results {
-		res := MessagesWebSearchResult{Type: "web_search_result", URL: r.URL, Title: r.Title,
+		res := WebSearchResult{Type: "web_search_result", URL: r.URL, Title: r.Title,
 			EncryptedContent: seal(sealedResult(r))}
 		if !r.Published.IsZero() {
 			res.PageAge = ptr(r.Published.Format("January 2, 2006"))
 		}
 		content.Results = append(content.Results, res)
 	}
-	return MessagesBlock{Type: "web_search_tool_result", ToolUseID: srvToolID(sc.ID), WebSearch: content}
+	return Block{Type: "web_search_tool_result", ToolUseID: srvToolID(sc.ID), WebSearch: content}
 }
 
 // citedChars bounds a citation's cited_text, in characters.
 const citedChars = 150
 
 // messagesCitation returns the citation of c, a result of searches.
-func messagesCitation(c inference.Citation, searches []inference.SearchCall) MessagesCitation {
-	out := MessagesCitation{Type: "web_search_result_location", URL: c.URL, Title: c.Title,
+func citation(c inference.Citation, searches []inference.SearchCall) Citation {
+	out := Citation{Type: "web_search_result_location", URL: c.URL, Title: c.Title,
 		EncryptedIndex: seal(sealedIndex{Source: c.Source})}
 	for _, sc := range searches {
 		if i := c.Source - sc.First; i >= 0 && i < len(sc.Results) {
@@ -170,7 +172,7 @@ const sealVersion = 1
 // the block back. It is opaque, not encrypted: it carries only what the
 // client was shown or could write in a tool result itself.
 func seal(v any) string {
-	b, err := marshal(v)
+	b, err := formats.Marshal(v)
 	if err != nil { // cannot happen: v is one of the sealed types
 		panic(err)
 	}
@@ -207,13 +209,13 @@ func thinkingLatency(res inference.Result) int64 {
 
 // NewMessage returns the message of res answering req, with a fresh msg_
 // id. A thinking block comes first when there is reasoning.
-func NewMessage(req Request, res inference.Result, o Options) Message {
-	stop, seq := messagesStop(res)
+func NewMessage(req formats.Request, res inference.Result, o formats.Options) Message {
+	stop, seq := stopReason(res)
 	m := Message{
 		ID: o.ID("msg_"), Type: "message", Role: "assistant", Model: req.Model,
-		Content:    []MessagesBlock{},
+		Content:    []Block{},
 		StopReason: stop, StopSequence: seq,
-		Usage: newMessagesUsage(req, res.Usage),
+		Usage: newUsage(req, res.Usage),
 	}
 	// With searches, the thinking of each turn comes after the search
 	// before it (see MessagesStream.rest): the first block holds the
@@ -223,20 +225,20 @@ func NewMessage(req Request, res inference.Result, o Options) Message {
 		thought = res.Reasoning[:min(res.Searches[0].ReasoningAt, len(res.Reasoning))]
 	}
 	if thought != "" {
-		m.Content = append(m.Content, MessagesBlock{Type: "thinking", Thinking: thought,
+		m.Content = append(m.Content, Block{Type: "thinking", Thinking: thought,
 			Signature: signature(thought), ThinkingLatencyMS: ptr(thinkingLatency(res))})
 	}
 	switch {
 	case req.Search != nil:
 		// The blocks that the stream of res writes.
-		s := &MessagesStream{req: req, index: len(m.Content), collect: m.add}
-		s.sent.reasoning.WriteString(thought)
+		s := &Stream{req: req, index: len(m.Content), collect: m.add}
+		s.sent.Reasoning.WriteString(thought)
 		_ = s.rest(res) // collecting cannot fail
 		if !s.textDone && len(res.ToolCalls) == 0 {
-			m.Content = append(m.Content, MessagesBlock{Type: "text"})
+			m.Content = append(m.Content, Block{Type: "text"})
 		}
 	case res.Text != "" || len(res.ToolCalls) == 0:
-		m.Content = append(m.Content, MessagesBlock{Type: "text", Text: res.Text})
+		m.Content = append(m.Content, Block{Type: "text", Text: res.Text})
 	}
 	for _, c := range res.ToolCalls {
 		m.Content = append(m.Content, toolUseBlock(c))
@@ -246,7 +248,7 @@ func NewMessage(req Request, res inference.Result, o Options) Message {
 
 // add folds an event of a messages stream into m's blocks: a block
 // started, or a delta of the last one.
-func (m *Message) add(ev MessagesEvent) {
+func (m *Message) add(ev Event) {
 	switch ev.Type {
 	case "content_block_start":
 		m.Content = append(m.Content, *ev.ContentBlock)
@@ -288,7 +290,7 @@ func (m Message) Result() inference.Result {
 		case "tool_use":
 			res.ToolCalls = append(res.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
 		case "server_tool_use":
-			query, _ := searchQueryOf(b.Input)
+			query, _ := wire.SearchQuery(b.Input)
 			res.Searches = append(res.Searches, inference.SearchCall{ID: "ws_" + strings.TrimPrefix(b.ID, "srvtoolu_"),
 				Query: query, Status: inference.SearchSearching, At: text.Len()})
 		case "web_search_tool_result":

@@ -1,9 +1,11 @@
-package formats
+package responses
 
 import (
 	"net/http"
 	"strings"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -27,17 +29,17 @@ type Response struct {
 	CompletedAt *int64 `json:"completed_at"`
 	// AccessPrograms is OpenAI's access programs: none, so cyber is
 	// standard.
-	AccessPrograms ResponseAccessPrograms `json:"access_programs"`
+	AccessPrograms AccessPrograms `json:"access_programs"`
 	// Background is false: background responses are refused.
 	Background bool `json:"background"`
 	// Conversation is null: the conversation parameter is refused, and
 	// previous_response_id continues a conversation.
-	Conversation *ResponseConversation `json:"conversation"`
-	Error        *ResponseError        `json:"error"`
+	Conversation *Conversation `json:"conversation"`
+	Error        *ErrorObject  `json:"error"`
 	// IncompleteDetails says why the status is incomplete; null otherwise.
-	IncompleteDetails *ResponseIncomplete `json:"incomplete_details"`
-	Instructions      *string             `json:"instructions"`
-	MaxOutputTokens   *int                `json:"max_output_tokens"`
+	IncompleteDetails *IncompleteDetails `json:"incomplete_details"`
+	Instructions      *string            `json:"instructions"`
+	MaxOutputTokens   *int               `json:"max_output_tokens"`
 	// MaxToolCalls is the request's max_tool_calls, or null.
 	MaxToolCalls *int   `json:"max_tool_calls"`
 	Model        string `json:"model"`
@@ -49,7 +51,7 @@ type Response struct {
 	// written before each search as a message, then the search's
 	// web_search_call item, and the text after the last search as the
 	// message, whose output_text's annotations cite the results.
-	Output []ResponseItem `json:"output"`
+	Output []Item `json:"output"`
 	// OutputText joins the text of the output_text parts.
 	OutputText        string `json:"output_text"`
 	ParallelToolCalls bool   `json:"parallel_tool_calls"`
@@ -62,7 +64,7 @@ type Response struct {
 	Prompt any `json:"prompt"`
 	// PromptCacheDiagnostics is {type: unavailable}: no diagnostics are
 	// made.
-	PromptCacheDiagnostics ResponseCacheDiagnostics `json:"prompt_cache_diagnostics"`
+	PromptCacheDiagnostics CacheDiagnostics `json:"prompt_cache_diagnostics"`
 	// PromptCacheKey is the request's prompt_cache_key, or null.
 	PromptCacheKey *string `json:"prompt_cache_key"`
 	// PromptCacheOptions is null: OpenAI's cache breakpoint options (TTL
@@ -71,83 +73,83 @@ type Response struct {
 	PromptCacheOptions any `json:"prompt_cache_options"`
 	// PromptCacheRetention is in_memory: the prefix cache keeps prompts
 	// in memory for 5 minutes.
-	PromptCacheRetention string            `json:"prompt_cache_retention"`
-	Reasoning            ResponseReasoning `json:"reasoning"`
+	PromptCacheRetention string        `json:"prompt_cache_retention"`
+	Reasoning            ReasoningEcho `json:"reasoning"`
 	// SafetyIdentifier is the request's safety_identifier, or null.
 	SafetyIdentifier *string `json:"safety_identifier"`
 	// ServiceTier is default, the only way requests are served.
-	ServiceTier string              `json:"service_tier"`
-	Store       bool                `json:"store"`
-	Temperature float64             `json:"temperature"`
-	Text        ResponseText        `json:"text"`
-	ToolChoice  ResponsesToolChoice `json:"tool_choice"`
+	ServiceTier string     `json:"service_tier"`
+	Store       bool       `json:"store"`
+	Temperature float64    `json:"temperature"`
+	Text        TextEcho   `json:"text"`
+	ToolChoice  ToolChoice `json:"tool_choice"`
 	// ToolUsage counts the calls of built-in tools: the web searches
 	// run; no image is generated.
-	ToolUsage ResponseToolUsage `json:"tool_usage"`
+	ToolUsage ToolUsage `json:"tool_usage"`
 	// Tools are the function tools, then the web search tool as applied
-	// (searchTool): absent when max_tool_calls 0 or tool_choice none
+	// (sentSearch): absent when max_tool_calls 0 or tool_choice none
 	// leave no search, and typed web_search whatever version was sent.
-	Tools []ResponsesTool `json:"tools"`
+	Tools []Tool `json:"tools"`
 	// TopLogprobs is the request's top_logprobs, 0 when not set.
 	TopLogprobs int     `json:"top_logprobs"`
 	TopP        float64 `json:"top_p"`
 	// Truncation is disabled: auto is refused.
 	Truncation string `json:"truncation"`
 	// Usage is null until the response is done.
-	Usage *ResponseUsage `json:"usage"`
+	Usage *Usage `json:"usage"`
 	// User is the request's user, or null.
 	User     *string           `json:"user"`
 	Metadata map[string]string `json:"metadata"`
 }
 
 // ResponseAccessPrograms is the access_programs of a response.
-type ResponseAccessPrograms struct {
+type AccessPrograms struct {
 	Cyber string `json:"cyber"` // standard
 }
 
 // ResponseConversation is the conversation a response belongs to; never
 // set, since stored conversations are not served.
-type ResponseConversation struct {
+type Conversation struct {
 	ID string `json:"id"`
 }
 
 // ResponseCacheDiagnostics is the prompt_cache_diagnostics of a response.
-type ResponseCacheDiagnostics struct {
+type CacheDiagnostics struct {
 	Type string `json:"type"` // unavailable
 }
 
 // ResponseToolUsage counts the calls of built-in tools.
-type ResponseToolUsage struct {
-	ImageGen  ResponseImageGenUsage  `json:"image_gen"`
-	WebSearch ResponseWebSearchUsage `json:"web_search"`
+type ToolUsage struct {
+	ImageGen  ImageGenUsage  `json:"image_gen"`
+	WebSearch WebSearchUsage `json:"web_search"`
 }
 
 // ResponseImageGenUsage counts the tokens of image generation calls.
-type ResponseImageGenUsage struct {
-	InputTokens         int                           `json:"input_tokens"`
-	InputTokensDetails  ResponseImageGenTokens        `json:"input_tokens_details"`
-	OutputTokens        int                           `json:"output_tokens"`
-	OutputTokensDetails ResponseImageGenTokens        `json:"output_tokens_details"`
-	TotalTokens         int                           `json:"total_tokens"`
-	CachedTokens        int                           `json:"cached_tokens"`
-	CachedTokensDetails ResponseImageGenCachedDetails `json:"cached_tokens_details"`
+type ImageGenUsage struct {
+	InputTokens         int                   `json:"input_tokens"`
+	InputTokensDetails  ImageGenTokens        `json:"input_tokens_details"`
+	OutputTokens        int                   `json:"output_tokens"`
+	OutputTokensDetails ImageGenTokens        `json:"output_tokens_details"`
+	TotalTokens         int                   `json:"total_tokens"`
+	CachedTokens        int                   `json:"cached_tokens"`
+	CachedTokensDetails ImageGenCachedDetails `json:"cached_tokens_details"`
 }
 
 // ResponseImageGenTokens splits an image generation's tokens.
-type ResponseImageGenTokens struct {
+type ImageGenTokens struct {
 	ImageTokens int `json:"image_tokens"`
 	TextTokens  int `json:"text_tokens"`
 }
 
 // ResponseImageGenCachedDetails splits an image generation's cached
 // tokens.
-type ResponseImageGenCachedDetails struct {
+type ImageGenCachedDetails struct {
 	CachedImageTokens int `json:"cached_image_tokens"`
 	CachedTextTokens  int `json:"cached_text_tokens"`
 }
 
 // ResponseWebSearchUsage counts web search calls.
-type ResponseWebSearchUsage struct {
+type WebSearchUsage struct {
 	NumRequests int `json:"num_requests"`
 }
 
@@ -155,7 +157,7 @@ type ResponseWebSearchUsage struct {
 // OpenAI SDKs' response error codes (server_error, rate_limit_exceeded,
 // invalid_prompt, or an image code), type is the error's type in the
 // error bodies (such as api_error), param the parameter at fault or null.
-type ResponseError struct {
+type ErrorObject struct {
 	Code    string  `json:"code"`
 	Message string  `json:"message"`
 	Param   *string `json:"param"`
@@ -163,14 +165,14 @@ type ResponseError struct {
 }
 
 // ResponseIncomplete says why a response is incomplete.
-type ResponseIncomplete struct {
+type IncompleteDetails struct {
 	Reason string `json:"reason"` // max_output_tokens
 }
 
 // ResponseReasoning echoes the request's reasoning: effort and summary as
 // applied, generate_summary (the deprecated name of summary) and context
 // null, mode standard.
-type ResponseReasoning struct {
+type ReasoningEcho struct {
 	Context         *string `json:"context"`
 	Effort          *string `json:"effort"`
 	GenerateSummary *string `json:"generate_summary"`
@@ -179,23 +181,23 @@ type ResponseReasoning struct {
 }
 
 // ResponseText echoes the request's text configuration.
-type ResponseText struct {
-	Format    ResponsesFormat `json:"format"`
-	Verbosity string          `json:"verbosity"`
+type TextEcho struct {
+	Format    Format `json:"format"`
+	Verbosity string `json:"verbosity"`
 }
 
 // ResponseItem is an output item: a message (role, content of output_text
 // parts), a reasoning item (summary, content of reasoning_text parts), a
 // function_call (call_id, name, arguments) or a web_search_call (action).
-type ResponseItem struct {
+type Item struct {
 	ID   string `json:"id"`
 	Type string `json:"type"` // message, reasoning, function_call or web_search_call
 	// Status is in_progress, completed or incomplete, or for a
 	// web_search_call failed.
-	Status  string         `json:"status"`
-	Role    string         `json:"role,omitzero"`
-	Summary []ResponsePart `json:"summary,omitzero"`
-	Content []ResponsePart `json:"content"`
+	Status  string `json:"status"`
+	Role    string `json:"role,omitzero"`
+	Summary []Part `json:"summary,omitzero"`
+	Content []Part `json:"content"`
 
 	// CallID names a function_call for its function_call_output.
 	CallID string `json:"call_id,omitzero"`
@@ -204,16 +206,16 @@ type ResponseItem struct {
 	// Arguments is a function_call's arguments, a JSON object.
 	Arguments string `json:"arguments,omitzero"`
 	// Action is what a web_search_call did.
-	Action *ResponseSearchAction `json:"action,omitzero"`
+	Action *SearchAction `json:"action,omitzero"`
 }
 
 // MarshalJSON writes the fields of the item's type: a function_call has
 // no content and always has arguments ("" while it is in progress); a
 // web_search_call has only its action.
-func (it ResponseItem) MarshalJSON() ([]byte, error) {
+func (it Item) MarshalJSON() ([]byte, error) {
 	switch it.Type {
 	case "function_call":
-		return marshal(struct {
+		return formats.Marshal(struct {
 			ID        string `json:"id"`
 			Type      string `json:"type"`
 			Status    string `json:"status"`
@@ -222,32 +224,32 @@ func (it ResponseItem) MarshalJSON() ([]byte, error) {
 			Arguments string `json:"arguments"`
 		}{it.ID, it.Type, it.Status, it.CallID, it.Name, it.Arguments})
 	case "web_search_call":
-		return marshal(struct {
-			ID     string                `json:"id"`
-			Type   string                `json:"type"`
-			Status string                `json:"status"`
-			Action *ResponseSearchAction `json:"action"`
+		return formats.Marshal(struct {
+			ID     string        `json:"id"`
+			Type   string        `json:"type"`
+			Status string        `json:"status"`
+			Action *SearchAction `json:"action"`
 		}{it.ID, it.Type, it.Status, it.Action})
 	}
-	type plain ResponseItem
-	return marshal(plain(it))
+	type plain Item
+	return formats.Marshal(plain(it))
 }
 
 // ResponseSearchAction is the action of a web_search_call: type search,
 // with the query (also as queries) and the URLs of the results (sources).
 // Read from input, it may be an open_page (url) or find_in_page (url,
 // pattern) action of another server.
-type ResponseSearchAction struct {
-	Type    string           `json:"type"`
-	Query   string           `json:"query,omitzero"`
-	Queries []string         `json:"queries,omitzero"`
-	Sources []ResponseSource `json:"sources,omitzero"`
-	URL     string           `json:"url,omitzero"`
-	Pattern string           `json:"pattern,omitzero"`
+type SearchAction struct {
+	Type    string   `json:"type"`
+	Query   string   `json:"query,omitzero"`
+	Queries []string `json:"queries,omitzero"`
+	Sources []Source `json:"sources,omitzero"`
+	URL     string   `json:"url,omitzero"`
+	Pattern string   `json:"pattern,omitzero"`
 }
 
 // ResponseSource is a page a search read: type url.
-type ResponseSource struct {
+type Source struct {
 	Type string `json:"type"`
 	URL  string `json:"url"`
 }
@@ -255,7 +257,7 @@ type ResponseSource struct {
 // ResponseAnnotation is an annotation of an output_text: a url_citation,
 // whose start_index and end_index are character (code point) offsets in
 // the part's text of the span that cites the page at url.
-type ResponseAnnotation struct {
+type Annotation struct {
 	Type       string `json:"type"` // url_citation
 	StartIndex int    `json:"start_index"`
 	EndIndex   int    `json:"end_index"`
@@ -265,74 +267,74 @@ type ResponseAnnotation struct {
 
 // ResponsePart is a part of an output item: output_text with annotations,
 // summary_text or reasoning_text.
-type ResponsePart struct {
-	Type        string               `json:"type"`
-	Text        string               `json:"text"`
-	Annotations []ResponseAnnotation `json:"annotations,omitzero"`
+type Part struct {
+	Type        string       `json:"type"`
+	Text        string       `json:"text"`
+	Annotations []Annotation `json:"annotations,omitzero"`
 	// Logprobs are an output_text's tokens, when the request asked for
 	// them; else empty.
-	Logprobs []TokenLogprob `json:"logprobs,omitzero"`
+	Logprobs []formats.TokenLogprob `json:"logprobs,omitzero"`
 }
 
 // ResponseUsage counts the tokens of a response; details are always
 // present. Of the input tokens, cached_tokens were read from the prefix
 // cache and cache_write_tokens, all the others, were decoded and written
 // to it.
-type ResponseUsage struct {
-	InputTokens         int                   `json:"input_tokens"`
-	InputTokensDetails  ResponseInputDetails  `json:"input_tokens_details"`
-	OutputTokens        int                   `json:"output_tokens"`
-	OutputTokensDetails ResponseOutputDetails `json:"output_tokens_details"`
-	TotalTokens         int                   `json:"total_tokens"`
+type Usage struct {
+	InputTokens         int           `json:"input_tokens"`
+	InputTokensDetails  InputDetails  `json:"input_tokens_details"`
+	OutputTokens        int           `json:"output_tokens"`
+	OutputTokensDetails OutputDetails `json:"output_tokens_details"`
+	TotalTokens         int           `json:"total_tokens"`
 }
 
 // ResponseInputDetails splits the input tokens.
-type ResponseInputDetails struct {
+type InputDetails struct {
 	CachedTokens     int `json:"cached_tokens"`
 	CacheWriteTokens int `json:"cache_write_tokens"`
 	// CacheWriteTokensDetails splits the writes by OpenAI's retentions,
 	// 30 minutes and 12 hours: both 0, since the prefix cache keeps
 	// entries for 5 minutes.
-	CacheWriteTokensDetails ResponseCacheWriteDetails `json:"cache_write_tokens_details"`
+	CacheWriteTokensDetails CacheWriteDetails `json:"cache_write_tokens_details"`
 }
 
 // ResponseCacheWriteDetails splits the tokens written to the cache by
 // retention.
-type ResponseCacheWriteDetails struct {
+type CacheWriteDetails struct {
 	TTL12hTokens int `json:"ttl_12h_tokens"`
 	TTL30mTokens int `json:"ttl_30m_tokens"`
 }
 
 // ResponseOutputDetails splits the output tokens.
-type ResponseOutputDetails struct {
+type OutputDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 // newResponseUsage converts the engine's usage.
-func newResponseUsage(u inference.Usage) *ResponseUsage {
-	return &ResponseUsage{
+func newUsage(u inference.Usage) *Usage {
+	return &Usage{
 		InputTokens:         u.PromptTokens,
-		InputTokensDetails:  ResponseInputDetails{CachedTokens: u.CachedTokens, CacheWriteTokens: u.PromptTokens - u.CachedTokens},
+		InputTokensDetails:  InputDetails{CachedTokens: u.CachedTokens, CacheWriteTokens: u.PromptTokens - u.CachedTokens},
 		OutputTokens:        u.CompletionTokens,
-		OutputTokensDetails: ResponseOutputDetails{ReasoningTokens: u.ReasoningTokens},
+		OutputTokensDetails: OutputDetails{ReasoningTokens: u.ReasoningTokens},
 		TotalTokens:         u.PromptTokens + u.CompletionTokens,
 	}
 }
 
 // newResponseShell returns the response of req before any output: status
 // in_progress, no usage.
-func newResponseShell(req Request, id string, created int64) Response {
+func newShell(req formats.Request, id string, created int64) Response {
 	r := Response{
 		ID: id, Object: "response", Status: "in_progress", CreatedAt: created,
-		AccessPrograms:  ResponseAccessPrograms{Cyber: "standard"},
-		MaxOutputTokens: nonZero(req.MaxTokens), Model: req.Model, Output: []ResponseItem{},
+		AccessPrograms:  AccessPrograms{Cyber: "standard"},
+		MaxOutputTokens: wire.NonZero(req.MaxTokens), Model: req.Model, Output: []Item{},
 		ParallelToolCalls: !req.OneToolCall, Store: req.Store, Truncation: "disabled",
 		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, TopLogprobs: req.TopLogprobs,
-		PromptCacheDiagnostics: ResponseCacheDiagnostics{Type: "unavailable"},
+		PromptCacheDiagnostics: CacheDiagnostics{Type: "unavailable"},
 		PromptCacheRetention:   "in_memory", ServiceTier: "default",
-		Reasoning: ResponseReasoning{Mode: "standard"},
-		Tools:     []ResponsesTool{}, Metadata: map[string]string{},
-		Text: ResponseText{Format: ResponsesFormat{Type: "text"}, Verbosity: "medium"},
+		Reasoning: ReasoningEcho{Mode: "standard"},
+		Tools:     []Tool{}, Metadata: map[string]string{},
+		Text: TextEcho{Format: Format{Type: "text"}, Verbosity: "medium"},
 	}
 	if req.MaxToolCalls != nil {
 		r.MaxToolCalls = ptr(*req.MaxToolCalls)
@@ -367,28 +369,28 @@ func newResponseShell(req Request, id string, created int64) Response {
 	}
 	switch req.Format.Type {
 	case "json":
-		r.Text.Format = ResponsesFormat{Type: "json_object"}
+		r.Text.Format = Format{Type: "json_object"}
 	case "json_schema":
-		r.Text.Format = ResponsesFormat{Type: "json_schema", Name: req.Format.Name, Schema: req.Format.Schema, Strict: ptr(req.Format.Strict)}
+		r.Text.Format = Format{Type: "json_schema", Name: req.Format.Name, Schema: req.Format.Schema, Strict: ptr(req.Format.Strict)}
 	}
-	r.ToolChoice = ResponsesToolChoice{Mode: "auto"}
+	r.ToolChoice = ToolChoice{Mode: "auto"}
 	if req.ToolChoice.Mode != "" {
-		r.ToolChoice = ResponsesToolChoice(req.ToolChoice)
+		r.ToolChoice = ToolChoice(req.ToolChoice)
 	}
 	for _, t := range req.Tools {
-		r.Tools = append(r.Tools, ResponsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: ptr(false)})
+		r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: ptr(false)})
 	}
-	switch s := req.Search; {
-	case req.searchTool != nil:
+	switch s, sent := req.Search, sentOf(req); {
+	case sent.tool != nil:
 		// As the request sent them.
-		r.Tools = append(r.Tools, *req.searchTool)
-		if req.searchChoice != "" {
-			r.ToolChoice = ResponsesToolChoice{Mode: req.searchChoice}
+		r.Tools = append(r.Tools, *sent.tool)
+		if sent.choice != "" {
+			r.ToolChoice = ToolChoice{Mode: sent.choice}
 		}
 	case s != nil:
 		r.Tools = append(r.Tools, searchTool(s))
 		if s.Force {
-			r.ToolChoice = ResponsesToolChoice{Mode: "web_search"}
+			r.ToolChoice = ToolChoice{Mode: "web_search"}
 		}
 	}
 	if req.User != "" {
@@ -404,8 +406,8 @@ func newResponseShell(req Request, id string, created int64) Response {
 // summary, when one was asked for and made, as a summary_text part. The
 // thinking itself stays on the server (in a stored transcript, for
 // previous_response_id): its tokens are counted in the usage.
-func reasoningItem(id, status, summary string) ResponseItem {
-	it := ResponseItem{ID: id, Type: "reasoning", Status: status, Summary: []ResponsePart{}, Content: []ResponsePart{}}
+func reasoningItem(id, status, summary string) Item {
+	it := Item{ID: id, Type: "reasoning", Status: status, Summary: []Part{}, Content: []Part{}}
 	if summary != "" {
 		it.Summary = append(it.Summary, summaryText(summary))
 	}
@@ -413,12 +415,12 @@ func reasoningItem(id, status, summary string) ResponseItem {
 }
 
 // summaryText returns a summary_text part.
-func summaryText(text string) ResponsePart { return ResponsePart{Type: "summary_text", Text: text} }
+func summaryText(text string) Part { return Part{Type: "summary_text", Text: text} }
 
 // messageItem returns the output message item; with parts false its
 // content is empty, as in output_item.added.
-func messageItem(id, status, text string, parts bool) ResponseItem {
-	it := ResponseItem{ID: id, Type: "message", Status: status, Role: "assistant", Content: []ResponsePart{}}
+func messageItem(id, status, text string, parts bool) Item {
+	it := Item{ID: id, Type: "message", Status: status, Role: "assistant", Content: []Part{}}
 	if parts {
 		it.Content = append(it.Content, outputText(text))
 	}
@@ -426,13 +428,13 @@ func messageItem(id, status, text string, parts bool) ResponseItem {
 }
 
 // outputText returns an output_text part.
-func outputText(text string) ResponsePart {
-	return ResponsePart{Type: "output_text", Text: text, Annotations: []ResponseAnnotation{}, Logprobs: []TokenLogprob{}}
+func outputText(text string) Part {
+	return Part{Type: "output_text", Text: text, Annotations: []Annotation{}, Logprobs: []formats.TokenLogprob{}}
 }
 
 // citedMessage returns a message item of the answer's text from byte
 // start to end, annotated with the citations of that span.
-func citedMessage(id, status string, res inference.Result, start, end int) ResponseItem {
+func citedMessage(id, status string, res inference.Result, start, end int) Item {
 	text := res.Text[start:end]
 	it := messageItem(id, status, text, true)
 	for _, c := range res.Citations {
@@ -448,23 +450,20 @@ func citedMessage(id, status string, res inference.Result, start, end int) Respo
 // urlCitation returns the annotation of a citation in a part whose text
 // starts at byte off of the answer. A citation of no text (a marker with
 // nothing before it) has none.
-func urlCitation(c inference.Citation, text string, off int) (ResponseAnnotation, bool) {
-	if c.Start >= c.End {
-		return ResponseAnnotation{}, false
-	}
-	return ResponseAnnotation{Type: "url_citation", StartIndex: charIndex(text, c.Start-off), EndIndex: charIndex(text, c.End-off),
-		URL: c.URL, Title: c.Title}, true
+func urlCitation(c inference.Citation, text string, off int) (Annotation, bool) {
+	start, end, ok := wire.CitedSpan(c, text, off)
+	return Annotation{Type: "url_citation", StartIndex: start, EndIndex: end, URL: c.URL, Title: c.Title}, ok
 }
 
 // webSearchItem returns the output item of a search: in progress, as in
 // output_item.added, or done (completed or failed), with the URLs of its
 // results as the action's sources.
-func webSearchItem(sc inference.SearchCall, done bool) ResponseItem {
-	action := &ResponseSearchAction{Type: "search", Query: sc.Query}
+func webSearchItem(sc inference.SearchCall, done bool) Item {
+	action := &SearchAction{Type: "search", Query: sc.Query}
 	if sc.Query != "" {
 		action.Queries = []string{sc.Query}
 	}
-	it := ResponseItem{ID: sc.ID, Type: "web_search_call", Status: "in_progress", Action: action}
+	it := Item{ID: sc.ID, Type: "web_search_call", Status: "in_progress", Action: action}
 	if !done {
 		return it
 	}
@@ -475,15 +474,15 @@ func webSearchItem(sc inference.SearchCall, done bool) ResponseItem {
 		it.Status = "incomplete"
 	}
 	for _, r := range sc.Results {
-		action.Sources = append(action.Sources, ResponseSource{Type: "url", URL: r.URL})
+		action.Sources = append(action.Sources, Source{Type: "url", URL: r.URL})
 	}
 	return it
 }
 
 // functionCallItem returns the output item of a tool call; with done
 // false it is in progress, with empty arguments, as in output_item.added.
-func functionCallItem(id string, c inference.ToolCall, done bool) ResponseItem {
-	it := ResponseItem{ID: id, Type: "function_call", Status: "in_progress", CallID: c.ID, Name: c.Name}
+func functionCallItem(id string, c inference.ToolCall, done bool) Item {
+	it := Item{ID: id, Type: "function_call", Status: "in_progress", CallID: c.ID, Name: c.Name}
 	if done {
 		it.Status, it.Arguments = "completed", c.Arguments
 	}
@@ -500,14 +499,14 @@ func itemStatus(res inference.Result) string {
 
 // finish sets the status, the output items and the usage of a finished
 // result, and completed_at, at now, when it completed.
-func (r *Response) finish(res inference.Result, items []ResponseItem, now int64) {
+func (r *Response) finish(res inference.Result, items []Item, now int64) {
 	r.Status, r.IncompleteDetails, r.CompletedAt = "completed", nil, ptr(now)
 	if res.FinishReason == inference.FinishLength {
-		r.Status, r.IncompleteDetails, r.CompletedAt = "incomplete", &ResponseIncomplete{Reason: "max_output_tokens"}, nil
+		r.Status, r.IncompleteDetails, r.CompletedAt = "incomplete", &IncompleteDetails{Reason: "max_output_tokens"}, nil
 	}
-	r.Output = append([]ResponseItem{}, items...)
+	r.Output = append([]Item{}, items...)
 	r.OutputText = res.Text
-	r.Usage = newResponseUsage(res.Usage)
+	r.Usage = newUsage(res.Usage)
 	r.ToolUsage.WebSearch.NumRequests = res.Usage.WebSearches
 }
 
@@ -520,10 +519,10 @@ func (r *Response) finish(res inference.Result, items []ResponseItem, now int64)
 // model searched or called tools; and a function_call item per tool call.
 // A result cut by the output limit gives status incomplete with
 // incomplete_details.reason max_output_tokens.
-func NewResponse(req Request, res inference.Result, o Options) Response {
+func NewResponse(req formats.Request, res inference.Result, o formats.Options) Response {
 	now := o.Time().Unix()
-	r := newResponseShell(req, o.ID("resp_"), now)
-	var items []ResponseItem
+	r := newShell(req, o.ID("resp_"), now)
+	var items []Item
 	if res.Reasoning != "" {
 		items = append(items, reasoningItem(o.ID("rs_"), "completed", res.Summary))
 	}
@@ -538,7 +537,7 @@ func NewResponse(req Request, res inference.Result, o Options) Response {
 	if start < len(res.Text) || len(res.ToolCalls) == 0 && len(res.Searches) == 0 {
 		it := citedMessage(o.ID("msg_"), itemStatus(res), res, start, len(res.Text))
 		if req.Logprobs {
-			it.Content[0].Logprobs = tokenLogprobs(res.Logprobs)
+			it.Content[0].Logprobs = wire.TokenLogprobs(res.Logprobs)
 		}
 		items = append(items, it)
 	}
@@ -551,17 +550,17 @@ func NewResponse(req Request, res inference.Result, o Options) Response {
 
 // FailedResponse returns the response object of req that failed with err:
 // status failed and error {code, message}.
-func FailedResponse(req Request, err error, o Options) Response {
-	r := newResponseShell(req, o.ID("resp_"), o.Time().Unix())
+func FailedResponse(req formats.Request, err error, o formats.Options) Response {
+	r := newShell(req, o.ID("resp_"), o.Time().Unix())
 	r.fail(err)
 	return r
 }
 
 // fail sets the failed status and error.
 func (r *Response) fail(err error) {
-	e := ErrorOf(err).in(StyleResponses)
+	e := Error(err)
 	r.Status = "failed"
-	r.Error = &ResponseError{Code: responseErrorCode(e), Message: e.Message, Type: ptr(e.Type(StyleResponses))}
+	r.Error = &ErrorObject{Code: errorCode(e), Message: e.Message, Type: ptr(e.Type(formats.StyleResponses))}
 	if e.Param != "" {
 		r.Error.Param = ptr(e.Param)
 	}
@@ -569,7 +568,7 @@ func (r *Response) fail(err error) {
 
 // responseErrorCodes are the codes of a response's error that the OpenAI
 // SDKs know.
-var responseErrorCodes = map[string]bool{
+var errorCodes = map[string]bool{
 	"server_error": true, "rate_limit_exceeded": true, "invalid_prompt": true,
 	"invalid_image": true, "invalid_image_format": true, "invalid_base64_image": true, "invalid_image_url": true,
 	"image_too_large": true, "image_too_small": true, "image_parse_error": true, "invalid_image_mode": true,
@@ -581,9 +580,9 @@ var responseErrorCodes = map[string]bool{
 // such as an overloaded engine), invalid_prompt (another 4xx, such as a
 // prompt over the context length) or server_error. The message keeps the
 // detail.
-func responseErrorCode(e *Error) string {
+func errorCode(e *formats.Error) string {
 	switch {
-	case responseErrorCodes[e.Code]:
+	case errorCodes[e.Code]:
 		return e.Code
 	case e.Status == http.StatusTooManyRequests:
 		return "rate_limit_exceeded"

@@ -1,29 +1,30 @@
-package formats
+package chat
 
 import (
 	"encoding/json"
-	"strings"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/inference"
 )
 
 // ChatCompletion is the response of a chat completion request.
-type ChatCompletion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"` // chat.completion
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []ChatChoice `json:"choices"`
-	Usage   ChatUsage    `json:"usage"`
+type Completion struct {
+	ID      string   `json:"id"`
+	Object  string   `json:"object"` // chat.completion
+	Created int64    `json:"created"`
+	Model   string   `json:"model"`
+	Choices []Choice `json:"choices"`
+	Usage   Usage    `json:"usage"`
 }
 
 // ChatChoice is one choice of a completion.
-type ChatChoice struct {
-	Index   int                   `json:"index"`
-	Message ChatCompletionMessage `json:"message"`
+type Choice struct {
+	Index   int               `json:"index"`
+	Message CompletionMessage `json:"message"`
 	// Logprobs are the answer's tokens, when the request asked for them;
 	// else null.
-	Logprobs *ChatLogprobs `json:"logprobs"`
+	Logprobs *Logprobs `json:"logprobs"`
 	// FinishReason is stop, length (a stop sequence is stop) or
 	// tool_calls.
 	FinishReason string `json:"finish_reason"`
@@ -33,7 +34,7 @@ type ChatChoice struct {
 }
 
 // ChatCompletionMessage is the assistant message of a choice.
-type ChatCompletionMessage struct {
+type CompletionMessage struct {
 	Role    string `json:"role"` // assistant
 	Content string `json:"content"`
 	// ReasoningContent is the summary of the reasoning, present when the
@@ -42,21 +43,21 @@ type ChatCompletionMessage struct {
 	// Refusal is always null.
 	Refusal *string `json:"refusal"`
 	// ToolCalls is null when the model called no tool.
-	ToolCalls []ChatToolCall `json:"tool_calls"`
+	ToolCalls []ToolCall `json:"tool_calls"`
 	// Annotations are the url_citation annotations of the search
 	// results the answer cites (web_search_options), else absent.
-	Annotations []ChatAnnotation `json:"annotations,omitzero"`
+	Annotations []Annotation `json:"annotations,omitzero"`
 }
 
 // ChatAnnotation is a url_citation: the span of the content, in
 // characters, that cites a search result.
-type ChatAnnotation struct {
-	Type        string          `json:"type"` // url_citation
-	URLCitation ChatURLCitation `json:"url_citation"`
+type Annotation struct {
+	Type        string      `json:"type"` // url_citation
+	URLCitation URLCitation `json:"url_citation"`
 }
 
 // ChatURLCitation is what a url_citation cites and where.
-type ChatURLCitation struct {
+type URLCitation struct {
 	StartIndex int    `json:"start_index"`
 	EndIndex   int    `json:"end_index"`
 	URL        string `json:"url"`
@@ -65,12 +66,12 @@ type ChatURLCitation struct {
 
 // chatAnnotations returns the annotations of citations over text (the
 // answer, or the part of it streamed so far).
-func chatAnnotations(text string, cites []inference.Citation) []ChatAnnotation {
-	var out []ChatAnnotation
+func annotations(text string, cites []inference.Citation) []Annotation {
+	var out []Annotation
 	for _, c := range cites {
-		if a, ok := urlCitation(c, text, 0); ok {
-			out = append(out, ChatAnnotation{Type: a.Type, URLCitation: ChatURLCitation{
-				StartIndex: a.StartIndex, EndIndex: a.EndIndex, URL: a.URL, Title: a.Title}})
+		if start, end, ok := wire.CitedSpan(c, text, 0); ok {
+			out = append(out, Annotation{Type: "url_citation", URLCitation: URLCitation{
+				StartIndex: start, EndIndex: end, URL: c.URL, Title: c.Title}})
 		}
 	}
 	return out
@@ -78,32 +79,32 @@ func chatAnnotations(text string, cites []inference.Citation) []ChatAnnotation {
 
 // ChatUsage counts the tokens of a completion. The details are always
 // present, 0 when nothing was cached or no reasoning was done.
-type ChatUsage struct {
-	PromptTokens            int                   `json:"prompt_tokens"`
-	CompletionTokens        int                   `json:"completion_tokens"`
-	TotalTokens             int                   `json:"total_tokens"`
-	PromptTokensDetails     ChatPromptDetails     `json:"prompt_tokens_details"`
-	CompletionTokensDetails ChatCompletionDetails `json:"completion_tokens_details"`
+type Usage struct {
+	PromptTokens            int               `json:"prompt_tokens"`
+	CompletionTokens        int               `json:"completion_tokens"`
+	TotalTokens             int               `json:"total_tokens"`
+	PromptTokensDetails     PromptDetails     `json:"prompt_tokens_details"`
+	CompletionTokensDetails CompletionDetails `json:"completion_tokens_details"`
 }
 
 // ChatPromptDetails splits the prompt tokens.
-type ChatPromptDetails struct {
+type PromptDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
 // ChatCompletionDetails splits the completion tokens.
-type ChatCompletionDetails struct {
+type CompletionDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 // newChatUsage converts the engine's usage.
-func newChatUsage(u inference.Usage) ChatUsage {
-	return ChatUsage{
+func newUsage(u inference.Usage) Usage {
+	return Usage{
 		PromptTokens:            u.PromptTokens,
 		CompletionTokens:        u.CompletionTokens,
 		TotalTokens:             u.PromptTokens + u.CompletionTokens,
-		PromptTokensDetails:     ChatPromptDetails{CachedTokens: u.CachedTokens},
-		CompletionTokensDetails: ChatCompletionDetails{ReasoningTokens: u.ReasoningTokens},
+		PromptTokensDetails:     PromptDetails{CachedTokens: u.CachedTokens},
+		CompletionTokensDetails: CompletionDetails{ReasoningTokens: u.ReasoningTokens},
 	}
 }
 
@@ -148,7 +149,7 @@ func (m *MatchedStop) UnmarshalJSON(b []byte) error {
 func (m MatchedStop) IsZero() bool { return m.Token == nil && m.Sequence == nil }
 
 // chatFinish returns the finish reason and matched stop of a result.
-func chatFinish(res inference.Result) (string, MatchedStop) {
+func finish(res inference.Result) (string, MatchedStop) {
 	switch res.FinishReason {
 	case inference.FinishLength:
 		return "length", MatchedStop{}
@@ -161,44 +162,46 @@ func chatFinish(res inference.Result) (string, MatchedStop) {
 }
 
 // chatToolCalls converts the engine's tool calls.
-func chatToolCalls(calls []inference.ToolCall) []ChatToolCall {
-	var out []ChatToolCall
+func toolCalls(calls []inference.ToolCall) []ToolCall {
+	var out []ToolCall
 	for _, c := range calls {
-		out = append(out, ChatToolCall{ID: c.ID, Type: "function", Function: ChatFunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		out = append(out, ToolCall{ID: c.ID, Type: "function", Function: FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 	}
 	return out
 }
 
 // showReasoning reports whether a chat response carries the summary of
 // the reasoning (reasoning_content).
-func (r Request) showReasoning() bool { return r.Reasoning.level() != inference.SummaryNone }
+func showReasoning(r formats.Request) bool {
+	return r.Reasoning.SummaryLevel() != inference.SummaryNone
+}
 
 // NewChatCompletion returns the chat completion whose choices are results,
 // in order, answering req, with a fresh chatcmpl- id. The usage counts the
 // prompt once (inference.ChoicesUsage).
-func NewChatCompletion(req Request, results []inference.Result, o Options) ChatCompletion {
-	c := ChatCompletion{
+func NewCompletion(req formats.Request, results []inference.Result, o formats.Options) Completion {
+	c := Completion{
 		ID:      o.ID("chatcmpl-"),
 		Object:  "chat.completion",
 		Created: o.Time().Unix(),
 		Model:   req.Model,
-		Choices: make([]ChatChoice, len(results)),
-		Usage:   newChatUsage(inference.ChoicesUsage(results, len(results))),
+		Choices: make([]Choice, len(results)),
+		Usage:   newUsage(inference.ChoicesUsage(results, len(results))),
 	}
 	for i, res := range results {
-		finish, matched := chatFinish(res)
-		msg := ChatCompletionMessage{Role: "assistant", Content: res.Text, ToolCalls: chatToolCalls(res.ToolCalls), Annotations: chatAnnotations(res.Text, res.Citations)}
-		if req.showReasoning() {
+		finish, matched := finish(res)
+		msg := CompletionMessage{Role: "assistant", Content: res.Text, ToolCalls: toolCalls(res.ToolCalls), Annotations: annotations(res.Text, res.Citations)}
+		if showReasoning(req) {
 			msg.ReasoningContent = res.Summary
 		}
-		c.Choices[i] = ChatChoice{Index: i, Message: msg, Logprobs: chatLogprobs(req, res.Logprobs), FinishReason: finish, MatchedStop: matched}
+		c.Choices[i] = Choice{Index: i, Message: msg, Logprobs: logprobsOf(req, res.Logprobs), FinishReason: finish, MatchedStop: matched}
 	}
 	return c
 }
 
 // Result returns the engine result that c carries: the first choice's text
 // and reasoning, finish reason and usage. Timings are zero.
-func (c ChatCompletion) Result() inference.Result {
+func (c Completion) Result() inference.Result {
 	var res inference.Result
 	if len(c.Choices) > 0 {
 		ch := c.Choices[0]
@@ -231,6 +234,3 @@ func (c ChatCompletion) Result() inference.Result {
 	}
 	return res
 }
-
-// joinLines is strings.Join with newlines, for system blocks.
-func joinLines(s []string) string { return strings.Join(s, "\n") }

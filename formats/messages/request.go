@@ -1,4 +1,4 @@
-package formats
+package messages
 
 import (
 	"bytes"
@@ -8,16 +8,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
 )
 
 // Messages defaults of the spec.
 const (
-	messagesMaxTokens   = 512
-	messagesBudget      = 8192
-	messagesTemperature = 0.1
-	messagesTopP        = 1.0
+	defaultMaxTokens   = 512
+	defaultBudget      = 8192
+	defaultTemperature = 0.1
+	defaultTopP        = 1.0
 )
 
 // MessagesRequest is the body of POST /v1/messages. Beside the spec's
@@ -25,29 +27,30 @@ const (
 // content as a string, stop_sequences, top_k, tools (the web search tool
 // among them), tool_choice and metadata.user_id. Unknown fields are
 // ignored.
-type MessagesRequest struct {
-	Model    string            `json:"model"`
-	Messages []MessagesMessage `json:"messages"`
+type Request struct {
+	Model    string         `json:"model"`
+	Messages []InputMessage `json:"messages"`
 	// System is a string or an array of text blocks.
-	System    MessagesSystem    `json:"system,omitzero"`
-	MaxTokens *int              `json:"max_tokens,omitzero"`
-	Stream    bool              `json:"stream,omitzero"`
-	Thinking  *MessagesThinking `json:"thinking,omitzero"`
+	System    System    `json:"system,omitzero"`
+	MaxTokens *int      `json:"max_tokens,omitzero"`
+	Stream    bool      `json:"stream,omitzero"`
+	Thinking  *Thinking `json:"thinking,omitzero"`
 
 	Temperature   *float64 `json:"temperature,omitzero"`
 	TopP          *float64 `json:"top_p,omitzero"`
 	TopK          *int     `json:"top_k,omitzero"`
 	StopSequences []string `json:"stop_sequences,omitzero"`
 
-	Tools      []MessagesTool      `json:"tools,omitzero"`
-	ToolChoice *MessagesToolChoice `json:"tool_choice,omitzero"`
-	Metadata   *MessagesMetadata   `json:"metadata,omitzero"`
+	Tools      []Tool      `json:"tools,omitzero"`
+	ToolChoice *ToolChoice `json:"tool_choice,omitzero"`
+	Metadata   *Metadata   `json:"metadata,omitzero"`
 	// OutputConfig is the Anthropic structured-output and effort option.
-	OutputConfig *MessagesOutputConfig `json:"output_config,omitzero"`
+	OutputConfig *OutputConfig `json:"output_config,omitzero"`
 }
 
-// messagesNames names the engine's fields as messages does (see ParamNames).
-var messagesNames = ParamNames{
+// names names the engine's fields as this style does (see
+// formats.ParamNames).
+var names = formats.ParamNames{
 	"Tools[].Parameters": "tools[].input_schema",
 	"Messages":           "messages",
 	"Prompt":             "prompt",
@@ -80,28 +83,35 @@ var messagesNames = ParamNames{
 	"Search.ContentChars": "tools",
 }
 
+// Error returns err as this style reports it (formats.ErrorOf), an
+// engine's error about one field naming this style's parameter, such as
+// tools[2].input_schema for Tools[2].Parameters. Write it with formats.WriteError in formats.StyleMessages.
+func Error(err error) *formats.Error {
+	return names.Error(err)
+}
+
 // MessagesOutputConfig sets the thinking effort (low, medium, high; the
 // SDKs' xhigh and max are high) and a JSON Schema the output must follow.
-type MessagesOutputConfig struct {
-	Effort string                `json:"effort,omitzero"`
-	Format *MessagesOutputFormat `json:"format,omitzero"`
+type OutputConfig struct {
+	Effort string        `json:"effort,omitzero"`
+	Format *OutputFormat `json:"format,omitzero"`
 }
 
 // MessagesOutputFormat is {type:"json_schema", schema}.
-type MessagesOutputFormat struct {
+type OutputFormat struct {
 	Type   string          `json:"type"`
 	Schema json.RawMessage `json:"schema"`
 }
 
 // MessagesThinking turns thinking on (type enabled, the default, or
 // adaptive) or off (type disabled) and bounds it.
-type MessagesThinking struct {
+type Thinking struct {
 	Type         string `json:"type"`
 	BudgetTokens *int   `json:"budget_tokens,omitzero"`
 }
 
 // MessagesMetadata is the metadata of a messages request.
-type MessagesMetadata struct {
+type Metadata struct {
 	UserID string `json:"user_id,omitzero"`
 }
 
@@ -110,7 +120,7 @@ type MessagesMetadata struct {
 // web_search_20250305 or a newer dated web_search type, name web_search),
 // which lets the model search through the engine's search backend
 // (inference.SearchOptions) with the options below.
-type MessagesTool struct {
+type Tool struct {
 	Type        string          `json:"type,omitzero"`
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitzero"`
@@ -124,8 +134,8 @@ type MessagesTool struct {
 	AllowedDomains []string `json:"allowed_domains,omitzero"`
 	// BlockedDomains is refused: the search backends filter by allowed
 	// domains only.
-	BlockedDomains []string           `json:"blocked_domains,omitzero"`
-	UserLocation   *WebSearchLocation `json:"user_location,omitzero"`
+	BlockedDomains []string                   `json:"blocked_domains,omitzero"`
+	UserLocation   *formats.WebSearchLocation `json:"user_location,omitzero"`
 }
 
 // webSearchTypes are the web search tool's types, as the Anthropic SDKs
@@ -133,56 +143,56 @@ type MessagesTool struct {
 var webSearchTypes = []string{"web_search_20250305", "web_search_20260209", "web_search_20260318"}
 
 // isWebSearch reports whether t is the web search tool.
-func (t MessagesTool) isWebSearch() bool { return slices.Contains(webSearchTypes, t.Type) }
+func (t Tool) isWebSearch() bool { return slices.Contains(webSearchTypes, t.Type) }
 
 // searchOptions checks the web search tool at path p and returns its
 // options: 5 results of up to 1,000 characters each.
-func (t MessagesTool) searchOptions(p string) (*inference.SearchOptions, error) {
+func (t Tool) searchOptions(p string) (*inference.SearchOptions, error) {
 	if t.Name != inference.SearchToolName {
-		return nil, Invalid(p+".name", "%s.name must be %q for the web search tool, got %q", p, inference.SearchToolName, t.Name)
+		return nil, formats.Invalid(p+".name", "%s.name must be %q for the web search tool, got %q", p, inference.SearchToolName, t.Name)
 	}
 	if len(t.BlockedDomains) > 0 {
-		return nil, Invalid(p+".blocked_domains", "%s.blocked_domains is not supported: the search backends filter by allowed domains only (allowed_domains)", p)
+		return nil, formats.Invalid(p+".blocked_domains", "%s.blocked_domains is not supported: the search backends filter by allowed domains only (allowed_domains)", p)
 	}
-	opts := searchContext["medium"]
+	opts := wire.SearchContext["medium"]
 	opts.Domains = slices.Clone(t.AllowedDomains)
 	if t.MaxUses != nil {
 		if n := *t.MaxUses; n < 1 || n > inference.MaxSearchesPerRequest {
-			return nil, Invalid(p+".max_uses", "%s.max_uses must be 1 to %d, got %d", p, inference.MaxSearchesPerRequest, n)
+			return nil, formats.Invalid(p+".max_uses", "%s.max_uses must be 1 to %d, got %d", p, inference.MaxSearchesPerRequest, n)
 		}
 		opts.MaxSearches = *t.MaxUses
 	}
 	if l := t.UserLocation; l != nil && l.Type != "approximate" {
-		return nil, Invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
+		return nil, formats.Invalid(p+".user_location.type", "%s.user_location.type must be approximate, got %q", p, l.Type)
 	}
 	var err error
-	if opts.Location, err = t.UserLocation.location(p + ".user_location"); err != nil {
+	if opts.Location, err = wire.Location(t.UserLocation, p+".user_location"); err != nil {
 		return nil, err
 	}
-	return &opts, checkSearch(p, &opts, strings.NewReplacer("domains", "allowed_domains", "location", "user_location"))
+	return &opts, wire.CheckSearch(p, &opts, strings.NewReplacer("domains", "allowed_domains", "location", "user_location"))
 }
 
 // MessagesToolChoice is {type: auto|any|tool|none, name}.
-type MessagesToolChoice struct {
+type ToolChoice struct {
 	Type                   string `json:"type"`
 	Name                   string `json:"name,omitzero"`
 	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitzero"`
 }
 
 // MessagesSystem is the system prompt: a string, or text blocks.
-type MessagesSystem struct {
-	Blocks []MessagesBlock
+type System struct {
+	Blocks []Block
 }
 
 // MarshalJSON writes the blocks.
-func (s MessagesSystem) MarshalJSON() ([]byte, error) { return marshal(s.Blocks) }
+func (s System) MarshalJSON() ([]byte, error) { return formats.Marshal(s.Blocks) }
 
 // IsZero reports whether there is no system prompt.
-func (s MessagesSystem) IsZero() bool { return s.Blocks == nil }
+func (s System) IsZero() bool { return s.Blocks == nil }
 
 // UnmarshalJSON accepts a string, an array of text blocks or null.
-func (s *MessagesSystem) UnmarshalJSON(data []byte) error {
-	switch JSONKind(data) {
+func (s *System) UnmarshalJSON(data []byte) error {
+	switch formats.JSONKind(data) {
 	case "null":
 		s.Blocks = nil
 		return nil
@@ -191,60 +201,60 @@ func (s *MessagesSystem) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &t); err != nil {
 			return err
 		}
-		s.Blocks = []MessagesBlock{{Type: "text", Text: t}}
+		s.Blocks = []Block{{Type: "text", Text: t}}
 		return nil
 	case "array":
-		if err := Decode(data, &s.Blocks); err != nil {
-			return prefixed("system", err)
+		if err := formats.Decode(data, &s.Blocks); err != nil {
+			return wire.Prefixed("system", err)
 		}
 		return nil
 	}
-	return &json.UnmarshalTypeError{Value: JSONKind(data), Type: reflect.TypeFor[[]MessagesBlock]()}
+	return &json.UnmarshalTypeError{Value: formats.JSONKind(data), Type: reflect.TypeFor[[]Block]()}
 }
 
 // MessagesMessage is one message of a messages request.
-type MessagesMessage struct {
+type InputMessage struct {
 	// Role is user or assistant.
-	Role    string          `json:"role"`
-	Content MessagesContent `json:"content"`
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
 }
 
 // MessagesContent is a message's content: blocks, or a string when Blocks
 // is nil.
-type MessagesContent struct {
+type Content struct {
 	Text   string
-	Blocks []MessagesBlock
+	Blocks []Block
 
 	set bool
 	err error
 }
 
 // MarshalJSON writes the blocks, or the text as a string.
-func (c MessagesContent) MarshalJSON() ([]byte, error) {
+func (c Content) MarshalJSON() ([]byte, error) {
 	if c.Blocks != nil {
-		return marshal(c.Blocks)
+		return formats.Marshal(c.Blocks)
 	}
-	return marshal(c.Text)
+	return formats.Marshal(c.Text)
 }
 
 // UnmarshalJSON accepts a string, an array of blocks or null. Of the
 // blocks' own content, only a tool_result's is read, and the blocks in it
 // have none: see decode.
-func (c *MessagesContent) UnmarshalJSON(data []byte) error {
+func (c *Content) UnmarshalJSON(data []byte) error {
 	return c.decode(data, true)
 }
 
 // messagesWireBlock is a block as a content array holds it, its content
 // kept raw: MessagesContent.decode reads it only where it means something.
 // Citations are not read: a text block given back means its text.
-type messagesWireBlock struct {
-	messagesPlainBlock
+type wireBlock struct {
+	plainBlock
 	Content   json.RawMessage `json:"content"`
 	Citations json.RawMessage `json:"citations"`
 }
 
 // messagesPlainBlock is MessagesBlock's fields without its methods.
-type messagesPlainBlock MessagesBlock
+type plainBlock Block
 
 // decode reads content; with toolResults, a tool_result block's content
 // too, itself without toolResults, and a web_search_tool_result's results.
@@ -253,26 +263,26 @@ type messagesPlainBlock MessagesBlock
 // content level after level would take time quadratic in the nesting
 // (json.Unmarshal checks its whole input at every level), minutes for a
 // hostile body of tool results thousands deep.
-func (c *MessagesContent) decode(data []byte, toolResults bool) error {
-	*c = MessagesContent{}
-	var wire []messagesWireBlock
-	if err := decodeTextOrList(data, "string or array of content blocks", &c.Text, &wire, &c.set, &c.err); err != nil {
+func (c *Content) decode(data []byte, toolResults bool) error {
+	*c = Content{}
+	var blocks []wireBlock
+	if err := wire.DecodeTextOrList(data, "string or array of content blocks", &c.Text, &blocks, &c.set, &c.err); err != nil {
 		return err
 	}
-	if wire == nil {
+	if blocks == nil {
 		return nil
 	}
-	c.Blocks = make([]MessagesBlock, len(wire))
-	for i, w := range wire {
-		c.Blocks[i] = MessagesBlock(w.messagesPlainBlock)
+	c.Blocks = make([]Block, len(blocks))
+	for i, w := range blocks {
+		c.Blocks[i] = Block(w.plainBlock)
 		if raw := bytes.TrimSpace(w.Content); toolResults && w.Type == "tool_result" && len(raw) > 0 && string(raw) != "null" {
-			c.Blocks[i].Content = new(MessagesContent)
+			c.Blocks[i].Content = new(Content)
 			if err := c.Blocks[i].Content.decode(raw, false); err != nil {
 				return err
 			}
 		}
 		if raw := bytes.TrimSpace(w.Content); toolResults && w.Type == "web_search_tool_result" && len(raw) > 0 && string(raw) != "null" {
-			c.Blocks[i].WebSearch = new(MessagesWebSearchContent)
+			c.Blocks[i].WebSearch = new(WebSearchContent)
 			c.Blocks[i].WebSearch.decode(raw)
 		}
 	}
@@ -284,36 +294,36 @@ func (c *MessagesContent) decode(data []byte, toolResults bool) error {
 // Name, Input), tool_result (ToolUseID, Content, IsError), or a web
 // search: server_tool_use (ID, Name web_search, Input {query}) and
 // web_search_tool_result (ToolUseID, WebSearch).
-type MessagesBlock struct {
+type Block struct {
 	Type string `json:"type"`
 	Text string `json:"text,omitzero"`
 	// Citations are the web search results that a text block's text
 	// comes from.
-	Citations []MessagesCitation `json:"citations,omitzero"`
+	Citations []Citation `json:"citations,omitzero"`
 
 	Thinking  string `json:"thinking,omitzero"`
 	Signature string `json:"signature,omitzero"`
 	// ThinkingLatencyMS is how long the model thought, in milliseconds.
 	ThinkingLatencyMS *int64 `json:"thinking_latency_ms,omitzero"`
 
-	Source *MessagesImageSource `json:"source,omitzero"`
+	Source *ImageSource `json:"source,omitzero"`
 
 	ID    string          `json:"id,omitzero"`
 	Name  string          `json:"name,omitzero"`
 	Input json.RawMessage `json:"input,omitzero"`
 
-	ToolUseID string           `json:"tool_use_id,omitzero"`
-	Content   *MessagesContent `json:"content,omitzero"`
-	IsError   bool             `json:"is_error,omitzero"`
+	ToolUseID string   `json:"tool_use_id,omitzero"`
+	Content   *Content `json:"content,omitzero"`
+	IsError   bool     `json:"is_error,omitzero"`
 	// WebSearch is the content of a web_search_tool_result, written as
 	// its "content".
-	WebSearch *MessagesWebSearchContent `json:"-"`
+	WebSearch *WebSearchContent `json:"-"`
 }
 
 // MessagesCitation is a citation of a web search result
 // (web_search_result_location): its URL and title, an opaque reference
 // to it, and the start of its text, up to 150 characters.
-type MessagesCitation struct {
+type Citation struct {
 	Type           string `json:"type"`
 	URL            string `json:"url"`
 	Title          string `json:"title"`
@@ -324,8 +334,8 @@ type MessagesCitation struct {
 // MessagesWebSearchContent is the content of a web_search_tool_result:
 // the results, or, when ErrorCode is set, the error object
 // {type: web_search_tool_result_error, error_code}.
-type MessagesWebSearchContent struct {
-	Results   []MessagesWebSearchResult
+type WebSearchContent struct {
+	Results   []WebSearchResult
 	ErrorCode string
 
 	err error // what decode found wrong, reported with its path by canonical
@@ -335,7 +345,7 @@ type MessagesWebSearchContent struct {
 // (web_search_result). EncryptedContent carries what the model read of
 // it, so that the result means the same when a client gives it back (see
 // seal); PageAge is the date the page was published, or null.
-type MessagesWebSearchResult struct {
+type WebSearchResult struct {
 	Type             string  `json:"type"`
 	URL              string  `json:"url"`
 	Title            string  `json:"title"`
@@ -344,9 +354,9 @@ type MessagesWebSearchResult struct {
 }
 
 // MarshalJSON writes the results (an array), or the error object.
-func (c MessagesWebSearchContent) MarshalJSON() ([]byte, error) {
+func (c WebSearchContent) MarshalJSON() ([]byte, error) {
 	if c.ErrorCode != "" {
-		return marshal(struct {
+		return formats.Marshal(struct {
 			Type      string `json:"type"`
 			ErrorCode string `json:"error_code"`
 		}{"web_search_tool_result_error", c.ErrorCode})
@@ -354,32 +364,32 @@ func (c MessagesWebSearchContent) MarshalJSON() ([]byte, error) {
 	if c.Results == nil {
 		return []byte("[]"), nil
 	}
-	return marshal(c.Results)
+	return formats.Marshal(c.Results)
 }
 
 // decode reads the results or the error object, keeping what is wrong
 // with them in err.
-func (c *MessagesWebSearchContent) decode(data []byte) {
-	switch kind := JSONKind(data); kind {
+func (c *WebSearchContent) decode(data []byte) {
+	switch kind := formats.JSONKind(data); kind {
 	case "array":
-		c.err = Decode(data, &c.Results)
+		c.err = formats.Decode(data, &c.Results)
 	case "object":
 		var e struct {
 			Type      string `json:"type"`
 			ErrorCode string `json:"error_code"`
 		}
-		if c.err = Decode(data, &e); c.err != nil {
+		if c.err = formats.Decode(data, &e); c.err != nil {
 			return
 		}
 		switch {
 		case e.Type != "web_search_tool_result_error":
-			c.err = &RequestError{Param: "type", Message: fmt.Sprintf("type must be web_search_tool_result_error, got %q", e.Type)}
+			c.err = &formats.RequestError{Param: "type", Message: fmt.Sprintf("type must be web_search_tool_result_error, got %q", e.Type)}
 		case e.ErrorCode == "":
-			c.err = Missing("error_code")
+			c.err = formats.Missing("error_code")
 		}
 		c.ErrorCode = e.ErrorCode
 	default:
-		c.err = TypeError("", kind, "array of web_search_result or web_search_tool_result_error")
+		c.err = formats.TypeError("", kind, "array of web_search_result or web_search_tool_result_error")
 	}
 }
 
@@ -387,12 +397,12 @@ func (c *MessagesWebSearchContent) decode(data []byte) {
 // with its query: the results that the encrypted_content of each carries,
 // numbered from first, as the model read them; or its failure. n is the
 // number of results.
-func (c *MessagesWebSearchContent) toolText(path, query string, first int) (text string, n int, err error) {
+func (c *WebSearchContent) toolText(path, query string, first int) (text string, n int, err error) {
 	switch {
 	case c == nil:
-		return "", 0, Missing(path)
+		return "", 0, formats.Missing(path)
 	case c.err != nil:
-		return "", 0, prefixed(path, c.err)
+		return "", 0, wire.Prefixed(path, c.err)
 	case c.ErrorCode != "":
 		return inference.SearchCall{Status: inference.SearchFailed, Error: c.ErrorCode}.Text(0), 0, nil
 	}
@@ -401,7 +411,7 @@ func (c *MessagesWebSearchContent) toolText(path, query string, first int) (text
 		var sr sealedResult
 		if err := unseal(r.EncryptedContent, &sr); err != nil {
 			p := fmt.Sprintf("%s[%d].encrypted_content", path, k)
-			return "", 0, Invalid(p, "%s is not the encrypted_content of a result from this server: %v", p, err)
+			return "", 0, formats.Invalid(p, "%s is not the encrypted_content of a result from this server: %v", p, err)
 		}
 		results[k] = search.Result(sr)
 	}
@@ -415,16 +425,16 @@ const maxSearchChars = 10000
 
 // MarshalJSON writes the fields of the block's type, empty strings
 // included where the type has them (a text block always has "text").
-func (b MessagesBlock) MarshalJSON() ([]byte, error) {
+func (b Block) MarshalJSON() ([]byte, error) {
 	switch b.Type {
 	case "text":
-		return marshal(struct {
-			Type      string             `json:"type"`
-			Text      string             `json:"text"`
-			Citations []MessagesCitation `json:"citations,omitzero"`
+		return formats.Marshal(struct {
+			Type      string     `json:"type"`
+			Text      string     `json:"text"`
+			Citations []Citation `json:"citations,omitzero"`
 		}{b.Type, b.Text, b.Citations})
 	case "thinking":
-		return marshal(struct {
+		return formats.Marshal(struct {
 			Type              string `json:"type"`
 			Thinking          string `json:"thinking"`
 			Signature         string `json:"signature"`
@@ -435,26 +445,26 @@ func (b MessagesBlock) MarshalJSON() ([]byte, error) {
 		if len(input) == 0 {
 			input = json.RawMessage("{}")
 		}
-		return marshal(struct {
+		return formats.Marshal(struct {
 			Type  string          `json:"type"`
 			ID    string          `json:"id"`
 			Name  string          `json:"name"`
 			Input json.RawMessage `json:"input"`
 		}{b.Type, b.ID, b.Name, input})
 	case "web_search_tool_result":
-		return marshal(struct {
-			Type      string                    `json:"type"`
-			ToolUseID string                    `json:"tool_use_id"`
-			Content   *MessagesWebSearchContent `json:"content"`
+		return formats.Marshal(struct {
+			Type      string            `json:"type"`
+			ToolUseID string            `json:"tool_use_id"`
+			Content   *WebSearchContent `json:"content"`
 		}{b.Type, b.ToolUseID, b.WebSearch})
 	}
-	type plain MessagesBlock
-	return marshal(plain(b))
+	type plain Block
+	return formats.Marshal(plain(b))
 }
 
 // MessagesImageSource is the source of an image block: type base64 with
 // media_type and data (type url is refused: images are not fetched).
-type MessagesImageSource struct {
+type ImageSource struct {
 	Type      string `json:"type"`
 	MediaType string `json:"media_type,omitzero"`
 	Data      string `json:"data,omitzero"`
@@ -463,8 +473,8 @@ type MessagesImageSource struct {
 
 // ParseMessagesRequest decodes, validates and converts a messages request
 // body, with the spec's defaults filled in.
-func ParseMessagesRequest(body []byte) (Request, error) {
-	return parseRequest[MessagesRequest](body)
+func Parse(body []byte) (formats.Request, error) {
+	return wire.Parse[Request](body)
 }
 
 // Canonical validates r and returns its canonical Request with the
@@ -473,52 +483,52 @@ func ParseMessagesRequest(body []byte) (Request, error) {
 // web search tool becomes Search (see MessagesTool); a tool_choice that
 // names it, or any with no other tool, makes the model search first
 // (Search.Force).
-func (r *MessagesRequest) Canonical() (Request, error) {
-	out := Request{Request: inference.Request{Model: r.Model}}
+func (r *Request) Canonical() (formats.Request, error) {
+	out := formats.Request{Request: inference.Request{Model: r.Model}}
 	if r.Model == "" {
-		return Request{}, Missing("model")
+		return formats.Request{}, formats.Missing("model")
 	}
 	if r.Messages == nil {
-		return Request{}, Missing("messages")
+		return formats.Request{}, formats.Missing("messages")
 	}
 	if len(r.Messages) == 0 {
-		return Request{}, Invalid("messages", "messages must hold at least one message")
+		return formats.Request{}, formats.Invalid("messages", "messages must hold at least one message")
 	}
 	var system []string
 	for i, b := range r.System.Blocks {
 		if b.Type != "text" {
-			return Request{}, Invalid(fmt.Sprintf("system[%d].type", i), "system[%d].type must be text, got %q", i, b.Type)
+			return formats.Request{}, formats.Invalid(fmt.Sprintf("system[%d].type", i), "system[%d].type must be text, got %q", i, b.Type)
 		}
 		system = append(system, b.Text)
 	}
-	out.Instructions = joinLines(system)
+	out.Instructions = wire.JoinLines(system)
 	for i, m := range r.Messages {
 		msgs, err := m.canonical(fmt.Sprintf("messages[%d]", i))
 		if err != nil {
-			return Request{}, err
+			return formats.Request{}, err
 		}
 		out.Messages = append(out.Messages, msgs...)
 	}
-	nameToolResults(out.Messages)
+	formats.NameToolResults(out.Messages)
 
-	out.MaxTokens, out.ClampMaxTokens = messagesMaxTokens, true
+	out.MaxTokens, out.ClampMaxTokens = defaultMaxTokens, true
 	if r.MaxTokens != nil {
-		if err := checkMin("max_tokens", r.MaxTokens, 1); err != nil {
-			return Request{}, err
+		if err := wire.CheckMin("max_tokens", r.MaxTokens, 1); err != nil {
+			return formats.Request{}, err
 		}
 		out.MaxTokens, out.ClampMaxTokens = *r.MaxTokens, false
 	}
-	out.Reasoning = Reasoning{Effort: "high", BudgetTokens: messagesBudget} // thinking blocks carry the thinking itself: no summary
+	out.Reasoning = formats.Reasoning{Effort: "high", BudgetTokens: defaultBudget} // thinking blocks carry the thinking itself: no summary
 	if t := r.Thinking; t != nil {
 		switch t.Type {
 		case "enabled", "adaptive": // adaptive: the model's own budget, the default here
 		case "disabled":
-			out.Reasoning = Reasoning{Effort: "none"}
+			out.Reasoning = formats.Reasoning{Effort: "none"}
 		default:
-			return Request{}, Invalid("thinking.type", "thinking.type must be enabled, adaptive or disabled, got %q", t.Type)
+			return formats.Request{}, formats.Invalid("thinking.type", "thinking.type must be enabled, adaptive or disabled, got %q", t.Type)
 		}
-		if err := checkMin("thinking.budget_tokens", t.BudgetTokens, 1); err != nil {
-			return Request{}, err
+		if err := wire.CheckMin("thinking.budget_tokens", t.BudgetTokens, 1); err != nil {
+			return formats.Request{}, err
 		}
 		if t.BudgetTokens != nil && t.Type != "disabled" {
 			out.Reasoning.BudgetTokens = *t.BudgetTokens
@@ -526,82 +536,82 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 		out.Reasoning.Asked = t.Type == "enabled"
 	}
 
-	out.Format = Format{Type: "text"}
+	out.Format = formats.Format{Type: "text"}
 	if oc := r.OutputConfig; oc != nil {
 		if oc.Effort != "" && out.Reasoning.Thinking() {
 			effort := oc.Effort
 			if effort == "xhigh" || effort == "max" { // the Anthropic SDKs' levels above high
 				effort = "high"
 			}
-			e, err := normEffort("output_config.effort", effort)
+			e, err := wire.NormEffort("output_config.effort", effort)
 			if err != nil || e == "none" {
-				return Request{}, Invalid("output_config.effort", "output_config.effort must be low, medium, high, xhigh or max, got %q", oc.Effort)
+				return formats.Request{}, formats.Invalid("output_config.effort", "output_config.effort must be low, medium, high, xhigh or max, got %q", oc.Effort)
 			}
 			out.Reasoning.Effort, out.Reasoning.Asked, out.Reasoning.EffortAsked = e, true, true
 		}
 		if f := oc.Format; f != nil {
 			if f.Type != "json_schema" {
-				return Request{}, Invalid("output_config.format.type", "output_config.format.type must be json_schema, got %q", f.Type)
+				return formats.Request{}, formats.Invalid("output_config.format.type", "output_config.format.type must be json_schema, got %q", f.Type)
 			}
 			if len(f.Schema) == 0 {
-				return Request{}, Missing("output_config.format.schema")
+				return formats.Request{}, formats.Missing("output_config.format.schema")
 			}
-			if err := checkSchema("output_config.format.schema", f.Schema); err != nil {
-				return Request{}, err
+			if err := wire.CheckSchema("output_config.format.schema", f.Schema); err != nil {
+				return formats.Request{}, err
 			}
-			out.Format = Format{Type: "json_schema", Schema: f.Schema, Strict: true}
+			out.Format = formats.Format{Type: "json_schema", Schema: f.Schema, Strict: true}
 		}
 	}
 
 	var err error
-	searches := slices.ContainsFunc(r.Tools, MessagesTool.isWebSearch)
+	searches := slices.ContainsFunc(r.Tools, Tool.isWebSearch)
 	for i, t := range r.Tools {
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.isWebSearch() {
 			if out.Search != nil {
-				return Request{}, Invalid(p+".type", "%s.type: a request has at most one web search tool", p)
+				return formats.Request{}, formats.Invalid(p+".type", "%s.type: a request has at most one web search tool", p)
 			}
 			if out.Search, err = t.searchOptions(p); err != nil {
-				return Request{}, err
+				return formats.Request{}, err
 			}
 			continue
 		}
 		if t.Type != "" && t.Type != "custom" {
-			return Request{}, Invalid(p+".type", "%s.type %q is not supported; only custom tools and %s", p, t.Type, strings.Join(webSearchTypes, ", "))
+			return formats.Request{}, formats.Invalid(p+".type", "%s.type %q is not supported; only custom tools and %s", p, t.Type, strings.Join(webSearchTypes, ", "))
 		}
-		if err := checkToolName(p+".name", t.Name); err != nil {
-			return Request{}, err
+		if err := wire.CheckToolName(p+".name", t.Name); err != nil {
+			return formats.Request{}, err
 		}
-		if err := checkSchema(p+".input_schema", t.InputSchema); err != nil {
-			return Request{}, err
+		if err := wire.CheckSchema(p+".input_schema", t.InputSchema); err != nil {
+			return formats.Request{}, err
 		}
 		if t.Name == inference.SearchToolName && searches {
-			return Request{}, Invalid(p+".name", "%s.name %q is the web search tool's name", p, t.Name)
+			return formats.Request{}, formats.Invalid(p+".name", "%s.name %q is the web search tool's name", p, t.Name)
 		}
 		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.InputSchema)})
 	}
-	out.ToolChoice = ToolChoice{Mode: "auto"}
+	out.ToolChoice = formats.ToolChoice{Mode: "auto"}
 	if c := r.ToolChoice; c != nil {
 		mode := map[string]string{"auto": "auto", "any": "required", "tool": "function", "none": "none"}[c.Type]
 		switch {
 		case mode == "":
-			return Request{}, Invalid("tool_choice.type", "tool_choice.type must be auto, any, tool or none, got %q", c.Type)
+			return formats.Request{}, formats.Invalid("tool_choice.type", "tool_choice.type must be auto, any, tool or none, got %q", c.Type)
 		case out.Search != nil && (mode == "function" && c.Name == inference.SearchToolName || mode == "required" && len(out.Tools) == 0):
 			// The search is the tool the model must call: it searches
 			// first, then answers as it likes.
 			out.Search.Force = true
 		default:
-			if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice{Mode: mode, Name: c.Name}, out.Tools); err != nil {
-				return Request{}, err
+			if out.ToolChoice, err = wire.CheckToolChoice("tool_choice", formats.ToolChoice{Mode: mode, Name: c.Name}, out.Tools); err != nil {
+				return formats.Request{}, err
 			}
 		}
 		out.OneToolCall = c.DisableParallelToolUse
 	}
-	if err := (Sampling{
+	if err := (wire.Sampling{
 		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK,
 		Stop: r.StopSequences, StopParam: "stop_sequences",
-	}).Set(&out, messagesTemperature, messagesTopP); err != nil {
-		return Request{}, err
+	}).Set(&out, defaultTemperature, defaultTopP); err != nil {
+		return formats.Request{}, err
 	}
 	out.Stream = r.Stream
 	if r.Metadata != nil {
@@ -617,7 +627,7 @@ func (r *MessagesRequest) Canonical() (Request, error) {
 // ends an assistant message, and a tool message with the results as the
 // model read them; the assistant's content after it is a message of its
 // own.
-func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
+func (m InputMessage) canonical(path string) ([]inference.Message, error) {
 	var msg inference.Message
 	switch m.Role {
 	case "user":
@@ -625,15 +635,15 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 	case "assistant":
 		msg.Role = inference.RoleAssistant
 	case "":
-		return nil, Missing(path + ".role")
+		return nil, formats.Missing(path + ".role")
 	default:
-		return nil, Invalid(path+".role", "%s.role must be user or assistant, got %q", path, m.Role)
+		return nil, formats.Invalid(path+".role", "%s.role must be user or assistant, got %q", path, m.Role)
 	}
 	if m.Content.err != nil {
-		return nil, prefixed(path+".content", m.Content.err)
+		return nil, wire.Prefixed(path+".content", m.Content.err)
 	}
 	if !m.Content.set {
-		return nil, Missing(path + ".content")
+		return nil, formats.Missing(path + ".content")
 	}
 	if m.Content.Blocks == nil {
 		msg.Content = []inference.Part{{Text: m.Content.Text}}
@@ -655,17 +665,17 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			msg.Content = append(msg.Content, inference.Part{Text: b.Text})
 		case "image":
 			if b.Source == nil {
-				return nil, Missing(bp + ".source")
+				return nil, formats.Missing(bp + ".source")
 			}
 			var part inference.Part
 			var err error
 			switch b.Source.Type {
 			case "base64":
-				part.Image, err = decodeBase64(bp+".source.data", b.Source.Data)
+				part.Image, err = wire.DecodeBase64(bp+".source.data", b.Source.Data)
 			case "url":
-				part, err = remoteImage(bp+".source.url", b.Source.URL)
+				part, err = wire.RemoteImage(bp+".source.url", b.Source.URL)
 			default:
-				err = Invalid(bp+".source.type", "%s.source.type must be base64 or url, got %q", bp, b.Source.Type)
+				err = formats.Invalid(bp+".source.type", "%s.source.type must be base64 or url, got %q", bp, b.Source.Type)
 			}
 			if err != nil {
 				return nil, err
@@ -673,49 +683,49 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			msg.Content = append(msg.Content, part)
 		case "thinking", "redacted_thinking":
 			if msg.Role != inference.RoleAssistant {
-				return nil, Invalid(bp+".type", "%s: only assistant messages carry thinking", bp)
+				return nil, formats.Invalid(bp+".type", "%s: only assistant messages carry thinking", bp)
 			}
 			reasoning.WriteString(b.Thinking)
 		case "tool_use":
 			if msg.Role != inference.RoleAssistant {
-				return nil, Invalid(bp+".type", "%s: only assistant messages carry tool_use", bp)
+				return nil, formats.Invalid(bp+".type", "%s: only assistant messages carry tool_use", bp)
 			}
-			if err := checkToolName(bp+".name", b.Name); err != nil {
+			if err := wire.CheckToolName(bp+".name", b.Name); err != nil {
 				return nil, err
 			}
 			if b.ID == "" {
-				return nil, Missing(bp + ".id")
+				return nil, formats.Missing(bp + ".id")
 			}
 			if s := bytes.TrimSpace(b.Input); len(s) > 0 && s[0] != '{' && string(s) != "null" {
-				return nil, Invalid(bp+".input", "%s.input must be an object", bp)
+				return nil, formats.Invalid(bp+".input", "%s.input must be an object", bp)
 			}
 			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
 		case "server_tool_use":
 			if msg.Role != inference.RoleAssistant {
-				return nil, Invalid(bp+".type", "%s: only assistant messages carry server_tool_use", bp)
+				return nil, formats.Invalid(bp+".type", "%s: only assistant messages carry server_tool_use", bp)
 			}
 			if b.Name != inference.SearchToolName {
-				return nil, Invalid(bp+".name", "%s.name must be %q, the one server tool, got %q", bp, inference.SearchToolName, b.Name)
+				return nil, formats.Invalid(bp+".name", "%s.name must be %q, the one server tool, got %q", bp, inference.SearchToolName, b.Name)
 			}
 			if b.ID == "" {
-				return nil, Missing(bp + ".id")
+				return nil, formats.Missing(bp + ".id")
 			}
-			query, ok := searchQueryOf(b.Input)
+			query, ok := wire.SearchQuery(b.Input)
 			if !ok {
-				return nil, Invalid(bp+".input", "%s.input must be an object with a query", bp)
+				return nil, formats.Invalid(bp+".input", "%s.input must be an object with a query", bp)
 			}
 			queries[b.ID] = query
 			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: inference.SearchToolName, Arguments: toolArguments(b.Input)})
 		case "web_search_tool_result":
 			if msg.Role != inference.RoleAssistant {
-				return nil, Invalid(bp+".type", "%s: only assistant messages carry web_search_tool_result", bp)
+				return nil, formats.Invalid(bp+".type", "%s: only assistant messages carry web_search_tool_result", bp)
 			}
 			if b.ToolUseID == "" {
-				return nil, Missing(bp + ".tool_use_id")
+				return nil, formats.Missing(bp + ".tool_use_id")
 			}
 			query, ok := queries[b.ToolUseID]
 			if !ok {
-				return nil, Invalid(bp+".tool_use_id", "%s.tool_use_id %q names no server_tool_use block before it", bp, b.ToolUseID)
+				return nil, formats.Invalid(bp+".tool_use_id", "%s.tool_use_id %q names no server_tool_use block before it", bp, b.ToolUseID)
 			}
 			text, n, err := b.WebSearch.toolText(bp+".content", query, first)
 			if err != nil {
@@ -732,15 +742,15 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 			msg = inference.Message{Role: msg.Role}
 		case "tool_result":
 			if msg.Role != inference.RoleUser {
-				return nil, Invalid(bp+".type", "%s: only user messages carry tool_result", bp)
+				return nil, formats.Invalid(bp+".type", "%s: only user messages carry tool_result", bp)
 			}
 			if b.ToolUseID == "" {
-				return nil, Missing(bp + ".tool_use_id")
+				return nil, formats.Missing(bp + ".tool_use_id")
 			}
 			res := inference.Message{Role: inference.RoleTool, ToolCallID: b.ToolUseID}
 			if b.Content != nil {
 				if b.Content.err != nil {
-					return nil, prefixed(bp+".content", b.Content.err)
+					return nil, wire.Prefixed(bp+".content", b.Content.err)
 				}
 				if b.Content.Blocks == nil {
 					res.Content = []inference.Part{{Text: b.Content.Text}}
@@ -748,16 +758,16 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 				for k, c := range b.Content.Blocks {
 					if c.Type != "text" {
 						cp := fmt.Sprintf("%s.content[%d].type", bp, k)
-						return nil, Invalid(cp, "%s: tool_result content must be text blocks", cp)
+						return nil, formats.Invalid(cp, "%s: tool_result content must be text blocks", cp)
 					}
 					res.Content = append(res.Content, inference.Part{Text: c.Text})
 				}
 			}
 			out = append(out, res)
 		case "":
-			return nil, Missing(bp + ".type")
+			return nil, formats.Missing(bp + ".type")
 		default:
-			return nil, Invalid(bp+".type", "%s.type must be text, image, thinking, tool_use, tool_result, server_tool_use or web_search_tool_result, got %q", bp, b.Type)
+			return nil, formats.Invalid(bp+".type", "%s.type must be text, image, thinking, tool_use, tool_result, server_tool_use or web_search_tool_result, got %q", bp, b.Type)
 		}
 	}
 	msg.Reasoning = reasoning.String()
@@ -771,97 +781,97 @@ func (m MessagesMessage) canonical(path string) ([]inference.Message, error) {
 // system messages become the system blocks; tool messages become
 // tool_result blocks of a user message; Search becomes the web search
 // tool; every value is written, defaults included.
-func NewMessagesRequest(r Request) MessagesRequest {
-	out := MessagesRequest{
+func NewRequest(r formats.Request) Request {
+	out := Request{
 		Model:         r.Model,
 		Stream:        r.Stream,
-		MaxTokens:     r.explicitMaxTokens(),
+		MaxTokens:     wire.ExplicitMaxTokens(r),
 		Temperature:   r.Temperature,
 		TopP:          r.TopP,
 		TopK:          r.TopK,
 		StopSequences: slices.Clone(r.Stop),
 	}
 	if r.User != "" {
-		out.Metadata = &MessagesMetadata{UserID: r.User}
+		out.Metadata = &Metadata{UserID: r.User}
 	}
 	switch {
 	case !r.Reasoning.Thinking():
-		out.Thinking = &MessagesThinking{Type: "disabled"}
+		out.Thinking = &Thinking{Type: "disabled"}
 	case r.Reasoning.BudgetTokens > 0:
-		out.Thinking = &MessagesThinking{Type: "enabled", BudgetTokens: ptr(r.Reasoning.BudgetTokens)}
+		out.Thinking = &Thinking{Type: "enabled", BudgetTokens: ptr(r.Reasoning.BudgetTokens)}
 	case r.Reasoning.Effort != "":
-		out.Thinking = &MessagesThinking{Type: "enabled"}
+		out.Thinking = &Thinking{Type: "enabled"}
 	}
 	switch r.Format.Type {
 	case "json":
-		out.OutputConfig = &MessagesOutputConfig{Format: &MessagesOutputFormat{Type: "json_schema", Schema: json.RawMessage(`{"type":"object"}`)}}
+		out.OutputConfig = &OutputConfig{Format: &OutputFormat{Type: "json_schema", Schema: json.RawMessage(`{"type":"object"}`)}}
 	case "json_schema":
-		out.OutputConfig = &MessagesOutputConfig{Format: &MessagesOutputFormat{Type: "json_schema", Schema: r.Format.Schema}}
+		out.OutputConfig = &OutputConfig{Format: &OutputFormat{Type: "json_schema", Schema: r.Format.Schema}}
 	}
 	if e := r.Reasoning.Effort; e != "" && e != "none" && e != "high" {
 		if out.OutputConfig == nil {
-			out.OutputConfig = &MessagesOutputConfig{}
+			out.OutputConfig = &OutputConfig{}
 		}
 		out.OutputConfig.Effort = e
 	}
 	for _, t := range r.Tools {
-		out.Tools = append(out.Tools, MessagesTool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Parameters)})
+		out.Tools = append(out.Tools, Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Parameters)})
 	}
 	if mode := map[string]string{"auto": "auto", "required": "any", "function": "tool", "none": "none"}[r.ToolChoice.Mode]; mode != "" {
-		out.ToolChoice = &MessagesToolChoice{Type: mode, Name: r.ToolChoice.Name, DisableParallelToolUse: r.OneToolCall}
+		out.ToolChoice = &ToolChoice{Type: mode, Name: r.ToolChoice.Name, DisableParallelToolUse: r.OneToolCall}
 	}
 	if o := r.Search; o != nil {
-		t := MessagesTool{Type: webSearchTypes[0], Name: inference.SearchToolName, AllowedDomains: slices.Clone(o.Domains)}
+		t := Tool{Type: webSearchTypes[0], Name: inference.SearchToolName, AllowedDomains: slices.Clone(o.Domains)}
 		if o.MaxSearches > 0 {
 			t.MaxUses = ptr(o.MaxSearches)
 		}
-		t.UserLocation = webSearchLocation(o.Location)
+		t.UserLocation = wire.LocationOf(o.Location)
 		out.Tools = append(out.Tools, t)
 		if o.Force {
-			out.ToolChoice = &MessagesToolChoice{Type: "tool", Name: inference.SearchToolName, DisableParallelToolUse: r.OneToolCall}
+			out.ToolChoice = &ToolChoice{Type: "tool", Name: inference.SearchToolName, DisableParallelToolUse: r.OneToolCall}
 		}
 	}
 	if r.Instructions != "" {
-		out.System.Blocks = append(out.System.Blocks, MessagesBlock{Type: "text", Text: r.Instructions})
+		out.System.Blocks = append(out.System.Blocks, Block{Type: "text", Text: r.Instructions})
 	}
 	for _, m := range r.Messages {
 		switch m.Role {
 		case inference.RoleSystem:
-			out.System.Blocks = append(out.System.Blocks, MessagesBlock{Type: "text", Text: joinText(m.Content)})
+			out.System.Blocks = append(out.System.Blocks, Block{Type: "text", Text: wire.JoinText(m.Content)})
 		case inference.RoleTool:
-			block := MessagesBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &MessagesContent{Text: joinText(m.Content), set: true}}
+			block := Block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &Content{Text: wire.JoinText(m.Content), set: true}}
 			if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == "user" && isToolResults(out.Messages[n-1].Content.Blocks) {
 				out.Messages[n-1].Content.Blocks = append(out.Messages[n-1].Content.Blocks, block)
 				continue
 			}
-			out.Messages = append(out.Messages, MessagesMessage{Role: "user", Content: MessagesContent{Blocks: []MessagesBlock{block}, set: true}})
+			out.Messages = append(out.Messages, InputMessage{Role: "user", Content: Content{Blocks: []Block{block}, set: true}})
 		default:
-			out.Messages = append(out.Messages, newMessagesMessage(m))
+			out.Messages = append(out.Messages, newInputMessage(m))
 		}
 	}
 	return out
 }
 
 // isToolResults reports whether blocks are all tool_result blocks.
-func isToolResults(blocks []MessagesBlock) bool {
-	return len(blocks) > 0 && !slices.ContainsFunc(blocks, func(b MessagesBlock) bool { return b.Type != "tool_result" })
+func isToolResults(blocks []Block) bool {
+	return len(blocks) > 0 && !slices.ContainsFunc(blocks, func(b Block) bool { return b.Type != "tool_result" })
 }
 
 // newMessagesMessage converts a user or assistant message.
-func newMessagesMessage(m inference.Message) MessagesMessage {
-	out := MessagesMessage{Role: string(m.Role), Content: MessagesContent{Blocks: []MessagesBlock{}, set: true}}
+func newInputMessage(m inference.Message) InputMessage {
+	out := InputMessage{Role: string(m.Role), Content: Content{Blocks: []Block{}, set: true}}
 	if m.Reasoning != "" {
-		out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "thinking", Thinking: m.Reasoning, Signature: signature(m.Reasoning)})
+		out.Content.Blocks = append(out.Content.Blocks, Block{Type: "thinking", Thinking: m.Reasoning, Signature: signature(m.Reasoning)})
 	}
 	for _, p := range m.Content {
 		switch {
 		case p.Image != nil:
-			out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "image", Source: &MessagesImageSource{
-				Type: "base64", MediaType: mediaType(p.Image), Data: base64Std(p.Image)}})
+			out.Content.Blocks = append(out.Content.Blocks, Block{Type: "image", Source: &ImageSource{
+				Type: "base64", MediaType: wire.MediaType(p.Image), Data: wire.Base64Std(p.Image)}})
 		case p.URL != "":
-			out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "image", Source: &MessagesImageSource{Type: "url", URL: p.URL}})
+			out.Content.Blocks = append(out.Content.Blocks, Block{Type: "image", Source: &ImageSource{Type: "url", URL: p.URL}})
 		default:
-			out.Content.Blocks = append(out.Content.Blocks, MessagesBlock{Type: "text", Text: p.Text})
+			out.Content.Blocks = append(out.Content.Blocks, Block{Type: "text", Text: p.Text})
 		}
 	}
 	for _, c := range m.ToolCalls {
@@ -874,3 +884,6 @@ func newMessagesMessage(m inference.Message) MessagesMessage {
 type TokenCount struct {
 	InputTokens int `json:"input_tokens"`
 }
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }

@@ -1,30 +1,32 @@
-package formats
+package chat
 
 import (
 	"fmt"
 	"io"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/inference"
 )
 
 // ChatCompletionChunk is one event of a chat completion stream.
-type ChatCompletionChunk struct {
-	ID      string            `json:"id"`
-	Object  string            `json:"object"` // chat.completion.chunk
-	Created int64             `json:"created"`
-	Model   string            `json:"model"`
-	Choices []ChatChunkChoice `json:"choices"`
+type Chunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"` // chat.completion.chunk
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []ChunkChoice `json:"choices"`
 	// Usage is set on the last chunk of a stream with include_usage.
-	Usage *ChatUsage `json:"usage,omitzero"`
+	Usage *Usage `json:"usage,omitzero"`
 }
 
 // ChatChunkChoice is the choice a chunk brings a change of.
-type ChatChunkChoice struct {
-	Index int       `json:"index"`
-	Delta ChatDelta `json:"delta"`
+type ChunkChoice struct {
+	Index int   `json:"index"`
+	Delta Delta `json:"delta"`
 	// Logprobs are the entries of the tokens whose text this chunk
 	// brings, when the request asked for them; else null.
-	Logprobs *ChatLogprobs `json:"logprobs"`
+	Logprobs *Logprobs `json:"logprobs"`
 	// FinishReason is null until the last chunk.
 	FinishReason *string `json:"finish_reason"`
 	// MatchedStop is set on the last chunk: what ended the output.
@@ -33,31 +35,31 @@ type ChatChunkChoice struct {
 
 // ChatDelta is the change a chunk brings: the role in the first, then text
 // pieces and tool calls, then nothing in the last.
-type ChatDelta struct {
+type Delta struct {
 	Role             string  `json:"role,omitzero"`
 	Content          *string `json:"content,omitzero"`
 	ReasoningContent string  `json:"reasoning_content,omitzero"`
 	// ToolCalls holds one tool call's piece: its first chunk has the
 	// index, id, type and function name with empty arguments; the next
 	// has the index and the arguments.
-	ToolCalls []ChatToolCallDelta `json:"tool_calls,omitzero"`
+	ToolCalls []ToolCallDelta `json:"tool_calls,omitzero"`
 	// Annotations are the citations of search results that the text up
 	// to this chunk's completes, as the message's annotations.
-	Annotations []ChatAnnotation `json:"annotations,omitzero"`
+	Annotations []Annotation `json:"annotations,omitzero"`
 }
 
 // ChatToolCallDelta is a piece of a streamed tool call, as OpenAI streams
 // them: Index says which call of the message it belongs to.
-type ChatToolCallDelta struct {
-	Index    int                   `json:"index"`
-	ID       string                `json:"id,omitzero"`
-	Type     string                `json:"type,omitzero"`
-	Function ChatFunctionCallDelta `json:"function"`
+type ToolCallDelta struct {
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitzero"`
+	Type     string            `json:"type,omitzero"`
+	Function FunctionCallDelta `json:"function"`
 }
 
 // ChatFunctionCallDelta is a piece of a streamed call's function: the
 // name once, then fragments of the arguments.
-type ChatFunctionCallDelta struct {
+type FunctionCallDelta struct {
 	Name      string `json:"name,omitzero"`
 	Arguments string `json:"arguments"`
 }
@@ -71,50 +73,50 @@ type ChatFunctionCallDelta struct {
 // (tool_calls when the model called tools). Once every choice has ended
 // come the usage chunk when asked, and data: [DONE]. A ChatStream is not
 // safe for concurrent use.
-type ChatStream struct {
+type Stream struct {
 	w       io.Writer
-	req     Request
+	req     formats.Request
 	id      string
 	created int64
-	choices []chatChoiceStream
+	choices []choiceStream
 	results []inference.Result
 	ended   int
 	done    bool
 }
 
 // chatChoiceStream is what a ChatStream has sent of one choice.
-type chatChoiceStream struct {
+type choiceStream struct {
 	started bool
-	sent    Progress
+	sent    wire.Progress
 	calls   int // tool calls sent
 	ended   bool
 }
 
 // NewChatStream returns an encoder writing to w for req.
-func NewChatStream(w io.Writer, req Request, o Options) *ChatStream {
+func NewStream(w io.Writer, req formats.Request, o formats.Options) *Stream {
 	n := max(1, req.Choices)
-	return &ChatStream{w: w, req: req, id: o.ID("chatcmpl-"), created: o.Time().Unix(),
-		choices: make([]chatChoiceStream, n), results: make([]inference.Result, n)}
+	return &Stream{w: w, req: req, id: o.ID("chatcmpl-"), created: o.Time().Unix(),
+		choices: make([]choiceStream, n), results: make([]inference.Result, n)}
 }
 
 // ID returns the completion's id.
-func (s *ChatStream) ID() string { return s.id }
+func (s *Stream) ID() string { return s.id }
 
 // chunk writes a chunk with one choice.
-func (s *ChatStream) chunk(c ChatChunkChoice) error {
-	return WriteJSONEvent(s.w, "", ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model, Choices: []ChatChunkChoice{c}})
+func (s *Stream) chunk(c ChunkChoice) error {
+	return formats.WriteJSONEvent(s.w, "", Chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model, Choices: []ChunkChoice{c}})
 }
 
 // Start writes the first chunk of the first choice, with the role; Event
 // calls it, and the first chunk of every other choice, when needed.
-func (s *ChatStream) Start() error { return s.start(0) }
+func (s *Stream) Start() error { return s.start(0) }
 
-func (s *ChatStream) start(i int) error {
+func (s *Stream) start(i int) error {
 	if s.choices[i].started {
 		return nil
 	}
 	s.choices[i].started = true
-	return s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{Role: "assistant", Content: ptr("")}})
+	return s.chunk(ChunkChoice{Index: i, Delta: Delta{Role: "assistant", Content: ptr("")}})
 }
 
 // Event writes the chunks of one event. The pieces of the reasoning's
@@ -123,7 +125,7 @@ func (s *ChatStream) start(i int) error {
 // before it, then its choice's last chunk; the Final of the last choice
 // to end is followed by the usage chunk when asked, and [DONE]. An event
 // of a choice the request did not ask for is an error.
-func (s *ChatStream) Event(ev inference.Event) error {
+func (s *Stream) Event(ev inference.Event) error {
 	if s.done {
 		return nil
 	}
@@ -135,30 +137,30 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	if err := s.start(i); err != nil {
 		return err
 	}
-	summary := c.sent.nextSummary(ev)
+	summary := c.sent.NextSummary(ev)
 	_, text, calls, lps := c.sent.Next(ev)
-	if summary != "" && s.req.showReasoning() {
-		if err := s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{ReasoningContent: summary}}); err != nil {
+	if summary != "" && showReasoning(s.req) {
+		if err := s.chunk(ChunkChoice{Index: i, Delta: Delta{ReasoningContent: summary}}); err != nil {
 			return err
 		}
 	}
 	// Entries go with the text of their tokens, or alone when their
 	// tokens wrote nothing to show (tool-call markup, a held-back end).
 	if text != "" || len(lps) > 0 && s.req.Logprobs || len(ev.Citations) > 0 {
-		d := ChatDelta{Annotations: chatAnnotations(c.sent.text.String(), ev.Citations)}
+		d := Delta{Annotations: annotations(c.sent.Text.String(), ev.Citations)}
 		if text != "" {
 			d.Content = ptr(text)
 		}
-		if err := s.chunk(ChatChunkChoice{Index: i, Delta: d, Logprobs: chatLogprobs(s.req, lps)}); err != nil {
+		if err := s.chunk(ChunkChoice{Index: i, Delta: d, Logprobs: logprobsOf(s.req, lps)}); err != nil {
 			return err
 		}
 	}
 	for _, call := range calls {
-		head := ChatToolCallDelta{Index: c.calls, ID: call.ID, Type: "function", Function: ChatFunctionCallDelta{Name: call.Name}}
-		args := ChatToolCallDelta{Index: c.calls, Function: ChatFunctionCallDelta{Arguments: call.Arguments}}
+		head := ToolCallDelta{Index: c.calls, ID: call.ID, Type: "function", Function: FunctionCallDelta{Name: call.Name}}
+		args := ToolCallDelta{Index: c.calls, Function: FunctionCallDelta{Arguments: call.Arguments}}
 		c.calls++
-		for _, d := range []ChatToolCallDelta{head, args} {
-			if err := s.chunk(ChatChunkChoice{Index: i, Delta: ChatDelta{ToolCalls: []ChatToolCallDelta{d}}}); err != nil {
+		for _, d := range []ToolCallDelta{head, args} {
+			if err := s.chunk(ChunkChoice{Index: i, Delta: Delta{ToolCalls: []ToolCallDelta{d}}}); err != nil {
 				return err
 			}
 		}
@@ -169,8 +171,8 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	c.ended = true
 	s.results[i] = *ev.Final
 	s.ended++
-	finish, matched := chatFinish(*ev.Final)
-	if err := s.chunk(ChatChunkChoice{Index: i, FinishReason: &finish, MatchedStop: matched}); err != nil {
+	finish, matched := finish(*ev.Final)
+	if err := s.chunk(ChunkChoice{Index: i, FinishReason: &finish, MatchedStop: matched}); err != nil {
 		return err
 	}
 	if s.ended < len(s.choices) {
@@ -178,22 +180,22 @@ func (s *ChatStream) Event(ev inference.Event) error {
 	}
 	s.done = true
 	if s.req.IncludeUsage {
-		u := newChatUsage(inference.ChoicesUsage(s.results, len(s.results)))
-		c := ChatCompletionChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model,
-			Choices: []ChatChunkChoice{}, Usage: &u}
-		if err := WriteJSONEvent(s.w, "", c); err != nil {
+		u := newUsage(inference.ChoicesUsage(s.results, len(s.results)))
+		c := Chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.req.Model,
+			Choices: []ChunkChoice{}, Usage: &u}
+		if err := formats.WriteJSONEvent(s.w, "", c); err != nil {
 			return err
 		}
 	}
-	return WriteDone(s.w)
+	return formats.WriteDone(s.w)
 }
 
 // Fail writes err as the in-stream error data: {"error":{...}} and ends
 // the stream; no [DONE] follows.
-func (s *ChatStream) Fail(err error) error {
+func (s *Stream) Fail(err error) error {
 	if s.done {
 		return nil
 	}
 	s.done = true
-	return WriteEvent(s.w, "", ErrorOf(err).Body(StyleChat))
+	return formats.WriteEvent(s.w, "", Error(err).Body(formats.StyleChat))
 }

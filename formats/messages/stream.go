@@ -1,16 +1,18 @@
-package formats
+package messages
 
 import (
 	"encoding/json"
 	"io"
 	"strings"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/inference"
 )
 
 // MessagesEvent is one event of a messages stream; Type says which fields
 // it carries.
-type MessagesEvent struct {
+type Event struct {
 	Type string `json:"type"`
 	// Message is the message of message_start, with empty content.
 	Message *Message `json:"message,omitzero"`
@@ -18,18 +20,18 @@ type MessagesEvent struct {
 	Index *int `json:"index,omitzero"`
 	// ContentBlock is the block of content_block_start: empty, but for a
 	// web_search_tool_result, which comes whole.
-	ContentBlock *MessagesBlock `json:"content_block,omitzero"`
+	ContentBlock *Block `json:"content_block,omitzero"`
 	// Delta is a thinking_delta, signature_delta, text_delta,
 	// input_json_delta or citations_delta of content_block_delta, or the
 	// stop reason of message_delta.
-	Delta *MessagesDelta `json:"delta,omitzero"`
+	Delta *Delta `json:"delta,omitzero"`
 	// Usage is the usage of message_delta.
-	Usage *MessagesUsage `json:"usage,omitzero"`
+	Usage *Usage `json:"usage,omitzero"`
 }
 
 // MessagesDelta is the delta of content_block_delta (Type set) or of
 // message_delta (StopReason set).
-type MessagesDelta struct {
+type Delta struct {
 	Type      string  `json:"type,omitzero"`
 	Text      *string `json:"text,omitzero"`
 	Thinking  *string `json:"thinking,omitzero"`
@@ -39,22 +41,22 @@ type MessagesDelta struct {
 	PartialJSON *string `json:"partial_json,omitzero"`
 	// Citation is a citation of the open text block, for
 	// citations_delta.
-	Citation     *MessagesCitation `json:"citation,omitzero"`
-	StopReason   *string           `json:"stop_reason,omitzero"`
-	StopSequence *string           `json:"stop_sequence,omitzero"`
+	Citation     *Citation `json:"citation,omitzero"`
+	StopReason   *string   `json:"stop_reason,omitzero"`
+	StopSequence *string   `json:"stop_sequence,omitzero"`
 }
 
 // MarshalJSON writes a content block delta's fields, or for message_delta
 // (no Type) the stop reason and the stop sequence, null when none.
-func (d MessagesDelta) MarshalJSON() ([]byte, error) {
+func (d Delta) MarshalJSON() ([]byte, error) {
 	if d.Type == "" {
-		return marshal(struct {
+		return formats.Marshal(struct {
 			StopReason   *string `json:"stop_reason"`
 			StopSequence *string `json:"stop_sequence"`
 		}{d.StopReason, d.StopSequence})
 	}
-	type plain MessagesDelta
-	return marshal(plain(d))
+	type plain Delta
+	return formats.Marshal(plain(d))
 }
 
 // MessagesStream encodes inference events as a messages stream, each event
@@ -86,7 +88,7 @@ func (d MessagesDelta) MarshalJSON() ([]byte, error) {
 // message_delta's usage counts the searches (server_tool_use).
 //
 // A MessagesStream is not safe for concurrent use.
-type MessagesStream struct {
+type Stream struct {
 	// InputTokens, when set before the first event, is the prompt's token
 	// count, which message_start reports as usage.input_tokens (the part
 	// the prefix cache holds is not known yet); message_delta's usage
@@ -95,11 +97,11 @@ type MessagesStream struct {
 	InputTokens int
 
 	w        io.Writer
-	req      Request
+	req      formats.Request
 	id       string
 	started  bool
 	done     bool
-	sent     Progress
+	sent     wire.Progress
 	index    int    // the next block's index
 	open     string // the open block's type: "", "thinking" or "text"
 	textDone bool   // a text block was opened
@@ -107,101 +109,101 @@ type MessagesStream struct {
 	thought  int    // where the open thinking block's thinking starts in sent.reasoning
 
 	// The answer of a request that searches (see answer):
-	collect   func(MessagesEvent) // when set, takes the events in place of w (NewMessage)
-	at        int                 // bytes of the answer written
-	cited     bool                // the open text block has citations
-	lead      string              // spaces and punctuation held after a citation or a search
-	cites     int                 // citations taken
+	collect   func(Event) // when set, takes the events in place of w (NewMessage)
+	at        int         // bytes of the answer written
+	cited     bool        // the open text block has citations
+	lead      string      // spaces and punctuation held after a citation or a search
+	cites     int         // citations taken
 	searches  []inference.SearchCall
 	announced string // the id of the last search whose server_tool_use block was written
 }
 
 // NewMessagesStream returns an encoder writing to w for req.
-func NewMessagesStream(w io.Writer, req Request, o Options) *MessagesStream {
-	return &MessagesStream{w: w, req: req, id: o.ID("msg_")}
+func NewStream(w io.Writer, req formats.Request, o formats.Options) *Stream {
+	return &Stream{w: w, req: req, id: o.ID("msg_")}
 }
 
 // ID returns the message's id.
-func (s *MessagesStream) ID() string { return s.id }
+func (s *Stream) ID() string { return s.id }
 
 // emit writes one event.
-func (s *MessagesStream) emit(ev MessagesEvent) error {
+func (s *Stream) emit(ev Event) error {
 	if s.collect != nil {
 		s.collect(ev)
 		return nil
 	}
-	return WriteJSONEvent(s.w, ev.Type, ev)
+	return formats.WriteJSONEvent(s.w, ev.Type, ev)
 }
 
 // Start writes message_start; Event calls it when needed.
-func (s *MessagesStream) Start() error {
+func (s *Stream) Start() error {
 	if s.started {
 		return nil
 	}
 	s.started = true
-	return s.emit(MessagesEvent{Type: "message_start", Message: &Message{
-		ID: s.id, Type: "message", Role: "assistant", Content: []MessagesBlock{}, Model: s.req.Model,
-		Usage: MessagesUsage{InputTokens: s.InputTokens},
+	return s.emit(Event{Type: "message_start", Message: &Message{
+		ID: s.id, Type: "message", Role: "assistant", Content: []Block{}, Model: s.req.Model,
+		Usage: Usage{InputTokens: s.InputTokens},
 	}})
 }
 
 // openBlock closes the open block if it is of another type and opens one
 // of type t.
-func (s *MessagesStream) openBlock(t string) error {
+func (s *Stream) openBlock(t string) error {
 	if s.open == t {
 		return nil
 	}
 	if err := s.closeBlock(); err != nil {
 		return err
 	}
-	block := MessagesBlock{Type: t}
+	block := Block{Type: t}
 	if t == "text" {
 		s.textDone = true
 	}
 	s.open = t
-	return s.emit(MessagesEvent{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block})
+	return s.emit(Event{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block})
 }
 
 // closeBlock ends the open block; a thinking block gets its signature.
-func (s *MessagesStream) closeBlock() error {
+func (s *Stream) closeBlock() error {
 	if s.open == "" {
 		return nil
 	}
 	if s.open == "thinking" {
-		sig := signature(s.sent.reasoning.String()[s.thought:])
-		if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
-			Delta: &MessagesDelta{Type: "signature_delta", Signature: &sig}}); err != nil {
+		sig := signature(s.sent.Reasoning.String()[s.thought:])
+		if err := s.emit(Event{Type: "content_block_delta", Index: ptr(s.index),
+			Delta: &Delta{Type: "signature_delta", Signature: &sig}}); err != nil {
 			return err
 		}
 	}
 	s.open = ""
-	err := s.emit(MessagesEvent{Type: "content_block_stop", Index: ptr(s.index)})
+	err := s.emit(Event{Type: "content_block_stop", Index: ptr(s.index)})
 	s.index++
 	return err
 }
 
 // toolUse writes the block of one tool call.
-func (s *MessagesStream) toolUse(c inference.ToolCall) error {
+func (s *Stream) toolUse(c inference.ToolCall) error {
 	s.called = true
 	return s.inputBlock(toolUseBlock(c))
 }
 
 // inputBlock writes a tool_use or server_tool_use block: its start with
 // input {}, the input in one input_json_delta, its stop.
-func (s *MessagesStream) inputBlock(block MessagesBlock) error {
+func (s *Stream) inputBlock(block Block) error {
 	if err := s.closeBlock(); err != nil {
 		return err
 	}
 	input := string(block.Input)
 	block.Input = json.RawMessage("{}")
-	if err := s.emit(MessagesEvent{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block}); err != nil {
+	if err := s.emit(Event{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block}); err != nil {
 		return err
 	}
-	if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
-		Delta: &MessagesDelta{Type: "input_json_delta", PartialJSON: &input}}); err != nil {
+	if err := s.emit(Event{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &Delta{Type: "input_json_delta", PartialJSON: &input}}); err != nil {
 		return err
 	}
-	err := s.emit(MessagesEvent{Type: "content_block_stop", Index: ptr(s.index)})
+	err := s.emit(Event{Type: "content_block_stop", Index: ptr(s.index)})
 	s.index++
 	return err
 }
@@ -209,7 +211,7 @@ func (s *MessagesStream) inputBlock(block MessagesBlock) error {
 // Event writes the events of one inference event. The Final event sends
 // what its result holds beyond the pieces before it, closes the blocks (an
 // empty text block when no text came) and ends the stream.
-func (s *MessagesStream) Event(ev inference.Event) error {
+func (s *Stream) Event(ev inference.Event) error {
 	if s.done {
 		return nil
 	}
@@ -236,8 +238,8 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 		}
 	}
 	if text != "" {
-		if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
-			Delta: &MessagesDelta{Type: "text_delta", Text: &text}}); err != nil {
+		if err := s.emit(Event{Type: "content_block_delta", Index: ptr(s.index),
+			Delta: &Delta{Type: "text_delta", Text: &text}}); err != nil {
 			return err
 		}
 	}
@@ -253,22 +255,22 @@ func (s *MessagesStream) Event(ev inference.Event) error {
 	if err := s.closeBlock(); err != nil {
 		return err
 	}
-	stop, seq := messagesStop(*ev.Final)
-	u := newMessagesUsage(s.req, ev.Final.Usage)
-	delta := &MessagesDelta{StopReason: stop, StopSequence: seq}
-	if err := s.emit(MessagesEvent{Type: "message_delta", Delta: delta, Usage: &u}); err != nil {
+	stop, seq := stopReason(*ev.Final)
+	u := newUsage(s.req, ev.Final.Usage)
+	delta := &Delta{StopReason: stop, StopSequence: seq}
+	if err := s.emit(Event{Type: "message_delta", Delta: delta, Usage: &u}); err != nil {
 		return err
 	}
-	if err := s.emit(MessagesEvent{Type: "message_stop"}); err != nil {
+	if err := s.emit(Event{Type: "message_stop"}); err != nil {
 		return err
 	}
-	return writeNamedDone(s.w, messagesDoneEvent)
+	return writeNamedDone(s.w, DoneEvent)
 }
 
 // answer writes the text of an event of a request that searches, its
 // citations and its search; for the Final event, what its result holds
 // beyond the events before it (rest).
-func (s *MessagesStream) answer(ev inference.Event, text string) error {
+func (s *Stream) answer(ev inference.Event, text string) error {
 	if ev.Final != nil {
 		return s.rest(*ev.Final)
 	}
@@ -285,7 +287,7 @@ func (s *MessagesStream) answer(ev inference.Event, text string) error {
 // s.at on, with the citations and searches not written yet, each where
 // the model wrote it; then the lead held at its end. NewMessage writes a
 // whole result so.
-func (s *MessagesStream) rest(res inference.Result) error {
+func (s *Stream) rest(res inference.Result) error {
 	var text string
 	if s.at <= len(res.Text) {
 		text = res.Text[s.at:]
@@ -323,7 +325,7 @@ func (s *MessagesStream) rest(res inference.Result) error {
 // citedText writes text, the next piece of the answer, and cites, the
 // citations whose markers the model wrote in it, each where its span
 // ends.
-func (s *MessagesStream) citedText(text string, cites []inference.Citation) error {
+func (s *Stream) citedText(text string, cites []inference.Citation) error {
 	for _, c := range cites {
 		cut := min(max(c.End-s.at, 0), len(text))
 		if err := s.answerText(text[:cut]); err != nil {
@@ -346,7 +348,7 @@ const spanLead = " .,;:!?)\n"
 // wait; the first other character ends the open block, writes what waited
 // as a block of its own (flushLead) and opens the text block where a
 // cited span would start.
-func (s *MessagesStream) answerText(text string) error {
+func (s *Stream) answerText(text string) error {
 	if text == "" {
 		return nil
 	}
@@ -368,12 +370,12 @@ func (s *MessagesStream) answerText(text string) error {
 		}
 		s.cited, text = false, rest
 	}
-	return s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
-		Delta: &MessagesDelta{Type: "text_delta", Text: &text}})
+	return s.emit(Event{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &Delta{Type: "text_delta", Text: &text}})
 }
 
 // flushLead writes the text held in s.lead as a text block of its own.
-func (s *MessagesStream) flushLead() error {
+func (s *Stream) flushLead() error {
 	if s.lead == "" {
 		return nil
 	}
@@ -386,8 +388,8 @@ func (s *MessagesStream) flushLead() error {
 		return err
 	}
 	s.cited = false
-	if err := s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
-		Delta: &MessagesDelta{Type: "text_delta", Text: &lead}}); err != nil {
+	if err := s.emit(Event{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &Delta{Type: "text_delta", Text: &lead}}); err != nil {
 		return err
 	}
 	return s.closeBlock()
@@ -398,21 +400,21 @@ func (s *MessagesStream) flushLead() error {
 // before it (the same span: a marker right after another) joins it. A
 // citation of no text, or with no text block open, cites nothing and is
 // dropped.
-func (s *MessagesStream) cite(c inference.Citation) error {
+func (s *Stream) cite(c inference.Citation) error {
 	s.cites++
 	if c.Start >= c.End || s.open != "text" {
 		return nil
 	}
 	s.cited = true
-	mc := messagesCitation(c, s.searches)
-	return s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
-		Delta: &MessagesDelta{Type: "citations_delta", Citation: &mc}})
+	mc := citation(c, s.searches)
+	return s.emit(Event{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &Delta{Type: "citations_delta", Citation: &mc}})
 }
 
 // search writes the blocks of a search: server_tool_use when it starts,
 // web_search_tool_result when it ends (both for a search that the stream
 // sees only finished).
-func (s *MessagesStream) search(sc inference.SearchCall) error {
+func (s *Stream) search(sc inference.SearchCall) error {
 	if err := s.flushLead(); err != nil {
 		return err
 	}
@@ -430,47 +432,47 @@ func (s *MessagesStream) search(sc inference.SearchCall) error {
 	}
 	s.searches = append(s.searches, sc)
 	block := webSearchResultBlock(sc)
-	if err := s.emit(MessagesEvent{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block}); err != nil {
+	if err := s.emit(Event{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &block}); err != nil {
 		return err
 	}
-	err := s.emit(MessagesEvent{Type: "content_block_stop", Index: ptr(s.index)})
+	err := s.emit(Event{Type: "content_block_stop", Index: ptr(s.index)})
 	s.index++
 	return err
 }
 
 // thinking writes piece, the next piece of the thinking, which s.sent
 // holds already, in the open thinking block or a new one.
-func (s *MessagesStream) thinking(piece string) error {
+func (s *Stream) thinking(piece string) error {
 	if s.open != "thinking" {
-		s.thought = s.sent.reasoning.Len() - len(piece)
+		s.thought = s.sent.Reasoning.Len() - len(piece)
 	}
 	if err := s.openBlock("thinking"); err != nil {
 		return err
 	}
-	return s.emit(MessagesEvent{Type: "content_block_delta", Index: ptr(s.index),
-		Delta: &MessagesDelta{Type: "thinking_delta", Thinking: &piece}})
+	return s.emit(Event{Type: "content_block_delta", Index: ptr(s.index),
+		Delta: &Delta{Type: "thinking_delta", Thinking: &piece}})
 }
 
 // thinkingUntil writes the thinking of res up to byte end that s has not
 // written: the thinking of the turn after a search (see
 // inference.SearchCall.ReasoningAt).
-func (s *MessagesStream) thinkingUntil(res inference.Result, end int) error {
+func (s *Stream) thinkingUntil(res inference.Result, end int) error {
 	end = min(end, len(res.Reasoning))
-	done := s.sent.reasoning.Len()
+	done := s.sent.Reasoning.Len()
 	if end <= done {
 		return nil
 	}
 	piece := res.Reasoning[done:end]
-	s.sent.reasoning.WriteString(piece)
+	s.sent.Reasoning.WriteString(piece)
 	return s.thinking(piece)
 }
 
 // Fail writes err as an `event: error` with the messages error body and
 // ends the stream.
-func (s *MessagesStream) Fail(err error) error {
+func (s *Stream) Fail(err error) error {
 	if s.done {
 		return nil
 	}
 	s.done = true
-	return WriteEvent(s.w, "error", ErrorOf(err).Body(StyleMessages))
+	return formats.WriteEvent(s.w, "error", Error(err).Body(formats.StyleMessages))
 }

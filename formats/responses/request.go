@@ -1,4 +1,4 @@
-package formats
+package responses
 
 import (
 	"bytes"
@@ -10,15 +10,17 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/inference"
 )
 
 // Responses defaults of the spec.
 const (
-	responsesMaxTokens   = 512
-	responsesEffort      = "medium"
-	responsesTemperature = 0.1
-	responsesTopP        = 1.0
+	defaultMaxTokens   = 512
+	defaultEffort      = "medium"
+	defaultTemperature = 0.1
+	defaultTopP        = 1.0
 )
 
 // ResponsesRequest is the body of POST /v1/responses. Beside the spec's
@@ -31,42 +33,43 @@ const (
 // background (false) and top_logprobs (0); conversation and prompt are
 // refused. Each field it accepts is applied or refused with a 400 that
 // names it; unknown fields are ignored.
-type ResponsesRequest struct {
+type Request struct {
 	Model string `json:"model"`
 	// Input is a string (one user message) or an array of items.
-	Input              ResponsesInput      `json:"input"`
-	Instructions       string              `json:"instructions,omitzero"`
-	PreviousResponseID string              `json:"previous_response_id,omitzero"`
-	MaxOutputTokens    *int                `json:"max_output_tokens,omitzero"`
-	Stream             bool                `json:"stream,omitzero"`
-	Reasoning          *ResponsesReasoning `json:"reasoning,omitzero"`
-	Temperature        *float64            `json:"temperature,omitzero"`
-	TopP               *float64            `json:"top_p,omitzero"`
-	Text               *ResponsesText      `json:"text,omitzero"`
-	Store              *bool               `json:"store,omitzero"`
-	Metadata           map[string]string   `json:"metadata,omitzero"`
+	Input              Input             `json:"input"`
+	Instructions       string            `json:"instructions,omitzero"`
+	PreviousResponseID string            `json:"previous_response_id,omitzero"`
+	MaxOutputTokens    *int              `json:"max_output_tokens,omitzero"`
+	Stream             bool              `json:"stream,omitzero"`
+	Reasoning          *Reasoning        `json:"reasoning,omitzero"`
+	Temperature        *float64          `json:"temperature,omitzero"`
+	TopP               *float64          `json:"top_p,omitzero"`
+	Text               *Text             `json:"text,omitzero"`
+	Store              *bool             `json:"store,omitzero"`
+	Metadata           map[string]string `json:"metadata,omitzero"`
 
-	Tools             []ResponsesTool      `json:"tools,omitzero"`
-	ToolChoice        *ResponsesToolChoice `json:"tool_choice,omitzero"`
-	ParallelToolCalls *bool                `json:"parallel_tool_calls,omitzero"`
-	User              string               `json:"user,omitzero"`
-	Truncation        string               `json:"truncation,omitzero"`
-	Include           []string             `json:"include,omitzero"`
-	Background        *bool                `json:"background,omitzero"`
-	TopLogprobs       *int                 `json:"top_logprobs,omitzero"`
-	PresencePenalty   *float64             `json:"presence_penalty,omitzero"`
-	FrequencyPenalty  *float64             `json:"frequency_penalty,omitzero"`
-	MaxToolCalls      *int                 `json:"max_tool_calls,omitzero"`
-	PromptCacheKey    string               `json:"prompt_cache_key,omitzero"`
-	SafetyIdentifier  string               `json:"safety_identifier,omitzero"`
+	Tools             []Tool      `json:"tools,omitzero"`
+	ToolChoice        *ToolChoice `json:"tool_choice,omitzero"`
+	ParallelToolCalls *bool       `json:"parallel_tool_calls,omitzero"`
+	User              string      `json:"user,omitzero"`
+	Truncation        string      `json:"truncation,omitzero"`
+	Include           []string    `json:"include,omitzero"`
+	Background        *bool       `json:"background,omitzero"`
+	TopLogprobs       *int        `json:"top_logprobs,omitzero"`
+	PresencePenalty   *float64    `json:"presence_penalty,omitzero"`
+	FrequencyPenalty  *float64    `json:"frequency_penalty,omitzero"`
+	MaxToolCalls      *int        `json:"max_tool_calls,omitzero"`
+	PromptCacheKey    string      `json:"prompt_cache_key,omitzero"`
+	SafetyIdentifier  string      `json:"safety_identifier,omitzero"`
 	// Conversation and Prompt are read only to refuse them: stored
 	// conversations and prompt templates are not served.
 	Conversation json.RawMessage `json:"conversation,omitzero"`
 	Prompt       json.RawMessage `json:"prompt,omitzero"`
 }
 
-// responsesNames names the engine's fields as responses does (see ParamNames).
-var responsesNames = ParamNames{
+// names names the engine's fields as this style does (see
+// formats.ParamNames).
+var names = formats.ParamNames{
 	"Tools[].Parameters": "tools[].parameters",
 	"Messages":           "input",
 	"Prompt":             "input",
@@ -99,8 +102,15 @@ var responsesNames = ParamNames{
 	"Search.ContentChars": "tools.search_context_size",
 }
 
+// Error returns err as this style reports it (formats.ErrorOf), an
+// engine's error about one field naming this style's parameter, such as
+// tools[2].parameters for Tools[2].Parameters. Write it with formats.WriteError in formats.StyleResponses.
+func Error(err error) *formats.Error {
+	return names.Error(err)
+}
+
 // ResponsesReasoning is the reasoning of a responses request.
-type ResponsesReasoning struct {
+type Reasoning struct {
 	// Effort is none, low, medium or high; default medium.
 	Effort string `json:"effort,omitzero"`
 	// Summary is auto, concise or detailed.
@@ -108,14 +118,14 @@ type ResponsesReasoning struct {
 }
 
 // ResponsesText is the text output configuration.
-type ResponsesText struct {
-	Format    *ResponsesFormat `json:"format,omitzero"`
-	Verbosity string           `json:"verbosity,omitzero"`
+type Text struct {
+	Format    *Format `json:"format,omitzero"`
+	Verbosity string  `json:"verbosity,omitzero"`
 }
 
 // ResponsesFormat is the output format: type text, json_object or
 // json_schema (with name, schema and strict).
-type ResponsesFormat struct {
+type Format struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name,omitzero"`
 	Description string          `json:"description,omitzero"`
@@ -130,7 +140,7 @@ type ResponsesFormat struct {
 // engine's search backend (inference.SearchOptions) with the results and
 // characters of SearchContextSize, UserLocation and
 // Filters.AllowedDomains.
-type ResponsesTool struct {
+type Tool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitzero"`
@@ -139,30 +149,30 @@ type ResponsesTool struct {
 
 	// SearchContextSize is low (3 results of up to 500 characters each),
 	// medium (the default: 5 of 1,000) or high (8 of 2,000).
-	SearchContextSize string                  `json:"search_context_size,omitzero"`
-	UserLocation      *WebSearchLocation      `json:"user_location,omitzero"`
-	Filters           *ResponsesSearchFilters `json:"filters,omitzero"`
+	SearchContextSize string                     `json:"search_context_size,omitzero"`
+	UserLocation      *formats.WebSearchLocation `json:"user_location,omitzero"`
+	Filters           *SearchFilters             `json:"filters,omitzero"`
 }
 
 // ResponsesSearchFilters restricts a web search to allowed domains and
 // their subdomains.
-type ResponsesSearchFilters struct {
+type SearchFilters struct {
 	AllowedDomains []string `json:"allowed_domains"`
 }
 
 // MarshalJSON writes the fields of the tool's type: a web search tool's
 // user_location and filters are null when not set.
-func (t ResponsesTool) MarshalJSON() ([]byte, error) {
+func (t Tool) MarshalJSON() ([]byte, error) {
 	if isSearchTool(t.Type) {
-		return marshal(struct {
-			Type              string                  `json:"type"`
-			SearchContextSize string                  `json:"search_context_size,omitzero"`
-			UserLocation      *WebSearchLocation      `json:"user_location"`
-			Filters           *ResponsesSearchFilters `json:"filters"`
+		return formats.Marshal(struct {
+			Type              string                     `json:"type"`
+			SearchContextSize string                     `json:"search_context_size,omitzero"`
+			UserLocation      *formats.WebSearchLocation `json:"user_location"`
+			Filters           *SearchFilters             `json:"filters"`
 		}{t.Type, t.SearchContextSize, t.UserLocation, t.Filters})
 	}
-	type plain ResponsesTool
-	return marshal(plain(t))
+	type plain Tool
+	return formats.Marshal(plain(t))
 }
 
 // isSearchTool reports whether a tool type (or a tool_choice's) is the
@@ -176,28 +186,28 @@ func isSearchTool(typ string) bool {
 }
 
 // searchOptions converts the web search tool at path p.
-func (t ResponsesTool) searchOptions(p string) (*inference.SearchOptions, error) {
-	opts, err := searchContextSize(p+".search_context_size", t.SearchContextSize)
+func (t Tool) searchOptions(p string) (*inference.SearchOptions, error) {
+	opts, err := wire.SearchContextSize(p+".search_context_size", t.SearchContextSize)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Location, err = t.UserLocation.location(p + ".user_location"); err != nil {
+	if opts.Location, err = wire.Location(t.UserLocation, p+".user_location"); err != nil {
 		return nil, err
 	}
 	if t.Filters != nil && len(t.Filters.AllowedDomains) > 0 {
 		opts.Domains = slices.Clone(t.Filters.AllowedDomains)
 	}
-	return opts, checkSearch(p, opts, strings.NewReplacer("location", "user_location", "domains", "filters.allowed_domains"))
+	return opts, wire.CheckSearch(p, opts, strings.NewReplacer("location", "user_location", "domains", "filters.allowed_domains"))
 }
 
 // searchTool returns the web search tool of opts, as a response echoes it
 // and NewResponsesRequest writes it: type web_search, the context size
 // whose number of results is nearest opts', the location and the allowed
 // domains.
-func searchTool(opts *inference.SearchOptions) ResponsesTool {
-	t := ResponsesTool{Type: "web_search", SearchContextSize: contextSizeOf(opts), UserLocation: webSearchLocation(opts.Location)}
+func searchTool(opts *inference.SearchOptions) Tool {
+	t := Tool{Type: "web_search", SearchContextSize: wire.ContextSizeOf(opts), UserLocation: wire.LocationOf(opts.Location)}
 	if len(opts.Domains) > 0 {
-		t.Filters = &ResponsesSearchFilters{AllowedDomains: slices.Clone(opts.Domains)}
+		t.Filters = &SearchFilters{AllowedDomains: slices.Clone(opts.Domains)}
 	}
 	return t
 }
@@ -205,25 +215,25 @@ func searchTool(opts *inference.SearchOptions) ResponsesTool {
 // ResponsesToolChoice is the string none, auto or required, or the object
 // {type:"function", name} when Mode is "function", or {type} when Mode is
 // a web search tool's type.
-type ResponsesToolChoice struct {
+type ToolChoice struct {
 	Mode string
 	Name string
 }
 
 // MarshalJSON writes the string or the object.
-func (c ResponsesToolChoice) MarshalJSON() ([]byte, error) {
+func (c ToolChoice) MarshalJSON() ([]byte, error) {
 	switch {
 	case c.Mode == "function":
-		return marshal(map[string]string{"type": "function", "name": c.Name})
+		return formats.Marshal(map[string]string{"type": "function", "name": c.Name})
 	case isSearchTool(c.Mode):
-		return marshal(map[string]string{"type": c.Mode})
+		return formats.Marshal(map[string]string{"type": c.Mode})
 	}
-	return marshal(c.Mode)
+	return formats.Marshal(c.Mode)
 }
 
 // UnmarshalJSON reads the string or the object.
-func (c *ResponsesToolChoice) UnmarshalJSON(data []byte) error {
-	switch JSONKind(data) {
+func (c *ToolChoice) UnmarshalJSON(data []byte) error {
+	switch formats.JSONKind(data) {
 	case "string":
 		return json.Unmarshal(data, &c.Mode)
 	case "object":
@@ -233,38 +243,38 @@ func (c *ResponsesToolChoice) UnmarshalJSON(data []byte) error {
 		}
 		// Decode, not json.Unmarshal: a type error's offset in data
 		// would name a parameter elsewhere in the body.
-		if err := Decode(data, &o); err != nil {
-			return prefixed("tool_choice", err)
+		if err := formats.Decode(data, &o); err != nil {
+			return wire.Prefixed("tool_choice", err)
 		}
-		*c = ResponsesToolChoice{Mode: o.Type, Name: o.Name}
+		*c = ToolChoice{Mode: o.Type, Name: o.Name}
 		return nil
 	}
-	return &json.UnmarshalTypeError{Value: JSONKind(data), Type: reflect.TypeFor[string]()}
+	return &json.UnmarshalTypeError{Value: formats.JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
 // ResponsesInput is the input: a string when Items is nil, else items.
-type ResponsesInput struct {
+type Input struct {
 	Text  string
-	Items []ResponsesItem
+	Items []InputItem
 
 	set bool
 }
 
 // IsZero reports whether the input is absent.
-func (in ResponsesInput) IsZero() bool { return !in.set && in.Text == "" && in.Items == nil }
+func (in Input) IsZero() bool { return !in.set && in.Text == "" && in.Items == nil }
 
 // MarshalJSON writes the items, or the string.
-func (in ResponsesInput) MarshalJSON() ([]byte, error) {
+func (in Input) MarshalJSON() ([]byte, error) {
 	if in.Items != nil {
-		return marshal(in.Items)
+		return formats.Marshal(in.Items)
 	}
-	return marshal(in.Text)
+	return formats.Marshal(in.Text)
 }
 
 // UnmarshalJSON accepts a string or an array of items.
-func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
-	*in = ResponsesInput{}
-	switch JSONKind(data) {
+func (in *Input) UnmarshalJSON(data []byte) error {
+	*in = Input{}
+	switch formats.JSONKind(data) {
 	case "null":
 		return nil
 	case "string":
@@ -272,21 +282,21 @@ func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
 		return json.Unmarshal(data, &in.Text)
 	case "array":
 		in.set = true
-		in.Items = []ResponsesItem{}
-		if err := Decode(data, &in.Items); err != nil {
-			return prefixed("input", err)
+		in.Items = []InputItem{}
+		if err := formats.Decode(data, &in.Items); err != nil {
+			return wire.Prefixed("input", err)
 		}
 		for i, it := range in.Items {
 			if it.Content.err != nil {
-				return prefixed(fmt.Sprintf("input[%d].content", i), it.Content.err)
+				return wire.Prefixed(fmt.Sprintf("input[%d].content", i), it.Content.err)
 			}
 			if it.Output.err != nil {
-				return prefixed(fmt.Sprintf("input[%d].output", i), it.Output.err)
+				return wire.Prefixed(fmt.Sprintf("input[%d].output", i), it.Output.err)
 			}
 		}
 		return nil
 	}
-	return &json.UnmarshalTypeError{Value: JSONKind(data), Type: reflect.TypeFor[string]()}
+	return &json.UnmarshalTypeError{Value: formats.JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
 // ResponsesItem is an input item: a message (type "message" or absent,
@@ -295,56 +305,56 @@ func (in *ResponsesInput) UnmarshalJSON(data []byte) error {
 // (its reasoning_text content joins the next assistant message), or a
 // web_search_call given back (id, status, action), which becomes a call
 // of the search tool whose results are not kept.
-type ResponsesItem struct {
-	Type    string           `json:"type,omitzero"`
-	ID      string           `json:"id,omitzero"`
-	Role    string           `json:"role,omitzero"`
-	Content ResponsesContent `json:"content,omitzero"`
-	Status  string           `json:"status,omitzero"`
+type InputItem struct {
+	Type    string       `json:"type,omitzero"`
+	ID      string       `json:"id,omitzero"`
+	Role    string       `json:"role,omitzero"`
+	Content InputContent `json:"content,omitzero"`
+	Status  string       `json:"status,omitzero"`
 
 	CallID    string `json:"call_id,omitzero"`
 	Name      string `json:"name,omitzero"`
 	Arguments string `json:"arguments,omitzero"`
 	// Output is a function_call_output's result: a string, or parts
 	// (input_text, input_image).
-	Output ResponsesContent `json:"output,omitzero"`
+	Output InputContent `json:"output,omitzero"`
 	// Summary is a reasoning item's summary (summary_text parts).
-	Summary []ResponsePart `json:"summary,omitzero"`
+	Summary []Part `json:"summary,omitzero"`
 	// Action is what a web_search_call did.
-	Action *ResponseSearchAction `json:"action,omitzero"`
+	Action *SearchAction `json:"action,omitzero"`
 }
 
 // ResponsesContent is an item's content: a string when Parts is nil, else
 // parts.
-type ResponsesContent struct {
+type InputContent struct {
 	Text  string
-	Parts []ResponsesPart
+	Parts []InputPart
 
 	set bool
 	err error
 }
 
 // IsZero reports whether the content is absent.
-func (c ResponsesContent) IsZero() bool { return !c.set && c.Text == "" && c.Parts == nil }
+func (c InputContent) IsZero() bool { return !c.set && c.Text == "" && c.Parts == nil }
 
 // MarshalJSON writes the parts, or the string.
-func (c ResponsesContent) MarshalJSON() ([]byte, error) {
+func (c InputContent) MarshalJSON() ([]byte, error) {
 	if c.Parts != nil {
-		return marshal(c.Parts)
+		return formats.Marshal(c.Parts)
 	}
-	return marshal(c.Text)
+	return formats.Marshal(c.Text)
 }
 
 // UnmarshalJSON accepts a string, an array of parts or null.
-func (c *ResponsesContent) UnmarshalJSON(data []byte) error {
-	*c = ResponsesContent{}
-	return decodeTextOrList(data, "string or array of content parts", &c.Text, &c.Parts, &c.set, &c.err)
+func (c *InputContent) UnmarshalJSON(data []byte) error {
+	*c = InputContent{}
+	return wire.DecodeTextOrList(data, "string or array of content parts", &c.Text, &c.Parts, &c.set, &c.err)
 }
 
 // ResponsesPart is a content part of an input item: input_text (text),
 // input_image (image_url, a data: URL), or output_text and reasoning_text
 // of earlier output given back.
-type ResponsesPart struct {
+type InputPart struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitzero"`
 	ImageURL string `json:"image_url,omitzero"`
@@ -354,55 +364,55 @@ type ResponsesPart struct {
 // ParseResponsesRequest decodes, validates and converts a responses
 // request body, with the spec's defaults filled in. The conversation of
 // previous_response_id is not included: see Continue.
-func ParseResponsesRequest(body []byte) (Request, error) {
-	return parseRequest[ResponsesRequest](body)
+func Parse(body []byte) (formats.Request, error) {
+	return wire.Parse[Request](body)
 }
 
 // Canonical validates r and returns its canonical Request with the
 // responses defaults: 512 max output tokens (reasoning included), effort
 // medium, temperature 0.1, top_p 1, format text, store true.
-func (r *ResponsesRequest) Canonical() (Request, error) {
-	out := Request{Request: inference.Request{Model: r.Model}, Instructions: r.Instructions,
+func (r *Request) Canonical() (formats.Request, error) {
+	out := formats.Request{Request: inference.Request{Model: r.Model}, Instructions: r.Instructions,
 		PreviousResponseID: r.PreviousResponseID, Stream: r.Stream, User: r.User,
 		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey}
 	if r.Model == "" {
-		return Request{}, Missing("model")
+		return formats.Request{}, formats.Missing("model")
 	}
 	if !r.Input.set {
-		return Request{}, Missing("input")
+		return formats.Request{}, formats.Missing("input")
 	}
-	msgs, err := responsesMessages(r.Input)
+	msgs, err := inputMessages(r.Input)
 	if err != nil {
-		return Request{}, err
+		return formats.Request{}, err
 	}
 	out.Messages = msgs
 
-	out.MaxTokens, out.ClampMaxTokens = responsesMaxTokens, true
+	out.MaxTokens, out.ClampMaxTokens = defaultMaxTokens, true
 	if r.MaxOutputTokens != nil {
-		if err := checkMin("max_output_tokens", r.MaxOutputTokens, 1); err != nil {
-			return Request{}, err
+		if err := wire.CheckMin("max_output_tokens", r.MaxOutputTokens, 1); err != nil {
+			return formats.Request{}, err
 		}
 		out.MaxTokens, out.ClampMaxTokens = *r.MaxOutputTokens, false
 	}
-	out.Reasoning = Reasoning{Effort: responsesEffort}
+	out.Reasoning = formats.Reasoning{Effort: defaultEffort}
 	if r.Reasoning != nil {
 		if r.Reasoning.Effort != "" {
-			if out.Reasoning.Effort, err = normEffort("reasoning.effort", r.Reasoning.Effort); err != nil {
-				return Request{}, err
+			if out.Reasoning.Effort, err = wire.NormEffort("reasoning.effort", r.Reasoning.Effort); err != nil {
+				return formats.Request{}, err
 			}
 			out.Reasoning.Asked, out.Reasoning.EffortAsked = true, true
 		}
-		if err := checkSummary("reasoning.summary", r.Reasoning.Summary); err != nil {
-			return Request{}, err
+		if err := wire.CheckSummary("reasoning.summary", r.Reasoning.Summary); err != nil {
+			return formats.Request{}, err
 		}
 		if r.Reasoning.Summary != "none" { // none is the default, no summary
 			out.Reasoning.Summary = r.Reasoning.Summary
 		}
 	}
-	out.Format = Format{Type: "text"}
+	out.Format = formats.Format{Type: "text"}
 	if r.Text != nil {
-		if out.Verbosity, err = checkVerbosity("text.verbosity", r.Text.Verbosity); err != nil {
-			return Request{}, err
+		if out.Verbosity, err = wire.CheckVerbosity("text.verbosity", r.Text.Verbosity); err != nil {
+			return formats.Request{}, err
 		}
 		if f := r.Text.Format; f != nil {
 			switch f.Type {
@@ -410,31 +420,31 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 			case "json_object", "json":
 				out.Format.Type = "json"
 			case "json_schema":
-				if err := checkToolName("text.format.name", f.Name); err != nil {
-					return Request{}, err
+				if err := wire.CheckToolName("text.format.name", f.Name); err != nil {
+					return formats.Request{}, err
 				}
 				if len(f.Schema) == 0 {
-					return Request{}, Missing("text.format.schema")
+					return formats.Request{}, formats.Missing("text.format.schema")
 				}
-				if err := checkSchema("text.format.schema", f.Schema); err != nil {
-					return Request{}, err
+				if err := wire.CheckSchema("text.format.schema", f.Schema); err != nil {
+					return formats.Request{}, err
 				}
-				out.Format = Format{Type: "json_schema", Name: f.Name, Schema: f.Schema, Strict: f.Strict != nil && *f.Strict}
+				out.Format = formats.Format{Type: "json_schema", Name: f.Name, Schema: f.Schema, Strict: f.Strict != nil && *f.Strict}
 			default:
-				return Request{}, Invalid("text.format.type", "text.format.type must be text, json_schema or json_object, got %q", f.Type)
+				return formats.Request{}, formats.Invalid("text.format.type", "text.format.type must be text, json_schema or json_object, got %q", f.Type)
 			}
 		}
 	}
 	if err := r.tools(&out); err != nil {
-		return Request{}, err
+		return formats.Request{}, err
 	}
 	out.OneToolCall = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
-	if err := (Sampling{Temperature: r.Temperature, TopP: r.TopP, Presence: r.PresencePenalty, Frequency: r.FrequencyPenalty}).Set(&out,
-		responsesTemperature, responsesTopP); err != nil {
-		return Request{}, err
+	if err := (wire.Sampling{Temperature: r.Temperature, TopP: r.TopP, Presence: r.PresencePenalty, Frequency: r.FrequencyPenalty}).Set(&out,
+		defaultTemperature, defaultTopP); err != nil {
+		return formats.Request{}, err
 	}
-	if err := checkMetadata("metadata", r.Metadata); err != nil {
-		return Request{}, err
+	if err := wire.CheckMetadata("metadata", r.Metadata); err != nil {
+		return formats.Request{}, err
 	}
 	switch r.Truncation {
 	case "", "disabled":
@@ -442,15 +452,15 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		// auto would drop input items that do not fit the context; the
 		// engine fails such a request instead, so auto is refused rather
 		// than echoed and not done.
-		return Request{}, Invalid("truncation", "truncation auto is not supported: an input longer than the model's context fails with context_length_exceeded; send disabled")
+		return formats.Request{}, formats.Invalid("truncation", "truncation auto is not supported: an input longer than the model's context fails with context_length_exceeded; send disabled")
 	default:
-		return Request{}, Invalid("truncation", "truncation must be disabled, got %q", r.Truncation)
+		return formats.Request{}, formats.Invalid("truncation", "truncation must be disabled, got %q", r.Truncation)
 	}
 	if err := checkInclude(r.Include); err != nil {
-		return Request{}, err
+		return formats.Request{}, err
 	}
-	if err := checkMin("max_tool_calls", r.MaxToolCalls, 0); err != nil {
-		return Request{}, err
+	if err := wire.CheckMin("max_tool_calls", r.MaxToolCalls, 0); err != nil {
+		return formats.Request{}, err
 	}
 	if r.MaxToolCalls != nil {
 		out.MaxToolCalls = ptr(*r.MaxToolCalls)
@@ -459,7 +469,7 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		switch s := out.Search; {
 		case s == nil:
 		case *r.MaxToolCalls == 0 && s.Force:
-			return Request{}, Invalid("max_tool_calls", "max_tool_calls 0 allows no search, and tool_choice forces one")
+			return formats.Request{}, formats.Invalid("max_tool_calls", "max_tool_calls 0 allows no search, and tool_choice forces one")
 		case *r.MaxToolCalls == 0:
 			out.Search = nil
 		default:
@@ -467,22 +477,22 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 		}
 	}
 	if n := utf8.RuneCountInString(r.SafetyIdentifier); n > maxSafetyIdentifier {
-		return Request{}, Invalid("safety_identifier", "safety_identifier may be at most %d characters, got %d", maxSafetyIdentifier, n)
+		return formats.Request{}, formats.Invalid("safety_identifier", "safety_identifier may be at most %d characters, got %d", maxSafetyIdentifier, n)
 	}
-	if k := JSONKind(r.Conversation); k != "nothing" && k != "null" {
-		return Request{}, Invalid("conversation", "conversation is not supported; continue a conversation with previous_response_id")
+	if k := formats.JSONKind(r.Conversation); k != "nothing" && k != "null" {
+		return formats.Request{}, formats.Invalid("conversation", "conversation is not supported; continue a conversation with previous_response_id")
 	}
-	if k := JSONKind(r.Prompt); k != "nothing" && k != "null" {
-		return Request{}, Invalid("prompt", "prompt templates are not supported; send input and instructions")
+	if k := formats.JSONKind(r.Prompt); k != "nothing" && k != "null" {
+		return formats.Request{}, formats.Invalid("prompt", "prompt templates are not supported; send input and instructions")
 	}
 	if r.Background != nil && *r.Background {
-		return Request{}, Invalid("background", "background responses are not supported")
+		return formats.Request{}, formats.Invalid("background", "background responses are not supported")
 	}
 	// Log-probabilities come with the output text when include asks for
 	// them, or when top_logprobs asks for alternatives.
 	on := slices.Contains(r.Include, "message.output_text.logprobs") || r.TopLogprobs != nil && *r.TopLogprobs > 0
 	if err := out.SetLogprobs(&on, r.TopLogprobs, "top_logprobs"); err != nil {
-		return Request{}, err
+		return formats.Request{}, err
 	}
 	out.Store = r.Store == nil || *r.Store
 	out.Metadata = r.Metadata
@@ -493,27 +503,27 @@ func (r *ResponsesRequest) Canonical() (Request, error) {
 // into Tools, the web search tool into Search, and a tool_choice of the
 // search tool's type, or required with no function tool, into
 // Search.Force. tool_choice none offers no search.
-func (r *ResponsesRequest) tools(out *Request) error {
+func (r *Request) tools(out *formats.Request) error {
 	for i, t := range r.Tools {
 		p := fmt.Sprintf("tools[%d]", i)
 		if isSearchTool(t.Type) {
 			if out.Search != nil {
-				return Invalid(p+".type", "%s.type %q: a request may have one web search tool", p, t.Type)
+				return formats.Invalid(p+".type", "%s.type %q: a request may have one web search tool", p, t.Type)
 			}
 			opts, err := t.searchOptions(p)
 			if err != nil {
 				return err
 			}
-			out.Search, out.searchTool = opts, &t
+			out.Search, out.Sent = opts, sentSearch{tool: &t}
 			continue
 		}
 		if t.Type != "function" {
-			return Invalid(p+".type", "%s.type %q is not supported; only function tools and web_search", p, t.Type)
+			return formats.Invalid(p+".type", "%s.type %q is not supported; only function tools and web_search", p, t.Type)
 		}
-		if err := checkToolName(p+".name", t.Name); err != nil {
+		if err := wire.CheckToolName(p+".name", t.Name); err != nil {
 			return err
 		}
-		if err := checkSchema(p+".parameters", t.Parameters); err != nil {
+		if err := wire.CheckSchema(p+".parameters", t.Parameters); err != nil {
 			return err
 		}
 		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)})
@@ -522,24 +532,26 @@ func (r *ResponsesRequest) tools(out *Request) error {
 		for i, t := range r.Tools {
 			if t.Type == "function" && t.Name == inference.SearchToolName {
 				p := fmt.Sprintf("tools[%d].name", i)
-				return Invalid(p, "%s %q is the web search tool's name", p, t.Name)
+				return formats.Invalid(p, "%s %q is the web search tool's name", p, t.Name)
 			}
 		}
 	}
-	out.ToolChoice = ToolChoice{Mode: "auto"}
+	out.ToolChoice = formats.ToolChoice{Mode: "auto"}
 	c := r.ToolChoice
 	switch {
 	case c == nil:
 	case isSearchTool(c.Mode):
 		if out.Search == nil {
-			return Invalid("tool_choice", "tool_choice %q needs a web search tool in tools", c.Mode)
+			return formats.Invalid("tool_choice", "tool_choice %q needs a web search tool in tools", c.Mode)
 		}
-		out.Search.Force, out.searchChoice = true, c.Mode
+		out.Search.Force = true
+		out.Sent = sentSearch{tool: sentOf(*out).tool, choice: c.Mode}
 	case c.Mode == "required" && len(out.Tools) == 0 && out.Search != nil:
-		out.Search.Force, out.searchChoice = true, c.Mode
+		out.Search.Force = true
+		out.Sent = sentSearch{tool: sentOf(*out).tool, choice: c.Mode}
 	default:
 		var err error
-		if out.ToolChoice, err = checkToolChoice("tool_choice", ToolChoice(*c), out.Tools); err != nil {
+		if out.ToolChoice, err = wire.CheckToolChoice("tool_choice", formats.ToolChoice(*c), out.Tools); err != nil {
 			return err
 		}
 		if out.ToolChoice.Mode == "none" {
@@ -575,21 +587,21 @@ func checkInclude(include []string) error {
 			"code_interpreter_call.outputs", "computer_call_output.output.image_url":
 		case "message.output_text.logprobs":
 		case "message.input_image.image_url":
-			return Invalid(fmt.Sprintf("include[%d]", i), "include %q is not supported: input items are not returned", v)
+			return formats.Invalid(fmt.Sprintf("include[%d]", i), "include %q is not supported: input items are not returned", v)
 		default:
-			return Invalid(fmt.Sprintf("include[%d]", i), "include[%d] %q is not a supported value", i, v)
+			return formats.Invalid(fmt.Sprintf("include[%d]", i), "include[%d] %q is not a supported value", i, v)
 		}
 	}
 	return nil
 }
 
 // responsesMessages converts the input into messages.
-func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
+func inputMessages(in Input) ([]inference.Message, error) {
 	if in.Items == nil {
 		return []inference.Message{inference.Text(inference.RoleUser, in.Text)}, nil
 	}
 	if len(in.Items) == 0 {
-		return nil, Invalid("input", "input must hold at least one item")
+		return nil, formats.Invalid("input", "input must hold at least one item")
 	}
 	var out []inference.Message
 	// reasoning is the text of the reasoning items since the last
@@ -621,16 +633,16 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			out = append(out, m)
 		case "function_call":
 			if it.CallID == "" {
-				return nil, Missing(p + ".call_id")
+				return nil, formats.Missing(p + ".call_id")
 			}
-			if err := checkToolName(p+".name", it.Name); err != nil {
+			if err := wire.CheckToolName(p+".name", it.Name); err != nil {
 				return nil, err
 			}
 			a := lastAssistant()
 			a.ToolCalls = append(a.ToolCalls, inference.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "function_call_output":
 			if it.CallID == "" {
-				return nil, Missing(p + ".call_id")
+				return nil, formats.Missing(p + ".call_id")
 			}
 			parts, err := it.Output.parts(p + ".output")
 			if err != nil {
@@ -657,35 +669,35 @@ func responsesMessages(in ResponsesInput) ([]inference.Message, error) {
 			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: call.ID, Name: call.Name,
 				Content: []inference.Part{{Text: it.searchResult()}}})
 		default:
-			return nil, Invalid(p+".type", "%s.type must be message, function_call, function_call_output, reasoning or web_search_call, got %q", p, it.Type)
+			return nil, formats.Invalid(p+".type", "%s.type must be message, function_call, function_call_output, reasoning or web_search_call, got %q", p, it.Type)
 		}
 	}
 	if len(out) == 0 {
 		// Only reasoning items: nothing for the model to answer, and the
 		// engine needs a message.
-		return nil, Invalid("input", "input must hold a message, function_call or function_call_output item, not only reasoning")
+		return nil, formats.Invalid("input", "input must hold a message, function_call or function_call_output item, not only reasoning")
 	}
-	nameToolResults(out)
+	formats.NameToolResults(out)
 	return out, nil
 }
 
 // searchCall returns the call of the search tool that web_search_call
 // item i made: its id (or one of its index), and its query, or what an
 // open_page or find_in_page action read.
-func (it ResponsesItem) searchCall(i int) inference.ToolCall {
+func (it InputItem) searchCall(i int) inference.ToolCall {
 	id := cmp.Or(it.ID, fmt.Sprintf("ws_input_%d", i))
 	var query string
 	if a := it.Action; a != nil {
 		query = cmp.Or(a.Query, strings.Join(a.Queries, "; "), a.URL, a.Pattern)
 	}
-	args := searchArguments(query)
+	args := formats.SearchArguments(query)
 	return inference.ToolCall{ID: id, Name: inference.SearchToolName, Arguments: string(args)}
 }
 
 // searchResult is what a web_search_call item given back tells the model
 // of the search's results: that they are not kept, and which pages they
 // were, when the item lists its sources.
-func (it ResponsesItem) searchResult() string {
+func (it InputItem) searchResult() string {
 	if it.Status == "failed" {
 		return inference.SearchCall{Status: inference.SearchFailed}.Text(0)
 	}
@@ -701,7 +713,7 @@ func (it ResponsesItem) searchResult() string {
 }
 
 // message converts a message item.
-func (it ResponsesItem) message(p string) (inference.Message, error) {
+func (it InputItem) message(p string) (inference.Message, error) {
 	var m inference.Message
 	switch it.Role {
 	case "user":
@@ -711,12 +723,12 @@ func (it ResponsesItem) message(p string) (inference.Message, error) {
 	case "system", "developer":
 		m.Role = inference.RoleSystem
 	case "":
-		return m, Missing(p + ".role")
+		return m, formats.Missing(p + ".role")
 	default:
-		return m, Invalid(p+".role", "%s.role must be user, assistant, system or developer, got %q", p, it.Role)
+		return m, formats.Invalid(p+".role", "%s.role must be user, assistant, system or developer, got %q", p, it.Role)
 	}
 	if !it.Content.set {
-		return m, Missing(p + ".content")
+		return m, formats.Missing(p + ".content")
 	}
 	parts, err := it.Content.parts(p + ".content")
 	m.Content = parts
@@ -724,7 +736,7 @@ func (it ResponsesItem) message(p string) (inference.Message, error) {
 }
 
 // parts converts content at path p into the engine's parts.
-func (c ResponsesContent) parts(p string) ([]inference.Part, error) {
+func (c InputContent) parts(p string) ([]inference.Part, error) {
 	if c.Parts == nil {
 		return []inference.Part{{Text: c.Text}}, nil
 	}
@@ -735,16 +747,16 @@ func (c ResponsesContent) parts(p string) ([]inference.Part, error) {
 		case "input_text", "output_text", "text":
 			out = append(out, inference.Part{Text: part.Text})
 		case "input_image":
-			img, err := imagePart(pp+".image_url", part.ImageURL)
+			img, err := wire.ImagePart(pp+".image_url", part.ImageURL)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, img)
 		case "refusal":
 		case "":
-			return nil, Missing(pp + ".type")
+			return nil, formats.Missing(pp + ".type")
 		default:
-			return nil, Invalid(pp+".type", "%s.type must be input_text or input_image, got %q", pp, part.Type)
+			return nil, formats.Invalid(pp+".type", "%s.type must be input_text or input_image, got %q", pp, part.Type)
 		}
 	}
 	return out, nil
@@ -754,17 +766,17 @@ func (c ResponsesContent) parts(p string) ([]inference.Part, error) {
 // become system items; tool calls and results become function_call and
 // function_call_output items (searches given back too); Search becomes
 // the web_search tool; every value is written, defaults included.
-func NewResponsesRequest(r Request) ResponsesRequest {
-	out := ResponsesRequest{
+func NewRequest(r formats.Request) Request {
+	out := Request{
 		Model: r.Model, Instructions: r.Instructions, PreviousResponseID: r.PreviousResponseID,
-		MaxOutputTokens: r.explicitMaxTokens(), Stream: r.Stream,
+		MaxOutputTokens: wire.ExplicitMaxTokens(r), Stream: r.Stream,
 		Temperature: r.Temperature, TopP: r.TopP, Store: ptr(r.Store), Metadata: r.Metadata, User: r.User,
 		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
-		Input: ResponsesInput{Items: []ResponsesItem{}, set: true},
+		Input: Input{Items: []InputItem{}, set: true},
 	}
 	if r.Logprobs {
 		out.Include = []string{"message.output_text.logprobs"}
-		out.TopLogprobs = nonZero(r.TopLogprobs)
+		out.TopLogprobs = wire.NonZero(r.TopLogprobs)
 	}
 	if r.MaxToolCalls != nil {
 		out.MaxToolCalls = ptr(*r.MaxToolCalls)
@@ -775,37 +787,37 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 	if r.FrequencyPenalty != 0 {
 		out.FrequencyPenalty = ptr(r.FrequencyPenalty)
 	}
-	if r.Reasoning != (Reasoning{}) {
+	if r.Reasoning != (formats.Reasoning{}) {
 		summary := r.Reasoning.Summary
 		if summary == "none" {
 			summary = ""
 		}
-		out.Reasoning = &ResponsesReasoning{Effort: r.Reasoning.Effort, Summary: summary}
+		out.Reasoning = &Reasoning{Effort: r.Reasoning.Effort, Summary: summary}
 	}
 	switch r.Format.Type {
 	case "json":
-		out.Text = &ResponsesText{Format: &ResponsesFormat{Type: "json_object"}}
+		out.Text = &Text{Format: &Format{Type: "json_object"}}
 	case "json_schema":
-		out.Text = &ResponsesText{Format: &ResponsesFormat{Type: "json_schema", Name: orName(r.Format.Name), Schema: r.Format.Schema, Strict: ptr(r.Format.Strict)}}
+		out.Text = &Text{Format: &Format{Type: "json_schema", Name: wire.OrName(r.Format.Name), Schema: r.Format.Schema, Strict: ptr(r.Format.Strict)}}
 	case "text":
-		out.Text = &ResponsesText{Format: &ResponsesFormat{Type: "text"}}
+		out.Text = &Text{Format: &Format{Type: "text"}}
 	}
 	if r.Verbosity != "" {
 		if out.Text == nil {
-			out.Text = &ResponsesText{}
+			out.Text = &Text{}
 		}
 		out.Text.Verbosity = r.Verbosity
 	}
 	for _, t := range r.Tools {
-		out.Tools = append(out.Tools, ResponsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Parameters)})
+		out.Tools = append(out.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Parameters)})
 	}
 	if r.ToolChoice.Mode != "" {
-		out.ToolChoice = &ResponsesToolChoice{Mode: r.ToolChoice.Mode, Name: r.ToolChoice.Name}
+		out.ToolChoice = &ToolChoice{Mode: r.ToolChoice.Mode, Name: r.ToolChoice.Name}
 	}
 	if s := r.Search; s != nil {
 		out.Tools = append(out.Tools, searchTool(s))
 		if s.Force {
-			out.ToolChoice = &ResponsesToolChoice{Mode: "web_search"}
+			out.ToolChoice = &ToolChoice{Mode: "web_search"}
 		}
 		if out.MaxToolCalls == nil && s.MaxSearches != 0 {
 			out.MaxToolCalls = ptr(s.MaxSearches)
@@ -815,47 +827,67 @@ func NewResponsesRequest(r Request) ResponsesRequest {
 		out.ParallelToolCalls = ptr(false)
 	}
 	for _, m := range r.Messages {
-		out.Input.Items = append(out.Input.Items, newResponsesItems(m)...)
+		out.Input.Items = append(out.Input.Items, newInputItems(m)...)
 	}
 	return out
 }
 
 // newResponsesItems converts one canonical message into items.
-func newResponsesItems(m inference.Message) []ResponsesItem {
+func newInputItems(m inference.Message) []InputItem {
 	if m.Role == inference.RoleTool {
-		out := ResponsesItem{Type: "function_call_output", CallID: m.ToolCallID, Output: ResponsesContent{Text: joinText(m.Content), set: true}}
-		if hasImage(m.Content) { // output as parts, so that the images stay
-			out.Output = ResponsesContent{Parts: responsesParts(m.Content, "input_text"), set: true}
+		out := InputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: InputContent{Text: wire.JoinText(m.Content), set: true}}
+		if wire.HasImage(m.Content) { // output as parts, so that the images stay
+			out.Output = InputContent{Parts: inputParts(m.Content, "input_text"), set: true}
 		}
-		return []ResponsesItem{out}
+		return []InputItem{out}
 	}
-	var out []ResponsesItem
+	var out []InputItem
 	if m.Reasoning != "" {
-		out = append(out, ResponsesItem{Type: "reasoning", Content: ResponsesContent{Parts: []ResponsesPart{{Type: "reasoning_text", Text: m.Reasoning}}, set: true}})
+		out = append(out, InputItem{Type: "reasoning", Content: InputContent{Parts: []InputPart{{Type: "reasoning_text", Text: m.Reasoning}}, set: true}})
 	}
 	textType := "input_text"
 	if m.Role == inference.RoleAssistant {
 		textType = "output_text"
 	}
 	if len(m.Content) > 0 || len(m.ToolCalls) == 0 {
-		out = append(out, ResponsesItem{Type: "message", Role: string(m.Role), Content: ResponsesContent{Parts: responsesParts(m.Content, textType), set: true}})
+		out = append(out, InputItem{Type: "message", Role: string(m.Role), Content: InputContent{Parts: inputParts(m.Content, textType), set: true}})
 	}
 	for _, c := range m.ToolCalls {
-		out = append(out, ResponsesItem{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		out = append(out, InputItem{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	return out
 }
 
 // responsesParts converts content into parts, its text as parts of
 // textType.
-func responsesParts(content []inference.Part, textType string) []ResponsesPart {
-	parts := []ResponsesPart{}
+func inputParts(content []inference.Part, textType string) []InputPart {
+	parts := []InputPart{}
 	for _, p := range content {
 		if p.Image != nil || p.URL != "" {
-			parts = append(parts, ResponsesPart{Type: "input_image", ImageURL: imageURL(p)})
+			parts = append(parts, InputPart{Type: "input_image", ImageURL: wire.ImageURL(p)})
 		} else {
-			parts = append(parts, ResponsesPart{Type: textType, Text: p.Text})
+			parts = append(parts, InputPart{Type: textType, Text: p.Text})
 		}
 	}
 	return parts
+}
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
+
+// sentSearch is what a responses request keeps of its web search tool as
+// it was sent, in formats.Request.Sent, for the response to echo (see
+// Response.Tools): the tool, type and options, also where tool_choice
+// none or max_tool_calls 0 offers no search, and the tool_choice that
+// forced the search (its type, or required).
+type sentSearch struct {
+	tool   *Tool
+	choice string
+}
+
+// sentOf returns what r keeps of its web search tool as sent: none for a
+// request of another style or without one.
+func sentOf(r formats.Request) sentSearch {
+	s, _ := r.Sent.(sentSearch)
+	return s
 }
