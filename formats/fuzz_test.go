@@ -160,7 +160,7 @@ func fuzzTarget(f *testing.F, s fuzzStyle, seeds []string) {
 	})
 }
 
-// FuzzChatRequest fuzzes ParseChatRequest.
+// FuzzChatRequest fuzzes chat.Parse.
 func FuzzChatRequest(f *testing.F) {
 	fuzzTarget(f, chatStyle, []string{
 		chatBody,
@@ -186,7 +186,7 @@ func FuzzChatRequest(f *testing.F) {
 	})
 }
 
-// FuzzMessagesRequest fuzzes ParseMessagesRequest.
+// FuzzMessagesRequest fuzzes messages.Parse.
 func FuzzMessagesRequest(f *testing.F) {
 	deepResult := strings.Repeat(`[{"type":"tool_result","tool_use_id":"t","content":`, 2_000) + `"x"` + strings.Repeat("}]", 2_000)
 	fuzzTarget(f, messagesStyle, []string{
@@ -211,7 +211,7 @@ func FuzzMessagesRequest(f *testing.F) {
 	})
 }
 
-// FuzzResponsesRequest fuzzes ParseResponsesRequest.
+// FuzzResponsesRequest fuzzes responses.Parse.
 func FuzzResponsesRequest(f *testing.F) {
 	fuzzTarget(f, responsesStyle, []string{
 		responsesBody,

@@ -249,7 +249,7 @@ func (r Request) Transcript(res inference.Result) []inference.Message {
 	return append(msgs, reply)
 }
 
-// nameToolResults gives each tool message without a Name the name of the
+// NameToolResults gives each tool message without a Name the name of the
 // call it answers, from the assistant turns before it: the wire styles
 // name a result by its call's id only, and chat templates render the
 // tool's name.

@@ -181,7 +181,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 
 // TestResponsesRequestFields checks that each field the responses parser
 // accepts is applied or refused with a 400 naming it: every JSON field
-// of ResponsesRequest must have a case here.
+// of responses.Request must have a case here.
 func TestResponsesRequestFields(t *testing.T) {
 	resp := func(extra string) string { return `{"model":"m","input":"hi"` + extra + `}` }
 	type check func(formats.Request) bool

@@ -43,7 +43,7 @@ func WriteDone(w io.Writer) error {
 	return WriteEvent(w, "", []byte("[DONE]"))
 }
 
-// marshal is json.Marshal without HTML escaping, so that text such as
+// Marshal is json.Marshal without HTML escaping, so that text such as
 // "<think>" stays readable on the wire.
 func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer

@@ -20,7 +20,7 @@ type searchInput struct {
 	Query string `json:"query"`
 }
 
-// searchArguments is the JSON input of a call of the search tool for
+// SearchArguments is the JSON input of a call of the search tool for
 // query: {"query": …}, as the engine's search tool takes it.
 func SearchArguments(query string) json.RawMessage {
 	b, _ := Marshal(searchInput{query})

@@ -237,7 +237,7 @@ func TestResponsesWebSearchRequest(t *testing.T) {
 			if in := r.Inference(); !reflect.DeepEqual(in.Search, tc.want) {
 				t.Errorf("the engine gets %+v", in.Search)
 			}
-			// What the response echoes and NewResponsesRequest writes
+			// What the response echoes and responses.NewRequest writes
 			// reads back as the same request.
 			b, err := formats.Marshal(responses.NewRequest(r))
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// ChatCompletion is the response of a chat completion request.
+// Completion is the response of a chat completion request.
 type Completion struct {
 	ID      string   `json:"id"`
 	Object  string   `json:"object"` // chat.completion
@@ -18,7 +18,7 @@ type Completion struct {
 	Usage   Usage    `json:"usage"`
 }
 
-// ChatChoice is one choice of a completion.
+// Choice is one choice of a completion.
 type Choice struct {
 	Index   int               `json:"index"`
 	Message CompletionMessage `json:"message"`
@@ -33,7 +33,7 @@ type Choice struct {
 	MatchedStop MatchedStop `json:"matched_stop"`
 }
 
-// ChatCompletionMessage is the assistant message of a choice.
+// CompletionMessage is the assistant message of a choice.
 type CompletionMessage struct {
 	Role    string `json:"role"` // assistant
 	Content string `json:"content"`
@@ -49,14 +49,14 @@ type CompletionMessage struct {
 	Annotations []Annotation `json:"annotations,omitzero"`
 }
 
-// ChatAnnotation is a url_citation: the span of the content, in
+// Annotation is a url_citation: the span of the content, in
 // characters, that cites a search result.
 type Annotation struct {
 	Type        string      `json:"type"` // url_citation
 	URLCitation URLCitation `json:"url_citation"`
 }
 
-// ChatURLCitation is what a url_citation cites and where.
+// URLCitation is what a url_citation cites and where.
 type URLCitation struct {
 	StartIndex int    `json:"start_index"`
 	EndIndex   int    `json:"end_index"`
@@ -64,7 +64,7 @@ type URLCitation struct {
 	Title      string `json:"title"`
 }
 
-// chatAnnotations returns the annotations of citations over text (the
+// annotations returns the annotations of citations over text (the
 // answer, or the part of it streamed so far).
 func annotations(text string, cites []inference.Citation) []Annotation {
 	var out []Annotation
@@ -77,7 +77,7 @@ func annotations(text string, cites []inference.Citation) []Annotation {
 	return out
 }
 
-// ChatUsage counts the tokens of a completion. The details are always
+// Usage counts the tokens of a completion. The details are always
 // present, 0 when nothing was cached or no reasoning was done.
 type Usage struct {
 	PromptTokens            int               `json:"prompt_tokens"`
@@ -87,17 +87,17 @@ type Usage struct {
 	CompletionTokensDetails CompletionDetails `json:"completion_tokens_details"`
 }
 
-// ChatPromptDetails splits the prompt tokens.
+// PromptDetails splits the prompt tokens.
 type PromptDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
-// ChatCompletionDetails splits the completion tokens.
+// CompletionDetails splits the completion tokens.
 type CompletionDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
-// newChatUsage converts the engine's usage.
+// newUsage converts the engine's usage.
 func newUsage(u inference.Usage) Usage {
 	return Usage{
 		PromptTokens:            u.PromptTokens,
@@ -148,7 +148,7 @@ func (m *MatchedStop) UnmarshalJSON(b []byte) error {
 // IsZero reports whether m is null, for omitzero.
 func (m MatchedStop) IsZero() bool { return m.Token == nil && m.Sequence == nil }
 
-// chatFinish returns the finish reason and matched stop of a result.
+// finish returns the finish reason and matched stop of a result.
 func finish(res inference.Result) (string, MatchedStop) {
 	switch res.FinishReason {
 	case inference.FinishLength:
@@ -161,7 +161,7 @@ func finish(res inference.Result) (string, MatchedStop) {
 	return "stop", MatchedStop{Token: ptr(res.StopToken)}
 }
 
-// chatToolCalls converts the engine's tool calls.
+// toolCalls converts the engine's tool calls.
 func toolCalls(calls []inference.ToolCall) []ToolCall {
 	var out []ToolCall
 	for _, c := range calls {
@@ -176,7 +176,7 @@ func showReasoning(r formats.Request) bool {
 	return r.Reasoning.SummaryLevel() != inference.SummaryNone
 }
 
-// NewChatCompletion returns the chat completion whose choices are results,
+// NewCompletion returns the chat completion whose choices are results,
 // in order, answering req, with a fresh chatcmpl- id. The usage counts the
 // prompt once (inference.ChoicesUsage).
 func NewCompletion(req formats.Request, results []inference.Result, o formats.Options) Completion {

@@ -6,7 +6,7 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// ChatLogprobs are a chat choice's log-probabilities: content's tokens.
+// Logprobs are a chat choice's log-probabilities: content's tokens.
 // Refusal is always null: a model here never refuses apart from its
 // answer.
 type Logprobs struct {
@@ -14,7 +14,7 @@ type Logprobs struct {
 	Refusal *[]struct{}            `json:"refusal"`
 }
 
-// chatLogprobs returns a choice's logprobs object for entries, or nil (null)
+// logprobsOf returns a choice's logprobs object for entries, or nil (null)
 // when the request did not ask for them.
 func logprobsOf(req formats.Request, lps []inference.TokenLogprob) *Logprobs {
 	if !req.Logprobs {

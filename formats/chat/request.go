@@ -22,7 +22,7 @@ const (
 	defaultTopP        = 1.0
 )
 
-// ChatRequest is the body of POST /v1/chat/completions (and
+// Request is the body of POST /v1/chat/completions (and
 // /v1/web/chat/completions). Beside the spec's fields it accepts what the
 // OpenAI SDKs send: max_tokens and max_completion_tokens for
 // max_new_tokens, reasoning_effort, verbosity, stop, seed, top_k,
@@ -49,7 +49,7 @@ type Request struct {
 	ReasoningEffort string          `json:"reasoning_effort,omitzero"`
 	ResponseFormat  *ResponseFormat `json:"response_format,omitzero"`
 	// Verbosity is low, medium or high, as the OpenAI SDKs send it; see
-	// VerbosityInstruction.
+	// formats.VerbosityInstruction.
 	Verbosity string `json:"verbosity,omitzero"`
 
 	Temperature       *float64     `json:"temperature,omitzero"`
@@ -115,13 +115,13 @@ func Error(err error) *formats.Error {
 	return names.Error(err)
 }
 
-// ChatStreamOptions are the options of a chat stream.
+// StreamOptions are the options of a chat stream.
 type StreamOptions struct {
 	// IncludeUsage adds a last chunk with empty choices and the usage.
 	IncludeUsage bool `json:"include_usage,omitzero"`
 }
 
-// ChatReasoning is the spec's reasoning object of a chat request.
+// Reasoning is the spec's reasoning object of a chat request.
 type Reasoning struct {
 	// Effort is none, low, medium or high; default high.
 	Effort string `json:"effort,omitzero"`
@@ -130,14 +130,14 @@ type Reasoning struct {
 	Summary string `json:"summary,omitzero"`
 }
 
-// ChatResponseFormat is the output format of a chat request: type text,
+// ResponseFormat is the output format of a chat request: type text,
 // json (the spec's name), json_object or json_schema (the OpenAI names).
 type ResponseFormat struct {
 	Type       string      `json:"type"`
 	JSONSchema *JSONSchema `json:"json_schema,omitzero"`
 }
 
-// ChatJSONSchema is the schema of a json_schema response format.
+// JSONSchema is the schema of a json_schema response format.
 type JSONSchema struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitzero"`
@@ -145,7 +145,7 @@ type JSONSchema struct {
 	Strict      *bool           `json:"strict,omitzero"`
 }
 
-// ChatMessage is one message of a chat request.
+// Message is one message of a chat request.
 type Message struct {
 	// Role is system, user or assistant (the spec's roles), or developer
 	// and tool as the OpenAI SDKs send them.
@@ -160,7 +160,7 @@ type Message struct {
 	ReasoningContent string `json:"reasoning_content,omitzero"`
 }
 
-// ChatContent is a message's content: a string, or an array of parts when
+// Content is a message's content: a string, or an array of parts when
 // Parts is not nil.
 type Content struct {
 	Text  string
@@ -170,7 +170,7 @@ type Content struct {
 	err error // a decoding error, reported with its path by validation
 }
 
-// ChatText returns the content holding the text s.
+// Text returns the content holding the text s.
 func Text(s string) Content { return Content{Text: s, set: true} }
 
 // MarshalJSON writes the parts, or the text as a string.
@@ -187,7 +187,7 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	return wire.DecodeTextOrList(data, "string or array of content parts", &c.Text, &c.Parts, &c.set, &c.err)
 }
 
-// ChatContentPart is one part of an array content: type text (field
+// ContentPart is one part of an array content: type text (field
 // text) or image_url (field image_url, a data: URL).
 type ContentPart struct {
 	Type     string    `json:"type"`
@@ -195,19 +195,19 @@ type ContentPart struct {
 	ImageURL *ImageURL `json:"image_url,omitzero"`
 }
 
-// ChatImageURL is the image of an image_url part.
+// ImageURL is the image of an image_url part.
 type ImageURL struct {
 	URL    string `json:"url"`
 	Detail string `json:"detail,omitzero"`
 }
 
-// ChatTool is a tool definition: only type function.
+// Tool is a tool definition: only type function.
 type Tool struct {
 	Type     string   `json:"type"`
 	Function Function `json:"function"`
 }
 
-// ChatFunction is the function of a tool definition.
+// Function is the function of a tool definition.
 type Function struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitzero"`
@@ -215,20 +215,20 @@ type Function struct {
 	Strict      *bool           `json:"strict,omitzero"`
 }
 
-// ChatToolCall is a call of a function by the model.
+// ToolCall is a call of a function by the model.
 type ToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
 }
 
-// ChatFunctionCall is the function and JSON arguments of a tool call.
+// FunctionCall is the function and JSON arguments of a tool call.
 type FunctionCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
 
-// ChatWebSearchOptions is a chat request's web_search_options.
+// WebSearchOptions is a chat request's web_search_options.
 type WebSearchOptions struct {
 	// SearchContextSize is low, medium (the default) or high: how much
 	// of each search the model reads.
@@ -238,13 +238,13 @@ type WebSearchOptions struct {
 	UserLocation *UserLocation `json:"user_location,omitzero"`
 }
 
-// ChatUserLocation is web_search_options.user_location.
+// UserLocation is web_search_options.user_location.
 type UserLocation struct {
 	Type        string                     `json:"type,omitzero"` // approximate
 	Approximate *formats.WebSearchLocation `json:"approximate,omitzero"`
 }
 
-// ChatToolChoice is the string none, auto or required, or the object
+// ToolChoice is the string none, auto or required, or the object
 // {type:"function", function:{name}} when Mode is "function".
 type ToolChoice struct {
 	Mode string
@@ -282,13 +282,13 @@ func (c *ToolChoice) UnmarshalJSON(data []byte) error {
 	return &json.UnmarshalTypeError{Value: formats.JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
-// ParseChatRequest decodes, validates and converts a chat completion
+// Parse decodes, validates and converts a chat completion
 // request body, with the spec's defaults filled in.
 func Parse(body []byte) (formats.Request, error) {
 	return wire.Parse[Request](body)
 }
 
-// Canonical validates r and returns its canonical Request with the chat
+// Canonical validates r and returns the hub's formats.Request with the chat
 // defaults: 2048 new tokens, effort high, summary none, temperature 0.1,
 // top_p 1, format text, tool choice auto.
 func (r *Request) Canonical() (formats.Request, error) {
@@ -500,7 +500,7 @@ func (m Message) canonical(path string) (inference.Message, error) {
 	return out, nil
 }
 
-// chatTools checks and converts the tool definitions.
+// tools checks and converts the tool definitions.
 func tools(tools []Tool) ([]inference.Tool, error) {
 	var out []inference.Tool
 	for i, t := range tools {
@@ -519,7 +519,7 @@ func tools(tools []Tool) ([]inference.Tool, error) {
 	return out, nil
 }
 
-// chatToolChoice checks a tool choice against the tools.
+// toolChoice checks a tool choice against the tools.
 func toolChoice(c *ToolChoice, tools []inference.Tool) (formats.ToolChoice, error) {
 	if c == nil {
 		return formats.ToolChoice{Mode: "auto"}, nil
@@ -527,7 +527,7 @@ func toolChoice(c *ToolChoice, tools []inference.Tool) (formats.ToolChoice, erro
 	return wire.CheckToolChoice("tool_choice", formats.ToolChoice(*c), tools)
 }
 
-// NewChatRequest returns the chat request of r. Instructions become the
+// NewRequest returns the chat request of r. Instructions become the
 // first system message; every value is written, defaults included, so the
 // request means the same to a server with other defaults.
 func NewRequest(r formats.Request) Request {
@@ -602,7 +602,7 @@ func NewRequest(r formats.Request) Request {
 	return out
 }
 
-// newChatMessage converts one canonical message.
+// newMessage converts one canonical message.
 func newMessage(m inference.Message) Message {
 	out := Message{Role: string(m.Role), Name: m.Name, ToolCallID: m.ToolCallID, ReasoningContent: m.Reasoning}
 	if wire.HasImage(m.Content) {

@@ -9,7 +9,7 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// ChatCompletionChunk is one event of a chat completion stream.
+// Chunk is one event of a chat completion stream.
 type Chunk struct {
 	ID      string        `json:"id"`
 	Object  string        `json:"object"` // chat.completion.chunk
@@ -20,7 +20,7 @@ type Chunk struct {
 	Usage *Usage `json:"usage,omitzero"`
 }
 
-// ChatChunkChoice is the choice a chunk brings a change of.
+// ChunkChoice is the choice a chunk brings a change of.
 type ChunkChoice struct {
 	Index int   `json:"index"`
 	Delta Delta `json:"delta"`
@@ -33,7 +33,7 @@ type ChunkChoice struct {
 	MatchedStop MatchedStop `json:"matched_stop,omitzero"`
 }
 
-// ChatDelta is the change a chunk brings: the role in the first, then text
+// Delta is the change a chunk brings: the role in the first, then text
 // pieces and tool calls, then nothing in the last.
 type Delta struct {
 	Role             string  `json:"role,omitzero"`
@@ -48,7 +48,7 @@ type Delta struct {
 	Annotations []Annotation `json:"annotations,omitzero"`
 }
 
-// ChatToolCallDelta is a piece of a streamed tool call, as OpenAI streams
+// ToolCallDelta is a piece of a streamed tool call, as OpenAI streams
 // them: Index says which call of the message it belongs to.
 type ToolCallDelta struct {
 	Index    int               `json:"index"`
@@ -57,21 +57,21 @@ type ToolCallDelta struct {
 	Function FunctionCallDelta `json:"function"`
 }
 
-// ChatFunctionCallDelta is a piece of a streamed call's function: the
+// FunctionCallDelta is a piece of a streamed call's function: the
 // name once, then fragments of the arguments.
 type FunctionCallDelta struct {
 	Name      string `json:"name,omitzero"`
 	Arguments string `json:"arguments"`
 }
 
-// ChatStream encodes inference events as a chat completion stream. Each
+// Stream encodes inference events as a chat completion stream. Each
 // choice (Event.Choice) gets a first chunk with the role, one chunk per
 // text piece (with the entries of its tokens when the request asked for
 // logprobs), two chunks per tool call (the call's index, id, type and
 // name, then its arguments whole: the engine releases a call once it is
 // complete) and a last chunk with an empty delta and the finish reason
 // (tool_calls when the model called tools). Once every choice has ended
-// come the usage chunk when asked, and data: [DONE]. A ChatStream is not
+// come the usage chunk when asked, and data: [DONE]. A Stream is not
 // safe for concurrent use.
 type Stream struct {
 	w       io.Writer
@@ -84,7 +84,7 @@ type Stream struct {
 	done    bool
 }
 
-// chatChoiceStream is what a ChatStream has sent of one choice.
+// choiceStream is what a Stream has sent of one choice.
 type choiceStream struct {
 	started bool
 	sent    wire.Progress
@@ -92,7 +92,7 @@ type choiceStream struct {
 	ended   bool
 }
 
-// NewChatStream returns an encoder writing to w for req.
+// NewStream returns an encoder writing to w for req.
 func NewStream(w io.Writer, req formats.Request, o formats.Options) *Stream {
 	n := max(1, req.Choices)
 	return &Stream{w: w, req: req, id: o.ID("chatcmpl-"), created: o.Time().Unix(),

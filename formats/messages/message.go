@@ -25,7 +25,7 @@ type Message struct {
 	// Content is a thinking block when the model thought, then the text
 	// block (left out when the model only called tools), then a tool_use
 	// block per tool call. The answer of a request that searches is
-	// split instead, as its stream writes it (see MessagesStream): its
+	// split instead, as its stream writes it (see Stream): its
 	// text in blocks, with a server_tool_use and a web_search_tool_result
 	// block where the model searched, and each span of text that cites
 	// results a block of its own with its citations.
@@ -39,7 +39,7 @@ type Message struct {
 	Usage        Usage   `json:"usage"`
 }
 
-// MessagesUsage counts the tokens of a message. As in the Anthropic API,
+// Usage counts the tokens of a message. As in the Anthropic API,
 // the whole prompt is input_tokens + cache_creation_input_tokens +
 // cache_read_input_tokens, each prompt token counted once:
 // cache_read_input_tokens are the tokens read from the prefix cache
@@ -62,14 +62,14 @@ type Usage struct {
 	ServerToolUse *ServerToolUse `json:"server_tool_use,omitzero"`
 }
 
-// MessagesServerToolUse counts the requests of the server tools: the web
+// ServerToolUse counts the requests of the server tools: the web
 // searches (inference.Usage.WebSearches). Web fetches are always 0.
 type ServerToolUse struct {
 	WebSearchRequests int `json:"web_search_requests"`
 	WebFetchRequests  int `json:"web_fetch_requests"`
 }
 
-// newMessagesUsage converts the engine's usage of a finished request.
+// newUsage converts the engine's usage of a finished request.
 func newUsage(req formats.Request, u inference.Usage) Usage {
 	out := Usage{
 		OutputTokens:             u.CompletionTokens,
@@ -82,7 +82,7 @@ func newUsage(req formats.Request, u inference.Usage) Usage {
 	return out
 }
 
-// messagesStop returns the stop reason and stop sequence of a result.
+// stopReason returns the stop reason and stop sequence of a result.
 func stopReason(res inference.Result) (*string, *string) {
 	switch res.FinishReason {
 	case inference.FinishLength:
@@ -136,7 +136,7 @@ func webSearchResultBlock(sc inference.SearchCall) Block {
 // citedChars bounds a citation's cited_text, in characters.
 const citedChars = 150
 
-// messagesCitation returns the citation of c, a result of searches.
+// citation returns the citation of c, a result of searches.
 func citation(c inference.Citation, searches []inference.SearchCall) Citation {
 	out := Citation{Type: "web_search_result_location", URL: c.URL, Title: c.Title,
 		EncryptedIndex: seal(sealedIndex{Source: c.Source})}
@@ -218,7 +218,7 @@ func NewMessage(req formats.Request, res inference.Result, o formats.Options) Me
 		Usage: newUsage(req, res.Usage),
 	}
 	// With searches, the thinking of each turn comes after the search
-	// before it (see MessagesStream.rest): the first block holds the
+	// before it (see Stream.rest): the first block holds the
 	// first turn's.
 	thought := res.Reasoning
 	if req.Search != nil && len(res.Searches) > 0 {

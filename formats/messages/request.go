@@ -22,7 +22,7 @@ const (
 	defaultTopP        = 1.0
 )
 
-// MessagesRequest is the body of POST /v1/messages. Beside the spec's
+// Request is the body of POST /v1/messages. Beside the spec's
 // fields it accepts what the Anthropic SDKs send: system as a string,
 // content as a string, stop_sequences, top_k, tools (the web search tool
 // among them), tool_choice and metadata.user_id. Unknown fields are
@@ -90,32 +90,32 @@ func Error(err error) *formats.Error {
 	return names.Error(err)
 }
 
-// MessagesOutputConfig sets the thinking effort (low, medium, high; the
+// OutputConfig sets the thinking effort (low, medium, high; the
 // SDKs' xhigh and max are high) and a JSON Schema the output must follow.
 type OutputConfig struct {
 	Effort string        `json:"effort,omitzero"`
 	Format *OutputFormat `json:"format,omitzero"`
 }
 
-// MessagesOutputFormat is {type:"json_schema", schema}.
+// OutputFormat is {type:"json_schema", schema}.
 type OutputFormat struct {
 	Type   string          `json:"type"`
 	Schema json.RawMessage `json:"schema"`
 }
 
-// MessagesThinking turns thinking on (type enabled, the default, or
+// Thinking turns thinking on (type enabled, the default, or
 // adaptive) or off (type disabled) and bounds it.
 type Thinking struct {
 	Type         string `json:"type"`
 	BudgetTokens *int   `json:"budget_tokens,omitzero"`
 }
 
-// MessagesMetadata is the metadata of a messages request.
+// Metadata is the metadata of a messages request.
 type Metadata struct {
 	UserID string `json:"user_id,omitzero"`
 }
 
-// MessagesTool is a tool definition of the messages style: a custom tool
+// Tool is a tool definition of the messages style: a custom tool
 // (type custom or absent), or the web search tool (type
 // web_search_20250305 or a newer dated web_search type, name web_search),
 // which lets the model search through the engine's search backend
@@ -172,14 +172,14 @@ func (t Tool) searchOptions(p string) (*inference.SearchOptions, error) {
 	return &opts, wire.CheckSearch(p, &opts, strings.NewReplacer("domains", "allowed_domains", "location", "user_location"))
 }
 
-// MessagesToolChoice is {type: auto|any|tool|none, name}.
+// ToolChoice is {type: auto|any|tool|none, name}.
 type ToolChoice struct {
 	Type                   string `json:"type"`
 	Name                   string `json:"name,omitzero"`
 	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitzero"`
 }
 
-// MessagesSystem is the system prompt: a string, or text blocks.
+// System is the system prompt: a string, or text blocks.
 type System struct {
 	Blocks []Block
 }
@@ -212,14 +212,14 @@ func (s *System) UnmarshalJSON(data []byte) error {
 	return &json.UnmarshalTypeError{Value: formats.JSONKind(data), Type: reflect.TypeFor[[]Block]()}
 }
 
-// MessagesMessage is one message of a messages request.
+// InputMessage is one message of a messages request.
 type InputMessage struct {
 	// Role is user or assistant.
 	Role    string  `json:"role"`
 	Content Content `json:"content"`
 }
 
-// MessagesContent is a message's content: blocks, or a string when Blocks
+// Content is a message's content: blocks, or a string when Blocks
 // is nil.
 type Content struct {
 	Text   string
@@ -244,8 +244,8 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	return c.decode(data, true)
 }
 
-// messagesWireBlock is a block as a content array holds it, its content
-// kept raw: MessagesContent.decode reads it only where it means something.
+// wireBlock is a block as a content array holds it, its content
+// kept raw: Content.decode reads it only where it means something.
 // Citations are not read: a text block given back means its text.
 type wireBlock struct {
 	plainBlock
@@ -253,7 +253,7 @@ type wireBlock struct {
 	Citations json.RawMessage `json:"citations"`
 }
 
-// messagesPlainBlock is MessagesBlock's fields without its methods.
+// plainBlock is Block's fields without its methods.
 type plainBlock Block
 
 // decode reads content; with toolResults, a tool_result block's content
@@ -289,7 +289,7 @@ func (c *Content) decode(data []byte, toolResults bool) error {
 	return nil
 }
 
-// MessagesBlock is one content block: text (Text, Citations), thinking
+// Block is one content block: text (Text, Citations), thinking
 // (Thinking, Signature, ThinkingLatencyMS), image (Source), tool_use (ID,
 // Name, Input), tool_result (ToolUseID, Content, IsError), or a web
 // search: server_tool_use (ID, Name web_search, Input {query}) and
@@ -320,7 +320,7 @@ type Block struct {
 	WebSearch *WebSearchContent `json:"-"`
 }
 
-// MessagesCitation is a citation of a web search result
+// Citation is a citation of a web search result
 // (web_search_result_location): its URL and title, an opaque reference
 // to it, and the start of its text, up to 150 characters.
 type Citation struct {
@@ -331,7 +331,7 @@ type Citation struct {
 	CitedText      string `json:"cited_text"`
 }
 
-// MessagesWebSearchContent is the content of a web_search_tool_result:
+// WebSearchContent is the content of a web_search_tool_result:
 // the results, or, when ErrorCode is set, the error object
 // {type: web_search_tool_result_error, error_code}.
 type WebSearchContent struct {
@@ -341,7 +341,7 @@ type WebSearchContent struct {
 	err error // what decode found wrong, reported with its path by canonical
 }
 
-// MessagesWebSearchResult is one result of a web search
+// WebSearchResult is one result of a web search
 // (web_search_result). EncryptedContent carries what the model read of
 // it, so that the result means the same when a client gives it back (see
 // seal); PageAge is the date the page was published, or null.
@@ -462,7 +462,7 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	return formats.Marshal(plain(b))
 }
 
-// MessagesImageSource is the source of an image block: type base64 with
+// ImageSource is the source of an image block: type base64 with
 // media_type and data (type url is refused: images are not fetched).
 type ImageSource struct {
 	Type      string `json:"type"`
@@ -471,16 +471,16 @@ type ImageSource struct {
 	URL       string `json:"url,omitzero"`
 }
 
-// ParseMessagesRequest decodes, validates and converts a messages request
+// Parse decodes, validates and converts a messages request
 // body, with the spec's defaults filled in.
 func Parse(body []byte) (formats.Request, error) {
 	return wire.Parse[Request](body)
 }
 
-// Canonical validates r and returns its canonical Request with the
+// Canonical validates r and returns the hub's formats.Request with the
 // messages defaults: 512 max tokens, thinking enabled with 8192 budget
 // tokens (effort high, its text returned), temperature 0.1, top_p 1. The
-// web search tool becomes Search (see MessagesTool); a tool_choice that
+// web search tool becomes Search (see Tool); a tool_choice that
 // names it, or any with no other tool, makes the model search first
 // (Search.Force).
 func (r *Request) Canonical() (formats.Request, error) {
@@ -777,7 +777,7 @@ func (m InputMessage) canonical(path string) ([]inference.Message, error) {
 	return out, nil
 }
 
-// NewMessagesRequest returns the messages request of r. Instructions and
+// NewRequest returns the messages request of r. Instructions and
 // system messages become the system blocks; tool messages become
 // tool_result blocks of a user message; Search becomes the web search
 // tool; every value is written, defaults included.
@@ -857,7 +857,7 @@ func isToolResults(blocks []Block) bool {
 	return len(blocks) > 0 && !slices.ContainsFunc(blocks, func(b Block) bool { return b.Type != "tool_result" })
 }
 
-// newMessagesMessage converts a user or assistant message.
+// newInputMessage converts a user or assistant message.
 func newInputMessage(m inference.Message) InputMessage {
 	out := InputMessage{Role: string(m.Role), Content: Content{Blocks: []Block{}, set: true}}
 	if m.Reasoning != "" {

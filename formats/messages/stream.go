@@ -10,7 +10,7 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// MessagesEvent is one event of a messages stream; Type says which fields
+// Event is one event of a messages stream; Type says which fields
 // it carries.
 type Event struct {
 	Type string `json:"type"`
@@ -29,7 +29,7 @@ type Event struct {
 	Usage *Usage `json:"usage,omitzero"`
 }
 
-// MessagesDelta is the delta of content_block_delta (Type set) or of
+// Delta is the delta of content_block_delta (Type set) or of
 // message_delta (StopReason set).
 type Delta struct {
 	Type      string  `json:"type,omitzero"`
@@ -59,7 +59,7 @@ func (d Delta) MarshalJSON() ([]byte, error) {
 	return formats.Marshal(plain(d))
 }
 
-// MessagesStream encodes inference events as a messages stream, each event
+// Stream encodes inference events as a messages stream, each event
 // as `event: <type>` and `data: <json>`: message_start; a thinking block
 // (content_block_start, thinking_delta pieces, a signature_delta,
 // content_block_stop) when the model thinks; the text block likewise with
@@ -69,7 +69,7 @@ func (d Delta) MarshalJSON() ([]byte, error) {
 // releases a call once it is complete, content_block_stop); message_delta
 // with the stop reason (tool_use when the model called tools) and usage;
 // message_stop; and the spec's closing `data: [DONE]`, under the event
-// name "ping" (see messagesDoneEvent), so that every frame has an `event:`
+// name "ping" (see DoneEvent), so that every frame has an `event:`
 // line and the Anthropic SDKs skip the sentinel.
 //
 // The answer of a request that searches (Request.Search) comes in more
@@ -87,13 +87,13 @@ func (d Delta) MarshalJSON() ([]byte, error) {
 // (NewMessage has the whole thinking in its one thinking block), and
 // message_delta's usage counts the searches (server_tool_use).
 //
-// A MessagesStream is not safe for concurrent use.
+// A Stream is not safe for concurrent use.
 type Stream struct {
 	// InputTokens, when set before the first event, is the prompt's token
 	// count, which message_start reports as usage.input_tokens (the part
 	// the prefix cache holds is not known yet); message_delta's usage
 	// gives the final split into cache reads and writes (see
-	// MessagesUsage).
+	// Usage).
 	InputTokens int
 
 	w        io.Writer
@@ -118,7 +118,7 @@ type Stream struct {
 	announced string // the id of the last search whose server_tool_use block was written
 }
 
-// NewMessagesStream returns an encoder writing to w for req.
+// NewStream returns an encoder writing to w for req.
 func NewStream(w io.Writer, req formats.Request, o formats.Options) *Stream {
 	return &Stream{w: w, req: req, id: o.ID("msg_")}
 }
@@ -475,4 +475,22 @@ func (s *Stream) Fail(err error) error {
 	}
 	s.done = true
 	return formats.WriteEvent(s.w, "error", Error(err).Body(formats.StyleMessages))
+}
+
+// DoneEvent is the event name of the messages stream's closing
+// `data: [DONE]`, which the spec asks for. Every frame of that stream has
+// an `event:` line, so that strict SSE parsers accept it, and the
+// sentinel's name must be one that every official Anthropic client skips
+// without reading its data, which is not JSON: anthropic-sdk-go's
+// ssestream.Stream.Next skips "ping" (and unnamed events) before decoding,
+// and would fail on any other name such as "done"; the TypeScript and
+// Python SDKs skip "ping" too and ignore names they do not know. "ping"
+// is Anthropic's own keep-alive event, so a client that handles it does
+// nothing with it.
+const DoneEvent = "ping"
+
+// writeNamedDone writes the `data: [DONE]` sentinel with an `event:` line
+// of the given name.
+func writeNamedDone(w io.Writer, event string) error {
+	return formats.WriteEvent(w, event, []byte("[DONE]"))
 }

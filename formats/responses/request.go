@@ -23,9 +23,9 @@ const (
 	defaultTopP        = 1.0
 )
 
-// ResponsesRequest is the body of POST /v1/responses. Beside the spec's
+// Request is the body of POST /v1/responses. Beside the spec's
 // fields it accepts what the OpenAI SDKs send: tools (function tools and
-// one web search tool, see ResponsesTool), tool_choice,
+// one web search tool, see Tool), tool_choice,
 // parallel_tool_calls, presence_penalty and frequency_penalty (applied by
 // the sampler), user, safety_identifier and prompt_cache_key (echoed),
 // max_tool_calls (the searches' bound), truncation (disabled), include
@@ -109,7 +109,7 @@ func Error(err error) *formats.Error {
 	return names.Error(err)
 }
 
-// ResponsesReasoning is the reasoning of a responses request.
+// Reasoning is the reasoning of a responses request.
 type Reasoning struct {
 	// Effort is none, low, medium or high; default medium.
 	Effort string `json:"effort,omitzero"`
@@ -117,13 +117,13 @@ type Reasoning struct {
 	Summary string `json:"summary,omitzero"`
 }
 
-// ResponsesText is the text output configuration.
+// Text is the text output configuration.
 type Text struct {
 	Format    *Format `json:"format,omitzero"`
 	Verbosity string  `json:"verbosity,omitzero"`
 }
 
-// ResponsesFormat is the output format: type text, json_object or
+// Format is the output format: type text, json_object or
 // json_schema (with name, schema and strict).
 type Format struct {
 	Type        string          `json:"type"`
@@ -133,7 +133,7 @@ type Format struct {
 	Strict      *bool           `json:"strict,omitzero"`
 }
 
-// ResponsesTool is a tool of the responses style: a function tool (type
+// Tool is a tool of the responses style: a function tool (type
 // function, with name, description, parameters and strict), or the web
 // search tool (type web_search, web_search_preview or one of their dated
 // versions, see isSearchTool), which lets the model search through the
@@ -154,7 +154,7 @@ type Tool struct {
 	Filters           *SearchFilters             `json:"filters,omitzero"`
 }
 
-// ResponsesSearchFilters restricts a web search to allowed domains and
+// SearchFilters restricts a web search to allowed domains and
 // their subdomains.
 type SearchFilters struct {
 	AllowedDomains []string `json:"allowed_domains"`
@@ -201,7 +201,7 @@ func (t Tool) searchOptions(p string) (*inference.SearchOptions, error) {
 }
 
 // searchTool returns the web search tool of opts, as a response echoes it
-// and NewResponsesRequest writes it: type web_search, the context size
+// and NewRequest writes it: type web_search, the context size
 // whose number of results is nearest opts', the location and the allowed
 // domains.
 func searchTool(opts *inference.SearchOptions) Tool {
@@ -212,7 +212,7 @@ func searchTool(opts *inference.SearchOptions) Tool {
 	return t
 }
 
-// ResponsesToolChoice is the string none, auto or required, or the object
+// ToolChoice is the string none, auto or required, or the object
 // {type:"function", name} when Mode is "function", or {type} when Mode is
 // a web search tool's type.
 type ToolChoice struct {
@@ -252,7 +252,7 @@ func (c *ToolChoice) UnmarshalJSON(data []byte) error {
 	return &json.UnmarshalTypeError{Value: formats.JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
-// ResponsesInput is the input: a string when Items is nil, else items.
+// Input is the input: a string when Items is nil, else items.
 type Input struct {
 	Text  string
 	Items []InputItem
@@ -299,7 +299,7 @@ func (in *Input) UnmarshalJSON(data []byte) error {
 	return &json.UnmarshalTypeError{Value: formats.JSONKind(data), Type: reflect.TypeFor[string]()}
 }
 
-// ResponsesItem is an input item: a message (type "message" or absent,
+// InputItem is an input item: a message (type "message" or absent,
 // with role and content), a function_call (call_id, name, arguments), a
 // function_call_output (call_id, output), a reasoning item given back
 // (its reasoning_text content joins the next assistant message), or a
@@ -324,7 +324,7 @@ type InputItem struct {
 	Action *SearchAction `json:"action,omitzero"`
 }
 
-// ResponsesContent is an item's content: a string when Parts is nil, else
+// InputContent is an item's content: a string when Parts is nil, else
 // parts.
 type InputContent struct {
 	Text  string
@@ -351,7 +351,7 @@ func (c *InputContent) UnmarshalJSON(data []byte) error {
 	return wire.DecodeTextOrList(data, "string or array of content parts", &c.Text, &c.Parts, &c.set, &c.err)
 }
 
-// ResponsesPart is a content part of an input item: input_text (text),
+// InputPart is a content part of an input item: input_text (text),
 // input_image (image_url, a data: URL), or output_text and reasoning_text
 // of earlier output given back.
 type InputPart struct {
@@ -361,14 +361,14 @@ type InputPart struct {
 	Detail   string `json:"detail,omitzero"`
 }
 
-// ParseResponsesRequest decodes, validates and converts a responses
+// Parse decodes, validates and converts a responses
 // request body, with the spec's defaults filled in. The conversation of
-// previous_response_id is not included: see Continue.
+// previous_response_id is not included: see formats.Continue.
 func Parse(body []byte) (formats.Request, error) {
 	return wire.Parse[Request](body)
 }
 
-// Canonical validates r and returns its canonical Request with the
+// Canonical validates r and returns the hub's formats.Request with the
 // responses defaults: 512 max output tokens (reasoning included), effort
 // medium, temperature 0.1, top_p 1, format text, store true.
 func (r *Request) Canonical() (formats.Request, error) {
@@ -595,7 +595,7 @@ func checkInclude(include []string) error {
 	return nil
 }
 
-// responsesMessages converts the input into messages.
+// inputMessages converts the input into messages.
 func inputMessages(in Input) ([]inference.Message, error) {
 	if in.Items == nil {
 		return []inference.Message{inference.Text(inference.RoleUser, in.Text)}, nil
@@ -762,7 +762,7 @@ func (c InputContent) parts(p string) ([]inference.Part, error) {
 	return out, nil
 }
 
-// NewResponsesRequest returns the responses request of r. System messages
+// NewRequest returns the responses request of r. System messages
 // become system items; tool calls and results become function_call and
 // function_call_output items (searches given back too); Search becomes
 // the web_search tool; every value is written, defaults included.
@@ -832,7 +832,7 @@ func NewRequest(r formats.Request) Request {
 	return out
 }
 
-// newResponsesItems converts one canonical message into items.
+// newInputItems converts one canonical message into items.
 func newInputItems(m inference.Message) []InputItem {
 	if m.Role == inference.RoleTool {
 		out := InputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: InputContent{Text: wire.JoinText(m.Content), set: true}}
@@ -858,7 +858,7 @@ func newInputItems(m inference.Message) []InputItem {
 	return out
 }
 
-// responsesParts converts content into parts, its text as parts of
+// inputParts converts content into parts, its text as parts of
 // textType.
 func inputParts(content []inference.Part, textType string) []InputPart {
 	parts := []InputPart{}

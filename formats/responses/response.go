@@ -102,29 +102,29 @@ type Response struct {
 	Metadata map[string]string `json:"metadata"`
 }
 
-// ResponseAccessPrograms is the access_programs of a response.
+// AccessPrograms is the access_programs of a response.
 type AccessPrograms struct {
 	Cyber string `json:"cyber"` // standard
 }
 
-// ResponseConversation is the conversation a response belongs to; never
+// Conversation is the conversation a response belongs to; never
 // set, since stored conversations are not served.
 type Conversation struct {
 	ID string `json:"id"`
 }
 
-// ResponseCacheDiagnostics is the prompt_cache_diagnostics of a response.
+// CacheDiagnostics is the prompt_cache_diagnostics of a response.
 type CacheDiagnostics struct {
 	Type string `json:"type"` // unavailable
 }
 
-// ResponseToolUsage counts the calls of built-in tools.
+// ToolUsage counts the calls of built-in tools.
 type ToolUsage struct {
 	ImageGen  ImageGenUsage  `json:"image_gen"`
 	WebSearch WebSearchUsage `json:"web_search"`
 }
 
-// ResponseImageGenUsage counts the tokens of image generation calls.
+// ImageGenUsage counts the tokens of image generation calls.
 type ImageGenUsage struct {
 	InputTokens         int                   `json:"input_tokens"`
 	InputTokensDetails  ImageGenTokens        `json:"input_tokens_details"`
@@ -135,25 +135,25 @@ type ImageGenUsage struct {
 	CachedTokensDetails ImageGenCachedDetails `json:"cached_tokens_details"`
 }
 
-// ResponseImageGenTokens splits an image generation's tokens.
+// ImageGenTokens splits an image generation's tokens.
 type ImageGenTokens struct {
 	ImageTokens int `json:"image_tokens"`
 	TextTokens  int `json:"text_tokens"`
 }
 
-// ResponseImageGenCachedDetails splits an image generation's cached
+// ImageGenCachedDetails splits an image generation's cached
 // tokens.
 type ImageGenCachedDetails struct {
 	CachedImageTokens int `json:"cached_image_tokens"`
 	CachedTextTokens  int `json:"cached_text_tokens"`
 }
 
-// ResponseWebSearchUsage counts web search calls.
+// WebSearchUsage counts web search calls.
 type WebSearchUsage struct {
 	NumRequests int `json:"num_requests"`
 }
 
-// ResponseError is the error of a failed response: code is one of the
+// ErrorObject is the error of a failed response: code is one of the
 // OpenAI SDKs' response error codes (server_error, rate_limit_exceeded,
 // invalid_prompt, or an image code), type is the error's type in the
 // error bodies (such as api_error), param the parameter at fault or null.
@@ -164,12 +164,12 @@ type ErrorObject struct {
 	Type    *string `json:"type"`
 }
 
-// ResponseIncomplete says why a response is incomplete.
+// IncompleteDetails says why a response is incomplete.
 type IncompleteDetails struct {
 	Reason string `json:"reason"` // max_output_tokens
 }
 
-// ResponseReasoning echoes the request's reasoning: effort and summary as
+// ReasoningEcho echoes the request's reasoning: effort and summary as
 // applied, generate_summary (the deprecated name of summary) and context
 // null, mode standard.
 type ReasoningEcho struct {
@@ -180,13 +180,13 @@ type ReasoningEcho struct {
 	Summary         *string `json:"summary"`
 }
 
-// ResponseText echoes the request's text configuration.
+// TextEcho echoes the request's text configuration.
 type TextEcho struct {
 	Format    Format `json:"format"`
 	Verbosity string `json:"verbosity"`
 }
 
-// ResponseItem is an output item: a message (role, content of output_text
+// Item is an output item: a message (role, content of output_text
 // parts), a reasoning item (summary, content of reasoning_text parts), a
 // function_call (call_id, name, arguments) or a web_search_call (action).
 type Item struct {
@@ -235,7 +235,7 @@ func (it Item) MarshalJSON() ([]byte, error) {
 	return formats.Marshal(plain(it))
 }
 
-// ResponseSearchAction is the action of a web_search_call: type search,
+// SearchAction is the action of a web_search_call: type search,
 // with the query (also as queries) and the URLs of the results (sources).
 // Read from input, it may be an open_page (url) or find_in_page (url,
 // pattern) action of another server.
@@ -248,13 +248,13 @@ type SearchAction struct {
 	Pattern string   `json:"pattern,omitzero"`
 }
 
-// ResponseSource is a page a search read: type url.
+// Source is a page a search read: type url.
 type Source struct {
 	Type string `json:"type"`
 	URL  string `json:"url"`
 }
 
-// ResponseAnnotation is an annotation of an output_text: a url_citation,
+// Annotation is an annotation of an output_text: a url_citation,
 // whose start_index and end_index are character (code point) offsets in
 // the part's text of the span that cites the page at url.
 type Annotation struct {
@@ -265,7 +265,7 @@ type Annotation struct {
 	Title      string `json:"title"`
 }
 
-// ResponsePart is a part of an output item: output_text with annotations,
+// Part is a part of an output item: output_text with annotations,
 // summary_text or reasoning_text.
 type Part struct {
 	Type        string       `json:"type"`
@@ -276,7 +276,7 @@ type Part struct {
 	Logprobs []formats.TokenLogprob `json:"logprobs,omitzero"`
 }
 
-// ResponseUsage counts the tokens of a response; details are always
+// Usage counts the tokens of a response; details are always
 // present. Of the input tokens, cached_tokens were read from the prefix
 // cache and cache_write_tokens, all the others, were decoded and written
 // to it.
@@ -288,7 +288,7 @@ type Usage struct {
 	TotalTokens         int           `json:"total_tokens"`
 }
 
-// ResponseInputDetails splits the input tokens.
+// InputDetails splits the input tokens.
 type InputDetails struct {
 	CachedTokens     int `json:"cached_tokens"`
 	CacheWriteTokens int `json:"cache_write_tokens"`
@@ -298,19 +298,19 @@ type InputDetails struct {
 	CacheWriteTokensDetails CacheWriteDetails `json:"cache_write_tokens_details"`
 }
 
-// ResponseCacheWriteDetails splits the tokens written to the cache by
+// CacheWriteDetails splits the tokens written to the cache by
 // retention.
 type CacheWriteDetails struct {
 	TTL12hTokens int `json:"ttl_12h_tokens"`
 	TTL30mTokens int `json:"ttl_30m_tokens"`
 }
 
-// ResponseOutputDetails splits the output tokens.
+// OutputDetails splits the output tokens.
 type OutputDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
-// newResponseUsage converts the engine's usage.
+// newUsage converts the engine's usage.
 func newUsage(u inference.Usage) *Usage {
 	return &Usage{
 		InputTokens:         u.PromptTokens,
@@ -321,7 +321,7 @@ func newUsage(u inference.Usage) *Usage {
 	}
 }
 
-// newResponseShell returns the response of req before any output: status
+// newShell returns the response of req before any output: status
 // in_progress, no usage.
 func newShell(req formats.Request, id string, created int64) Response {
 	r := Response{
@@ -566,7 +566,7 @@ func (r *Response) fail(err error) {
 	}
 }
 
-// responseErrorCodes are the codes of a response's error that the OpenAI
+// errorCodes are the codes of a response's error that the OpenAI
 // SDKs know.
 var errorCodes = map[string]bool{
 	"server_error": true, "rate_limit_exceeded": true, "invalid_prompt": true,
@@ -575,7 +575,7 @@ var errorCodes = map[string]bool{
 	"image_file_too_large": true, "unsupported_image_media_type": true, "empty_image_file": true,
 }
 
-// responseErrorCode returns the code of e in a failed response: e's own
+// errorCode returns the code of e in a failed response: e's own
 // code when the SDKs know it, else by status rate_limit_exceeded (429,
 // such as an overloaded engine), invalid_prompt (another 4xx, such as a
 // prompt over the context length) or server_error. The message keeps the

@@ -9,7 +9,7 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// ResponsesEvent is one event of a responses stream; Type says which
+// Event is one event of a responses stream; Type says which
 // fields it carries. Every event has a sequence_number, from 0.
 type Event struct {
 	Type           string    `json:"type"`
@@ -36,7 +36,7 @@ type Event struct {
 	Annotation      *Annotation `json:"annotation,omitzero"`
 }
 
-// ResponsesStream encodes inference events as a responses stream:
+// Stream encodes inference events as a responses stream:
 // response.created, response.in_progress; when the model thinks, a
 // reasoning item (output_item.added; when a summary was asked for,
 // response.reasoning_summary_part.added, reasoning_summary_text.delta
@@ -57,7 +57,7 @@ type Event struct {
 // since the engine releases a call once it is complete,
 // response.function_call_arguments.done, output_item.done); and
 // response.completed, or response.incomplete when the output limit cut
-// the output. No sentinel follows. A ResponsesStream is not safe for
+// the output. No sentinel follows. A Stream is not safe for
 // concurrent use.
 type Stream struct {
 	w    io.Writer
@@ -91,7 +91,7 @@ type Stream struct {
 	sentLogprobs int
 }
 
-// NewResponsesStream returns an encoder writing to w for req.
+// NewStream returns an encoder writing to w for req.
 func NewStream(w io.Writer, req formats.Request, o formats.Options) *Stream {
 	return &Stream{w: w, o: o, req: req, resp: newShell(req, o.ID("resp_"), o.Time().Unix())}
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/inferkit/inferkit/inference"
 )
 
-// joinLines is strings.Join with newlines, for system blocks.
+// JoinLines is strings.Join with newlines, for system blocks.
 func JoinLines(s []string) string { return strings.Join(s, "\n") }
 
-// orName returns a schema's name, or "response" for a schema without one
+// OrName returns a schema's name, or "response" for a schema without one
 // (the messages style names none; the other styles require a name).
 func OrName(name string) string {
 	if name == "" {
@@ -20,12 +20,12 @@ func OrName(name string) string {
 	return name
 }
 
-// hasImage reports whether any part is an image.
+// HasImage reports whether any part is an image.
 func HasImage(parts []inference.Part) bool {
 	return slices.ContainsFunc(parts, func(p inference.Part) bool { return p.Image != nil || p.URL != "" })
 }
 
-// joinText joins the text of the parts.
+// JoinText joins the text of the parts.
 func JoinText(parts []inference.Part) string {
 	var b strings.Builder
 	for _, p := range parts {

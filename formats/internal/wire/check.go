@@ -27,7 +27,7 @@ const (
 // a-z, A-Z, 0-9, underscore and dash.
 var ToolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// checkRange reports a number outside lo..hi.
+// CheckRange reports a number outside lo..hi.
 func CheckRange(param string, v *float64, lo, hi float64) error {
 	if v != nil && (*v < lo || *v > hi) {
 		return formats.Invalid(param, "%s must be between %g and %g, got %g", param, lo, hi, *v)
@@ -35,7 +35,7 @@ func CheckRange(param string, v *float64, lo, hi float64) error {
 	return nil
 }
 
-// checkMin reports an integer below lo.
+// CheckMin reports an integer below lo.
 func CheckMin(param string, v *int, lo int) error {
 	if v != nil && *v < lo {
 		return formats.Invalid(param, "%s must be at least %d, got %d", param, lo, *v)
@@ -43,7 +43,7 @@ func CheckMin(param string, v *int, lo int) error {
 	return nil
 }
 
-// checkToolName reports a function name outside [a-zA-Z0-9_-]{1,64}.
+// CheckToolName reports a function name outside [a-zA-Z0-9_-]{1,64}.
 func CheckToolName(param, name string) error {
 	if name == "" {
 		return formats.Missing(param)
@@ -54,7 +54,7 @@ func CheckToolName(param, name string) error {
 	return nil
 }
 
-// checkSchema reports a JSON Schema that is present but not an object.
+// CheckSchema reports a JSON Schema that is present but not an object.
 func CheckSchema(param string, raw json.RawMessage) error {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" || strings.HasPrefix(s, "{") {
@@ -63,7 +63,7 @@ func CheckSchema(param string, raw json.RawMessage) error {
 	return formats.Invalid(param, "%s must be a JSON Schema object", param)
 }
 
-// checkMetadata applies the spec's limits: 16 pairs, keys up to 64 and
+// CheckMetadata applies the spec's limits: 16 pairs, keys up to 64 and
 // values up to 512 characters.
 func CheckMetadata(param string, m map[string]string) error {
 	if len(m) > maxMetadataPairs {
@@ -80,7 +80,7 @@ func CheckMetadata(param string, m map[string]string) error {
 	return nil
 }
 
-// checkStops reports more than 16 stop strings or an empty one.
+// CheckStops reports more than 16 stop strings or an empty one.
 func CheckStops(param string, stops []string) error {
 	if len(stops) > MaxStops {
 		return formats.Invalid(param, "%s may hold at most %d strings, got %d", param, MaxStops, len(stops))
@@ -93,7 +93,7 @@ func CheckStops(param string, stops []string) error {
 	return nil
 }
 
-// normEffort checks a reasoning effort and returns its canonical value:
+// NormEffort checks a reasoning effort and returns its canonical value:
 // "minimal", which OpenAI SDKs may send, is "low".
 func NormEffort(param, v string) (string, error) {
 	switch v {
@@ -105,7 +105,7 @@ func NormEffort(param, v string) (string, error) {
 	return "", formats.Invalid(param, "%s must be one of none, low, medium, high; got %q", param, v)
 }
 
-// checkVerbosity checks a verbosity: low, medium, high or absent.
+// CheckVerbosity checks a verbosity: low, medium, high or absent.
 func CheckVerbosity(param, v string) (string, error) {
 	switch v {
 	case "", "low", "medium", "high":
@@ -114,7 +114,7 @@ func CheckVerbosity(param, v string) (string, error) {
 	return "", formats.Invalid(param, "%s must be low, medium or high, got %q", param, v)
 }
 
-// checkSummary checks a reasoning summary.
+// CheckSummary checks a reasoning summary.
 func CheckSummary(param, v string) error {
 	switch v {
 	case "", "none", "auto", "concise", "detailed":
@@ -123,7 +123,7 @@ func CheckSummary(param, v string) error {
 	return formats.Invalid(param, "%s must be one of none, auto, concise, detailed; got %q", param, v)
 }
 
-// imagePart returns the part of an image given as a data: URL (its
+// ImagePart returns the part of an image given as a data: URL (its
 // bytes), or as an http or https URL (the URL, which the server fetches,
 // or refuses, before the engine sees the request).
 func ImagePart(param, raw string) (inference.Part, error) {
@@ -144,7 +144,7 @@ func ImagePart(param, raw string) (inference.Part, error) {
 // MaxImageURLBytes is the longest image URL a request may name.
 const MaxImageURLBytes = 2048
 
-// remoteImage checks an image's http or https URL and returns the part
+// RemoteImage checks an image's http or https URL and returns the part
 // that names it, for the server to fetch.
 func RemoteImage(param, raw string) (inference.Part, error) {
 	u, err := url.Parse(raw)
@@ -157,7 +157,7 @@ func RemoteImage(param, raw string) (inference.Part, error) {
 	return inference.Part{URL: raw}, nil
 }
 
-// decodeBase64 decodes standard base64, padded or not.
+// DecodeBase64 decodes standard base64, padded or not.
 func DecodeBase64(param, data string) ([]byte, error) {
 	b, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
@@ -169,7 +169,7 @@ func DecodeBase64(param, data string) ([]byte, error) {
 	return b, nil
 }
 
-// imageURL is how a request names the image of a part: a data: URL of
+// ImageURL is how a request names the image of a part: a data: URL of
 // its bytes, or the URL it was named by, not yet fetched.
 func ImageURL(p inference.Part) string {
 	if p.Image == nil {
@@ -183,13 +183,13 @@ func dataURL(img []byte) string {
 	return "data:" + http.DetectContentType(img) + ";base64," + base64.StdEncoding.EncodeToString(img)
 }
 
-// mediaType sniffs an image's MIME type.
+// MediaType sniffs an image's MIME type.
 func MediaType(img []byte) string { return http.DetectContentType(img) }
 
-// base64Std encodes with standard padded base64.
+// Base64Std encodes with standard padded base64.
 func Base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-// checkToolChoice validates a canonical tool choice.
+// CheckToolChoice validates a canonical tool choice.
 func CheckToolChoice(param string, c formats.ToolChoice, tools []inference.Tool) (formats.ToolChoice, error) {
 	switch c.Mode {
 	case "none", "auto":

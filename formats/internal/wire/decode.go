@@ -8,7 +8,7 @@ import (
 	"github.com/inferkit/inferkit/formats"
 )
 
-// parseRequest decodes body as a T and returns its canonical Request.
+// Parse decodes body as a T and returns its canonical Request.
 func Parse[T any, PT interface {
 	*T
 	Canonical() (formats.Request, error)
@@ -20,7 +20,7 @@ func Parse[T any, PT interface {
 	return PT(&r).Canonical()
 }
 
-// prefixed returns err with its param placed under prefix: the param
+// Prefixed returns err with its param placed under prefix: the param
 // "[1].text" under "messages[0].content" is "messages[0].content[1].text".
 func Prefixed(prefix string, err error) error {
 	var re *formats.RequestError
@@ -44,7 +44,7 @@ func Prefixed(prefix string, err error) error {
 	return &out
 }
 
-// decodeTextOrList decodes content that the styles accept as a string, an
+// DecodeTextOrList decodes content that the styles accept as a string, an
 // array or null: the string into text, the array into list. set records
 // that the field was present; a wrong type is kept in typeErr (reported
 // with its path by the request's validation) rather than returned.

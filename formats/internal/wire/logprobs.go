@@ -14,7 +14,7 @@ func byteValues(b []byte) []int {
 	return out
 }
 
-// tokenLogprobs converts the engine's entries, never to null.
+// TokenLogprobs converts the engine's entries, never to null.
 func TokenLogprobs(lps []inference.TokenLogprob) []formats.TokenLogprob {
 	out := make([]formats.TokenLogprob, len(lps))
 	for i, lp := range lps {

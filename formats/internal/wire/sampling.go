@@ -21,7 +21,7 @@ type Sampling struct {
 }
 
 // Set validates p and sets the sampling fields of out, with the style's
-// defaults of temperature and top_p. It fails with a *RequestError
+// defaults of temperature and top_p. It fails with a *formats.RequestError
 // naming the parameter out of range.
 func (p Sampling) Set(out *formats.Request, temperature, topP float64) error {
 	for _, c := range []error{

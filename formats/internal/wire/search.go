@@ -12,7 +12,7 @@ import (
 	"github.com/inferkit/inferkit/search"
 )
 
-// searchContext is what a search_context_size gives the model of each
+// SearchContext is what a search_context_size gives the model of each
 // search (the OpenAI styles): low 3 results of up to 500 characters,
 // medium (the default) 5 of 1,000, high 8 of 2,000.
 var SearchContext = map[string]inference.SearchOptions{
@@ -21,7 +21,7 @@ var SearchContext = map[string]inference.SearchOptions{
 	"high":   {Results: 8, ContentChars: 2000},
 }
 
-// searchContextSize returns the search options of a search_context_size
+// SearchContextSize returns the search options of a search_context_size
 // ("" is medium), or an error naming param.
 func SearchContextSize(param, size string) (*inference.SearchOptions, error) {
 	if size == "" {
@@ -34,7 +34,7 @@ func SearchContextSize(param, size string) (*inference.SearchOptions, error) {
 	return &o, nil
 }
 
-// contextSizeOf is the search_context_size nearest o's number of results.
+// ContextSizeOf is the search_context_size nearest o's number of results.
 func ContextSizeOf(o *inference.SearchOptions) string {
 	switch {
 	case o.Results != 0 && o.Results <= SearchContext["low"].Results:
@@ -62,7 +62,7 @@ func Location(l *formats.WebSearchLocation, param string) (*search.Location, err
 	return loc, nil
 }
 
-// webSearchLocation is the wire form of the engine's location.
+// LocationOf is the wire form of the engine's location.
 func LocationOf(l *search.Location) *formats.WebSearchLocation {
 	if l == nil {
 		return nil
@@ -70,7 +70,7 @@ func LocationOf(l *search.Location) *formats.WebSearchLocation {
 	return &formats.WebSearchLocation{Type: "approximate", City: l.City, Region: l.Region, Country: l.Country, Timezone: l.Timezone}
 }
 
-// checkSearch checks the options that every query of a request will
+// CheckSearch checks the options that every query of a request will
 // carry, once, so that an error names the parameter at fault: p and the
 // query's field, renamed to the style's parameter ("location" to
 // "user_location", "domains" to the style's allowed domains).
@@ -86,7 +86,7 @@ func CheckSearch(p string, o *inference.SearchOptions, names *strings.Replacer) 
 	return nil
 }
 
-// searchQueryOf reads the query of a search call's input; ok is false
+// SearchQuery reads the query of a search call's input; ok is false
 // when the input is no JSON object.
 func SearchQuery(input []byte) (query string, ok bool) {
 	var in struct {
@@ -99,7 +99,7 @@ func SearchQuery(input []byte) (query string, ok bool) {
 	return in.Query, true
 }
 
-// charIndex converts a byte offset in text, as inference.Citation and
+// CharIndex converts a byte offset in text, as inference.Citation and
 // inference.SearchCall.At give them, into the character (code point)
 // index that the OpenAI styles' start_index and end_index count.
 func CharIndex(text string, off int) int {
