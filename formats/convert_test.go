@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/formats/responses"
@@ -68,7 +69,7 @@ func same(t *testing.T, style string, a, b formats.Request) {
 }
 
 func TestRoundTrips(t *testing.T) {
-	base := mustParse(t, chat.Parse, richChat)
+	base := formatstest.Parse(t, chat.Parse, richChat)
 	// Each style back to itself keeps the canonical request whole.
 	if got := roundTrip(t, chat.NewRequest, chat.Parse, base); !reflect.DeepEqual(got, base) {
 		t.Errorf("chat round trip:\n got %#v\nwant %#v", got, base)
@@ -86,7 +87,7 @@ func TestRoundTrips(t *testing.T) {
 	// Across: messages → responses → chat.
 	same(t, "messages→responses→chat", msgs, roundTrip(t, chat.NewRequest, chat.Parse, roundTrip(t, responses.NewRequest, responses.Parse, msgs)))
 	// Instructions and system messages stay system text in every style.
-	r := mustParse(t, responses.Parse, responsesBody)
+	r := formatstest.Parse(t, responses.Parse, formatstest.ResponsesBody)
 	c := roundTrip(t, chat.NewRequest, chat.Parse, r)
 	if c.Messages[0].Role != inference.RoleSystem || wire.JoinText(c.Messages[0].Content) != "Be brief." {
 		t.Errorf("instructions in chat: %+v", c.Messages)
@@ -100,8 +101,8 @@ func TestRoundTrips(t *testing.T) {
 // TestResultRoundTrips converts results into each style's response and
 // back.
 func TestResultRoundTrips(t *testing.T) {
-	req := mustParse(t, chat.Parse, chatBody)
-	for _, res := range []inference.Result{resThinking, resStopSeq, resLength} {
+	req := formatstest.Parse(t, chat.Parse, formatstest.ChatBody)
+	for _, res := range []inference.Result{formatstest.Thinking(), formatstest.StopSeq(), formatstest.Length()} {
 		want := res
 		want.Timings = inference.Timings{}
 		// Chat and responses carry the reasoning's summary, messages the
@@ -130,14 +131,14 @@ func TestResultRoundTrips(t *testing.T) {
 }
 
 func TestContinue(t *testing.T) {
-	first := mustParse(t, responses.Parse, `{"model":"m","instructions":"Be brief.","input":"Capital of France?"}`)
-	history := first.Transcript(resThinking)
-	next := mustParse(t, responses.Parse, `{"model":"m","instructions":"Answer in French.","previous_response_id":"resp_1","input":"And Spain?"}`)
+	first := formatstest.Parse(t, responses.Parse, `{"model":"m","instructions":"Be brief.","input":"Capital of France?"}`)
+	history := first.Transcript(formatstest.Thinking())
+	next := formatstest.Parse(t, responses.Parse, `{"model":"m","instructions":"Answer in French.","previous_response_id":"resp_1","input":"And Spain?"}`)
 	got := formats.Continue(history, next).Inference()
 	want := []inference.Message{
 		inference.Text(inference.RoleSystem, "Answer in French."),
 		inference.Text(inference.RoleUser, "Capital of France?"),
-		{Role: inference.RoleAssistant, Content: []inference.Part{{Text: resThinking.Text}}, Reasoning: resThinking.Reasoning},
+		{Role: inference.RoleAssistant, Content: []inference.Part{{Text: formatstest.Thinking().Text}}, Reasoning: formatstest.Thinking().Reasoning},
 		inference.Text(inference.RoleUser, "And Spain?"),
 	}
 	if !reflect.DeepEqual(got.Messages, want) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/formats/responses"
@@ -163,7 +164,7 @@ func fuzzTarget(f *testing.F, s fuzzStyle, seeds []string) {
 // FuzzChatRequest fuzzes chat.Parse.
 func FuzzChatRequest(f *testing.F) {
 	fuzzTarget(f, chatStyle, []string{
-		chatBody,
+		formatstest.ChatBody,
 		richChat,
 		toolsChatBody,
 		`{"model":"core-2-5-pro","messages":[{"role":"user","content":"Hello"}]}`,
@@ -190,7 +191,7 @@ func FuzzChatRequest(f *testing.F) {
 func FuzzMessagesRequest(f *testing.F) {
 	deepResult := strings.Repeat(`[{"type":"tool_result","tool_use_id":"t","content":`, 2_000) + `"x"` + strings.Repeat("}]", 2_000)
 	fuzzTarget(f, messagesStyle, []string{
-		messagesBody,
+		formatstest.MessagesBody,
 		toolsMessagesBody,
 		`{"model":"core-2-5-pro","max_tokens":1024,"messages":[{"role":"user","content":"Hello"}]}`,
 		`{"model":"m","system":"Be brief.","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"again"}],"stream":true}`,
@@ -214,7 +215,7 @@ func FuzzMessagesRequest(f *testing.F) {
 // FuzzResponsesRequest fuzzes responses.Parse.
 func FuzzResponsesRequest(f *testing.F) {
 	fuzzTarget(f, responsesStyle, []string{
-		responsesBody,
+		formatstest.ResponsesBody,
 		toolsResponsesBody,
 		`{"model":"core-2-5-pro","input":"Hello"}`,
 		`{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}],"previous_response_id":"resp_1","store":false,"max_output_tokens":16}`,

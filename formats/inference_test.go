@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
@@ -101,12 +102,14 @@ func TestOneToolCall(t *testing.T) {
 				t.Errorf("Single = %v, want %v", got, tt.want)
 			}
 			for style, round := range map[string]func(formats.Request) (formats.Request, error){
-				"chat": func(r formats.Request) (formats.Request, error) { return chat.Parse(mustJSON(t, chat.NewRequest(r))) },
+				"chat": func(r formats.Request) (formats.Request, error) {
+					return chat.Parse(formatstest.JSON(t, chat.NewRequest(r)))
+				},
 				"responses": func(r formats.Request) (formats.Request, error) {
-					return responses.Parse(mustJSON(t, responses.NewRequest(r)))
+					return responses.Parse(formatstest.JSON(t, responses.NewRequest(r)))
 				},
 				"messages": func(r formats.Request) (formats.Request, error) {
-					return messages.Parse(mustJSON(t, messages.NewRequest(r)))
+					return messages.Parse(formatstest.JSON(t, messages.NewRequest(r)))
 				},
 			} {
 				back, err := round(req)

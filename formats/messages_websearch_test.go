@@ -14,6 +14,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/inference"
@@ -116,22 +117,22 @@ Lyon is a city in France.
 Cite a result you use with its number in brackets, such as [1].`
 
 func TestGoldenMessagesWebSearch(t *testing.T) {
-	req := mustParse(t, messages.Parse, searchBody)
-	golden(t, "message_websearch.json", mustJSON(t, messages.NewMessage(req, resSearch, testOptions())))
+	req := formatstest.Parse(t, messages.Parse, searchBody)
+	formatstest.Golden(t, "message_websearch.json", formatstest.JSON(t, messages.NewMessage(req, resSearch, formatstest.Options())))
 
 	var b bytes.Buffer
-	s := messages.NewStream(&b, req, testOptions())
+	s := messages.NewStream(&b, req, formatstest.Options())
 	s.InputTokens = 300
-	stream(t, s, searchEvents(), nil)
-	golden(t, "messages_stream_websearch.sse", b.Bytes())
+	formatstest.Stream(t, s, searchEvents(), nil)
+	formatstest.Golden(t, "messages_stream_websearch.sse", b.Bytes())
 
 	// The request that gives the answer back, as the engine reads it.
-	content, err := formats.Marshal(messages.NewMessage(req, resSearch, testOptions()).Content)
+	content, err := formats.Marshal(messages.NewMessage(req, resSearch, formatstest.Options()).Content)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := mustParse(t, messages.Parse, string(followUp(t, content)))
-	golden(t, "messages_websearch_request.json", mustJSON(t, struct {
+	next := formatstest.Parse(t, messages.Parse, string(followUp(t, content)))
+	formatstest.Golden(t, "messages_websearch_request.json", formatstest.JSON(t, struct {
 		Search     *inference.SearchOptions
 		ToolChoice formats.ToolChoice
 		Messages   []inference.Message
@@ -142,7 +143,7 @@ func TestGoldenMessagesWebSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := mustParse(t, messages.Parse, string(written)); !reflect.DeepEqual(again.Search, req.Search) || again.ToolChoice != req.ToolChoice {
+	if again := formatstest.Parse(t, messages.Parse, string(written)); !reflect.DeepEqual(again.Search, req.Search) || again.ToolChoice != req.ToolChoice {
 		t.Errorf("written back %s: search %+v, choice %+v", written, again.Search, again.ToolChoice)
 	}
 }
@@ -151,8 +152,8 @@ func TestGoldenMessagesWebSearch(t *testing.T) {
 // search's two blocks, each cited span a text block with its citations,
 // and the text between and after in blocks of their own.
 func TestMessageWebSearchBlocks(t *testing.T) {
-	req := mustParse(t, messages.Parse, searchBody)
-	m := messages.NewMessage(req, resSearch, testOptions())
+	req := formatstest.Parse(t, messages.Parse, searchBody)
+	m := messages.NewMessage(req, resSearch, formatstest.Options())
 	type block struct{ typ, text, id string }
 	var got []block
 	for _, b := range m.Content {
@@ -199,7 +200,7 @@ func TestMessageWebSearchBlocks(t *testing.T) {
 		t.Errorf("usage %+v", m.Usage)
 	}
 	// A request without the tool keeps its usage as it was.
-	if u := messages.NewMessage(mustParse(t, messages.Parse, messagesBody), resThinking, testOptions()).Usage; u.ServerToolUse != nil {
+	if u := messages.NewMessage(formatstest.Parse(t, messages.Parse, formatstest.MessagesBody), formatstest.Thinking(), formatstest.Options()).Usage; u.ServerToolUse != nil {
 		t.Errorf("usage without search %+v", u)
 	}
 
@@ -217,8 +218,8 @@ func TestMessageWebSearchBlocks(t *testing.T) {
 // pieces or all in the final result; the SDK accumulates the stream into
 // the message it decodes from the non-streamed body.
 func TestMessagesStreamWebSearchMatches(t *testing.T) {
-	req := mustParse(t, messages.Parse, searchBody)
-	body, err := formats.Marshal(messages.NewMessage(req, resSearch, testOptions()))
+	req := formatstest.Parse(t, messages.Parse, searchBody)
+	body, err := formats.Marshal(messages.NewMessage(req, resSearch, formatstest.Options()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestMessagesStreamWebSearchMatches(t *testing.T) {
 	thinking.Searches = slices.Clone(resSearch.Searches)
 	thinking.Searches[0].ReasoningAt = len("First, search. ")
 	thinking.Searches[1].ReasoningAt = len("First, search. Lyon is in the results. ")
-	body, err = formats.Marshal(messages.NewMessage(req, thinking, testOptions()))
+	body, err = formats.Marshal(messages.NewMessage(req, thinking, formatstest.Options()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,12 +286,12 @@ func sameStream(t *testing.T, req formats.Request, events []inference.Event, wan
 	{
 		{
 			var b bytes.Buffer
-			stream(t, messages.NewStream(&b, req, testOptions()), events, nil)
+			formatstest.Stream(t, messages.NewStream(&b, req, formatstest.Options()), events, nil)
 			checkMessagesFrames(t, b.Bytes())
-			f := &fake{status: 200, contentType: "text/event-stream", body: b.Bytes()}
+			f := &formatstest.Fake{Status: 200, ContentType: "text/event-stream", Body: b.Bytes()}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
-			s := anthropicClient(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
+			s := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
 			var acc anthropic.Message
 			citations := 0
 			for s.Next() {
@@ -339,19 +340,19 @@ func sameBlocks(t *testing.T, got, want []anthropic.ContentBlockUnion) {
 // The SDK reads the blocks with its typed accessors, and gives them back
 // (ToParam) in a request that reads as the conversation the engine had.
 func TestSDKMessagesWebSearch(t *testing.T) {
-	f, url := serveGolden(t, 200, "message_websearch.json")
+	f, url := formatstest.ServeGolden(t, 200, "message_websearch.json")
 	params := messagesParams()
 	params.Tools = []anthropic.ToolUnionParam{{OfWebSearchTool20250305: &anthropic.WebSearchTool20250305Param{
 		MaxUses: anthropic.Int(2), AllowedDomains: []string{"example.org"},
 		UserLocation: anthropic.UserLocationParam{City: anthropic.String("Lyon"), Country: anthropic.String("FR")}}}}
 	params.ToolChoice = anthropic.ToolChoiceParamOfTool("web_search")
-	m, err := anthropicClient(url).Messages.New(context.Background(), params)
+	m, err := formatstest.Anthropic(url).Messages.New(context.Background(), params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := messages.Parse(f.got)
+	req, err := messages.Parse(f.Got)
 	if err != nil {
-		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.got)
+		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.Got)
 	}
 	if o := req.Search; o == nil || !o.Force || o.MaxSearches != 2 || o.Domains[0] != "example.org" || o.Location.City != "Lyon" || len(req.Tools) != 0 {
 		t.Errorf("search %+v, tools %+v", o, req.Tools)
@@ -382,12 +383,12 @@ func TestSDKMessagesWebSearch(t *testing.T) {
 	// The answer given back with a new question.
 	next := params
 	next.Messages = append(slices.Clone(params.Messages), m.ToParam(), anthropic.NewUserMessage(anthropic.NewTextBlock("And the largest?")))
-	if _, err := anthropicClient(url).Messages.New(context.Background(), next); err != nil {
+	if _, err := formatstest.Anthropic(url).Messages.New(context.Background(), next); err != nil {
 		t.Fatal(err)
 	}
-	got, err := messages.Parse(f.got)
+	got, err := messages.Parse(f.Got)
 	if err != nil {
-		t.Fatalf("the SDK's follow-up does not parse: %v\n%s", err, f.got)
+		t.Fatalf("the SDK's follow-up does not parse: %v\n%s", err, f.Got)
 	}
 	checkSearchHistory(t, got.Messages[1:])
 }
@@ -425,8 +426,8 @@ func checkSearchHistory(t *testing.T, msgs []inference.Message) {
 // engine's own search turns: the same tool calls, and the results as the
 // model read them.
 func TestMessagesWebSearchHistory(t *testing.T) {
-	req := mustParse(t, messages.Parse, searchBody)
-	content, err := formats.Marshal(messages.NewMessage(req, resSearch, testOptions()).Content)
+	req := formatstest.Parse(t, messages.Parse, searchBody)
+	content, err := formats.Marshal(messages.NewMessage(req, resSearch, formatstest.Options()).Content)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +471,7 @@ func TestMessagesWebSearchTool(t *testing.T) {
 			inference.SearchOptions{Results: 5, ContentChars: 1000}, "function"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := mustParse(t, messages.Parse, tc.body)
+			req := formatstest.Parse(t, messages.Parse, tc.body)
 			if req.Search == nil || !reflect.DeepEqual(*req.Search, tc.want) || req.ToolChoice.Mode != tc.mode {
 				t.Errorf("search %+v, choice %+v", req.Search, req.ToolChoice)
 			}
@@ -498,7 +499,7 @@ func TestMessagesWebSearchErrors(t *testing.T) {
 	// The content of the first search's result block, as a message
 	// gives it.
 	var first *messages.WebSearchContent
-	for _, b := range messages.NewMessage(mustParse(t, messages.Parse, searchBody), resSearch, testOptions()).Content {
+	for _, b := range messages.NewMessage(formatstest.Parse(t, messages.Parse, searchBody), resSearch, formatstest.Options()).Content {
 		if b.Type == "web_search_tool_result" && first == nil {
 			first = b.WebSearch
 		}

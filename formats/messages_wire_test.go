@@ -10,12 +10,12 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/inference"
 )
@@ -26,58 +26,25 @@ var anthropicErrorTypes = []string{
 	"request_too_large", "rate_limit_error", "api_error", "overloaded_error", "billing_error", "timeout_error",
 }
 
-// sseFrame is one Server-Sent Event as written on the wire.
-type sseFrame struct {
-	event, data string
-	events      int // event lines in the frame
-}
-
-// sseFrames splits a raw SSE body into its frames.
-func sseFrames(t *testing.T, body []byte) []sseFrame {
-	t.Helper()
-	if !bytes.HasSuffix(body, []byte("\n\n")) {
-		t.Fatalf("the stream does not end with a blank line:\n%s", body)
-	}
-	var frames []sseFrame
-	for raw := range strings.SplitSeq(strings.TrimSuffix(string(body), "\n\n"), "\n\n") {
-		var f sseFrame
-		var data []string
-		for line := range strings.SplitSeq(raw, "\n") {
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				f.event = strings.TrimPrefix(line, "event: ")
-				f.events++
-			case strings.HasPrefix(line, "data: "):
-				data = append(data, strings.TrimPrefix(line, "data: "))
-			default:
-				t.Errorf("line %q is neither event nor data", line)
-			}
-		}
-		f.data = strings.Join(data, "\n")
-		frames = append(frames, f)
-	}
-	return frames
-}
-
 // checkMessagesFrames checks that every frame of a messages stream has
 // one event line naming the type its data carries, and that the only
 // frame whose data is not JSON is the closing [DONE], named ping.
 func checkMessagesFrames(t *testing.T, body []byte) {
 	t.Helper()
-	frames := sseFrames(t, body)
+	frames := formatstest.SSEFrames(t, body)
 	for i, f := range frames {
-		if f.events != 1 {
-			t.Errorf("frame %d has %d event lines: %+v", i, f.events, f)
+		if f.Events != 1 {
+			t.Errorf("frame %d has %d event lines: %+v", i, f.Events, f)
 		}
-		if f.data == "[DONE]" {
-			if f.event != messages.DoneEvent || i != len(frames)-1 {
-				t.Errorf("frame %d: [DONE] with event %q, %d frames", i, f.event, len(frames))
+		if f.Data == "[DONE]" {
+			if f.Event != messages.DoneEvent || i != len(frames)-1 {
+				t.Errorf("frame %d: [DONE] with event %q, %d frames", i, f.Event, len(frames))
 			}
 			continue
 		}
 		var v struct{ Type string }
-		if err := json.Unmarshal([]byte(f.data), &v); err != nil || v.Type != f.event {
-			t.Errorf("frame %d: event %q, data %s (%v)", i, f.event, f.data, err)
+		if err := json.Unmarshal([]byte(f.Data), &v); err != nil || v.Type != f.Event {
+			t.Errorf("frame %d: event %q, data %s (%v)", i, f.Event, f.Data, err)
 		}
 	}
 }
@@ -91,7 +58,7 @@ func TestMessagesStreamFramesNamed(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			body := readGolden(t, filepath.Base(name))
+			body := formatstest.ReadGolden(t, filepath.Base(name))
 			checkMessagesFrames(t, body)
 			done := bytes.Contains(body, []byte("data: [DONE]"))
 			if failed := bytes.Contains(body, []byte("event: error")); done == failed {
@@ -107,15 +74,15 @@ func TestMessagesStreamFramesNamed(t *testing.T) {
 // name is ping.
 func TestMessagesDoneEventSkipped(t *testing.T) {
 	var b bytes.Buffer
-	stream(t, messages.NewStream(&b, formats.Request{}, testOptions()), plainEvents(), nil)
+	formatstest.Stream(t, messages.NewStream(&b, formats.Request{}, formatstest.Options()), formatstest.PlainEvents(), nil)
 	for _, tc := range []struct {
 		event string
 		ok    bool
 	}{{messages.DoneEvent, true}, {"done", false}} {
 		body := bytes.Replace(b.Bytes(), []byte("event: "+messages.DoneEvent+"\ndata: [DONE]"), []byte("event: "+tc.event+"\ndata: [DONE]"), 1)
-		f := &fake{status: 200, contentType: "text/event-stream", body: body}
+		f := &formatstest.Fake{Status: 200, ContentType: "text/event-stream", Body: body}
 		srv := httptest.NewServer(f)
-		s := anthropicClient(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
+		s := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
 		n := 0
 		for s.Next() {
 			n++
@@ -176,10 +143,10 @@ func TestMessagesErrorTypes(t *testing.T) {
 				t.Errorf("%d %s", rec.Code, body)
 			}
 
-			f := &fake{status: tc.status, contentType: "application/json", body: body}
+			f := &formatstest.Fake{Status: tc.status, ContentType: "application/json", Body: body}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
-			_, err := anthropicClient(srv.URL).Messages.New(context.Background(), messagesParams())
+			_, err := formatstest.Anthropic(srv.URL).Messages.New(context.Background(), messagesParams())
 			var ae *anthropic.Error
 			if !errors.As(err, &ae) || ae.StatusCode != tc.status || string(ae.Type()) != tc.want {
 				t.Errorf("SDK error %v", err)
@@ -187,15 +154,15 @@ func TestMessagesErrorTypes(t *testing.T) {
 
 			// The same error after the headers: an event: error frame.
 			var b bytes.Buffer
-			s := messages.NewStream(&b, formats.Request{}, testOptions())
-			stream(t, s, plainEvents()[:1], tc.err)
-			frames := sseFrames(t, b.Bytes())
-			if last := frames[len(frames)-1]; last.event != "error" || !bytes.Contains(body, []byte(last.data)) {
+			s := messages.NewStream(&b, formats.Request{}, formatstest.Options())
+			formatstest.Stream(t, s, formatstest.PlainEvents()[:1], tc.err)
+			frames := formatstest.SSEFrames(t, b.Bytes())
+			if last := frames[len(frames)-1]; last.Event != "error" || !bytes.Contains(body, []byte(last.Data)) {
 				t.Errorf("in-stream error %+v, body %s", last, body)
 			}
 			checkMessagesFrames(t, b.Bytes())
-			f.status, f.contentType, f.body = 200, "text/event-stream", b.Bytes()
-			st := anthropicClient(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
+			f.Status, f.ContentType, f.Body = 200, "text/event-stream", b.Bytes()
+			st := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
 			for st.Next() {
 			}
 			if err := st.Err(); !errors.As(err, &ae) || string(ae.Type()) != tc.want {
@@ -217,7 +184,7 @@ func TestMessagesUsageSplit(t *testing.T) {
 		{PromptTokens: 30, CachedTokens: 30, CompletionTokens: 1},
 	} {
 		res := inference.Result{Text: "hi", FinishReason: inference.FinishStop, Usage: u}
-		m := messages.NewMessage(formats.Request{}, res, testOptions())
+		m := messages.NewMessage(formats.Request{}, res, formatstest.Options())
 		want := messages.Usage{OutputTokens: u.CompletionTokens, CacheCreationInputTokens: u.PromptTokens - u.CachedTokens, CacheReadInputTokens: u.CachedTokens}
 		if m.Usage != want || m.Usage.InputTokens+m.Usage.CacheCreationInputTokens+m.Usage.CacheReadInputTokens != u.PromptTokens {
 			t.Errorf("%+v: usage %+v, want %+v", u, m.Usage, want)
@@ -227,16 +194,16 @@ func TestMessagesUsageSplit(t *testing.T) {
 		}
 
 		var b bytes.Buffer
-		s := messages.NewStream(&b, formats.Request{}, testOptions())
+		s := messages.NewStream(&b, formats.Request{}, formatstest.Options())
 		s.InputTokens = u.PromptTokens
-		stream(t, s, []inference.Event{{Text: "hi"}, {Final: &res}}, nil)
+		formatstest.Stream(t, s, []inference.Event{{Text: "hi"}, {Final: &res}}, nil)
 		var start, delta messages.Event
-		for _, f := range sseFrames(t, b.Bytes()) {
-			switch f.event {
+		for _, f := range formatstest.SSEFrames(t, b.Bytes()) {
+			switch f.Event {
 			case "message_start":
-				_ = json.Unmarshal([]byte(f.data), &start)
+				_ = json.Unmarshal([]byte(f.Data), &start)
 			case "message_delta":
-				_ = json.Unmarshal([]byte(f.data), &delta)
+				_ = json.Unmarshal([]byte(f.Data), &delta)
 			}
 		}
 		if start.Message == nil || start.Message.Usage != (messages.Usage{InputTokens: u.PromptTokens}) {

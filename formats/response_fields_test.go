@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
@@ -102,16 +103,16 @@ func checkResponseObject(t *testing.T, name string, data []byte) oresponses.Resp
 func TestResponseFields(t *testing.T) {
 	objects := map[string][]byte{}
 	for _, name := range []string{"response.json", "response_incomplete.json", "response_failed.json", "response_function_call.json", "response_text_function_call.json"} {
-		objects[name] = readGolden(t, name)
+		objects[name] = formatstest.ReadGolden(t, name)
 	}
 	for _, name := range []string{"responses_stream.sse", "responses_stream_incomplete.sse", "responses_stream_failed.sse", "responses_stream_function_call.sse"} {
 		n := 0
-		for _, f := range sseFrames(t, readGolden(t, name)) {
+		for _, f := range formatstest.SSEFrames(t, formatstest.ReadGolden(t, name)) {
 			var ev struct {
 				Type     string
 				Response json.RawMessage
 			}
-			if err := json.Unmarshal([]byte(f.data), &ev); err != nil {
+			if err := json.Unmarshal([]byte(f.Data), &ev); err != nil {
 				t.Fatal(err)
 			}
 			if ev.Response != nil {
@@ -144,7 +145,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		"reasoning":{"effort":"low","summary":"detailed"},"text":{"format":{"type":"json_object"},"verbosity":"low"},
 		"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}],"metadata":{"k":"v"},
 		"instructions":"Be brief.","previous_response_id":"resp_0","include":["reasoning.encrypted_content"]}`
-	req := mustParse(t, responses.Parse, body)
+	req := formatstest.Parse(t, responses.Parse, body)
 	if req.PresencePenalty != 0.5 || req.FrequencyPenalty != -0.25 || *req.MaxToolCalls != 3 || req.PromptCacheKey != "pk" || req.SafetyIdentifier != "sid" {
 		t.Fatalf("request %+v", req)
 	}
@@ -152,7 +153,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		t.Errorf("the engine gets penalties %v, %v", ir.PresencePenalty, ir.FrequencyPenalty)
 	}
 	res := inference.Result{Text: "{}", FinishReason: inference.FinishStop, Usage: inference.Usage{PromptTokens: 20, CachedTokens: 8, CompletionTokens: 3}}
-	data := mustJSON(t, responses.NewResponse(req, res, testOptions()))
+	data := formatstest.JSON(t, responses.NewResponse(req, res, formatstest.Options()))
 	r := checkResponseObject(t, "echo", data)
 	var raw map[string]any
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -172,7 +173,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		t.Errorf("usage %+v", u)
 	}
 	// Unset, the optional echoes are null and the defaults are the spec's.
-	r = checkResponseObject(t, "defaults", mustJSON(t, responses.NewResponse(mustParse(t, responses.Parse, `{"model":"m","input":"hi"}`), res, testOptions())))
+	r = checkResponseObject(t, "defaults", formatstest.JSON(t, responses.NewResponse(formatstest.Parse(t, responses.Parse, `{"model":"m","input":"hi"}`), res, formatstest.Options())))
 	if r.JSON.MaxToolCalls.Valid() || r.JSON.PromptCacheKey.Valid() || r.JSON.SafetyIdentifier.Valid() || r.JSON.User.Valid() ||
 		r.Temperature != 0.1 || r.TopP != 1 || r.MaxOutputTokens != 512 || !r.ParallelToolCalls || r.Reasoning.Effort != "medium" {
 		t.Errorf("defaults %s", r.RawJSON())
@@ -245,13 +246,13 @@ func TestResponsesRequestFields(t *testing.T) {
 // TestResponsesRequestRoundTrip checks that the parameters the response
 // echoes survive the conversion back into a responses request.
 func TestResponsesRequestRoundTrip(t *testing.T) {
-	req := mustParse(t, responses.Parse, `{"model":"m","input":"hi","presence_penalty":0.5,"frequency_penalty":-1,
+	req := formatstest.Parse(t, responses.Parse, `{"model":"m","input":"hi","presence_penalty":0.5,"frequency_penalty":-1,
 		"max_tool_calls":0,"prompt_cache_key":"pk","safety_identifier":"sid"}`)
 	b, err := formats.Marshal(responses.NewRequest(req))
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := mustParse(t, responses.Parse, string(b))
+	back := formatstest.Parse(t, responses.Parse, string(b))
 	if back.PresencePenalty != 0.5 || back.FrequencyPenalty != -1 || back.MaxToolCalls == nil || *back.MaxToolCalls != 0 ||
 		back.PromptCacheKey != "pk" || back.SafetyIdentifier != "sid" {
 		t.Errorf("%s reads back as %+v", b, back)

@@ -3,67 +3,19 @@ package formats_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
-	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	oresponses "github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 )
-
-// fake is a server that answers every request with one canned response
-// and keeps the last request body.
-type fake struct {
-	status      int
-	contentType string
-	body        []byte
-	got         []byte
-}
-
-func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.got, _ = io.ReadAll(r.Body)
-	w.Header().Set("Content-Type", f.contentType)
-	w.WriteHeader(f.status)
-	_, _ = w.Write(f.body)
-}
-
-// serveGolden starts a fake server answering with a golden file.
-func serveGolden(t *testing.T, status int, name string) (*fake, string) {
-	t.Helper()
-	ct := "application/json"
-	if strings.HasSuffix(name, ".sse") {
-		ct = "text/event-stream"
-	}
-	body := readGolden(t, name)
-	if strings.HasSuffix(name, ".txt") { // an error golden: status and headers, then the body
-		_, b, _ := strings.Cut(string(body), "\n\n")
-		body = []byte(strings.TrimSuffix(b, "\n"))
-	}
-	f := &fake{status: status, contentType: ct, body: body}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return f, srv.URL
-}
-
-func openaiClient(url string) *openai.Client {
-	c := openai.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("k"), option.WithMaxRetries(0))
-	return &c
-}
-
-func anthropicClient(url string) *anthropic.Client {
-	c := anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAPIKey("k"), aoption.WithMaxRetries(0))
-	return &c
-}
 
 func chatParams() openai.ChatCompletionNewParams {
 	return openai.ChatCompletionNewParams{
@@ -87,14 +39,14 @@ func chatParams() openai.ChatCompletionNewParams {
 }
 
 func TestSDKChat(t *testing.T) {
-	f, url := serveGolden(t, 200, "chat_completion.json")
-	c, err := openaiClient(url).Chat.Completions.New(context.Background(), chatParams())
+	f, url := formatstest.ServeGolden(t, 200, "chat_completion.json")
+	c, err := formatstest.OpenAI(url).Chat.Completions.New(context.Background(), chatParams())
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := chat.Parse(f.got)
+	req, err := chat.Parse(f.Got)
 	if err != nil {
-		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.got)
+		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.Got)
 	}
 	if req.MaxTokens != 100 || *req.Temperature != 0.5 || *req.TopP != 0.9 || *req.Seed != 7 || req.Reasoning.Effort != "low" ||
 		req.Stop[0] != "END" || req.Format.Type != "json" || req.Tools[0].Name != "get_weather" || req.Messages[0].Role != "system" {
@@ -124,8 +76,8 @@ func TestSDKChatStream(t *testing.T) {
 		{"chat_stream_usage.sse", "One, two", 16},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			_, url := serveGolden(t, 200, tc.golden)
-			s := openaiClient(url).Chat.Completions.NewStreaming(context.Background(), chatParams())
+			_, url := formatstest.ServeGolden(t, 200, tc.golden)
+			s := formatstest.OpenAI(url).Chat.Completions.NewStreaming(context.Background(), chatParams())
 			acc := openai.ChatCompletionAccumulator{}
 			n := 0
 			for s.Next() {
@@ -140,8 +92,8 @@ func TestSDKChatStream(t *testing.T) {
 			}
 		})
 	}
-	_, url := serveGolden(t, 200, "chat_stream_error.sse")
-	s := openaiClient(url).Chat.Completions.NewStreaming(context.Background(), chatParams())
+	_, url := formatstest.ServeGolden(t, 200, "chat_stream_error.sse")
+	s := formatstest.OpenAI(url).Chat.Completions.NewStreaming(context.Background(), chatParams())
 	for s.Next() {
 	}
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "overloaded") {
@@ -150,20 +102,20 @@ func TestSDKChatStream(t *testing.T) {
 }
 
 func TestSDKErrors(t *testing.T) {
-	_, url := serveGolden(t, 401, "error_auth_chat.txt")
-	_, err := openaiClient(url).Chat.Completions.New(context.Background(), chatParams())
+	_, url := formatstest.ServeGolden(t, 401, "error_auth_chat.txt")
+	_, err := formatstest.OpenAI(url).Chat.Completions.New(context.Background(), chatParams())
 	var oe *openai.Error
 	if !errors.As(err, &oe) || oe.StatusCode != 401 || oe.Code != "invalid_api_key" || oe.Type != "invalid_request_error" {
 		t.Errorf("openai error = %#v", err)
 	}
-	_, url = serveGolden(t, 400, "error_invalid_chat.txt")
-	_, err = openaiClient(url).Responses.New(context.Background(), responsesParams())
+	_, url = formatstest.ServeGolden(t, 400, "error_invalid_chat.txt")
+	_, err = formatstest.OpenAI(url).Responses.New(context.Background(), responsesParams())
 	if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Param != "temperature" || !strings.Contains(oe.Message, "between 0 and 2") {
 		t.Errorf("openai error = %#v", err)
 	}
 
-	_, url = serveGolden(t, 401, "error_auth_messages.txt")
-	_, err = anthropicClient(url).Messages.New(context.Background(), messagesParams())
+	_, url = formatstest.ServeGolden(t, 401, "error_auth_messages.txt")
+	_, err = formatstest.Anthropic(url).Messages.New(context.Background(), messagesParams())
 	var ae *anthropic.Error
 	if !errors.As(err, &ae) || ae.StatusCode != 401 || !strings.Contains(ae.RawJSON(), `"authentication_error"`) {
 		t.Errorf("anthropic error = %v", err)
@@ -191,36 +143,36 @@ func messagesParams() anthropic.MessageNewParams {
 }
 
 func TestSDKMessages(t *testing.T) {
-	f, url := serveGolden(t, 200, "message.json")
-	m, err := anthropicClient(url).Messages.New(context.Background(), messagesParams())
+	f, url := formatstest.ServeGolden(t, 200, "message.json")
+	m, err := formatstest.Anthropic(url).Messages.New(context.Background(), messagesParams())
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := messages.Parse(f.got)
+	req, err := messages.Parse(f.Got)
 	if err != nil {
-		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.got)
+		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.Got)
 	}
 	if req.MaxTokens != 1024 || req.Instructions != "Be brief." || req.Reasoning.BudgetTokens != 512 || *req.TopK != 40 ||
 		req.Stop[0] != "END" || req.User != "u1" || req.Tools[0].Name != "get_weather" {
 		t.Errorf("request = %+v", req)
 	}
-	if m.ID != "msg_test1" || len(m.Content) != 2 || m.Content[0].Type != "thinking" || m.Content[0].Thinking != resThinking.Reasoning ||
-		m.Content[0].Signature == "" || m.Content[1].Text != resThinking.Text || m.StopReason != "end_turn" ||
+	if m.ID != "msg_test1" || len(m.Content) != 2 || m.Content[0].Type != "thinking" || m.Content[0].Thinking != formatstest.Thinking().Reasoning ||
+		m.Content[0].Signature == "" || m.Content[1].Text != formatstest.Thinking().Text || m.StopReason != "end_turn" ||
 		m.Usage.CacheReadInputTokens != 8 || m.Usage.CacheCreationInputTokens != 12 || m.Usage.InputTokens != 0 || m.Usage.OutputTokens != 15 {
 		t.Errorf("message = %+v", m)
 	}
 	// The message goes back into a next request as the SDK builds it.
 	next := messagesParams()
 	next.Messages = append(next.Messages, m.ToParam(), anthropic.NewUserMessage(anthropic.NewTextBlock("And Spain?")))
-	f2, url2 := serveGolden(t, 200, "message_stop.json")
-	if _, err := anthropicClient(url2).Messages.New(context.Background(), next); err != nil {
+	f2, url2 := formatstest.ServeGolden(t, 200, "message_stop.json")
+	if _, err := formatstest.Anthropic(url2).Messages.New(context.Background(), next); err != nil {
 		t.Fatal(err)
 	}
-	req2, err := messages.Parse(f2.got)
+	req2, err := messages.Parse(f2.Got)
 	if err != nil {
-		t.Fatalf("the SDK's follow-up does not parse: %v\n%s", err, f2.got)
+		t.Fatalf("the SDK's follow-up does not parse: %v\n%s", err, f2.Got)
 	}
-	if len(req2.Messages) != 3 || req2.Messages[1].Reasoning != resThinking.Reasoning || wire.JoinText(req2.Messages[1].Content) != resThinking.Text {
+	if len(req2.Messages) != 3 || req2.Messages[1].Reasoning != formatstest.Thinking().Reasoning || wire.JoinText(req2.Messages[1].Content) != formatstest.Thinking().Text {
 		t.Errorf("follow-up = %+v", req2.Messages)
 	}
 }
@@ -230,12 +182,12 @@ func TestSDKMessagesStream(t *testing.T) {
 		golden, text, stop, seq string
 		blocks, prompt          int64
 	}{
-		{"messages_stream.sse", resThinking.Text, "end_turn", "", 2, 20},
+		{"messages_stream.sse", formatstest.Thinking().Text, "end_turn", "", 2, 20},
 		{"messages_stream_stop.sse", "One, two", "stop_sequence", ", three", 1, 12},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			_, url := serveGolden(t, 200, tc.golden)
-			s := anthropicClient(url).Messages.NewStreaming(context.Background(), messagesParams())
+			_, url := formatstest.ServeGolden(t, 200, tc.golden)
+			s := formatstest.Anthropic(url).Messages.NewStreaming(context.Background(), messagesParams())
 			var m anthropic.Message
 			for s.Next() {
 				if err := m.Accumulate(s.Current()); err != nil {
@@ -254,13 +206,13 @@ func TestSDKMessagesStream(t *testing.T) {
 			if u := m.Usage; u.InputTokens != 0 || u.CacheReadInputTokens+u.CacheCreationInputTokens != tc.prompt {
 				t.Errorf("accumulated %+v", m)
 			}
-			if tc.blocks == 2 && (m.Content[0].Thinking != resThinking.Reasoning || m.Content[0].Signature == "") {
+			if tc.blocks == 2 && (m.Content[0].Thinking != formatstest.Thinking().Reasoning || m.Content[0].Signature == "") {
 				t.Errorf("thinking block %+v", m.Content[0])
 			}
 		})
 	}
-	_, url := serveGolden(t, 200, "messages_stream_error.sse")
-	s := anthropicClient(url).Messages.NewStreaming(context.Background(), messagesParams())
+	_, url := formatstest.ServeGolden(t, 200, "messages_stream_error.sse")
+	s := formatstest.Anthropic(url).Messages.NewStreaming(context.Background(), messagesParams())
 	for s.Next() {
 	}
 	var ae *anthropic.Error
@@ -290,17 +242,17 @@ func TestSDKResponses(t *testing.T) {
 		golden, status, text string
 		items                int
 	}{
-		{"response.json", "completed", resThinking.Text, 2},
-		{"response_incomplete.json", "incomplete", resLength.Text, 1},
+		{"response.json", "completed", formatstest.Thinking().Text, 2},
+		{"response_incomplete.json", "incomplete", formatstest.Length().Text, 1},
 	} {
-		f, url := serveGolden(t, 200, tc.golden)
-		r, err := openaiClient(url).Responses.New(context.Background(), responsesParams())
+		f, url := formatstest.ServeGolden(t, 200, tc.golden)
+		r, err := formatstest.OpenAI(url).Responses.New(context.Background(), responsesParams())
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, err := responses.Parse(f.got)
+		req, err := responses.Parse(f.Got)
 		if err != nil {
-			t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.got)
+			t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.Got)
 		}
 		if req.MaxTokens != 300 || req.Instructions != "Be brief." || req.Store || req.Reasoning.Effort != "high" ||
 			req.Format.Type != "json_schema" || req.Metadata["topic"] != "geo" || *req.Temperature != 0.3 {
@@ -319,13 +271,13 @@ func TestSDKResponses(t *testing.T) {
 			}
 		}
 	}
-	if r := readGolden(t, "response.json"); true {
+	if r := formatstest.ReadGolden(t, "response.json"); true {
 		var resp oresponses.Response
 		if err := resp.UnmarshalJSON(r); err != nil {
 			t.Fatal(err)
 		}
-		if rs := resp.Output[0].AsReasoning(); resp.Output[0].Type != "reasoning" || len(rs.Summary) != 1 || rs.Summary[0].Text != resThinking.Summary ||
-			len(rs.Content) != 0 || resp.Output[1].AsMessage().Content[0].Text != resThinking.Text {
+		if rs := resp.Output[0].AsReasoning(); resp.Output[0].Type != "reasoning" || len(rs.Summary) != 1 || rs.Summary[0].Text != formatstest.Thinking().Summary ||
+			len(rs.Content) != 0 || resp.Output[1].AsMessage().Content[0].Text != formatstest.Thinking().Text {
 			t.Errorf("output = %+v", resp.Output)
 		}
 	}
@@ -335,13 +287,13 @@ func TestSDKResponsesStream(t *testing.T) {
 	for _, tc := range []struct {
 		golden, last, text string
 	}{
-		{"responses_stream.sse", "response.completed", resThinking.Text},
-		{"responses_stream_incomplete.sse", "response.incomplete", resLength.Text},
+		{"responses_stream.sse", "response.completed", formatstest.Thinking().Text},
+		{"responses_stream_incomplete.sse", "response.incomplete", formatstest.Length().Text},
 		{"responses_stream_failed.sse", "response.failed", ""},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			_, url := serveGolden(t, 200, tc.golden)
-			s := openaiClient(url).Responses.NewStreaming(context.Background(), responsesParams())
+			_, url := formatstest.ServeGolden(t, 200, tc.golden)
+			s := formatstest.OpenAI(url).Responses.NewStreaming(context.Background(), responsesParams())
 			var last oresponses.ResponseStreamEventUnion
 			var deltas strings.Builder
 			seq := int64(0)
@@ -372,8 +324,8 @@ func TestSDKResponsesStream(t *testing.T) {
 }
 
 func TestSDKModels(t *testing.T) {
-	_, url := serveGolden(t, 200, "model_list.json")
-	page, err := openaiClient(url).Models.List(context.Background())
+	_, url := formatstest.ServeGolden(t, 200, "model_list.json")
+	page, err := formatstest.OpenAI(url).Models.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/formats/responses"
@@ -80,38 +81,38 @@ const (
 
 func TestGoldenToolCalls(t *testing.T) {
 	var b bytes.Buffer
-	req := mustParse(t, chat.Parse, toolsChatBody)
-	golden(t, "chat_completion_tool_calls.json", mustJSON(t, chat.NewCompletion(req, []inference.Result{resToolCalls}, testOptions())))
-	stream(t, chat.NewStream(&b, req, testOptions()), toolEvents(), nil)
-	golden(t, "chat_stream_tool_calls.sse", b.Bytes())
+	req := formatstest.Parse(t, chat.Parse, toolsChatBody)
+	formatstest.Golden(t, "chat_completion_tool_calls.json", formatstest.JSON(t, chat.NewCompletion(req, []inference.Result{resToolCalls}, formatstest.Options())))
+	formatstest.Stream(t, chat.NewStream(&b, req, formatstest.Options()), toolEvents(), nil)
+	formatstest.Golden(t, "chat_stream_tool_calls.sse", b.Bytes())
 	b.Reset()
-	stream(t, chat.NewStream(&b, req, testOptions()), textToolEvents(), nil)
-	golden(t, "chat_stream_text_tool_call.sse", b.Bytes())
+	formatstest.Stream(t, chat.NewStream(&b, req, formatstest.Options()), textToolEvents(), nil)
+	formatstest.Golden(t, "chat_stream_text_tool_call.sse", b.Bytes())
 
-	req = mustParse(t, messages.Parse, toolsMessagesBody)
-	golden(t, "message_tool_use.json", mustJSON(t, messages.NewMessage(req, resToolCalls, testOptions())))
-	golden(t, "message_text_tool_use.json", mustJSON(t, messages.NewMessage(req, resTextToolCall, testOptions())))
+	req = formatstest.Parse(t, messages.Parse, toolsMessagesBody)
+	formatstest.Golden(t, "message_tool_use.json", formatstest.JSON(t, messages.NewMessage(req, resToolCalls, formatstest.Options())))
+	formatstest.Golden(t, "message_text_tool_use.json", formatstest.JSON(t, messages.NewMessage(req, resTextToolCall, formatstest.Options())))
 	b.Reset()
-	stream(t, messages.NewStream(&b, req, testOptions()), toolEvents(), nil)
-	golden(t, "messages_stream_tool_use.sse", b.Bytes())
+	formatstest.Stream(t, messages.NewStream(&b, req, formatstest.Options()), toolEvents(), nil)
+	formatstest.Golden(t, "messages_stream_tool_use.sse", b.Bytes())
 	b.Reset()
-	stream(t, messages.NewStream(&b, req, testOptions()), textToolEvents(), nil)
-	golden(t, "messages_stream_text_tool_use.sse", b.Bytes())
+	formatstest.Stream(t, messages.NewStream(&b, req, formatstest.Options()), textToolEvents(), nil)
+	formatstest.Golden(t, "messages_stream_text_tool_use.sse", b.Bytes())
 
-	req = mustParse(t, responses.Parse, toolsResponsesBody)
-	golden(t, "response_function_call.json", mustJSON(t, responses.NewResponse(req, resToolCalls, testOptions())))
-	golden(t, "response_text_function_call.json", mustJSON(t, responses.NewResponse(req, resTextToolCall, testOptions())))
+	req = formatstest.Parse(t, responses.Parse, toolsResponsesBody)
+	formatstest.Golden(t, "response_function_call.json", formatstest.JSON(t, responses.NewResponse(req, resToolCalls, formatstest.Options())))
+	formatstest.Golden(t, "response_text_function_call.json", formatstest.JSON(t, responses.NewResponse(req, resTextToolCall, formatstest.Options())))
 	b.Reset()
-	stream(t, responses.NewStream(&b, req, testOptions()), toolEvents(), nil)
-	golden(t, "responses_stream_function_call.sse", b.Bytes())
+	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), toolEvents(), nil)
+	formatstest.Golden(t, "responses_stream_function_call.sse", b.Bytes())
 	b.Reset()
-	stream(t, responses.NewStream(&b, req, testOptions()), textToolEvents(), nil)
-	golden(t, "responses_stream_text_function_call.sse", b.Bytes())
+	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), textToolEvents(), nil)
+	formatstest.Golden(t, "responses_stream_text_function_call.sse", b.Bytes())
 
 	// A conversation with a tool call and its result, in every style.
-	req = mustParse(t, chat.Parse, richChat)
-	golden(t, "chat_tools_to_messages_request.json", mustJSON(t, messages.NewRequest(req)))
-	golden(t, "chat_tools_to_responses_request.json", mustJSON(t, responses.NewRequest(req)))
+	req = formatstest.Parse(t, chat.Parse, richChat)
+	formatstest.Golden(t, "chat_tools_to_messages_request.json", formatstest.JSON(t, messages.NewRequest(req)))
+	formatstest.Golden(t, "chat_tools_to_responses_request.json", formatstest.JSON(t, responses.NewRequest(req)))
 }
 
 // TestGoldenEngineErrors writes the engine's invalid requests as each
@@ -130,7 +131,7 @@ func TestGoldenEngineErrors(t *testing.T) {
 		rec := httptest.NewRecorder()
 		formats.WriteError(rec, f.f, named(f.f, schemaErr))
 		got := fmt.Sprintf("HTTP %d\nContent-Type: %s\n\n%s\n", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Bytes())
-		golden(t, "error_engine_schema_"+f.name+".txt", []byte(got))
+		formatstest.Golden(t, "error_engine_schema_"+f.name+".txt", []byte(got))
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), f.param+": the schema uses a feature") {
 			t.Errorf("%s: %s", f.name, got)
 		}
@@ -157,7 +158,7 @@ func TestGoldenEngineErrors(t *testing.T) {
 		}
 	}
 	// A failed response carries the field too.
-	r := responses.FailedResponse(mustParse(t, responses.Parse, responsesBody), schemaErr, testOptions())
+	r := responses.FailedResponse(formatstest.Parse(t, responses.Parse, formatstest.ResponsesBody), schemaErr, formatstest.Options())
 	// Its code is one the SDKs know; the param names the field.
 	if r.Error == nil || r.Error.Code != "invalid_prompt" || r.Error.Param == nil || *r.Error.Param != "text.format.schema" ||
 		!strings.HasPrefix(r.Error.Message, "text.format.schema: ") {
@@ -168,7 +169,7 @@ func TestGoldenEngineErrors(t *testing.T) {
 // TestToolResultRoundTrips converts tool-call results into each style's
 // response and back.
 func TestToolResultRoundTrips(t *testing.T) {
-	req := mustParse(t, chat.Parse, toolsChatBody)
+	req := formatstest.Parse(t, chat.Parse, toolsChatBody)
 	for _, res := range []inference.Result{resToolCalls, resTextToolCall} {
 		want := res
 		want.Timings = inference.Timings{}
@@ -195,14 +196,14 @@ func TestToolResultRoundTrips(t *testing.T) {
 // TestTranscriptToolCalls: a stored conversation keeps the assistant's
 // tool calls, and the next turn's tool result finds its call.
 func TestTranscriptToolCalls(t *testing.T) {
-	req := mustParse(t, responses.Parse, toolsResponsesBody)
+	req := formatstest.Parse(t, responses.Parse, toolsResponsesBody)
 	history := req.Transcript(resToolCalls)
 	last := history[len(history)-1]
 	if last.Role != inference.RoleAssistant || !reflect.DeepEqual(last.ToolCalls, resToolCalls.ToolCalls) ||
 		last.Reasoning != resToolCalls.Reasoning || len(last.Content) != 0 {
 		t.Fatalf("assistant turn %+v", last)
 	}
-	next := mustParse(t, responses.Parse, `{"model":"m","previous_response_id":"resp_1","input":[
+	next := formatstest.Parse(t, responses.Parse, `{"model":"m","previous_response_id":"resp_1","input":[
 		{"type":"function_call_output","call_id":"call_weather1","output":"sunny"},
 		{"type":"function_call_output","call_id":"call_time2","output":[{"type":"input_text","text":"12:00"}]}]}`)
 	cont := formats.Continue(history, next)
@@ -253,7 +254,7 @@ func TestToolChoiceInference(t *testing.T) {
 		{"responses named", responses.Parse, respWith(`,` + rtools + `,"tool_choice":{"type":"function","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mustParse(t, tc.parse, tc.body)
+			r := formatstest.Parse(t, tc.parse, tc.body)
 			if got := r.Inference().ToolChoice; got != tc.want {
 				t.Errorf("ToolChoice %+v, want %+v", got, tc.want)
 			}
@@ -278,7 +279,7 @@ func TestVerbosity(t *testing.T) {
 			"S.\n\n" + formats.VerbosityInstruction("low"), 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mustParse(t, tc.parse, tc.body)
+			r := formatstest.Parse(t, tc.parse, tc.body)
 			ir := r.Inference()
 			if len(ir.Messages) != tc.n {
 				t.Fatalf("messages %+v", ir.Messages)
@@ -295,8 +296,8 @@ func TestVerbosity(t *testing.T) {
 		t.Error("instructions")
 	}
 	// The response echoes it.
-	r := mustParse(t, responses.Parse, toolsResponsesBody)
-	if got := responses.NewResponse(r, resTextToolCall, testOptions()).Text.Verbosity; got != "low" {
+	r := formatstest.Parse(t, responses.Parse, toolsResponsesBody)
+	if got := responses.NewResponse(r, resTextToolCall, formatstest.Options()).Text.Verbosity; got != "low" {
 		t.Errorf("echoed verbosity %q", got)
 	}
 }
@@ -304,7 +305,7 @@ func TestVerbosity(t *testing.T) {
 // TestToolInputParsing: tool_use blocks and function_call items in the
 // input become the assistant's calls, and results are named after them.
 func TestToolInputParsing(t *testing.T) {
-	m := mustParse(t, messages.Parse, `{"model":"m","messages":[
+	m := formatstest.Parse(t, messages.Parse, `{"model":"m","messages":[
 		{"role":"user","content":"w?"},
 		{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"x"},{"type":"text","text":"Checking."},{"type":"tool_use","id":"t1","name":"get_weather","input":{ "city" : "Paris" }}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"sunny"}]}]}]}`)
@@ -315,14 +316,14 @@ func TestToolInputParsing(t *testing.T) {
 	if tm := m.Messages[2]; tm.Role != inference.RoleTool || tm.ToolCallID != "t1" || tm.Name != "get_weather" || wire.JoinText(tm.Content) != "sunny" {
 		t.Errorf("tool result %+v", tm)
 	}
-	r := mustParse(t, responses.Parse, `{"model":"m","input":[
+	r := formatstest.Parse(t, responses.Parse, `{"model":"m","input":[
 		{"role":"user","content":"w?"},
 		{"type":"function_call","id":"fc_1","call_id":"c1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"},
 		{"type":"function_call_output","call_id":"c1","output":"sunny"}]}`)
 	if len(r.Messages) != 3 || r.Messages[1].ToolCalls[0].ID != "c1" || r.Messages[2].Name != "get_weather" {
 		t.Errorf("responses %+v", r.Messages)
 	}
-	c := mustParse(t, chat.Parse, `{"model":"m","messages":[
+	c := formatstest.Parse(t, chat.Parse, `{"model":"m","messages":[
 		{"role":"user","content":"w?"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
 		{"role":"tool","tool_call_id":"c1","content":"sunny"}]}`)
@@ -335,8 +336,8 @@ func TestToolInputParsing(t *testing.T) {
 func TestSDKToolGoldens(t *testing.T) {
 	ctx := context.Background()
 	t.Run("chat", func(t *testing.T) {
-		_, url := serveGolden(t, 200, "chat_completion_tool_calls.json")
-		c, err := openaiClient(url).Chat.Completions.New(ctx, chatParams())
+		_, url := formatstest.ServeGolden(t, 200, "chat_completion_tool_calls.json")
+		c, err := formatstest.OpenAI(url).Chat.Completions.New(ctx, chatParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,8 +347,8 @@ func TestSDKToolGoldens(t *testing.T) {
 			t.Errorf("choice %+v", ch)
 		}
 		for _, name := range []string{"chat_stream_tool_calls.sse", "chat_stream_text_tool_call.sse"} {
-			_, url := serveGolden(t, 200, name)
-			s := openaiClient(url).Chat.Completions.NewStreaming(ctx, chatParams())
+			_, url := formatstest.ServeGolden(t, 200, name)
+			s := formatstest.OpenAI(url).Chat.Completions.NewStreaming(ctx, chatParams())
 			acc := openai.ChatCompletionAccumulator{}
 			var finished []string
 			for s.Next() {
@@ -370,8 +371,8 @@ func TestSDKToolGoldens(t *testing.T) {
 		}
 	})
 	t.Run("messages", func(t *testing.T) {
-		_, url := serveGolden(t, 200, "message_tool_use.json")
-		m, err := anthropicClient(url).Messages.New(ctx, messagesParams())
+		_, url := formatstest.ServeGolden(t, 200, "message_tool_use.json")
+		m, err := formatstest.Anthropic(url).Messages.New(ctx, messagesParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,8 +388,8 @@ func TestSDKToolGoldens(t *testing.T) {
 			{"messages_stream_tool_use.sse", []string{"thinking", "tool_use", "tool_use"}},
 			{"messages_stream_text_tool_use.sse", []string{"text", "tool_use"}},
 		} {
-			_, url := serveGolden(t, 200, tc.name)
-			s := anthropicClient(url).Messages.NewStreaming(ctx, messagesParams())
+			_, url := formatstest.ServeGolden(t, 200, tc.name)
+			s := formatstest.Anthropic(url).Messages.NewStreaming(ctx, messagesParams())
 			var acc anthropic.Message
 			for s.Next() {
 				if err := acc.Accumulate(s.Current()); err != nil {
@@ -413,8 +414,8 @@ func TestSDKToolGoldens(t *testing.T) {
 		}
 	})
 	t.Run("responses", func(t *testing.T) {
-		_, url := serveGolden(t, 200, "response_function_call.json")
-		r, err := openaiClient(url).Responses.New(ctx, responsesParams())
+		_, url := formatstest.ServeGolden(t, 200, "response_function_call.json")
+		r, err := formatstest.OpenAI(url).Responses.New(ctx, responsesParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,8 +427,8 @@ func TestSDKToolGoldens(t *testing.T) {
 			t.Errorf("function call %+v", fc)
 		}
 		for _, name := range []string{"responses_stream_function_call.sse", "responses_stream_text_function_call.sse"} {
-			_, url := serveGolden(t, 200, name)
-			s := openaiClient(url).Responses.NewStreaming(ctx, responsesParams())
+			_, url := formatstest.ServeGolden(t, 200, name)
+			s := formatstest.OpenAI(url).Responses.NewStreaming(ctx, responsesParams())
 			var last oresponses.ResponseStreamEventUnion
 			var args strings.Builder
 			doneArgs := 0

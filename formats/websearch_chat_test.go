@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
 )
@@ -25,7 +26,7 @@ func TestChatWebSearchOptions(t *testing.T) {
 		t.Errorf("search %+v, want %+v", r.Search, want)
 	}
 	// Back to the wire and in again: the same request.
-	again, err := chat.Parse(mustJSON(t, chat.NewRequest(r)))
+	again, err := chat.Parse(formatstest.JSON(t, chat.NewRequest(r)))
 	if err != nil || !reflect.DeepEqual(again.Search, want) {
 		t.Errorf("round trip: %+v, %v", again.Search, err)
 	}

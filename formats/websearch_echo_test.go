@@ -3,6 +3,7 @@ package formats_test
 import (
 	"testing"
 
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 )
@@ -28,7 +29,7 @@ func TestResponsesEchoSearchTool(t *testing.T) {
 			if (req.Search != nil) != tc.search {
 				t.Errorf("search %+v, want it offered: %v", req.Search, tc.search)
 			}
-			r := responses.NewResponse(req, inference.Result{Text: "x", FinishReason: inference.FinishStop}, testOptions())
+			r := responses.NewResponse(req, inference.Result{Text: "x", FinishReason: inference.FinishStop}, formatstest.Options())
 			if len(r.Tools) != 1 || r.Tools[0].Type != tc.tool || r.ToolChoice.Mode != tc.choice {
 				t.Fatalf("echo: tools %+v, tool_choice %+v; want %s and %s", r.Tools, r.ToolChoice, tc.tool, tc.choice)
 			}

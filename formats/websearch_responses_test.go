@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
@@ -72,22 +73,22 @@ func respSearchEvents() []inference.Event {
 }
 
 func TestGoldenResponsesWebSearch(t *testing.T) {
-	req := mustParse(t, responses.Parse, searchResponsesBody)
-	golden(t, "responses_websearch_request.json", mustJSON(t, req))
-	resp := mustJSON(t, responses.NewResponse(req, respSearch, testOptions()))
-	golden(t, "response_websearch.json", resp)
+	req := formatstest.Parse(t, responses.Parse, searchResponsesBody)
+	formatstest.Golden(t, "responses_websearch_request.json", formatstest.JSON(t, req))
+	resp := formatstest.JSON(t, responses.NewResponse(req, respSearch, formatstest.Options()))
+	formatstest.Golden(t, "response_websearch.json", resp)
 
 	var b bytes.Buffer
-	stream(t, responses.NewStream(&b, req, testOptions()), respSearchEvents(), nil)
-	golden(t, "responses_stream_websearch.sse", b.Bytes())
+	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), respSearchEvents(), nil)
+	formatstest.Golden(t, "responses_stream_websearch.sse", b.Bytes())
 
 	// The stream's last response is the blocking one.
-	frames := sseFrames(t, b.Bytes())
+	frames := formatstest.SSEFrames(t, b.Bytes())
 	var last struct {
 		Type     string
 		Response json.RawMessage
 	}
-	if err := json.Unmarshal([]byte(frames[len(frames)-1].data), &last); err != nil {
+	if err := json.Unmarshal([]byte(frames[len(frames)-1].Data), &last); err != nil {
 		t.Fatal(err)
 	}
 	var streamed, blocking any
@@ -104,7 +105,7 @@ func TestGoldenResponsesWebSearch(t *testing.T) {
 
 // TestSDKResponsesWebSearch reads the goldens with the SDK's types.
 func TestSDKResponsesWebSearch(t *testing.T) {
-	r := checkResponseObject(t, "response_websearch.json", readGolden(t, "response_websearch.json"))
+	r := checkResponseObject(t, "response_websearch.json", formatstest.ReadGolden(t, "response_websearch.json"))
 	checkSearchResponse(t, r)
 	if tool := r.Tools[0].AsWebSearch(); tool.Type != "web_search" || tool.SearchContextSize != "high" || tool.UserLocation.City != "Lyon" ||
 		tool.UserLocation.Country != "FR" || len(tool.Filters.AllowedDomains) != 1 || r.ToolChoice.AsHostedTool().Type != "web_search" {
@@ -114,8 +115,8 @@ func TestSDKResponsesWebSearch(t *testing.T) {
 		t.Errorf("max_tool_calls %d, tool_usage %s, usage %s", r.MaxToolCalls, r.JSON.ToolUsage.Raw(), r.JSON.Usage.Raw())
 	}
 
-	_, url := serveGolden(t, 200, "responses_stream_websearch.sse")
-	s := openaiClient(url).Responses.NewStreaming(context.Background(), oresponses.ResponseNewParams{Model: "m",
+	_, url := formatstest.ServeGolden(t, 200, "responses_stream_websearch.sse")
+	s := formatstest.OpenAI(url).Responses.NewStreaming(context.Background(), oresponses.ResponseNewParams{Model: "m",
 		Input: oresponses.ResponseNewParamsInputUnion{OfString: openai.String("Lyon?")}})
 	seen := map[string]int{}
 	var text strings.Builder
@@ -230,7 +231,7 @@ func TestResponsesWebSearchRequest(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mustParse(t, responses.Parse, tc.body)
+			r := formatstest.Parse(t, responses.Parse, tc.body)
 			if !reflect.DeepEqual(r.Search, tc.want) || r.ToolChoice.Mode != tc.choice {
 				t.Errorf("Search %+v, tool choice %q; want %+v, %q", r.Search, r.ToolChoice.Mode, tc.want, tc.choice)
 			}
@@ -243,7 +244,7 @@ func TestResponsesWebSearchRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if back := mustParse(t, responses.Parse, string(b)); !reflect.DeepEqual(back.Search, r.Search) || back.ToolChoice != r.ToolChoice {
+			if back := formatstest.Parse(t, responses.Parse, string(b)); !reflect.DeepEqual(back.Search, r.Search) || back.ToolChoice != r.ToolChoice {
 				t.Errorf("%s reads back as %+v, %+v", b, back.Search, back.ToolChoice)
 			}
 		})
@@ -282,7 +283,7 @@ func TestResponsesWebSearchRequestErrors(t *testing.T) {
 // tool result that says the results are not kept and where they came
 // from.
 func TestResponsesWebSearchHistory(t *testing.T) {
-	r := mustParse(t, responses.Parse, `{"model":"m","input":[{"role":"user","content":"Lyon?"},
+	r := formatstest.Parse(t, responses.Parse, `{"model":"m","input":[{"role":"user","content":"Lyon?"},
 		{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},
 		{"type":"web_search_call","id":"ws_a","status":"completed","action":{"type":"search","query":"Lyon","sources":[{"type":"url","url":"https://a.org"},{"type":"url","url":"https://b.org"}]}},
 		{"type":"web_search_call","status":"failed","action":{"type":"search","queries":["x","y"]}},
