@@ -1,7 +1,6 @@
 package formats_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,67 +17,6 @@ import (
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/policy"
 )
-
-func TestGoldenChat(t *testing.T) {
-	req := formatstest.Parse(t, chat.Parse, formatstest.ChatBody)
-	formatstest.Golden(t, "chat_completion.json", formatstest.JSON(t, chat.NewCompletion(req, []inference.Result{formatstest.Thinking()}, formatstest.Options())))
-	formatstest.Golden(t, "chat_completion_stop.json", formatstest.JSON(t, chat.NewCompletion(req, []inference.Result{formatstest.StopSeq()}, formatstest.Options())))
-	formatstest.Golden(t, "chat_completion_length.json", formatstest.JSON(t, chat.NewCompletion(req, []inference.Result{formatstest.Length()}, formatstest.Options())))
-
-	var b bytes.Buffer
-	formatstest.Stream(t, chat.NewStream(&b, req, formatstest.Options()), formatstest.ThinkingEvents(), nil)
-	formatstest.Golden(t, "chat_stream.sse", b.Bytes())
-
-	b.Reset()
-	req.IncludeUsage = true
-	formatstest.Stream(t, chat.NewStream(&b, req, formatstest.Options()), formatstest.PlainEvents(), nil)
-	formatstest.Golden(t, "chat_stream_usage.sse", b.Bytes())
-
-	b.Reset()
-	formatstest.Stream(t, chat.NewStream(&b, req, formatstest.Options()), formatstest.PlainEvents()[:1], inference.ErrOverloaded)
-	formatstest.Golden(t, "chat_stream_error.sse", b.Bytes())
-}
-
-func TestGoldenMessages(t *testing.T) {
-	req := formatstest.Parse(t, messages.Parse, formatstest.MessagesBody)
-	formatstest.Golden(t, "message.json", formatstest.JSON(t, messages.NewMessage(req, formatstest.Thinking(), formatstest.Options())))
-	formatstest.Golden(t, "message_stop.json", formatstest.JSON(t, messages.NewMessage(req, formatstest.StopSeq(), formatstest.Options())))
-	formatstest.Golden(t, "message_length.json", formatstest.JSON(t, messages.NewMessage(req, formatstest.Length(), formatstest.Options())))
-
-	var b bytes.Buffer
-	s := messages.NewStream(&b, req, formatstest.Options())
-	s.InputTokens = 20
-	formatstest.Stream(t, s, formatstest.ThinkingEvents(), nil)
-	formatstest.Golden(t, "messages_stream.sse", b.Bytes())
-
-	b.Reset()
-	formatstest.Stream(t, messages.NewStream(&b, req, formatstest.Options()), formatstest.PlainEvents(), nil)
-	formatstest.Golden(t, "messages_stream_stop.sse", b.Bytes())
-
-	b.Reset()
-	formatstest.Stream(t, messages.NewStream(&b, req, formatstest.Options()), formatstest.PlainEvents()[:1], errors.New("boom"))
-	formatstest.Golden(t, "messages_stream_error.sse", b.Bytes())
-}
-
-func TestGoldenResponses(t *testing.T) {
-	req := formatstest.Parse(t, responses.Parse, formatstest.ResponsesBody)
-	formatstest.Golden(t, "response.json", formatstest.JSON(t, responses.NewResponse(req, formatstest.Thinking(), formatstest.Options())))
-	formatstest.Golden(t, "response_incomplete.json", formatstest.JSON(t, responses.NewResponse(req, formatstest.Length(), formatstest.Options())))
-	formatstest.Golden(t, "response_failed.json", formatstest.JSON(t, responses.FailedResponse(req, inference.ErrOverloaded, formatstest.Options())))
-
-	var b bytes.Buffer
-	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), formatstest.ThinkingEvents(), nil)
-	formatstest.Golden(t, "responses_stream.sse", b.Bytes())
-
-	b.Reset()
-	final := formatstest.Length()
-	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), []inference.Event{{Text: "Once upon"}, {Final: &final}}, nil)
-	formatstest.Golden(t, "responses_stream_incomplete.sse", b.Bytes())
-
-	b.Reset()
-	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), formatstest.PlainEvents()[:1], errors.New("boom"))
-	formatstest.Golden(t, "responses_stream_failed.sse", b.Bytes())
-}
 
 func TestGoldenErrors(t *testing.T) {
 	cases := map[string]error{
@@ -105,10 +43,6 @@ func TestGoldenErrors(t *testing.T) {
 			formatstest.Golden(t, "error_"+name+"_"+f.name+".txt", []byte(got))
 		}
 	}
-}
-
-func TestGoldenTokenCount(t *testing.T) {
-	formatstest.Golden(t, "count_tokens.json", formatstest.JSON(t, messages.TokenCount{InputTokens: 42}))
 }
 
 func TestGoldenModels(t *testing.T) {

@@ -337,7 +337,7 @@ func TestSDKToolGoldens(t *testing.T) {
 	ctx := context.Background()
 	t.Run("chat", func(t *testing.T) {
 		_, url := formatstest.ServeGolden(t, 200, "chat_completion_tool_calls.json")
-		c, err := formatstest.OpenAI(url).Chat.Completions.New(ctx, chatParams())
+		c, err := formatstest.OpenAI(url).Chat.Completions.New(ctx, formatstest.ChatParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,7 +348,7 @@ func TestSDKToolGoldens(t *testing.T) {
 		}
 		for _, name := range []string{"chat_stream_tool_calls.sse", "chat_stream_text_tool_call.sse"} {
 			_, url := formatstest.ServeGolden(t, 200, name)
-			s := formatstest.OpenAI(url).Chat.Completions.NewStreaming(ctx, chatParams())
+			s := formatstest.OpenAI(url).Chat.Completions.NewStreaming(ctx, formatstest.ChatParams())
 			acc := openai.ChatCompletionAccumulator{}
 			var finished []string
 			for s.Next() {
@@ -372,7 +372,7 @@ func TestSDKToolGoldens(t *testing.T) {
 	})
 	t.Run("messages", func(t *testing.T) {
 		_, url := formatstest.ServeGolden(t, 200, "message_tool_use.json")
-		m, err := formatstest.Anthropic(url).Messages.New(ctx, messagesParams())
+		m, err := formatstest.Anthropic(url).Messages.New(ctx, formatstest.MessagesParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -389,7 +389,7 @@ func TestSDKToolGoldens(t *testing.T) {
 			{"messages_stream_text_tool_use.sse", []string{"text", "tool_use"}},
 		} {
 			_, url := formatstest.ServeGolden(t, 200, tc.name)
-			s := formatstest.Anthropic(url).Messages.NewStreaming(ctx, messagesParams())
+			s := formatstest.Anthropic(url).Messages.NewStreaming(ctx, formatstest.MessagesParams())
 			var acc anthropic.Message
 			for s.Next() {
 				if err := acc.Accumulate(s.Current()); err != nil {
@@ -415,7 +415,7 @@ func TestSDKToolGoldens(t *testing.T) {
 	})
 	t.Run("responses", func(t *testing.T) {
 		_, url := formatstest.ServeGolden(t, 200, "response_function_call.json")
-		r, err := formatstest.OpenAI(url).Responses.New(ctx, responsesParams())
+		r, err := formatstest.OpenAI(url).Responses.New(ctx, formatstest.ResponsesParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -428,7 +428,7 @@ func TestSDKToolGoldens(t *testing.T) {
 		}
 		for _, name := range []string{"responses_stream_function_call.sse", "responses_stream_text_function_call.sse"} {
 			_, url := formatstest.ServeGolden(t, 200, name)
-			s := formatstest.OpenAI(url).Responses.NewStreaming(ctx, responsesParams())
+			s := formatstest.OpenAI(url).Responses.NewStreaming(ctx, formatstest.ResponsesParams())
 			var last oresponses.ResponseStreamEventUnion
 			var args strings.Builder
 			doneArgs := 0

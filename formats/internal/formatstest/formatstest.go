@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,6 +185,21 @@ func Stream(t testing.TB, enc Encoder, events []inference.Event, err error) {
 	if err != nil {
 		if e := enc.Fail(err); e != nil {
 			t.Fatal(e)
+		}
+	}
+}
+
+// ParamNames checks a style's table of parameter names: every name holds
+// as many "[]" as its key, so that each of the path's indexes lands in
+// the name.
+func ParamNames(t testing.TB, names formats.ParamNames) {
+	t.Helper()
+	if len(names) == 0 {
+		t.Fatal("the table is empty")
+	}
+	for key, name := range names {
+		if strings.Count(key, "[]") != strings.Count(name, "[]") {
+			t.Errorf("%q names %q", key, name)
 		}
 	}
 }

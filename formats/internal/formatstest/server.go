@@ -12,6 +12,8 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // Fake is a server that answers every request with one canned response
@@ -100,4 +102,60 @@ func SSEFrames(t testing.TB, body []byte) []SSEFrame {
 		frames = append(frames, f)
 	}
 	return frames
+}
+
+// ChatParams is a chat request of the OpenAI SDK with the sampling
+// parameters it can send.
+func ChatParams() openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{
+		Model:               "core-2-5-pro",
+		Messages:            []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Be brief."), openai.UserMessage("Capital of France?")},
+		MaxCompletionTokens: openai.Int(100),
+		Temperature:         openai.Float(0.5),
+		TopP:                openai.Float(0.9),
+		Seed:                openai.Int(7),
+		N:                   openai.Int(1),
+		User:                openai.String("u1"),
+		FrequencyPenalty:    openai.Float(0.1),
+		PresencePenalty:     openai.Float(0.2),
+		ReasoningEffort:     shared.ReasoningEffortLow,
+		Stop:                openai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{"END"}},
+		Metadata:            shared.Metadata{"k": "v"},
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: "get_weather", Parameters: shared.FunctionParameters{"type": "object"}})},
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}},
+	}
+}
+
+// MessagesParams is a messages request of the Anthropic SDK.
+func MessagesParams() anthropic.MessageNewParams {
+	return anthropic.MessageNewParams{
+		Model:         "core-2-5-pro",
+		MaxTokens:     1024,
+		System:        []anthropic.TextBlockParam{{Text: "Be brief."}},
+		Messages:      []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Capital of France?"))},
+		Thinking:      anthropic.ThinkingConfigParamOfEnabled(512),
+		StopSequences: []string{"END"},
+		TopK:          anthropic.Int(40),
+		Metadata:      anthropic.MetadataParam{UserID: anthropic.String("u1")},
+		Tools: []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather",
+			InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"city": map[string]any{"type": "string"}}}}}},
+	}
+}
+
+// ResponsesParams is a responses request of the OpenAI SDK.
+func ResponsesParams() responses.ResponseNewParams {
+	return responses.ResponseNewParams{
+		Model:           "core-2-5-pro",
+		Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("Capital of France?")},
+		Instructions:    openai.String("Be brief."),
+		MaxOutputTokens: openai.Int(300),
+		Metadata:        shared.Metadata{"topic": "geo"},
+		Reasoning:       shared.ReasoningParam{Effort: shared.ReasoningEffortHigh, Summary: shared.ReasoningSummaryAuto},
+		Store:           openai.Bool(false),
+		Temperature:     openai.Float(0.3),
+		User:            openai.String("u1"),
+		Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{
+			OfJSONSchema: &responses.ResponseFormatTextJSONSchemaConfigParam{Name: "answer", Schema: map[string]any{"type": "object"}}}},
+	}
 }

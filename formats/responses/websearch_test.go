@@ -1,4 +1,4 @@
-package formats_test
+package responses
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
-	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
 	"github.com/openai/openai-go/v3"
@@ -73,13 +72,13 @@ func respSearchEvents() []inference.Event {
 }
 
 func TestGoldenResponsesWebSearch(t *testing.T) {
-	req := formatstest.Parse(t, responses.Parse, searchResponsesBody)
+	req := formatstest.Parse(t, Parse, searchResponsesBody)
 	formatstest.Golden(t, "responses_websearch_request.json", formatstest.JSON(t, req))
-	resp := formatstest.JSON(t, responses.NewResponse(req, respSearch, formatstest.Options()))
+	resp := formatstest.JSON(t, NewResponse(req, respSearch, formatstest.Options()))
 	formatstest.Golden(t, "response_websearch.json", resp)
 
 	var b bytes.Buffer
-	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), respSearchEvents(), nil)
+	formatstest.Stream(t, NewStream(&b, req, formatstest.Options()), respSearchEvents(), nil)
 	formatstest.Golden(t, "responses_stream_websearch.sse", b.Bytes())
 
 	// The stream's last response is the blocking one.
@@ -231,20 +230,20 @@ func TestResponsesWebSearchRequest(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := formatstest.Parse(t, responses.Parse, tc.body)
+			r := formatstest.Parse(t, Parse, tc.body)
 			if !reflect.DeepEqual(r.Search, tc.want) || r.ToolChoice.Mode != tc.choice {
 				t.Errorf("Search %+v, tool choice %q; want %+v, %q", r.Search, r.ToolChoice.Mode, tc.want, tc.choice)
 			}
 			if in := r.Inference(); !reflect.DeepEqual(in.Search, tc.want) {
 				t.Errorf("the engine gets %+v", in.Search)
 			}
-			// What the response echoes and responses.NewRequest writes
+			// What the response echoes and NewRequest writes
 			// reads back as the same request.
-			b, err := formats.Marshal(responses.NewRequest(r))
+			b, err := formats.Marshal(NewRequest(r))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if back := formatstest.Parse(t, responses.Parse, string(b)); !reflect.DeepEqual(back.Search, r.Search) || back.ToolChoice != r.ToolChoice {
+			if back := formatstest.Parse(t, Parse, string(b)); !reflect.DeepEqual(back.Search, r.Search) || back.ToolChoice != r.ToolChoice {
 				t.Errorf("%s reads back as %+v, %+v", b, back.Search, back.ToolChoice)
 			}
 		})
@@ -268,7 +267,7 @@ func TestResponsesWebSearchRequestErrors(t *testing.T) {
 		{"item type", `{"model":"m","input":[{"type":"file_search_call"}]}`, "input[0].type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := responses.Parse([]byte(tc.body))
+			_, err := Parse([]byte(tc.body))
 			e := formats.ErrorOf(err)
 			if err == nil || e.Status != 400 || e.Param != tc.param || !strings.Contains(e.Message, tc.param) {
 				t.Errorf("%s gives %v, want a 400 naming %s", tc.body, err, tc.param)
@@ -283,7 +282,7 @@ func TestResponsesWebSearchRequestErrors(t *testing.T) {
 // tool result that says the results are not kept and where they came
 // from.
 func TestResponsesWebSearchHistory(t *testing.T) {
-	r := formatstest.Parse(t, responses.Parse, `{"model":"m","input":[{"role":"user","content":"Lyon?"},
+	r := formatstest.Parse(t, Parse, `{"model":"m","input":[{"role":"user","content":"Lyon?"},
 		{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},
 		{"type":"web_search_call","id":"ws_a","status":"completed","action":{"type":"search","query":"Lyon","sources":[{"type":"url","url":"https://a.org"},{"type":"url","url":"https://b.org"}]}},
 		{"type":"web_search_call","status":"failed","action":{"type":"search","queries":["x","y"]}},

@@ -1,4 +1,4 @@
-package formats_test
+package messages
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
-	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
 )
@@ -117,21 +116,21 @@ Lyon is a city in France.
 Cite a result you use with its number in brackets, such as [1].`
 
 func TestGoldenMessagesWebSearch(t *testing.T) {
-	req := formatstest.Parse(t, messages.Parse, searchBody)
-	formatstest.Golden(t, "message_websearch.json", formatstest.JSON(t, messages.NewMessage(req, resSearch, formatstest.Options())))
+	req := formatstest.Parse(t, Parse, searchBody)
+	formatstest.Golden(t, "message_websearch.json", formatstest.JSON(t, NewMessage(req, resSearch, formatstest.Options())))
 
 	var b bytes.Buffer
-	s := messages.NewStream(&b, req, formatstest.Options())
+	s := NewStream(&b, req, formatstest.Options())
 	s.InputTokens = 300
 	formatstest.Stream(t, s, searchEvents(), nil)
 	formatstest.Golden(t, "messages_stream_websearch.sse", b.Bytes())
 
 	// The request that gives the answer back, as the engine reads it.
-	content, err := formats.Marshal(messages.NewMessage(req, resSearch, formatstest.Options()).Content)
+	content, err := formats.Marshal(NewMessage(req, resSearch, formatstest.Options()).Content)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := formatstest.Parse(t, messages.Parse, string(followUp(t, content)))
+	next := formatstest.Parse(t, Parse, string(followUp(t, content)))
 	formatstest.Golden(t, "messages_websearch_request.json", formatstest.JSON(t, struct {
 		Search     *inference.SearchOptions
 		ToolChoice formats.ToolChoice
@@ -139,11 +138,11 @@ func TestGoldenMessagesWebSearch(t *testing.T) {
 	}{next.Search, next.ToolChoice, next.Messages}))
 
 	// The canonical request written back in the messages style.
-	written, err := formats.Marshal(messages.NewRequest(req))
+	written, err := formats.Marshal(NewRequest(req))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := formatstest.Parse(t, messages.Parse, string(written)); !reflect.DeepEqual(again.Search, req.Search) || again.ToolChoice != req.ToolChoice {
+	if again := formatstest.Parse(t, Parse, string(written)); !reflect.DeepEqual(again.Search, req.Search) || again.ToolChoice != req.ToolChoice {
 		t.Errorf("written back %s: search %+v, choice %+v", written, again.Search, again.ToolChoice)
 	}
 }
@@ -152,8 +151,8 @@ func TestGoldenMessagesWebSearch(t *testing.T) {
 // search's two blocks, each cited span a text block with its citations,
 // and the text between and after in blocks of their own.
 func TestMessageWebSearchBlocks(t *testing.T) {
-	req := formatstest.Parse(t, messages.Parse, searchBody)
-	m := messages.NewMessage(req, resSearch, formatstest.Options())
+	req := formatstest.Parse(t, Parse, searchBody)
+	m := NewMessage(req, resSearch, formatstest.Options())
 	type block struct{ typ, text, id string }
 	var got []block
 	for _, b := range m.Content {
@@ -200,7 +199,7 @@ func TestMessageWebSearchBlocks(t *testing.T) {
 		t.Errorf("usage %+v", m.Usage)
 	}
 	// A request without the tool keeps its usage as it was.
-	if u := messages.NewMessage(formatstest.Parse(t, messages.Parse, formatstest.MessagesBody), formatstest.Thinking(), formatstest.Options()).Usage; u.ServerToolUse != nil {
+	if u := NewMessage(formatstest.Parse(t, Parse, formatstest.MessagesBody), formatstest.Thinking(), formatstest.Options()).Usage; u.ServerToolUse != nil {
 		t.Errorf("usage without search %+v", u)
 	}
 
@@ -218,8 +217,8 @@ func TestMessageWebSearchBlocks(t *testing.T) {
 // pieces or all in the final result; the SDK accumulates the stream into
 // the message it decodes from the non-streamed body.
 func TestMessagesStreamWebSearchMatches(t *testing.T) {
-	req := formatstest.Parse(t, messages.Parse, searchBody)
-	body, err := formats.Marshal(messages.NewMessage(req, resSearch, formatstest.Options()))
+	req := formatstest.Parse(t, Parse, searchBody)
+	body, err := formats.Marshal(NewMessage(req, resSearch, formatstest.Options()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +240,7 @@ func TestMessagesStreamWebSearchMatches(t *testing.T) {
 	thinking.Searches = slices.Clone(resSearch.Searches)
 	thinking.Searches[0].ReasoningAt = len("First, search. ")
 	thinking.Searches[1].ReasoningAt = len("First, search. Lyon is in the results. ")
-	body, err = formats.Marshal(messages.NewMessage(req, thinking, formatstest.Options()))
+	body, err = formats.Marshal(NewMessage(req, thinking, formatstest.Options()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,12 +285,12 @@ func sameStream(t *testing.T, req formats.Request, events []inference.Event, wan
 	{
 		{
 			var b bytes.Buffer
-			formatstest.Stream(t, messages.NewStream(&b, req, formatstest.Options()), events, nil)
+			formatstest.Stream(t, NewStream(&b, req, formatstest.Options()), events, nil)
 			checkMessagesFrames(t, b.Bytes())
 			f := &formatstest.Fake{Status: 200, ContentType: "text/event-stream", Body: b.Bytes()}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
-			s := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
+			s := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), formatstest.MessagesParams())
 			var acc anthropic.Message
 			citations := 0
 			for s.Next() {
@@ -341,7 +340,7 @@ func sameBlocks(t *testing.T, got, want []anthropic.ContentBlockUnion) {
 // (ToParam) in a request that reads as the conversation the engine had.
 func TestSDKMessagesWebSearch(t *testing.T) {
 	f, url := formatstest.ServeGolden(t, 200, "message_websearch.json")
-	params := messagesParams()
+	params := formatstest.MessagesParams()
 	params.Tools = []anthropic.ToolUnionParam{{OfWebSearchTool20250305: &anthropic.WebSearchTool20250305Param{
 		MaxUses: anthropic.Int(2), AllowedDomains: []string{"example.org"},
 		UserLocation: anthropic.UserLocationParam{City: anthropic.String("Lyon"), Country: anthropic.String("FR")}}}}
@@ -350,7 +349,7 @@ func TestSDKMessagesWebSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := messages.Parse(f.Got)
+	req, err := Parse(f.Got)
 	if err != nil {
 		t.Fatalf("the SDK's request does not parse: %v\n%s", err, f.Got)
 	}
@@ -386,7 +385,7 @@ func TestSDKMessagesWebSearch(t *testing.T) {
 	if _, err := formatstest.Anthropic(url).Messages.New(context.Background(), next); err != nil {
 		t.Fatal(err)
 	}
-	got, err := messages.Parse(f.Got)
+	got, err := Parse(f.Got)
 	if err != nil {
 		t.Fatalf("the SDK's follow-up does not parse: %v\n%s", err, f.Got)
 	}
@@ -426,12 +425,12 @@ func checkSearchHistory(t *testing.T, msgs []inference.Message) {
 // engine's own search turns: the same tool calls, and the results as the
 // model read them.
 func TestMessagesWebSearchHistory(t *testing.T) {
-	req := formatstest.Parse(t, messages.Parse, searchBody)
-	content, err := formats.Marshal(messages.NewMessage(req, resSearch, formatstest.Options()).Content)
+	req := formatstest.Parse(t, Parse, searchBody)
+	content, err := formats.Marshal(NewMessage(req, resSearch, formatstest.Options()).Content)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := messages.Parse(followUp(t, content))
+	next, err := Parse(followUp(t, content))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +470,7 @@ func TestMessagesWebSearchTool(t *testing.T) {
 			inference.SearchOptions{Results: 5, ContentChars: 1000}, "function"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := formatstest.Parse(t, messages.Parse, tc.body)
+			req := formatstest.Parse(t, Parse, tc.body)
 			if req.Search == nil || !reflect.DeepEqual(*req.Search, tc.want) || req.ToolChoice.Mode != tc.mode {
 				t.Errorf("search %+v, choice %+v", req.Search, req.ToolChoice)
 			}
@@ -498,8 +497,8 @@ func TestMessagesWebSearchErrors(t *testing.T) {
 	}
 	// The content of the first search's result block, as a message
 	// gives it.
-	var first *messages.WebSearchContent
-	for _, b := range messages.NewMessage(formatstest.Parse(t, messages.Parse, searchBody), resSearch, formatstest.Options()).Content {
+	var first *WebSearchContent
+	for _, b := range NewMessage(formatstest.Parse(t, Parse, searchBody), resSearch, formatstest.Options()).Content {
 		if b.Type == "web_search_tool_result" && first == nil {
 			first = b.WebSearch
 		}
@@ -535,7 +534,7 @@ func TestMessagesWebSearchErrors(t *testing.T) {
 		{"result from the user", `{"model":"m","messages":[{"role":"user","content":[` + result(string(good)) + `]}]}`, "messages[0].content[0].type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := messages.Parse([]byte(tc.body))
+			_, err := Parse([]byte(tc.body))
 			var re *formats.RequestError
 			if !errors.As(err, &re) || re.Param != tc.param || !strings.Contains(re.Message, strings.TrimSuffix(tc.param, ".type")) {
 				t.Errorf("got %v (param %q), want a 400 naming %s", err, paramOf(re), tc.param)

@@ -1,4 +1,4 @@
-package formats_test
+package chat
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/formats"
-	"github.com/inferkit/inferkit/formats/chat"
 	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/search"
@@ -17,7 +16,7 @@ import (
 func TestChatWebSearchOptions(t *testing.T) {
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{"search_context_size":"low",
 		"user_location":{"type":"approximate","approximate":{"city":"Lyon","country":"FR","timezone":"Europe/Paris"}}}}`
-	r, err := chat.Parse([]byte(body))
+	r, err := Parse([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +25,11 @@ func TestChatWebSearchOptions(t *testing.T) {
 		t.Errorf("search %+v, want %+v", r.Search, want)
 	}
 	// Back to the wire and in again: the same request.
-	again, err := chat.Parse(formatstest.JSON(t, chat.NewRequest(r)))
+	again, err := Parse(formatstest.JSON(t, NewRequest(r)))
 	if err != nil || !reflect.DeepEqual(again.Search, want) {
 		t.Errorf("round trip: %+v, %v", again.Search, err)
 	}
-	r, err = chat.Parse([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{}}`))
+	r, err = Parse([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{}}`))
 	if err != nil || r.Search == nil || r.Search.Results != 5 || r.Search.ContentChars != 1000 || !r.Search.Force {
 		t.Errorf("empty options: %+v, %v; want medium, forced", r.Search, err)
 	}
@@ -46,17 +45,17 @@ func TestChatAnnotations(t *testing.T) {
 		{Start: strings.Index(text, "Paris"), End: len(text) - 1, Source: 1, URL: "https://example.org/paris", Title: "Paris"},
 	}
 	res := inference.Result{Text: text, Citations: cites, FinishReason: inference.FinishStop}
-	want := []chat.Annotation{
-		{Type: "url_citation", URLCitation: chat.URLCitation{StartIndex: 0, EndIndex: 17, URL: "https://example.org/lyon", Title: "Lyon"}},
-		{Type: "url_citation", URLCitation: chat.URLCitation{StartIndex: 19, EndIndex: 28, URL: "https://example.org/paris", Title: "Paris"}},
+	want := []Annotation{
+		{Type: "url_citation", URLCitation: URLCitation{StartIndex: 0, EndIndex: 17, URL: "https://example.org/lyon", Title: "Lyon"}},
+		{Type: "url_citation", URLCitation: URLCitation{StartIndex: 19, EndIndex: 28, URL: "https://example.org/paris", Title: "Paris"}},
 	}
-	c := chat.NewCompletion(formats.Request{Request: inference.Request{Model: "m"}}, []inference.Result{res}, formats.Options{})
+	c := NewCompletion(formats.Request{Request: inference.Request{Model: "m"}}, []inference.Result{res}, formats.Options{})
 	if got := c.Choices[0].Message.Annotations; !reflect.DeepEqual(got, want) {
 		t.Errorf("completion annotations %+v, want %+v", got, want)
 	}
 
 	var buf bytes.Buffer
-	s := chat.NewStream(&buf, formats.Request{Request: inference.Request{Model: "m"}}, formats.Options{})
+	s := NewStream(&buf, formats.Request{Request: inference.Request{Model: "m"}}, formats.Options{})
 	cut := strings.Index(text, " Paris")
 	for _, ev := range []inference.Event{
 		{Text: text[:cut], Citations: cites[:1]},
@@ -67,13 +66,13 @@ func TestChatAnnotations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var got []chat.Annotation
+	var got []Annotation
 	for line := range strings.Lines(buf.String()) {
 		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
 		if !ok || data == "[DONE]" {
 			continue
 		}
-		var chunk chat.Chunk
+		var chunk Chunk
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package formats_test
+package responses
 
 import (
 	"encoding/json"
@@ -10,7 +10,6 @@ import (
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/formats/internal/wire"
-	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/openai/openai-go/v3/packages/respjson"
 	oresponses "github.com/openai/openai-go/v3/responses"
@@ -145,7 +144,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		"reasoning":{"effort":"low","summary":"detailed"},"text":{"format":{"type":"json_object"},"verbosity":"low"},
 		"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}],"metadata":{"k":"v"},
 		"instructions":"Be brief.","previous_response_id":"resp_0","include":["reasoning.encrypted_content"]}`
-	req := formatstest.Parse(t, responses.Parse, body)
+	req := formatstest.Parse(t, Parse, body)
 	if req.PresencePenalty != 0.5 || req.FrequencyPenalty != -0.25 || *req.MaxToolCalls != 3 || req.PromptCacheKey != "pk" || req.SafetyIdentifier != "sid" {
 		t.Fatalf("request %+v", req)
 	}
@@ -153,7 +152,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		t.Errorf("the engine gets penalties %v, %v", ir.PresencePenalty, ir.FrequencyPenalty)
 	}
 	res := inference.Result{Text: "{}", FinishReason: inference.FinishStop, Usage: inference.Usage{PromptTokens: 20, CachedTokens: 8, CompletionTokens: 3}}
-	data := formatstest.JSON(t, responses.NewResponse(req, res, formatstest.Options()))
+	data := formatstest.JSON(t, NewResponse(req, res, formatstest.Options()))
 	r := checkResponseObject(t, "echo", data)
 	var raw map[string]any
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -173,7 +172,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 		t.Errorf("usage %+v", u)
 	}
 	// Unset, the optional echoes are null and the defaults are the spec's.
-	r = checkResponseObject(t, "defaults", formatstest.JSON(t, responses.NewResponse(formatstest.Parse(t, responses.Parse, `{"model":"m","input":"hi"}`), res, formatstest.Options())))
+	r = checkResponseObject(t, "defaults", formatstest.JSON(t, NewResponse(formatstest.Parse(t, Parse, `{"model":"m","input":"hi"}`), res, formatstest.Options())))
 	if r.JSON.MaxToolCalls.Valid() || r.JSON.PromptCacheKey.Valid() || r.JSON.SafetyIdentifier.Valid() || r.JSON.User.Valid() ||
 		r.Temperature != 0.1 || r.TopP != 1 || r.MaxOutputTokens != 512 || !r.ParallelToolCalls || r.Reasoning.Effort != "medium" {
 		t.Errorf("defaults %s", r.RawJSON())
@@ -182,7 +181,7 @@ func TestResponseEchoesRequest(t *testing.T) {
 
 // TestResponsesRequestFields checks that each field the responses parser
 // accepts is applied or refused with a 400 naming it: every JSON field
-// of responses.Request must have a case here.
+// of Request must have a case here.
 func TestResponsesRequestFields(t *testing.T) {
 	resp := func(extra string) string { return `{"model":"m","input":"hi"` + extra + `}` }
 	type check func(formats.Request) bool
@@ -224,7 +223,7 @@ func TestResponsesRequestFields(t *testing.T) {
 		"conversation": {resp(`,"conversation":null`), func(formats.Request) bool { return true }, resp(`,"conversation":"conv_1"`), "conversation"},
 		"prompt":       {resp(`,"prompt":null`), func(formats.Request) bool { return true }, resp(`,"prompt":{"id":"pmpt_1"}`), "prompt"},
 	}
-	rt := reflect.TypeFor[responses.Request]()
+	rt := reflect.TypeFor[Request]()
 	for i := range rt.NumField() {
 		key, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		if _, ok := cases[key]; !ok {
@@ -232,11 +231,11 @@ func TestResponsesRequestFields(t *testing.T) {
 		}
 	}
 	for key, tc := range cases {
-		r, err := responses.Parse([]byte(tc.ok))
+		r, err := Parse([]byte(tc.ok))
 		if err != nil || !tc.applied(r) {
 			t.Errorf("%s: %s gives %+v, %v", key, tc.ok, r, err)
 		}
-		_, err = responses.Parse([]byte(tc.bad))
+		_, err = Parse([]byte(tc.bad))
 		if e := formats.ErrorOf(err); err == nil || e.Status != 400 || e.Param != tc.param {
 			t.Errorf("%s: %s gives %v, want a 400 naming %s", key, tc.bad, err, tc.param)
 		}
@@ -246,13 +245,13 @@ func TestResponsesRequestFields(t *testing.T) {
 // TestResponsesRequestRoundTrip checks that the parameters the response
 // echoes survive the conversion back into a responses request.
 func TestResponsesRequestRoundTrip(t *testing.T) {
-	req := formatstest.Parse(t, responses.Parse, `{"model":"m","input":"hi","presence_penalty":0.5,"frequency_penalty":-1,
+	req := formatstest.Parse(t, Parse, `{"model":"m","input":"hi","presence_penalty":0.5,"frequency_penalty":-1,
 		"max_tool_calls":0,"prompt_cache_key":"pk","safety_identifier":"sid"}`)
-	b, err := formats.Marshal(responses.NewRequest(req))
+	b, err := formats.Marshal(NewRequest(req))
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := formatstest.Parse(t, responses.Parse, string(b))
+	back := formatstest.Parse(t, Parse, string(b))
 	if back.PresencePenalty != 0.5 || back.FrequencyPenalty != -1 || back.MaxToolCalls == nil || *back.MaxToolCalls != 0 ||
 		back.PromptCacheKey != "pk" || back.SafetyIdentifier != "sid" {
 		t.Errorf("%s reads back as %+v", b, back)

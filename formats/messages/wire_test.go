@@ -1,4 +1,4 @@
-package formats_test
+package messages
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/internal/formatstest"
-	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -37,7 +36,7 @@ func checkMessagesFrames(t *testing.T, body []byte) {
 			t.Errorf("frame %d has %d event lines: %+v", i, f.Events, f)
 		}
 		if f.Data == "[DONE]" {
-			if f.Event != messages.DoneEvent || i != len(frames)-1 {
+			if f.Event != DoneEvent || i != len(frames)-1 {
 				t.Errorf("frame %d: [DONE] with event %q, %d frames", i, f.Event, len(frames))
 			}
 			continue
@@ -52,7 +51,7 @@ func checkMessagesFrames(t *testing.T, body []byte) {
 // TestMessagesStreamFramesNamed reads every messages stream golden as raw
 // SSE: each frame has an event line, the closing [DONE] included.
 func TestMessagesStreamFramesNamed(t *testing.T) {
-	names, err := filepath.Glob(filepath.Join("testdata", "messages_stream*.sse"))
+	names, err := filepath.Glob(filepath.Join("..", "testdata", "messages_stream*.sse"))
 	if err != nil || len(names) < 4 {
 		t.Fatalf("goldens %v, %v", names, err)
 	}
@@ -74,15 +73,15 @@ func TestMessagesStreamFramesNamed(t *testing.T) {
 // name is ping.
 func TestMessagesDoneEventSkipped(t *testing.T) {
 	var b bytes.Buffer
-	formatstest.Stream(t, messages.NewStream(&b, formats.Request{}, formatstest.Options()), formatstest.PlainEvents(), nil)
+	formatstest.Stream(t, NewStream(&b, formats.Request{}, formatstest.Options()), formatstest.PlainEvents(), nil)
 	for _, tc := range []struct {
 		event string
 		ok    bool
-	}{{messages.DoneEvent, true}, {"done", false}} {
-		body := bytes.Replace(b.Bytes(), []byte("event: "+messages.DoneEvent+"\ndata: [DONE]"), []byte("event: "+tc.event+"\ndata: [DONE]"), 1)
+	}{{DoneEvent, true}, {"done", false}} {
+		body := bytes.Replace(b.Bytes(), []byte("event: "+DoneEvent+"\ndata: [DONE]"), []byte("event: "+tc.event+"\ndata: [DONE]"), 1)
 		f := &formatstest.Fake{Status: 200, ContentType: "text/event-stream", Body: body}
 		srv := httptest.NewServer(f)
-		s := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
+		s := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), formatstest.MessagesParams())
 		n := 0
 		for s.Next() {
 			n++
@@ -146,7 +145,7 @@ func TestMessagesErrorTypes(t *testing.T) {
 			f := &formatstest.Fake{Status: tc.status, ContentType: "application/json", Body: body}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
-			_, err := formatstest.Anthropic(srv.URL).Messages.New(context.Background(), messagesParams())
+			_, err := formatstest.Anthropic(srv.URL).Messages.New(context.Background(), formatstest.MessagesParams())
 			var ae *anthropic.Error
 			if !errors.As(err, &ae) || ae.StatusCode != tc.status || string(ae.Type()) != tc.want {
 				t.Errorf("SDK error %v", err)
@@ -154,7 +153,7 @@ func TestMessagesErrorTypes(t *testing.T) {
 
 			// The same error after the headers: an event: error frame.
 			var b bytes.Buffer
-			s := messages.NewStream(&b, formats.Request{}, formatstest.Options())
+			s := NewStream(&b, formats.Request{}, formatstest.Options())
 			formatstest.Stream(t, s, formatstest.PlainEvents()[:1], tc.err)
 			frames := formatstest.SSEFrames(t, b.Bytes())
 			if last := frames[len(frames)-1]; last.Event != "error" || !bytes.Contains(body, []byte(last.Data)) {
@@ -162,7 +161,7 @@ func TestMessagesErrorTypes(t *testing.T) {
 			}
 			checkMessagesFrames(t, b.Bytes())
 			f.Status, f.ContentType, f.Body = 200, "text/event-stream", b.Bytes()
-			st := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), messagesParams())
+			st := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), formatstest.MessagesParams())
 			for st.Next() {
 			}
 			if err := st.Err(); !errors.As(err, &ae) || string(ae.Type()) != tc.want {
@@ -184,8 +183,8 @@ func TestMessagesUsageSplit(t *testing.T) {
 		{PromptTokens: 30, CachedTokens: 30, CompletionTokens: 1},
 	} {
 		res := inference.Result{Text: "hi", FinishReason: inference.FinishStop, Usage: u}
-		m := messages.NewMessage(formats.Request{}, res, formatstest.Options())
-		want := messages.Usage{OutputTokens: u.CompletionTokens, CacheCreationInputTokens: u.PromptTokens - u.CachedTokens, CacheReadInputTokens: u.CachedTokens}
+		m := NewMessage(formats.Request{}, res, formatstest.Options())
+		want := Usage{OutputTokens: u.CompletionTokens, CacheCreationInputTokens: u.PromptTokens - u.CachedTokens, CacheReadInputTokens: u.CachedTokens}
 		if m.Usage != want || m.Usage.InputTokens+m.Usage.CacheCreationInputTokens+m.Usage.CacheReadInputTokens != u.PromptTokens {
 			t.Errorf("%+v: usage %+v, want %+v", u, m.Usage, want)
 		}
@@ -194,10 +193,10 @@ func TestMessagesUsageSplit(t *testing.T) {
 		}
 
 		var b bytes.Buffer
-		s := messages.NewStream(&b, formats.Request{}, formatstest.Options())
+		s := NewStream(&b, formats.Request{}, formatstest.Options())
 		s.InputTokens = u.PromptTokens
 		formatstest.Stream(t, s, []inference.Event{{Text: "hi"}, {Final: &res}}, nil)
-		var start, delta messages.Event
+		var start, delta Event
 		for _, f := range formatstest.SSEFrames(t, b.Bytes()) {
 			switch f.Event {
 			case "message_start":
@@ -206,7 +205,7 @@ func TestMessagesUsageSplit(t *testing.T) {
 				_ = json.Unmarshal([]byte(f.Data), &delta)
 			}
 		}
-		if start.Message == nil || start.Message.Usage != (messages.Usage{InputTokens: u.PromptTokens}) {
+		if start.Message == nil || start.Message.Usage != (Usage{InputTokens: u.PromptTokens}) {
 			t.Errorf("%+v: message_start %+v", u, start.Message)
 		}
 		if delta.Usage == nil || *delta.Usage != want {

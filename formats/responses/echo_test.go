@@ -1,10 +1,9 @@
-package formats_test
+package responses
 
 import (
 	"testing"
 
 	"github.com/inferkit/inferkit/formats/internal/formatstest"
-	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -22,14 +21,14 @@ func TestResponsesEchoSearchTool(t *testing.T) {
 		{"none", `"tools":[{"type":"web_search"}],"tool_choice":"none"`, "web_search", "none", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := responses.Parse([]byte(`{"model":"m","input":"hi",` + tc.body + `}`))
+			req, err := Parse([]byte(`{"model":"m","input":"hi",` + tc.body + `}`))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if (req.Search != nil) != tc.search {
 				t.Errorf("search %+v, want it offered: %v", req.Search, tc.search)
 			}
-			r := responses.NewResponse(req, inference.Result{Text: "x", FinishReason: inference.FinishStop}, formatstest.Options())
+			r := NewResponse(req, inference.Result{Text: "x", FinishReason: inference.FinishStop}, formatstest.Options())
 			if len(r.Tools) != 1 || r.Tools[0].Type != tc.tool || r.ToolChoice.Mode != tc.choice {
 				t.Fatalf("echo: tools %+v, tool_choice %+v; want %s and %s", r.Tools, r.ToolChoice, tc.tool, tc.choice)
 			}
