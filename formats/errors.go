@@ -55,15 +55,16 @@ const (
 	// StyleChat is chat completions: {error:{message,type,param,code}}.
 	StyleChat Style = iota
 	// StyleMessages is messages: {type:"error", error:{type, message,
-	// error:{type, message}}} (see MessagesErrorBody).
+	// error:{type, message}}}, Anthropic's body with the spec's nested
+	// copy of the type and message.
 	StyleMessages
 	// StyleResponses is responses, with the chat shape.
 	StyleResponses
 	// StyleModels is the model catalog, with the chat shape.
 	StyleModels
-	// StyleSystemOne is System One's decision API (see
-	// SystemOneValidation and SystemOneError): a client error is a 422
-	// {detail:[{loc,msg,type}]}, the rest {detail:{error_type,message}}.
+	// StyleSystemOne is System One's decision API: a client error is a
+	// 422 {detail:[{loc,msg,type}]}, FastAPI's, the rest
+	// {detail:{error_type,message}}.
 	StyleSystemOne
 )
 
@@ -148,9 +149,9 @@ func (e *Error) Type(f Style) string {
 	return "invalid_request_error"
 }
 
-// ErrorBody is the JSON error object of the chat, responses and models
+// errorBody is the JSON error object of the chat, responses and models
 // styles, and the inner object of a failed response.
-type ErrorBody struct {
+type errorBody struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
 	// Param is null when no parameter is at fault.
@@ -158,12 +159,12 @@ type ErrorBody struct {
 	Code  string  `json:"code"`
 }
 
-// errorEnvelope is {error: ErrorBody}.
+// errorEnvelope is {error: errorBody}.
 type errorEnvelope struct {
-	Error ErrorBody `json:"error"`
+	Error errorBody `json:"error"`
 }
 
-// MessagesErrorBody is the error body of the messages style, for a
+// messagesErrorBody is the error body of the messages style, for a
 // status and for an in-stream `event: error`:
 //
 //	{"type":"error","error":{"type":T,"message":M,"error":{"type":T,"message":M}}}
@@ -177,23 +178,23 @@ type errorEnvelope struct {
 // Anthropic's documented types (see Error.Type) for the SDKs to report
 // it: error.type and error.error.type are always the same documented
 // type.
-type MessagesErrorBody struct {
+type messagesErrorBody struct {
 	Type  string             `json:"type"`
-	Error MessagesErrorOuter `json:"error"`
+	Error messagesErrorOuter `json:"error"`
 }
 
-// MessagesErrorOuter is the "error" member of a MessagesErrorBody: the
+// messagesErrorOuter is the "error" member of a messagesErrorBody: the
 // Anthropic error object, with the spec's nested copy of its type and
 // message.
-type MessagesErrorOuter struct {
+type messagesErrorOuter struct {
 	Type    string             `json:"type"`
 	Message string             `json:"message"`
-	Error   MessagesErrorInner `json:"error"`
+	Error   messagesErrorInner `json:"error"`
 }
 
-// MessagesErrorInner carries the type (such as authentication_error) and
+// messagesErrorInner carries the type (such as authentication_error) and
 // message of a messages-style error.
-type MessagesErrorInner struct {
+type messagesErrorInner struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
@@ -205,9 +206,9 @@ func (e *Error) Body(f Style) []byte {
 		v = e.systemOne()
 	} else if f == StyleMessages {
 		t := e.Type(f)
-		v = MessagesErrorBody{Type: "error", Error: MessagesErrorOuter{
+		v = messagesErrorBody{Type: "error", Error: messagesErrorOuter{
 			Type: t, Message: e.Message,
-			Error: MessagesErrorInner{Type: t, Message: e.Message},
+			Error: messagesErrorInner{Type: t, Message: e.Message},
 		}}
 	} else {
 		v = errorEnvelope{Error: e.object(f)}
@@ -220,8 +221,8 @@ func (e *Error) Body(f Style) []byte {
 }
 
 // object returns the chat-shaped error object of e.
-func (e *Error) object(f Style) ErrorBody {
-	o := ErrorBody{Message: e.Message, Type: e.Type(f), Code: e.Code}
+func (e *Error) object(f Style) errorBody {
+	o := errorBody{Message: e.Message, Type: e.Type(f), Code: e.Code}
 	if e.Param != "" {
 		p := e.Param
 		o.Param = &p

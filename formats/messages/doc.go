@@ -10,8 +10,8 @@
 // Request: Error maps an engine's error about a field, such as the schema
 // at Tools[2].Parameters, to this style's parameter, tools[2].input_schema,
 // before formats.WriteError writes it in formats.StyleMessages, whose
-// error body (formats.MessagesErrorBody) is the hub's. The shared core
-// (the hub request, errors, Server-Sent Events) is package formats.
+// error body is the hub's. The shared core (the hub request, errors,
+// Server-Sent Events) is package formats.
 //
 // Its types are plain data, safe for concurrent reads, except Stream,
 // which one goroutine drives; none needs closing.
