@@ -316,19 +316,7 @@ func (m InputMessage) canonical(path string) ([]inference.Message, error) {
 		case "text":
 			msg.Content = append(msg.Content, inference.Part{Text: b.Text})
 		case "image":
-			if b.Source == nil {
-				return nil, formats.Missing(bp + ".source")
-			}
-			var part inference.Part
-			var err error
-			switch b.Source.Type {
-			case "base64":
-				part.Image, err = wire.DecodeBase64(bp+".source.data", b.Source.Data)
-			case "url":
-				part, err = wire.RemoteImage(bp+".source.url", b.Source.URL)
-			default:
-				err = formats.Invalid(bp+".source.type", "%s.source.type must be base64 or url, got %q", bp, b.Source.Type)
-			}
+			part, err := b.image(bp)
 			if err != nil {
 				return nil, err
 			}
@@ -399,21 +387,9 @@ func (m InputMessage) canonical(path string) ([]inference.Message, error) {
 			if b.ToolUseID == "" {
 				return nil, formats.Missing(bp + ".tool_use_id")
 			}
-			res := inference.Message{Role: inference.RoleTool, ToolCallID: b.ToolUseID}
-			if b.Content != nil {
-				if b.Content.err != nil {
-					return nil, wire.Prefixed(bp+".content", b.Content.err)
-				}
-				if b.Content.Blocks == nil {
-					res.Content = []inference.Part{{Text: b.Content.Text}}
-				}
-				for k, c := range b.Content.Blocks {
-					if c.Type != "text" {
-						cp := fmt.Sprintf("%s.content[%d].type", bp, k)
-						return nil, formats.Invalid(cp, "%s: tool_result content must be text blocks", cp)
-					}
-					res.Content = append(res.Content, inference.Part{Text: c.Text})
-				}
+			res, err := b.toolResult(bp)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, res)
 		case "":
@@ -427,6 +403,45 @@ func (m InputMessage) canonical(path string) ([]inference.Message, error) {
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+// image returns the part of an image block at path bp: its bytes, or the
+// URL it names, which the server fetches.
+func (b Block) image(bp string) (inference.Part, error) {
+	if b.Source == nil {
+		return inference.Part{}, formats.Missing(bp + ".source")
+	}
+	switch b.Source.Type {
+	case "base64":
+		img, err := wire.DecodeBase64(bp+".source.data", b.Source.Data)
+		return inference.Part{Image: img}, err
+	case "url":
+		return wire.RemoteImage(bp+".source.url", b.Source.URL)
+	}
+	return inference.Part{}, formats.Invalid(bp+".source.type", "%s.source.type must be base64 or url, got %q", bp, b.Source.Type)
+}
+
+// toolResult returns the tool message of a tool_result block at path bp,
+// whose content is a string or text blocks.
+func (b Block) toolResult(bp string) (inference.Message, error) {
+	res := inference.Message{Role: inference.RoleTool, ToolCallID: b.ToolUseID}
+	if b.Content == nil {
+		return res, nil
+	}
+	if b.Content.err != nil {
+		return res, wire.Prefixed(bp+".content", b.Content.err)
+	}
+	if b.Content.Blocks == nil {
+		res.Content = []inference.Part{{Text: b.Content.Text}}
+	}
+	for k, c := range b.Content.Blocks {
+		if c.Type != "text" {
+			cp := fmt.Sprintf("%s.content[%d].type", bp, k)
+			return res, formats.Invalid(cp, "%s: tool_result content must be text blocks", cp)
+		}
+		res.Content = append(res.Content, inference.Part{Text: c.Text})
+	}
+	return res, nil
 }
 
 // isToolResults reports whether blocks are all tool_result blocks.
