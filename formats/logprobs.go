@@ -1,10 +1,6 @@
 package formats
 
 import (
-	"fmt"
-	"strings"
-	"unicode/utf8"
-
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -24,21 +20,6 @@ type TopLogprob struct {
 	Token   string  `json:"token"`
 	Logprob float64 `json:"logprob"`
 	Bytes   []int   `json:"bytes"`
-}
-
-// TokenText is how a token's bytes are written as text: the text itself
-// when the bytes are valid UTF-8, else "bytes:" and each byte as \xNN, as
-// OpenAI writes a token that holds part of a character.
-func TokenText(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var s strings.Builder
-	s.WriteString("bytes:")
-	for _, c := range b {
-		fmt.Fprintf(&s, `\x%02x`, c)
-	}
-	return s.String()
 }
 
 // SetLogprobs sets r's Logprobs and TopLogprobs from a style's

@@ -249,7 +249,7 @@ func (l *Logprobs) add(lps []inference.TokenLogprob, offset int, prompt bool) in
 		if prompt && len(l.Tokens) == 0 && len(lp.Bytes) == 0 {
 			continue
 		}
-		l.Tokens = append(l.Tokens, formats.TokenText(lp.Bytes))
+		l.Tokens = append(l.Tokens, wire.TokenText(lp.Bytes))
 		if prompt && i == 0 {
 			// No alternatives either: an empty object, which every SDK
 			// decodes (the Go SDK drops an array of objects holding null).
@@ -259,8 +259,8 @@ func (l *Logprobs) add(lps []inference.TokenLogprob, offset int, prompt bool) in
 			l.TokenLogprobs = append(l.TokenLogprobs, ptr(lp.Logprob))
 			top := make(map[string]float64, len(lp.Top))
 			for _, t := range lp.Top {
-				if _, dup := top[formats.TokenText(t.Bytes)]; !dup {
-					top[formats.TokenText(t.Bytes)] = t.Logprob
+				if _, dup := top[wire.TokenText(t.Bytes)]; !dup {
+					top[wire.TokenText(t.Bytes)] = t.Logprob
 				}
 			}
 			l.TopLogprobs = append(l.TopLogprobs, top)

@@ -69,7 +69,7 @@ func (d Delta) MarshalJSON() ([]byte, error) {
 // releases a call once it is complete, content_block_stop); message_delta
 // with the stop reason (tool_use when the model called tools) and usage;
 // message_stop; and the spec's closing `data: [DONE]`, under the event
-// name "ping" (see DoneEvent), so that every frame has an `event:`
+// name "ping" (see doneEvent), so that every frame has an `event:`
 // line and the Anthropic SDKs skip the sentinel.
 //
 // The answer of a request that searches (Request.Search) comes in more
@@ -264,7 +264,7 @@ func (s *Stream) Event(ev inference.Event) error {
 	if err := s.emit(Event{Type: "message_stop"}); err != nil {
 		return err
 	}
-	return writeNamedDone(s.w, DoneEvent)
+	return writeNamedDone(s.w, doneEvent)
 }
 
 // answer writes the text of an event of a request that searches, its
@@ -477,7 +477,7 @@ func (s *Stream) Fail(err error) error {
 	return formats.WriteEvent(s.w, "error", Error(err).Body(formats.StyleMessages))
 }
 
-// DoneEvent is the event name of the messages stream's closing
+// doneEvent is the event name of the messages stream's closing
 // `data: [DONE]`, which the spec asks for. Every frame of that stream has
 // an `event:` line, so that strict SSE parsers accept it, and the
 // sentinel's name must be one that every official Anthropic client skips
@@ -487,7 +487,7 @@ func (s *Stream) Fail(err error) error {
 // Python SDKs skip "ping" too and ignore names they do not know. "ping"
 // is Anthropic's own keep-alive event, so a client that handles it does
 // nothing with it.
-const DoneEvent = "ping"
+const doneEvent = "ping"
 
 // writeNamedDone writes the `data: [DONE]` sentinel with an `event:` line
 // of the given name.

@@ -36,7 +36,7 @@ func checkMessagesFrames(t *testing.T, body []byte) {
 			t.Errorf("frame %d has %d event lines: %+v", i, f.Events, f)
 		}
 		if f.Data == "[DONE]" {
-			if f.Event != DoneEvent || i != len(frames)-1 {
+			if f.Event != doneEvent || i != len(frames)-1 {
 				t.Errorf("frame %d: [DONE] with event %q, %d frames", i, f.Event, len(frames))
 			}
 			continue
@@ -77,8 +77,8 @@ func TestMessagesDoneEventSkipped(t *testing.T) {
 	for _, tc := range []struct {
 		event string
 		ok    bool
-	}{{DoneEvent, true}, {"done", false}} {
-		body := bytes.Replace(b.Bytes(), []byte("event: "+DoneEvent+"\ndata: [DONE]"), []byte("event: "+tc.event+"\ndata: [DONE]"), 1)
+	}{{doneEvent, true}, {"done", false}} {
+		body := bytes.Replace(b.Bytes(), []byte("event: "+doneEvent+"\ndata: [DONE]"), []byte("event: "+tc.event+"\ndata: [DONE]"), 1)
 		f := &formatstest.Fake{Status: 200, ContentType: "text/event-stream", Body: body}
 		srv := httptest.NewServer(f)
 		s := formatstest.Anthropic(srv.URL).Messages.NewStreaming(context.Background(), formatstest.MessagesParams())

@@ -1,9 +1,7 @@
-package formats_test
+package wire
 
 import (
 	"testing"
-
-	"github.com/inferkit/inferkit/formats"
 )
 
 func TestTokenText(t *testing.T) {
@@ -13,7 +11,7 @@ func TestTokenText(t *testing.T) {
 		"":             "",
 		"\xe2\x82\xac": "€",
 	} {
-		if got := formats.TokenText([]byte(in)); got != want {
+		if got := TokenText([]byte(in)); got != want {
 			t.Errorf("TokenText(%q) = %q, want %q", in, got, want)
 		}
 	}
