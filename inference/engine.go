@@ -58,7 +58,7 @@ type Engine struct {
 type model struct {
 	path   string
 	llm    backend.Model
-	runner *modelRunner
+	runner *runner.Runner
 	tmpl   *chatTemplate
 	info   ModelInfo
 	// family is the model's family (internal/family), which says how it
@@ -277,7 +277,7 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 			return 0, 0, err
 		}
 	}
-	var rn *modelRunner
+	var rn *runner.Runner
 	var enc *encoder
 	if pooling := llm.Pooling(); pooling != backend.PoolingNone {
 		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
@@ -292,15 +292,11 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 		return 0, 0, err
 	}
 	m.llm, m.runner, m.encoder, m.projector = llm, rn, enc, projector
-	took = time.Since(start)
-	if rn != nil {
-		go rn.run()
-	}
-	return perSeq, took, nil
+	return perSeq, time.Since(start), nil
 }
 
 // newRunner makes the context of a generative model and its runner.
-func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*modelRunner, error) {
+func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*runner.Runner, error) {
 	k, v := e.cfg.keyType, e.cfg.valueType
 	var key string
 	if e.disk != nil {
@@ -320,14 +316,20 @@ func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*modelRu
 	if err != nil {
 		return nil, err
 	}
-	return newRunner(llm, ctx, perSeq, e.cfg, e.disk, key), nil
+	cfg := e.cfg
+	return runner.New(llm, ctx, runner.Config{
+		Sequences: cfg.Parallel, Branches: cfg.Branches, BranchCells: cfg.BranchContext,
+		Context: perSeq, Cells: cfg.slotCells(perSeq), Queue: cfg.Queue,
+		TTL: cfg.CacheTTL, Now: cfg.Now, Logger: cfg.Logger,
+		Disk: e.disk, DiskKey: key, SaveMin: cfg.saveMin, SaveLong: cfg.saveLong,
+	}), nil
 }
 
 // free stops the model's runner (which saves its prompt cache's prefixes,
 // with a cache directory) and frees what open made.
 func (m *model) free() {
 	if m.runner != nil {
-		m.runner.stop()
+		m.runner.Stop()
 	}
 	if m.projector != nil {
 		m.projector.Close()
@@ -388,13 +390,8 @@ func (e *Engine) Stats() []ModelStats {
 		// loaded, read under m.mu, says that no load or unload writes
 		// m.runner meanwhile.
 		if m.loaded && m.runner != nil && !e.closed {
-			r := m.runner
-			stats[i].Queued = len(r.queue)
-			if r.held.Load() {
-				stats[i].Queued++ // waiting for KV cells
-			}
-			stats[i].Active = int(r.active.Load())
-			stats[i].Sequences = len(r.slots)
+			st := m.runner.Stats()
+			stats[i].Queued, stats[i].Active, stats[i].Sequences = st.Queued, st.Active, st.Sequences
 		}
 		m.mu.Unlock()
 	}
@@ -526,10 +523,11 @@ func (e *Engine) use(ctx context.Context, name string, fn func(*model) error) er
 	return fn(m)
 }
 
-// holdJob keeps m loaded until j finishes; m is held already.
-func (e *Engine) holdJob(m *model, j *job) {
+// holdJob keeps m loaded until the returned function runs, when a
+// request's jobs have finished; m is held already.
+func (e *Engine) holdJob(m *model) func() {
 	m.holdAgain()
-	j.release = func() { m.release(e.cfg.Now()) }
+	return func() { m.release(e.cfg.Now()) }
 }
 
 // Generate runs req to the end and returns the result. It takes one
@@ -783,7 +781,7 @@ func (m *model) noTools() string {
 
 // start queues a prepared request on its model's runner: one work per
 // choice, whose jobs share a wake channel.
-func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
+func (e *Engine) start(ctx context.Context, p *Prepared) ([]*runner.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -803,33 +801,42 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // encoding the images took a while
 	}
-	works := make([]*work, max(1, req.Choices))
+	works := make([]*runner.Work, max(1, req.Choices))
 	for i := range works {
 		if works[i], err = m.work(p, i, prompt, spans); err != nil {
 			for _, w := range works[:i] {
-				w.close()
+				w.Close()
 			}
 			return nil, err
 		}
 	}
-	jobs := newJobs(ctx, len(works))
+	jobs := runner.NewJobs(ctx, len(works), e.holdJob(m))
 	for i, w := range works {
-		w.job = jobs[i]
-		e.holdJob(m, w.job)
-		if !m.runner.enqueue(w) {
-			// The runner drops the choices already queued.
-			err := fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
-			for _, w := range works[i:] {
-				w.close()
-			}
+		w.Job = jobs[i]
+		if err := m.runner.Submit(w); err != nil {
+			// The runner drops the choices already queued; those not
+			// queued end here.
+			err = submitError(err, req.Model, m.runner)
 			for _, j := range jobs {
-				j.cancelled.Store(true)
+				j.Cancel()
 			}
-			w.job.finish(nil, err)
+			for k, w := range works[i:] {
+				w.Close()
+				jobs[i+k].Fail(err)
+			}
 			return nil, err
 		}
 	}
 	return jobs, nil
+}
+
+// submitError is the engine's error for a runner's refusal to queue a
+// request for the model named name.
+func submitError(err error, name string, r *runner.Runner) error {
+	if errors.Is(err, runner.ErrQueueFull) {
+		return fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, name, r.QueueCap())
+	}
+	return runnerError(err)
 }
 
 // promptOf returns a prepared request's prompt on m: its tokens, or,
@@ -861,7 +868,7 @@ func messagesImageError(err error) error {
 // work makes the work of choice i of a prepared request, whose prompt
 // promptOf gave: its sampler (seeded Seed+i when the request has a seed),
 // grammar, and what its output is parsed with.
-func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.ImageSpan) (*work, error) {
+func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.ImageSpan) (*runner.Work, error) {
 	req := p.Request
 	sp, err := samplerParams(req)
 	if err != nil {
@@ -870,20 +877,20 @@ func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.
 	if req.Seed != nil {
 		sp.Seed += uint32(i)
 	}
-	w := &work{prompt: prompt, images: spans, maxTokens: p.MaxOutputTokens, stops: req.Stop, thinking: p.plan.thinking,
-		thinkClose: m.thinkClose, budget: p.plan.budget, logprobs: req.Logprobs, top: req.TopLogprobs,
-		promptLP: req.PromptLogprobs, noOutput: req.PromptOnly,
-		family: m.family, tools: req.shownTools(), single: req.ToolChoice.Single}
+	w := &runner.Work{Prompt: prompt, Images: spans, MaxTokens: p.MaxOutputTokens, Stops: req.Stop, Thinking: p.plan.thinking,
+		ThinkClose: m.thinkClose, Budget: p.plan.budget, Logprobs: req.Logprobs, Top: req.TopLogprobs,
+		PromptLP: req.PromptLogprobs, NoOutput: req.PromptOnly,
+		Family: m.family, Tools: familyTools(req.shownTools()), Single: req.ToolChoice.Single}
 	if p.plan.grammar != "" {
-		if w.grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {
+		if w.Grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {
 			return nil, fieldError(Field("Format"), "%v", err)
 		}
 	}
 	if req.IgnoreEOS {
 		sp.Ban = m.llm.EOGTokens()
 	}
-	if w.sampler, err = m.llm.NewSampler(sp); err != nil {
-		w.close()
+	if w.Sampler, err = m.llm.NewSampler(sp); err != nil {
+		w.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
 	return w, nil

@@ -30,7 +30,7 @@ import (
 // fkEngine starts an engine whose one model, "fake", runs on the fake
 // backend: one token per byte of a prompt, no BOS. The model file is a
 // placeholder (the prompt cache on disk keys entries by its bytes).
-func fkEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
+func fkEngine(t *testing.T, cfg Config) (*Engine, *runner.Runner) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fake.gguf")
 	if err := os.WriteFile(path, []byte("a fake model"), 0o644); err != nil {
@@ -39,7 +39,7 @@ func fkEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
 	return fkEngineAt(t, path, cfg)
 }
 
-func fkEngineAt(t *testing.T, path string, cfg Config) (*Engine, *modelRunner) {
+func fkEngineAt(t *testing.T, path string, cfg Config) (*Engine, *runner.Runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "fake", Path: path}}
 	cfg.MemoryLimit = -1
@@ -215,14 +215,14 @@ func TestFakeParallelAndBreakFreesSlot(t *testing.T) {
 	for range 4 {
 		<-started
 	}
-	if got := r.active.Load(); got != 4 {
+	if got := r.Stats().Active; got != 4 {
 		t.Errorf("%d active sequences, want 4", got)
 	}
 	close(release)
 	wg.Wait()
-	before := r.steps.Load()
-	fkWait(t, "the broken-off sequences to be freed", func() bool { return r.active.Load() == 0 })
-	if steps := r.steps.Load() - before; steps > 1 {
+	before := r.Stats().Steps
+	fkWait(t, "the broken-off sequences to be freed", func() bool { return r.Stats().Active == 0 })
+	if steps := r.Stats().Steps - before; steps > 1 {
 		t.Errorf("sequences freed after %d decode steps, want at most 1", steps)
 	}
 	var done sync.WaitGroup
@@ -259,7 +259,7 @@ func TestFakeCancelledContext(t *testing.T) {
 	if !errors.Is(last, context.Canceled) {
 		t.Errorf("stream ended with %v, want context.Canceled", last)
 	}
-	fkWait(t, "the cancelled sequence to be freed", func() bool { return r.active.Load() == 0 })
+	fkWait(t, "the cancelled sequence to be freed", func() bool { return r.Stats().Active == 0 })
 	if _, err := e.Generate(context.Background(), fkGreedy("Once", 3)); err != nil {
 		t.Errorf("engine unusable after a cancel: %v", err)
 	}
@@ -278,13 +278,13 @@ func TestFakePrefixReuse(t *testing.T) {
 	if got := fkGenerate(t, e, fkGreedy(first, 8)).Usage.CachedTokens; got != 0 {
 		t.Errorf("first request: %d cached tokens, want 0", got)
 	}
-	before := r.decoded.Load()
+	before := r.Stats().Decoded
 	res := fkGenerate(t, e, fkGreedy(second, 8))
 	shared := bytePrefixLen(first, second)
 	if res.Usage.CachedTokens != shared || res.Usage.PromptTokens != len(second) {
 		t.Errorf("second request: usage %+v, want %d cached of %d", res.Usage, shared, len(second))
 	}
-	if got := r.decoded.Load() - before; got != int64(len(second)-shared) {
+	if got := r.Stats().Decoded - before; got != int64(len(second)-shared) {
 		t.Errorf("decoded %d prompt tokens, want %d", got, len(second)-shared)
 	}
 	if res.Text != want {
@@ -335,7 +335,7 @@ func TestFakePrefixSharedByConcurrentRequests(t *testing.T) {
 			if want := []int{0, shared, shared, shared}; !slices.Equal(cached, want) {
 				t.Errorf("cached tokens %v, want %v", cached, want)
 			}
-			if got, want := r.decoded.Load(), int64(total-3*shared); got != want {
+			if got, want := r.Stats().Decoded, int64(total-3*shared); got != want {
 				t.Errorf("decoded %d prompt tokens, want %d (%d without the cache)", got, want, total)
 			}
 		})
@@ -362,8 +362,8 @@ func TestFakePrefixOnDisk(t *testing.T) {
 	}
 	second, r := fkEngineAt(t, path, cfg)
 	res := fkGenerate(t, second, fkGreedy(prompt, 8))
-	if res.Usage.CachedTokens == 0 || int64(res.Usage.PromptTokens-res.Usage.CachedTokens) != r.decoded.Load() {
-		t.Errorf("second engine: usage %+v, decoded %d: want the prefix restored from disk", res.Usage, r.decoded.Load())
+	if res.Usage.CachedTokens == 0 || int64(res.Usage.PromptTokens-res.Usage.CachedTokens) != r.Stats().Decoded {
+		t.Errorf("second engine: usage %+v, decoded %d: want the prefix restored from disk", res.Usage, r.Stats().Decoded)
 	}
 	if res.Text != want.Text {
 		t.Errorf("restored prefix gave %q, the cold engine %q", res.Text, want.Text)
@@ -418,7 +418,7 @@ func TestFakeScoreProbabilities(t *testing.T) {
 			t.Errorf("%q: probabilities sum to %v", q, sum)
 		}
 		fkGenerate(t, e, fkGreedy(fkSystem+q, 2))
-		if got := r.slots[0].cache[len(fkSystem+q)]; int(got) != best {
+		if got := r.Cache(0)[len(fkSystem+q)]; int(got) != best {
 			t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, got)
 		}
 	}
@@ -518,7 +518,7 @@ func TestFakeChatSecondTurn(t *testing.T) {
 		t.Errorf("%d control tokens in the prompt, want 5: the user's text stays text", controls)
 	}
 	res1 := fkGenerate(t, e, turn1)
-	kv := slices.Clone(r.slots[0].cache)
+	kv := r.Cache(0)
 	turn2 := turn1
 	turn2.Messages = append(slices.Clone(turn1.Messages), Text(RoleAssistant, res1.Text), Text(RoleUser, "And a suffix?"))
 	texts, _, err = e.names["fake"].prompt(turn2, false)

@@ -14,14 +14,6 @@ import (
 // maxBranches bounds the branches of one ScoreRequest.
 const maxBranches = 256
 
-// scoreWork is what a Score request adds to its work: the branches'
-// tokens and candidate trees, and the result the runner fills in.
-type scoreWork struct {
-	branches [][]backend.Token
-	trees    []*runner.CandidateTree
-	result   ScoreResult
-}
-
 // Tokenize returns the tokens of a prompt text (see Literal) in the
 // model's vocabulary, as it would be tokenized inside a prompt:
 // special-token text outside Literal's marks becomes those tokens, and no
@@ -94,7 +86,7 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 	if m.runner == nil {
 		return nil, fmt.Errorf("%w: model %q is an encoder: use Engine.Rank or Engine.Embed", ErrInvalidRequest, req.Model)
 	}
-	if len(m.runner.branchSeqs) == 0 {
+	if m.runner.BranchSequences() == 0 {
 		return nil, fmt.Errorf("%w: Config.Branches leaves no sequence for scoring", ErrInvalidRequest)
 	}
 	if len(req.Branches) == 0 || len(req.Branches) > maxBranches {
@@ -135,7 +127,7 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		return nil, fieldError(Field("Prefix"), "gives no tokens")
 	}
 	inputs := prefixLen
-	room := m.runner.branchRoom(prefixLen)
+	room := m.runner.BranchRoom(prefixLen)
 	for i, b := range req.Branches {
 		field := Field("Branches").At(i)
 		toks, err := m.tokenize(b.Text, false, room)
@@ -153,7 +145,7 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := m.runner.fits(prefixLen, toks, tree, field); err != nil {
+		if err := fits(m.runner, prefixLen, toks, tree, field); err != nil {
 			return nil, err
 		}
 		plan.branches = append(plan.branches, toks)
@@ -171,13 +163,19 @@ func (e *Engine) RunScore(ctx context.Context, p *PreparedScore) (ScoreResult, e
 	if err != nil {
 		return ScoreResult{}, err
 	}
-	if err := w.job.wait(); err != nil {
-		return ScoreResult{}, err
+	if err := w.Job.Wait(); err != nil {
+		return ScoreResult{}, runnerError(err)
 	}
-	return w.score.result, nil
+	res := w.Score.Result
+	out := ScoreResult{Branches: make([]BranchScore, len(res.Branches)),
+		Usage: Usage{PromptTokens: res.Usage.Prompt, CachedTokens: res.Usage.Cached}}
+	for i, b := range res.Branches {
+		out.Branches[i] = BranchScore(b)
+	}
+	return out, nil
 }
 
-func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, error) {
+func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*runner.Work, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -200,16 +198,15 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*work, erro
 		return nil, fieldError(Field("Prefix"), "gives no tokens")
 	}
 	for i, b := range p.plan.branches {
-		if err := m.runner.fits(len(prefix), b, p.plan.trees[i], Field("Images")); err != nil {
+		if err := fits(m.runner, len(prefix), b, p.plan.trees[i], Field("Images")); err != nil {
 			return nil, err
 		}
 	}
-	sw := &scoreWork{branches: p.plan.branches, trees: p.plan.trees}
-	w := &work{prompt: prefix, images: images, score: sw, job: newJob(ctx)}
-	e.holdJob(m, w.job)
-	if !m.runner.enqueue(w) {
-		err := fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, p.Request.Model, cap(m.runner.queue))
-		w.job.finish(nil, err)
+	sw := &runner.Score{Branches: p.plan.branches, Trees: p.plan.trees}
+	w := &runner.Work{Prompt: prefix, Images: images, Score: sw, Job: runner.NewJobs(ctx, 1, e.holdJob(m))[0]}
+	if err := m.runner.Submit(w); err != nil {
+		err = submitError(err, p.Request.Model, m.runner)
+		w.Job.Fail(err)
 		return nil, err
 	}
 	return w, nil
@@ -262,38 +259,17 @@ func (e *Engine) withImages(ctx context.Context, m *model, texts [][]backend.Tok
 	return prefix, spans, nil
 }
 
-// scoreReady decodes the branches of every scoring slot whose prefix is
-// all in the KV cache, and frees the slot.
-func (r *modelRunner) scoreReady() {
-	for _, s := range r.slots {
-		if s.w != nil && s.w.score != nil && s.leader == nil && s.prefilled == len(s.w.prompt) {
-			r.branch(s)
-		}
-	}
-}
-
-// branchRoom is the number of KV cells that the branches of a prefix of n
-// tokens may take at once: those kept for branches, and those that the
-// prefix leaves of its sequence's context. While a slot's branches
-// decode, no other sequence grows.
-func (r *modelRunner) branchRoom(n int) int { return r.branchCells + r.perSeq - n }
-
 // fits checks that a branch and its candidate tree fit after a prefix of
-// n tokens: in the context, in the branch room, and in the branch
-// sequences. field names what is at fault.
-func (r *modelRunner) fits(n int, branch []backend.Token, t *runner.CandidateTree, field Path) error {
-	switch cells, room := len(branch)+t.Cells(), r.branchRoom(n); {
-	case n+len(branch)+t.Depth() > r.perSeq:
-		return &FieldError{Path: field, Err: ErrContextLength,
-			Reason: fmt.Sprintf("%d prefix tokens, %d branch tokens and candidates %d tokens deep; the context holds %d", n, len(branch), t.Depth(), r.perSeq)}
-	case cells > room:
-		return &FieldError{Path: field, Err: ErrContextLength,
-			Reason: fmt.Sprintf("the branch and its candidates take %d KV cells; %d are left for branches", cells, room)}
-	case 1+len(t.Paths) > len(r.branchSeqs):
-		return &FieldError{Path: field.Dot("Candidates"), Err: ErrContextLength,
-			Reason: fmt.Sprintf("the candidates branch %d ways after their first token and decode on %d sequences; Config.Branches is %d", len(t.Paths), 1+len(t.Paths), len(r.branchSeqs))}
+// n tokens on r (runner.Runner.Fits); field names what is at fault.
+func fits(r *runner.Runner, n int, branch []backend.Token, t *runner.CandidateTree, field Path) error {
+	err := r.Fits(n, branch, t)
+	if fe, ok := errors.AsType[*runner.FitError](err); ok {
+		if fe.Candidates {
+			field = field.Dot("Candidates")
+		}
+		return &FieldError{Path: field, Err: ErrContextLength, Reason: fe.Reason}
 	}
-	return nil
+	return err
 }
 
 // candidateTree checks a branch's candidates and builds their tree.
@@ -316,146 +292,4 @@ func (m *model) candidateTree(cands [][]int, field Path) (*runner.CandidateTree,
 		}
 	}
 	return runner.NewCandidateTree(toks), nil
-}
-
-// branch decodes the branches of slot s in groups that fit the branch
-// sequences and the KV room (each group in as few batches as the batch
-// size allows), reads the candidates' probabilities and ends the
-// request. The branch sequences are empty again afterwards; the prefix
-// stays in the slot's cache.
-func (r *modelRunner) branch(s *slot) {
-	sw := s.w.score
-	res := &sw.result
-	res.Branches = make([]BranchScore, len(sw.branches))
-	room := r.branchRoom(len(s.w.prompt))
-	for i := 0; i < len(sw.branches); {
-		if s.w.job.abandoned() {
-			r.release(s, nil, s.w.job.cause())
-			return
-		}
-		j, seqs, cells := i, 0, 0
-		for j < len(sw.branches) {
-			t := sw.trees[j]
-			n, c := 1+len(t.Paths), len(sw.branches[j])+t.Cells()
-			if seqs+n > len(r.branchSeqs) || cells+c > room {
-				break
-			}
-			seqs, cells = seqs+n, cells+c
-			j++
-		}
-		err := errors.New("inference: a score branch does not fit the branch sequences and KV room")
-		if j > i {
-			err = r.branchGroup(s, i, j)
-		}
-		for _, seq := range r.branchSeqs[:max(seqs, 1)] {
-			r.ctx.ClearSequence(seq)
-		}
-		if err != nil {
-			r.log.Error("inference: decoding score branches failed", "err", err)
-			r.release(s, nil, err)
-			return
-		}
-		i = j
-	}
-	prompt := len(s.w.prompt)
-	for _, b := range sw.branches {
-		prompt += len(b)
-	}
-	res.Usage = Usage{PromptTokens: prompt, CachedTokens: len(s.w.prompt) - s.decoded}
-	r.release(s, nil, nil)
-}
-
-// branchGroup decodes branches [i, j) of slot s: each on a branch
-// sequence that first shares the prefix's cells, then the paths of its
-// candidate tree, each on a sequence that shares the branch's cells.
-func (r *modelRunner) branchGroup(s *slot, i, j int) error {
-	sw := s.w.score
-	type read struct{ branch, node, idx int }
-	var reads []read
-	edges := make([][]float64, j-i)
-	b := r.batch
-	b.Clear()
-	flush := func() error {
-		if b.Len() == 0 {
-			return nil
-		}
-		r.steps.Add(1)
-		if err := r.ctx.Decode(b); err != nil {
-			return err
-		}
-		for _, o := range reads {
-			logits := r.ctx.Logits(o.idx)
-			sw.trees[o.branch].Read(o.node, logits, backend.LogSumExp(r.ctx, logits), edges[o.branch-i])
-		}
-		reads = reads[:0]
-		b.Clear()
-		return nil
-	}
-	add := func(t backend.Token, pos, seq, branch, node int) error {
-		if b.Len() == b.Cap() {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		r.seqBuf = append(r.seqBuf[:0], seq)
-		idx, err := b.Add(t, pos, r.seqBuf, node >= 0)
-		if err == nil && node >= 0 {
-			reads = append(reads, read{branch, node, idx})
-		}
-		return err
-	}
-	base := runner.PosAt(s.w.images, len(s.w.prompt))
-	// Branch k takes the branch sequence first[k-i], and its paths those
-	// after it.
-	first := make([]int, j-i)
-	next := 0
-	for k := i; k < j; k++ {
-		first[k-i] = next
-		next += 1 + len(sw.trees[k].Paths)
-		edges[k-i] = make([]float64, sw.trees[k].Nodes())
-		seq := r.branchSeqs[first[k-i]]
-		r.ctx.ClearSequence(seq)
-		if err := r.ctx.CopyTokens(s.seq, seq, 0, -1); err != nil {
-			return err
-		}
-		toks := sw.branches[k]
-		for p, t := range toks {
-			node := -1
-			if p == len(toks)-1 {
-				node = 0
-			}
-			if err := add(t, base+p, seq, k, node); err != nil {
-				return err
-			}
-		}
-		r.decoded.Add(int64(len(toks)))
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	for k := i; k < j; k++ {
-		t, from := sw.trees[k], r.branchSeqs[first[k-i]]
-		start := base + len(sw.branches[k])
-		for n, path := range t.Paths {
-			seq := r.branchSeqs[first[k-i]+1+n]
-			r.ctx.ClearSequence(seq)
-			if err := r.ctx.CopyTokens(from, seq, 0, -1); err != nil {
-				return err
-			}
-			for p, tok := range path {
-				if err := add(tok, start+p, seq, k, t.Reads[n][p]); err != nil {
-					return err
-				}
-			}
-			r.decoded.Add(int64(len(path)))
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	for k := i; k < j; k++ {
-		lp, pr := sw.trees[k].Score(edges[k-i])
-		sw.result.Branches[k] = BranchScore{LogProbs: lp, Probabilities: pr}
-	}
-	return nil
 }
