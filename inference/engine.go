@@ -29,13 +29,13 @@ import (
 // An Engine is safe for concurrent use. The caller of New must call Close,
 // which frees the models and ends every request still running.
 type Engine struct {
-	cfg    Config
-	names  map[string]*model
-	models []*model // each loaded file once
-	infos  []ModelInfo
-	disk   *runner.PrefixStore // the prompt cache on disk, or nil
+	cfg   Config
+	names map[string]*model
+	infos []ModelInfo
+	disk  *runner.PrefixStore // the prompt cache on disk, or nil
 
-	sweepQuit, sweepDone chan struct{} // the sweeper's (residency.go)
+	// res keeps the models loaded while requests hold them.
+	res *residency
 
 	// onSearchTurn, when set (by tests), sees each turn a search loop
 	// prepares after a search.
@@ -81,15 +81,8 @@ type model struct {
 	projectorPath string
 
 	// The fields from llm to projector are set while the model is
-	// loaded (residency.go), which m.mu guards: code that reads them
-	// holds the model (hold), so that it is not unloaded meanwhile.
-	mu       sync.Mutex
-	loaded   bool
-	users    int           // holds at work
-	idle     time.Time     // when users last fell to 0
-	changing chan struct{} // closed when a load or unload under way ends
-	released chan struct{} // closed when users next falls to 0
-	loadErr  error         // of the last load that failed
+	// loaded: code that reads them holds a lease on the model
+	// (residency.go), so that it is not unloaded meanwhile.
 }
 
 // New loads every model of cfg and starts its runner.
@@ -102,6 +95,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, names: map[string]*model{}, decoders: make(chan struct{}, maxDecoders), closing: make(chan struct{})}
+	e.res = newResidency(cfg, func(m *model) error { _, _, err := e.open(m); return err })
 	if cfg.CacheDir != "" {
 		if e.disk, err = runner.OpenPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Now); err != nil {
 			return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
@@ -121,7 +115,7 @@ func New(cfg Config) (*Engine, error) {
 				return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
 			}
 			byPath[path] = m
-			e.models = append(e.models, m)
+			e.res.add(m)
 		}
 		if err := e.attachProjector(m, entry.Projector); err != nil {
 			e.Close()
@@ -137,7 +131,7 @@ func New(cfg Config) (*Engine, error) {
 	for i := range e.infos {
 		e.infos[i].Images = e.names[e.infos[i].ID].projector != nil
 	}
-	e.startSweeper()
+	e.res.startSweeper()
 	return e, nil
 }
 
@@ -221,7 +215,6 @@ func (e *Engine) load(path string) (*model, error) {
 			m.info.Dimensions = llm.EmbeddingSize()
 		}
 	}
-	m.loaded, m.idle = true, e.cfg.Now()
 	return m, nil
 }
 
@@ -344,9 +337,13 @@ func (m *model) free() {
 
 // Close ends every request, stops the runners and frees the models. It
 // waits for the runners to finish their current step, and, with a cache
-// directory, for the prompt cache's prefixes to be saved.
+// directory, for the prompt cache's prefixes to be saved. A model that a
+// call is still reading (tokenizing, encoding an image or an embedding)
+// is freed when that call returns, which ends with ErrClosed where it
+// would go on to decode.
 func (e *Engine) Close() error {
-	// Decodes hold the engine (acquire): end them before waiting for it.
+	// End the image decodes under way: the requests that wait for them
+	// hold their models.
 	e.closeOnce.Do(func() { close(e.closing) })
 	e.mu.Lock()
 	if e.closed {
@@ -355,10 +352,8 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
-	e.stopSweeper()
-	for _, m := range e.models {
-		m.close()
-	}
+	e.res.stopSweeper()
+	e.res.close()
 	return nil
 }
 
@@ -366,10 +361,7 @@ func (e *Engine) Close() error {
 func (e *Engine) Models() []ModelInfo {
 	infos := append([]ModelInfo(nil), e.infos...)
 	for i := range infos {
-		m := e.names[infos[i].ID]
-		m.mu.Lock()
-		infos[i].Loaded = m.loaded
-		m.mu.Unlock()
+		infos[i].Loaded = e.res.loaded(e.names[infos[i].ID])
 	}
 	return infos
 }
@@ -386,14 +378,15 @@ func (e *Engine) Stats() []ModelStats {
 	for i, info := range e.infos {
 		stats[i].ID = info.ID
 		m := e.names[info.ID]
-		m.mu.Lock()
-		// loaded, read under m.mu, says that no load or unload writes
+		res := e.res.of[m]
+		res.mu.Lock()
+		// loaded, read under res.mu, says that no load or unload writes
 		// m.runner meanwhile.
-		if m.loaded && m.runner != nil && !e.closed {
+		if res.loaded && m.runner != nil && !e.closed {
 			st := m.runner.Stats()
 			stats[i].Queued, stats[i].Active, stats[i].Sequences = st.Queued, st.Active, st.Sequences
 		}
-		m.mu.Unlock()
+		res.mu.Unlock()
 	}
 	return stats
 }
@@ -403,11 +396,13 @@ func (e *Engine) Stats() []ModelStats {
 // tokenized with the model's own tokenizer, as Prepare does. It decodes
 // nothing, and checks nothing but the prompt: one longer than the context
 // fails with ErrContextLength. Images count as the projector makes them.
-func (e *Engine) CountTokens(req Request) (n int, err error) {
-	err = e.use(context.Background(), req.Model, func(m *model) error {
-		_, _, n, _, err = m.promptInputs(req, req.Format != nil)
-		return err
-	})
+func (e *Engine) CountTokens(req Request) (int, error) {
+	l, err := e.acquire(context.Background(), req.Model)
+	if err != nil {
+		return 0, err
+	}
+	defer l.release()
+	_, _, n, _, err := l.m.promptInputs(req, req.Format != nil)
 	return n, err
 }
 
@@ -453,8 +448,7 @@ const maxDecoders = 2
 // decodeImage decodes image i of a request in Go (bitmap.Decode), holding
 // one of the engine's maxDecoders meanwhile, and not the projector. It
 // stops when ctx ends (with ctx's error) or the engine closes (ErrClosed):
-// Close ends the decodes under way before it waits for the requests that
-// hold the engine. A picture that cannot be decoded fails with an
+// Close ends the decodes under way. A picture that cannot be decoded fails with an
 // *ImageError.
 func (e *Engine) decodeImage(ctx context.Context, i int, img []byte) (*bitmap.RGB, error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -493,43 +487,6 @@ func (e *Engine) decodeImage(ctx context.Context, i int, img []byte) (*bitmap.RG
 	return rgb, nil
 }
 
-// acquire returns the model named name, loaded (see hold), and holds the
-// engine open (Close waits) and the model loaded until the caller calls
-// release: the model's C memory stays valid meanwhile.
-func (e *Engine) acquire(ctx context.Context, name string) (m *model, release func(), err error) {
-	e.mu.RLock()
-	switch m = e.names[name]; {
-	case e.closed:
-		err = ErrClosed
-	case m == nil:
-		err = fmt.Errorf("%w: %q", ErrModelNotFound, name)
-	default:
-		if err = e.hold(ctx, m); err == nil {
-			return m, func() { m.release(e.cfg.Now()); e.mu.RUnlock() }, nil
-		}
-	}
-	e.mu.RUnlock()
-	return nil, nil, err
-}
-
-// use runs fn on the model named name, holding the engine open and the
-// model loaded until fn returns (see acquire).
-func (e *Engine) use(ctx context.Context, name string, fn func(*model) error) error {
-	m, release, err := e.acquire(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer release()
-	return fn(m)
-}
-
-// holdJob keeps m loaded until the returned function runs, when a
-// request's jobs have finished; m is held already.
-func (e *Engine) holdJob(m *model) func() {
-	m.holdAgain()
-	return func() { m.release(e.cfg.Now()) }
-}
-
 // Generate runs req to the end and returns the result. It takes one
 // choice: a request for several fails; Stream yields them all.
 func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
@@ -555,12 +512,18 @@ func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 // sequence is single use.
 func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		p, err := e.Prepare(ctx, req)
+		l, err := e.acquire(ctx, req.Model)
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		e.Run(ctx, p)(yield)
+		p, err := e.prepare(l, req)
+		if err != nil {
+			l.release()
+			yield(Event{}, err)
+			return
+		}
+		e.run(ctx, l, p, yield)
 	}
 }
 
@@ -568,18 +531,39 @@ func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error
 // rendering or tokenizing it again.
 func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		if p != nil && p.plan != nil && p.plan.search != nil {
-			e.searchLoop(ctx, p, yield)
+		if err := ctx.Err(); err != nil {
+			yield(Event{}, err)
 			return
 		}
-		e.runPlain(ctx, p, yield)
+		if p == nil || p.plan == nil || p.plan.engine != e {
+			yield(Event{}, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest))
+			return
+		}
+		l, err := e.acquire(ctx, p.Request.Model)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		e.run(ctx, l, p, yield)
 	}
 }
 
+// run runs p on l's model and releases l: when the request's jobs have
+// finished, or, for a request that searches, when its last turn has.
+func (e *Engine) run(ctx context.Context, l *lease, p *Prepared, yield func(Event, error) bool) {
+	if p.plan.search != nil {
+		defer l.release()
+		e.searchLoop(ctx, l, p, yield)
+		return
+	}
+	e.runPlain(ctx, l, p, l.release, yield)
+}
+
 // runPlain runs a prepared request that does not search, or one turn of
-// one that does.
-func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, error) bool) {
-	jobs, err := e.start(ctx, p)
+// one that does, on l's model; done, if not nil, runs once its jobs have
+// finished, or it has failed before any started.
+func (e *Engine) runPlain(ctx context.Context, l *lease, p *Prepared, done func(), yield func(Event, error) bool) {
+	jobs, err := e.start(ctx, l.m, p, done)
 	if err != nil {
 		yield(Event{}, err)
 		return
@@ -602,12 +586,19 @@ func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, er
 // first (Config.KeepAlive unloaded it), Prepare waits for the load only
 // until ctx is done.
 func (e *Engine) Prepare(ctx context.Context, req Request) (*Prepared, error) {
-	m, release, err := e.acquire(ctx, req.Model)
+	l, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer l.release()
+	return e.prepare(l, req)
+}
+
+// prepare is Prepare on the model that l holds.
+func (e *Engine) prepare(l *lease, req Request) (*Prepared, error) {
+	m := l.m
 	turn, opts := req, (*SearchOptions)(nil)
+	var err error
 	if req.Search != nil {
 		if m.runner != nil && (m.family == nil || m.family.Tools == nil) {
 			// The search is a tool call in the family's format.
@@ -779,21 +770,19 @@ func (m *model) noTools() string {
 	return fmt.Sprintf("the model is of the %s family, which does not call tools", m.family.Name)
 }
 
-// start queues a prepared request on its model's runner: one work per
-// choice, whose jobs share a wake channel.
-func (e *Engine) start(ctx context.Context, p *Prepared) ([]*runner.Job, error) {
+// start queues a prepared request on m's runner, which a lease holds:
+// one work per choice, whose jobs share a wake channel. done, if not nil,
+// runs once the jobs have finished, or before start returns an error.
+func (e *Engine) start(ctx context.Context, m *model, p *Prepared, done func()) (jobs []*runner.Job, err error) {
+	defer func() {
+		if err != nil && done != nil {
+			done()
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if p == nil || p.plan == nil || p.plan.engine != e {
-		return nil, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest)
-	}
 	req := p.Request
-	m, release, err := e.acquire(ctx, req.Model)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	prompt, spans, err := e.promptOf(ctx, m, p)
 	if err != nil {
 		return nil, err
@@ -810,7 +799,8 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*runner.Job, error) 
 			return nil, err
 		}
 	}
-	jobs := runner.NewJobs(ctx, len(works), e.holdJob(m))
+	jobs = runner.NewJobs(ctx, len(works), done)
+	done = nil // the jobs run it now
 	for i, w := range works {
 		w.Job = jobs[i]
 		if err := m.runner.Submit(w); err != nil {

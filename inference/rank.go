@@ -119,32 +119,35 @@ func (m *model) specials() (open, closing []backend.Token) {
 // ErrContextLength, a generative model with ErrInvalidRequest, before any
 // work. Rank does not wait in the generation queue: the encoder's context
 // serves one Rank call at a time.
-func (e *Engine) Rank(ctx context.Context, req RankRequest) (res RankResult, err error) {
+func (e *Engine) Rank(ctx context.Context, req RankRequest) (RankResult, error) {
 	if err := ctx.Err(); err != nil {
 		return RankResult{}, err
 	}
-	err = e.use(ctx, req.Model, func(m *model) error {
-		if m.encoder == nil || m.encoder.pooling != backend.PoolingRank {
-			return fmt.Errorf("%w: model %q is not a reranker or classifier", ErrInvalidRequest, req.Model)
-		}
-		if len(req.Documents) == 0 || len(req.Documents) > maxBranches {
-			return fmt.Errorf("%w: %d documents, want 1 to %d", ErrInvalidRequest, len(req.Documents), maxBranches)
-		}
-		pairs, err := m.rankPairs(req)
-		if err != nil {
-			return err
-		}
-		scores, err := m.encoder.rank(ctx, pairs)
-		if err != nil {
-			return err
-		}
-		res.Scores = scores
-		for _, p := range pairs {
-			res.Usage.PromptTokens += len(p)
-		}
-		return nil
-	})
-	return res, err
+	l, err := e.acquire(ctx, req.Model)
+	if err != nil {
+		return RankResult{}, err
+	}
+	defer l.release()
+	m := l.m
+	if m.encoder == nil || m.encoder.pooling != backend.PoolingRank {
+		return RankResult{}, fmt.Errorf("%w: model %q is not a reranker or classifier", ErrInvalidRequest, req.Model)
+	}
+	if len(req.Documents) == 0 || len(req.Documents) > maxBranches {
+		return RankResult{}, fmt.Errorf("%w: %d documents, want 1 to %d", ErrInvalidRequest, len(req.Documents), maxBranches)
+	}
+	pairs, err := m.rankPairs(req)
+	if err != nil {
+		return RankResult{}, err
+	}
+	scores, err := m.encoder.rank(ctx, pairs)
+	if err != nil {
+		return RankResult{}, err
+	}
+	res := RankResult{Scores: scores}
+	for _, p := range pairs {
+		res.Usage.PromptTokens += len(p)
+	}
+	return res, nil
 }
 
 // rankPairs tokenizes every (query, document) pair as llama.cpp's

@@ -18,14 +18,17 @@ const maxBranches = 256
 // model's vocabulary, as it would be tokenized inside a prompt:
 // special-token text outside Literal's marks becomes those tokens, and no
 // BOS is added. It decodes nothing.
-func (e *Engine) Tokenize(modelID, text string) (out []int, err error) {
-	err = e.use(context.Background(), modelID, func(m *model) error {
-		toks, err := m.tokenize(text, false, 0)
-		for _, t := range toks {
-			out = append(out, int(t))
-		}
-		return err
-	})
+func (e *Engine) Tokenize(modelID, text string) ([]int, error) {
+	l, err := e.acquire(context.Background(), modelID)
+	if err != nil {
+		return nil, err
+	}
+	defer l.release()
+	toks, err := l.m.tokenize(text, false, 0)
+	var out []int
+	for _, t := range toks {
+		out = append(out, int(t))
+	}
 	return out, err
 }
 
@@ -34,16 +37,16 @@ func (e *Engine) Tokenize(modelID, text string) (out []int, err error) {
 // and the thinking switch of req.NoThinking), or req.Prompt when it has no
 // messages: what Generate tokenizes. The control-token text of the
 // messages stays marked as data in it. It decodes nothing.
-func (e *Engine) RenderPrompt(req Request) (text string, err error) {
-	err = e.use(context.Background(), req.Model, func(m *model) error {
-		if len(req.Messages) == 0 {
-			text = req.Prompt
-			return nil
-		}
-		text, err = m.render(req, nil)
-		return err
-	})
-	return text, err
+func (e *Engine) RenderPrompt(req Request) (string, error) {
+	l, err := e.acquire(context.Background(), req.Model)
+	if err != nil {
+		return "", err
+	}
+	defer l.release()
+	if len(req.Messages) == 0 {
+		return req.Prompt, nil
+	}
+	return l.m.render(req, nil)
 }
 
 // Score decodes req's prefix once and each of its branches on a sequence
@@ -52,11 +55,16 @@ func (e *Engine) RenderPrompt(req Request) (text string, err error) {
 // a sequence like a generation request, waiting in the same queue, and
 // stays in the prompt cache afterwards.
 func (e *Engine) Score(ctx context.Context, req ScoreRequest) (ScoreResult, error) {
-	p, err := e.PrepareScore(req)
+	l, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return ScoreResult{}, err
 	}
-	return e.RunScore(ctx, p)
+	p, err := e.prepareScore(l.m, req)
+	if err != nil {
+		l.release()
+		return ScoreResult{}, err
+	}
+	return e.runScore(ctx, l, p)
 }
 
 // scorePlan is what RunScore needs of a PreparedScore beyond its request.
@@ -78,11 +86,16 @@ type scorePlan struct {
 // ErrInvalidRequest (an *ImageError for an image that is no picture the
 // model reads).
 func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
-	m, release, err := e.acquire(context.Background(), req.Model)
+	l, err := e.acquire(context.Background(), req.Model)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer l.release()
+	return e.prepareScore(l.m, req)
+}
+
+// prepareScore is PrepareScore on m, which a lease holds.
+func (e *Engine) prepareScore(m *model, req ScoreRequest) (*PreparedScore, error) {
 	if m.runner == nil {
 		return nil, fmt.Errorf("%w: model %q is an encoder: use Engine.Rank or Engine.Embed", ErrInvalidRequest, req.Model)
 	}
@@ -159,7 +172,23 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 // branches and returns the branches' scores. A prefix whose images take
 // it past the context fails with ErrContextLength.
 func (e *Engine) RunScore(ctx context.Context, p *PreparedScore) (ScoreResult, error) {
-	w, err := e.submitScore(ctx, p)
+	if err := ctx.Err(); err != nil {
+		return ScoreResult{}, err
+	}
+	if p == nil || p.plan == nil || p.plan.engine != e {
+		return ScoreResult{}, fmt.Errorf("%w: a PreparedScore not made by this engine's PrepareScore", ErrInvalidRequest)
+	}
+	l, err := e.acquire(ctx, p.Request.Model)
+	if err != nil {
+		return ScoreResult{}, err
+	}
+	return e.runScore(ctx, l, p)
+}
+
+// runScore is RunScore on the model that l holds; it releases l once the
+// request's job has finished, or it has failed before.
+func (e *Engine) runScore(ctx context.Context, l *lease, p *PreparedScore) (ScoreResult, error) {
+	w, err := e.submitScore(ctx, l, p)
 	if err != nil {
 		return ScoreResult{}, err
 	}
@@ -175,18 +204,18 @@ func (e *Engine) RunScore(ctx context.Context, p *PreparedScore) (ScoreResult, e
 	return out, nil
 }
 
-func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*runner.Work, error) {
+// submitScore queues p on l's model, whose job releases l when it
+// finishes; it releases l itself when it fails before.
+func (e *Engine) submitScore(ctx context.Context, l *lease, p *PreparedScore) (w *runner.Work, err error) {
+	defer func() {
+		if w == nil {
+			l.release()
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if p == nil || p.plan == nil || p.plan.engine != e {
-		return nil, fmt.Errorf("%w: a PreparedScore not made by this engine's PrepareScore", ErrInvalidRequest)
-	}
-	m, release, err := e.acquire(ctx, p.Request.Model)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+	m := l.m
 	prefix, images, err := e.withImages(ctx, m, p.plan.texts, p.Request.Images)
 	if err != nil {
 		return nil, err
@@ -203,11 +232,10 @@ func (e *Engine) submitScore(ctx context.Context, p *PreparedScore) (*runner.Wor
 		}
 	}
 	sw := &runner.Score{Branches: p.plan.branches, Trees: p.plan.trees}
-	w := &runner.Work{Prompt: prefix, Images: images, Score: sw, Job: runner.NewJobs(ctx, 1, e.holdJob(m))[0]}
+	job := runner.NewJobs(ctx, 1, l.release)[0]
+	w = &runner.Work{Prompt: prefix, Images: images, Score: sw, Job: job}
 	if err := m.runner.Submit(w); err != nil {
-		err = submitError(err, p.Request.Model, m.runner)
-		w.Job.Fail(err)
-		return nil, err
+		return nil, submitError(err, p.Request.Model, m.runner)
 	}
 	return w, nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,8 +38,11 @@ type Runner struct {
 	ttl       time.Duration
 	now       func() time.Time
 	queue     chan *Work
-	quit      chan struct{}
-	done      chan struct{}
+	quit      chan struct{} // closed by Stop
+	done      chan struct{} // closed when run returns
+	closed    chan struct{} // closed when Stop has closed the context
+	stopMu    sync.Mutex    // orders Submit and Stop
+	stopped   bool
 	slots     []*slot
 	share     bool  // sequences may share KV cells (backend.Model.SharesKV)
 	admission int   // counts admissions, to prefill in arrival order
@@ -148,6 +152,7 @@ func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
 		queue:    make(chan *Work, cfg.Queue),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
+		closed:   make(chan struct{}),
 		log:      cfg.Logger,
 	}
 	for i := range cfg.Sequences {
@@ -165,10 +170,10 @@ func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
 // queue is full, and with ErrClosed once the runner has stopped; then the
 // caller keeps w (and closes it). Otherwise the runner owns w.
 func (r *Runner) Submit(w *Work) error {
-	select {
-	case <-r.quit:
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	if r.stopped {
 		return ErrClosed
-	default:
 	}
 	select {
 	case r.queue <- w:
@@ -180,16 +185,29 @@ func (r *Runner) Submit(w *Work) error {
 
 // Stop ends the runner: running and queued work fails with ErrClosed.
 // The prompt cache's prefixes go to disk first, when it has one; then the
-// backend context is closed. Call it once.
+// backend context is closed. Calls after the first wait for it to end.
 func (r *Runner) Stop() {
-	close(r.quit)
+	r.stopMu.Lock()
+	first := !r.stopped
+	if first {
+		// Under stopMu: what Submit queued before is in the queue, where
+		// shutdown finds it, and nothing comes after.
+		r.stopped = true
+		close(r.quit)
+	}
+	r.stopMu.Unlock()
 	<-r.done
+	if !first {
+		<-r.closed
+		return
+	}
 	r.persist()
 	r.batch.Close()
 	if r.embd != nil {
 		r.embd.Close()
 	}
 	r.ctx.Close()
+	close(r.closed)
 }
 
 // Stats are a runner's counters: the work waiting for a sequence (or for
