@@ -144,6 +144,26 @@ func (f *fake) generate(t *testing.T, prompt string, maxTokens int) *Result {
 	return res
 }
 
+// texts runs the prompts at once, and returns their outputs.
+func (f *fake) texts(t *testing.T, ps []string, maxTokens int, sp backend.SamplerParams) []string {
+	t.Helper()
+	got := make([]string, len(ps))
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		w := f.work(t, p, maxTokens, sp)
+		wg.Go(func() {
+			res, err := f.run(context.Background(), w)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = res.Text
+		})
+	}
+	wg.Wait()
+	return got
+}
+
 // wait polls cond for up to 10 seconds.
 func wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -174,20 +194,7 @@ func TestGreedySameAloneAndConcurrent(t *testing.T) {
 	for _, batch := range []int{512, 16} {
 		f := newFake(t, fakeConfig{seqs: 4, batch: batch})
 		for round := range 3 {
-			got := make([]string, len(prompts))
-			var wg sync.WaitGroup
-			for i, p := range prompts {
-				w := f.work(t, p, 48, greedy)
-				wg.Go(func() {
-					res, err := f.run(context.Background(), w)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					got[i] = res.Text
-				})
-			}
-			wg.Wait()
+			got := f.texts(t, prompts, 48, greedy)
 			for i := range prompts {
 				if got[i] != want[i].Text {
 					t.Errorf("batch %d, round %d, prompt %q:\nconcurrent %q\nalone      %q", batch, round, prompts[i], got[i], want[i].Text)
@@ -211,21 +218,7 @@ func TestSeededSameAloneAndConcurrent(t *testing.T) {
 		}
 		want[i] = res.Text
 	}
-	f := newFake(t, fakeConfig{seqs: 4})
-	got := make([]string, len(prompts))
-	var wg sync.WaitGroup
-	for i, p := range prompts {
-		w := f.work(t, p, 32, seeded)
-		wg.Go(func() {
-			res, err := f.run(context.Background(), w)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			got[i] = res.Text
-		})
-	}
-	wg.Wait()
+	got := newFake(t, fakeConfig{seqs: 4}).texts(t, prompts, 32, seeded)
 	for i := range prompts {
 		if got[i] != want[i] {
 			t.Errorf("prompt %q: concurrent %q, alone %q", prompts[i], got[i], want[i])
