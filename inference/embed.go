@@ -86,7 +86,7 @@ func (m *model) runEmbed(ctx context.Context, p *PreparedEmbed) (EmbedResult, er
 	if !m.info.Embedding {
 		return EmbedResult{}, fmt.Errorf("%w: model %q is not an embedding model", ErrInvalidRequest, p.Request.Model)
 	}
-	vecs, err := m.encoder.embed(ctx, p.plan.inputs, p.Request.Dimensions)
+	vecs, err := m.embed(ctx, p.plan.inputs, p.Request.Dimensions)
 	if err != nil {
 		return EmbedResult{}, err
 	}
@@ -120,7 +120,7 @@ func (m *model) embedInputs(req EmbedRequest) ([][]backend.Token, int, error) {
 	}
 	llm := m.llm
 	open, closing := m.specials()
-	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
+	limit := min(m.info.ContextLength, m.encoder.Tokens())
 	room := limit - len(open) - len(closing)
 	tooLong := func(i int) error {
 		return &FieldError{Path: Field("Input").At(i), Err: ErrContextLength,
@@ -173,30 +173,21 @@ func (m *model) embedInputs(req EmbedRequest) ([][]backend.Token, int, error) {
 	return inputs, total, nil
 }
 
-// embed encodes the inputs (see encode) and returns each one's pooled
+// embed encodes the inputs on m's encoder and returns each one's pooled
 // vector, truncated to dims values when dims > 0, and L2-normalised.
-func (c *encoder) embed(ctx context.Context, inputs [][]backend.Token, dims int) ([][]float32, error) {
-	if err := c.lock(ctx); err != nil {
+func (m *model) embed(ctx context.Context, inputs [][]backend.Token, dims int) ([][]float32, error) {
+	vecs, err := m.encoder.Embeddings(ctx, inputs)
+	if err != nil {
 		return nil, err
 	}
-	defer c.unlock()
-	out := make([][]float32, len(inputs))
-	err := c.encode(ctx, inputs, func(i, seq int) error {
-		v := c.ctx.SequenceEmbedding(seq)
-		if len(v) == 0 {
-			return fmt.Errorf("inference: the encoder gave no embedding for sequence %d", seq)
-		}
+	for i, v := range vecs {
 		if dims > 0 && dims < len(v) {
 			v = v[:dims:dims]
 		}
 		if !normalize(v) {
-			return fmt.Errorf("inference: the model gave a non-finite embedding for input %d", i)
+			return nil, fmt.Errorf("inference: the model gave a non-finite embedding for input %d", i)
 		}
-		out[i] = v
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		vecs[i] = v
 	}
-	return out, nil
+	return vecs, nil
 }

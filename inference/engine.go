@@ -73,7 +73,7 @@ type model struct {
 	// encoder is set, and runner nil, for an encoder model (a GGUF that
 	// asks for pooling): a reranker's serves Rank, an embedding model's
 	// Embed, and generation and Score refuse both.
-	encoder *encoder
+	encoder *runner.Encoder
 	// projector, when set, reads the images of requests: the image parts
 	// (Part.Image) of a Request's messages and ScoreRequest.Images. Only a
 	// llama.cpp model has one.
@@ -271,9 +271,9 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 		}
 	}
 	var rn *runner.Runner
-	var enc *encoder
+	var enc *runner.Encoder
 	if pooling := llm.Pooling(); pooling != backend.PoolingNone {
-		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
+		enc, err = runner.NewEncoder(llm, pooling, max(e.cfg.Batch, perSeq), e.cfg.Threads)
 	} else {
 		rn, err = e.newRunner(m.path, llm, perSeq)
 	}
@@ -328,8 +328,7 @@ func (m *model) free() {
 		m.projector.Close()
 	}
 	if m.encoder != nil {
-		m.encoder.sem <- struct{}{}
-		m.encoder.close()
+		m.encoder.Close() // after the call at work
 	}
 	m.llm.Close()
 	m.llm, m.runner, m.encoder, m.projector = nil, nil, nil, nil

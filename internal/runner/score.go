@@ -36,6 +36,7 @@ type FitError struct {
 	Reason     string
 }
 
+// Error is the reason, named as the runner's.
 func (e *FitError) Error() string { return "runner: " + e.Reason }
 
 // Fits checks that a branch and its candidate tree fit after a prefix of
