@@ -352,7 +352,8 @@ func (r *Runner) reserve(w *Work) int {
 // the requests at work and held by idle sequences' caches, counted apart
 // even where sequences share them. Idle caches give up their cells, least
 // recently used first, until w fits. With nothing at work it always fits:
-// a request never reserves more than the cells (Prepare checks).
+// work never reserves more than the cells (its caller checks, as
+// inference.Engine.Prepare does).
 func (r *Runner) room(w *Work) bool {
 	used := 0
 	var idle []*slot
