@@ -1,4 +1,4 @@
-package inference
+package runner
 
 import (
 	"errors"
@@ -6,54 +6,18 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/family"
-	"github.com/inferkit/inferkit/internal/runner"
 )
 
-// work is a queued request: its tokens, limits and sampler. The runner owns
-// it from the moment it is dequeued and closes its sampler.
-type work struct {
-	job       *job
-	prompt    []backend.Token
-	images    []runner.ImageSpan // the prompt's images, in order
-	maxTokens int
-	stops     []string
-	sampler   backend.Sampler
-	grammar   backend.Grammar // constrains the answer, or nil
-	family    *family.Family  // parses the output; nil: plain text
-	tools     []Tool          // the tools the model sees
-	single    bool            // at most one tool call
-	logprobs  bool            // record the answer tokens' log-probabilities
-	top       int             // and this many alternatives each
-	promptLP  bool            // record the prompt tokens' log-probabilities
-	noOutput  bool            // decode the prompt only
-
-	// score, when set, makes this Engine.Score work: the prompt is the
-	// prefix, and its branches are decoded once it is in the KV cache.
-	score *scoreWork
-
-	// thinking: the prompt opened a thinking section. budget bounds the
-	// tokens spent in one (-1: no bound), closed with thinkClose.
-	thinking   bool
-	budget     int
-	thinkClose []backend.Token
-}
-
-// close frees what the work holds in the backend.
-func (w *work) close() {
-	if w.sampler != nil {
-		w.sampler.Close()
-	}
-	if w.grammar != nil {
-		w.grammar.Close()
-	}
-}
-
-// modelRunner owns one backend context. Its goroutine admits queued work into
+// Runner decodes the work of one model on one backend context. It is safe
+// for concurrent use; whoever calls New calls Stop.
+//
+// It owns the context. Its goroutine admits queued work into
 // free sequences and decodes, at each step, one batch that holds the next
 // token of every generating sequence and prefill chunks of new prompts.
 //
@@ -62,20 +26,23 @@ func (w *work) close() {
 // longest prefix with its prompt and prefills only the rest; a longer prefix
 // held by a busy sequence is shared through a KV sequence copy, and one still
 // being prefilled is followed: its tokens are decoded once for both.
-type modelRunner struct {
+type Runner struct {
 	llm       backend.Model
 	ctx       backend.Context
 	batch     backend.Batch
 	embd      backend.EmbeddingBatch // for images, made when the first comes
 	perSeq    int
-	cells     int         // KV cells the slots share (Config.KVTokens)
-	pending   *work       // dequeued, waiting for cells
+	cells     int         // KV cells the slots share (Config.Cells)
+	pending   *Work       // dequeued, waiting for cells
 	held      atomic.Bool // pending is set, for Stats
 	ttl       time.Duration
 	now       func() time.Time
-	queue     chan *work
-	quit      chan struct{}
-	done      chan struct{}
+	queue     chan *Work
+	quit      chan struct{} // closed by Stop
+	done      chan struct{} // closed when run returns
+	closed    chan struct{} // closed when Stop has closed the context
+	stopMu    sync.Mutex    // orders Submit and Stop
+	stopped   bool
 	slots     []*slot
 	share     bool  // sequences may share KV cells (backend.Model.SharesKV)
 	admission int   // counts admissions, to prefill in arrival order
@@ -88,12 +55,12 @@ type modelRunner struct {
 	branchCells int
 
 	// disk, when set, keeps prompt prefixes across restarts under the
-	// model's key (see Config.CacheDir and prefixstore.go).
-	disk              *runner.PrefixStore
+	// model's key (see Config.Disk and prefixstore.go).
+	disk              *PrefixStore
 	diskKey           string
 	saveMin, saveLong int
 
-	// Read by tests from other goroutines.
+	// Read by Stats from other goroutines.
 	steps   atomic.Int64 // decode steps run
 	active  atomic.Int32 // slots serving a request
 	decoded atomic.Int64 // prompt tokens decoded
@@ -103,7 +70,7 @@ type modelRunner struct {
 type slot struct {
 	seq  int
 	seqs []int // {seq}, kept to add tokens without allocating
-	w    *work
+	w    *Work
 
 	// cache holds the tokens in the KV cache at positions 0..len-1; used is
 	// when they last served a request.
@@ -124,13 +91,13 @@ type slot struct {
 	generated int
 	stopToken int
 
-	out        *runner.Output
+	out        *Output
 	text       strings.Builder
 	reasoning  strings.Builder
-	calls      []ToolCall
-	logprobs   []TokenLogprob  // the answer tokens' entries, when asked for
+	calls      []family.Call
+	logprobs   []Logprob       // the answer tokens' entries, when asked for
 	sentLP     int             // how many of them events have carried
-	promptLPs  []TokenLogprob  // the prompt tokens' entries, when asked for
+	promptLPs  []Logprob       // the prompt tokens' entries, when asked for
 	promptIdx  []int           // batch index of each prompt position's logits, this step
 	sentPrompt bool            // an event has carried promptLPs
 	thought    int             // tokens generated inside a thinking section
@@ -140,59 +107,145 @@ type slot struct {
 	thinking        time.Duration
 }
 
-func newRunner(llm backend.Model, ctx backend.Context, perSeq int, cfg Config, disk *runner.PrefixStore, diskKey string) *modelRunner {
-	r := &modelRunner{
-		disk:    disk,
-		diskKey: diskKey,
-		saveMin: cfg.saveMin, saveLong: cfg.saveLong,
-		share:  llm.SharesKV(),
-		llm:    llm,
-		ctx:    ctx,
-		batch:  ctx.NewBatch(ctx.BatchSize()),
-		perSeq: perSeq,
-		cells:  cfg.slotCells(perSeq),
-		ttl:    cfg.CacheTTL,
-		now:    cfg.Now,
-		queue:  make(chan *work, cfg.Queue),
-		quit:   make(chan struct{}),
-		done:   make(chan struct{}),
-		log:    cfg.Logger,
+// Config is how a Runner decodes. Its zero value is not usable: New
+// needs Sequences, Context, Cells and Now at least.
+type Config struct {
+	// Sequences are the parallel sequences (slots) that work takes, ids
+	// 0 to Sequences-1 of the context; Branches more, after them, decode
+	// the branches of scoring work, in BranchCells KV cells of their own.
+	Sequences, Branches int
+	BranchCells         int
+	// Context is the tokens one sequence holds; Cells the KV cells the
+	// slots share.
+	Context, Cells int
+	// Queue is how much work may wait for a sequence.
+	Queue int
+	// TTL is how long an idle sequence's tokens stay reusable.
+	TTL    time.Duration
+	Now    func() time.Time
+	Logger *slog.Logger
+
+	// Disk, when set, keeps prompt prefixes across restarts under
+	// DiskKey: those of at least SaveMin tokens as work reuses them, and
+	// prompts of SaveLong tokens once decoded whole.
+	Disk              *PrefixStore
+	DiskKey           string
+	SaveMin, SaveLong int
+}
+
+// New starts a runner on ctx, a context of llm with Sequences+Branches
+// sequences, which it owns from then on: Stop closes it.
+func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
+	r := &Runner{
+		disk:     cfg.Disk,
+		diskKey:  cfg.DiskKey,
+		saveMin:  cfg.SaveMin,
+		saveLong: cfg.SaveLong,
+		share:    llm.SharesKV(),
+		llm:      llm,
+		ctx:      ctx,
+		batch:    ctx.NewBatch(ctx.BatchSize()),
+		perSeq:   cfg.Context,
+		cells:    cfg.Cells,
+		ttl:      cfg.TTL,
+		now:      cfg.Now,
+		queue:    make(chan *Work, cfg.Queue),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+		closed:   make(chan struct{}),
+		log:      cfg.Logger,
 	}
-	for i := range cfg.Parallel {
+	for i := range cfg.Sequences {
 		r.slots = append(r.slots, &slot{seq: i, seqs: []int{i}, idx: -1})
 	}
 	for i := range cfg.Branches {
-		r.branchSeqs = append(r.branchSeqs, cfg.Parallel+i)
+		r.branchSeqs = append(r.branchSeqs, cfg.Sequences+i)
 	}
-	r.branchCells = cfg.BranchContext
+	r.branchCells = cfg.BranchCells
+	go r.run()
 	return r
 }
 
-// enqueue offers w to the runner without waiting; false means the queue is
-// full.
-func (r *modelRunner) enqueue(w *work) bool {
+// Submit queues w without waiting: it fails with ErrQueueFull when the
+// queue is full, and with ErrClosed once the runner has stopped; then the
+// caller keeps w (and closes it). Otherwise the runner owns w.
+func (r *Runner) Submit(w *Work) error {
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	if r.stopped {
+		return ErrClosed
+	}
 	select {
 	case r.queue <- w:
-		return true
+		return nil
 	default:
-		return false
+		return ErrQueueFull
 	}
 }
 
-// stop ends the runner: running and queued requests fail with ErrClosed.
-// The prompt cache's prefixes go to disk first, when it has one.
-func (r *modelRunner) stop() {
-	close(r.quit)
+// Stop ends the runner: running and queued work fails with ErrClosed.
+// The prompt cache's prefixes go to disk first, when it has one; then the
+// backend context is closed. Calls after the first wait for it to end.
+func (r *Runner) Stop() {
+	r.stopMu.Lock()
+	first := !r.stopped
+	if first {
+		// Under stopMu: what Submit queued before is in the queue, where
+		// shutdown finds it, and nothing comes after.
+		r.stopped = true
+		close(r.quit)
+	}
+	r.stopMu.Unlock()
 	<-r.done
+	if !first {
+		<-r.closed
+		return
+	}
 	r.persist()
 	r.batch.Close()
 	if r.embd != nil {
 		r.embd.Close()
 	}
 	r.ctx.Close()
+	close(r.closed)
 }
 
-func (r *modelRunner) run() {
+// Stats are a runner's counters: the work waiting for a sequence (or for
+// KV cells), the sequences at work and of all, the decode steps run and
+// the prompt tokens decoded since New.
+type Stats struct {
+	Queued, Active, Sequences int
+	Steps, Decoded            int64
+}
+
+// Stats reads the runner's counters and takes no lock that a decode step
+// holds; they may be a step stale.
+func (r *Runner) Stats() Stats {
+	st := Stats{Queued: len(r.queue), Active: int(r.active.Load()), Sequences: len(r.slots),
+		Steps: r.steps.Load(), Decoded: r.decoded.Load()}
+	if r.held.Load() {
+		st.Queued++ // waiting for KV cells
+	}
+	return st
+}
+
+// QueueCap is how much work may wait (Config.Queue).
+func (r *Runner) QueueCap() int { return cap(r.queue) }
+
+// SharesKV reports whether sequences share KV cells
+// (backend.Model.SharesKV): a prefix that one holds is copied to another.
+func (r *Runner) SharesKV() bool { return r.share }
+
+// Cache returns the tokens that sequence i holds in the KV cache: its
+// last work's prompt and output. Call it only while no work runs.
+func (r *Runner) Cache(i int) []backend.Token { return slices.Clone(r.slots[i].cache) }
+
+// MaxPos is the last position that sequence i holds in the backend
+// context, -1 when none. Call it only while no work runs.
+func (r *Runner) MaxPos(i int) int { return r.ctx.MaxPos(i) }
+
+// run is the runner's goroutine, from New to Stop.
+func (r *Runner) run() {
 	defer close(r.done)
 	for {
 		if !r.admit() {
@@ -208,7 +261,7 @@ func (r *modelRunner) run() {
 			continue
 		}
 		if err := r.step(); err != nil {
-			r.log.Error("inference: decode failed", "err", err)
+			r.log.Error("runner: decode failed", "err", err)
 			for _, s := range r.slots {
 				if s.w != nil {
 					r.release(s, nil, err)
@@ -223,7 +276,7 @@ func (r *modelRunner) run() {
 	}
 }
 
-func (r *modelRunner) busy() bool {
+func (r *Runner) busy() bool {
 	for _, s := range r.slots {
 		if s.w != nil {
 			return true
@@ -234,7 +287,7 @@ func (r *modelRunner) busy() bool {
 
 // admit moves queued work into free slots. With nothing running it waits
 // for work; it returns false when the runner must stop.
-func (r *modelRunner) admit() bool {
+func (r *Runner) admit() bool {
 	for {
 		if !r.hasFree() {
 			select {
@@ -269,9 +322,9 @@ func (r *modelRunner) admit() bool {
 		}
 		r.pending = nil
 		r.held.Store(false)
-		if w.job.abandoned() {
-			w.close()
-			w.job.finish(nil, w.job.cause())
+		if w.Job.abandoned() {
+			w.Close()
+			w.Job.finish(nil, w.Job.cause())
 			continue
 		}
 		if !r.room(w) {
@@ -288,19 +341,20 @@ func (r *modelRunner) admit() bool {
 // reserve is the KV cells w may come to hold: its prompt and output limit,
 // or, for scoring, a whole context, whose part beyond the prefix its
 // branches may use (branchRoom).
-func (r *modelRunner) reserve(w *work) int {
-	if w.score != nil {
+func (r *Runner) reserve(w *Work) int {
+	if w.Score != nil {
 		return r.perSeq
 	}
-	return len(w.prompt) + w.maxTokens
+	return len(w.Prompt) + w.MaxTokens
 }
 
 // room reports whether the cells leave room to start w: those reserved by
 // the requests at work and held by idle sequences' caches, counted apart
 // even where sequences share them. Idle caches give up their cells, least
 // recently used first, until w fits. With nothing at work it always fits:
-// a request never reserves more than the cells (Prepare checks).
-func (r *modelRunner) room(w *work) bool {
+// work never reserves more than the cells (its caller checks, as
+// inference.Engine.Prepare does).
+func (r *Runner) room(w *Work) bool {
 	used := 0
 	var idle []*slot
 	for _, s := range r.slots {
@@ -327,7 +381,7 @@ func (r *modelRunner) room(w *work) bool {
 	return used+need <= r.cells
 }
 
-func (r *modelRunner) hasFree() bool {
+func (r *Runner) hasFree() bool {
 	for _, s := range r.slots {
 		if s.w == nil {
 			return true
@@ -339,21 +393,21 @@ func (r *modelRunner) hasFree() bool {
 // start places w in the free slot that holds the longest prefix of its
 // prompt (the least recently used one when none does), and takes what it
 // can of the prompt from the KV cache.
-func (r *modelRunner) start(w *work) {
+func (r *Runner) start(w *Work) {
 	now := r.now()
 	// At least the last prompt token is decoded: its logits start the
 	// output. A scoring prefix needs no logits: it may come whole from the
 	// cache.
-	limit := len(w.prompt) - 1
-	if w.score != nil {
-		limit = len(w.prompt)
+	limit := len(w.Prompt) - 1
+	if w.Score != nil {
+		limit = len(w.Prompt)
 	}
 	// Log-probabilities are read from logits, whose last bits depend on
 	// the shape of the batch the prompt was decoded in: a request that
 	// asks for them decodes its whole prompt, so that the same request
 	// gets the same values whatever the cache holds.
 	cached := limit
-	if w.logprobs || w.promptLP {
+	if w.Logprobs || w.PromptLP {
 		cached = 0
 	}
 	var s *slot
@@ -366,7 +420,7 @@ func (r *modelRunner) start(w *work) {
 			r.ctx.ClearSequence(c.seq)
 			c.cache = c.cache[:0]
 		}
-		n := runner.Reusable(c.cache, w.prompt, cached)
+		n := Reusable(c.cache, w.Prompt, cached)
 		if s == nil || n > reuse || n == reuse && c.used.Before(s.used) {
 			s, reuse = c, n
 		}
@@ -379,11 +433,11 @@ func (r *modelRunner) start(w *work) {
 		if b.w == nil || !r.share {
 			continue
 		}
-		if n := runner.Reusable(b.cache, w.prompt, cached); n > copied {
+		if n := Reusable(b.cache, w.Prompt, cached); n > copied {
 			src, copied = b, n
 		}
-		if b.prefilled < len(b.w.prompt) && b.leader == nil {
-			if n := runner.Reusable(b.w.prompt, w.prompt, limit); n > shared {
+		if b.prefilled < len(b.w.Prompt) && b.leader == nil {
+			if n := Reusable(b.w.Prompt, w.Prompt, limit); n > shared {
 				leader, shared = b, n
 			}
 		}
@@ -397,12 +451,12 @@ func (r *modelRunner) start(w *work) {
 	}
 	if src != nil {
 		r.ctx.ClearSequence(s.seq)
-		if err := r.ctx.CopyTokens(src.seq, s.seq, 0, runner.PosAt(w.images, copied)); err != nil {
-			r.log.Error("inference: sharing a prompt prefix", "err", err)
+		if err := r.ctx.CopyTokens(src.seq, s.seq, 0, PosAt(w.Images, copied)); err != nil {
+			r.log.Error("runner: sharing a prompt prefix", "err", err)
 			copied = 0
 		}
-		cache = append(s.cache[:0], w.prompt[:copied]...)
-	} else if at := runner.PosAt(w.images, reuse); !r.ctx.RemoveTokens(s.seq, at, -1) || r.ctx.MaxPos(s.seq) != at-1 {
+		cache = append(s.cache[:0], w.Prompt[:copied]...)
+	} else if at := PosAt(w.Images, reuse); !r.ctx.RemoveTokens(s.seq, at, -1) || r.ctx.MaxPos(s.seq) != at-1 {
 		// The memory could not keep exactly the prefix (a recurrent
 		// state): start afresh.
 		r.ctx.ClearSequence(s.seq)
@@ -412,16 +466,16 @@ func (r *modelRunner) start(w *work) {
 	r.active.Add(1)
 	*s = slot{
 		seq: s.seq, seqs: s.seqs, w: w, cache: cache, used: now,
-		idx: -1, order: r.admission, out: newOutput(w.family, w.stops, w.tools, w.thinking), admitted: time.Now(),
+		idx: -1, order: r.admission, out: NewOutput(w.Family, w.Stops, w.Tools, w.Thinking), admitted: time.Now(),
 	}
-	s.prefilled, s.pos = len(cache), runner.PosAt(w.images, len(cache))
-	if w.promptLP {
-		s.promptLPs = make([]TokenLogprob, 0, len(w.prompt))
-		s.promptLPs = append(s.promptLPs, TokenLogprob{Token: int(w.prompt[0]), Bytes: r.llm.Piece(w.prompt[0], false)})
+	s.prefilled, s.pos = len(cache), PosAt(w.Images, len(cache))
+	if w.PromptLP {
+		s.promptLPs = make([]Logprob, 0, len(w.Prompt))
+		s.promptLPs = append(s.promptLPs, Logprob{Token: int(w.Prompt[0]), Bytes: r.llm.Piece(w.Prompt[0], false)})
 	}
 	// Follow a leader that is still prefilling and is exactly where this
 	// sequence now is: its next tokens are this prompt's next tokens.
-	if leader != nil && shared > s.prefilled && leader.prefilled == s.prefilled && !w.promptLP {
+	if leader != nil && shared > s.prefilled && leader.prefilled == s.prefilled && !w.PromptLP {
 		s.leader, s.shared = leader, shared
 	}
 	r.snapshot(s) // a prefix reused, if it is long enough
@@ -436,8 +490,8 @@ const restoreGain = 32
 // what memory gives. It returns the tokens restored, which s.cache holds,
 // or -1 when it left the slot as it was. A state that the backend
 // refuses leaves the sequence empty: 0 (then w is prefilled cold).
-func (r *modelRunner) restore(s *slot, w *work, have, limit int) int {
-	if r.disk == nil || len(w.images) > 0 || limit < have+restoreGain {
+func (r *Runner) restore(s *slot, w *Work, have, limit int) int {
+	if r.disk == nil || len(w.Images) > 0 || limit < have+restoreGain {
 		return -1 // nothing, or nothing longer than memory's, can come
 	}
 	// The most a state can take for this context bounds what is read.
@@ -451,11 +505,11 @@ func (r *modelRunner) restore(s *slot, w *work, have, limit int) int {
 	// whose state the backend refuses as not its model's (bit rot under
 	// a sound checksum, another program's file) is removed, said so once,
 	// and the next best tried; each try removes one, so this ends.
-	var e *runner.StoredPrefix
+	var e *StoredPrefix
 	var n int
 	tried := false // a refused state has emptied the sequence
 	for {
-		if e, n = r.disk.Longest(r.diskKey, w.prompt, limit, r.perSeq, r.share); e == nil || n < have+restoreGain {
+		if e, n = r.disk.Longest(r.diskKey, w.Prompt, limit, r.perSeq, r.share); e == nil || n < have+restoreGain {
 			if tried {
 				return 0
 			}
@@ -472,7 +526,7 @@ func (r *modelRunner) restore(s *slot, w *work, have, limit int) int {
 			break
 		}
 		if !errors.Is(err, backend.ErrBadState) {
-			r.log.Warn("inference: restoring a saved prompt prefix", "path", e.Path, "err", err)
+			r.log.Warn("runner: restoring a saved prompt prefix", "path", e.Path, "err", err)
 			return 0
 		}
 		r.disk.Reject(e.Path, err)
@@ -482,14 +536,14 @@ func (r *modelRunner) restore(s *slot, w *work, have, limit int) int {
 		return 0
 	}
 	s.cache = append(s.cache, e.Tokens[:n]...)
-	r.log.Debug("inference: restored a saved prompt prefix", "tokens", n)
+	r.log.Debug("runner: restored a saved prompt prefix", "tokens", n)
 	return n
 }
 
 // snapshot saves the tokens in s's sequence to disk in the background,
 // when there is a disk, they are at least saveMin, hold no image, and no
 // entry holds them yet, and no other save is under way.
-func (r *modelRunner) snapshot(s *slot) {
+func (r *Runner) snapshot(s *slot) {
 	if r.disk == nil || r.disk.Busy() || !r.worthSaving(s) {
 		return
 	}
@@ -500,28 +554,28 @@ func (r *modelRunner) snapshot(s *slot) {
 
 // state is the state of s's sequence, or nil (logged) when llama.cpp
 // cannot give it.
-func (r *modelRunner) state(s *slot) []byte {
+func (r *Runner) state(s *slot) []byte {
 	state, err := r.ctx.SequenceState(s.seq)
 	switch {
 	case errors.Is(err, backend.ErrUnsupported):
 		// The backend cannot save a sequence (Ollama's Go engine): the
 		// model keeps its prompt cache in memory only.
-		r.log.Info("inference: the prompt cache on disk is off for this model", "backend", r.llm.Backend(), "why", err)
+		r.log.Info("runner: the prompt cache on disk is off for this model", "backend", r.llm.Backend(), "why", err)
 		r.disk = nil
 	case err != nil:
-		r.log.Warn("inference: reading a prompt prefix to save", "err", err)
+		r.log.Warn("runner: reading a prompt prefix to save", "err", err)
 	}
 	return state
 }
 
-func (r *modelRunner) worthSaving(s *slot) bool {
+func (r *Runner) worthSaving(s *slot) bool {
 	return len(s.cache) >= r.saveMin && !slices.ContainsFunc(s.cache, func(t backend.Token) bool { return t < 0 }) &&
 		!r.disk.Covered(r.diskKey, s.cache, r.share) && int64(r.ctx.SequenceStateSize(s.seq)) <= r.disk.Limit()
 }
 
 // persist saves the prefixes that the sequences hold, once the runner has
 // stopped, and waits for the writes.
-func (r *modelRunner) persist() {
+func (r *Runner) persist() {
 	if r.disk == nil {
 		return
 	}
@@ -537,10 +591,10 @@ func (r *modelRunner) persist() {
 }
 
 // reap frees the slots whose readers have gone.
-func (r *modelRunner) reap() {
+func (r *Runner) reap() {
 	for _, s := range r.slots {
-		if s.w != nil && s.w.job.abandoned() {
-			r.release(s, nil, s.w.job.cause())
+		if s.w != nil && s.w.Job.abandoned() {
+			r.release(s, nil, s.w.Job.cause())
 		}
 	}
 }
@@ -549,14 +603,14 @@ func (r *modelRunner) reap() {
 // first, then prompt chunks of prefilling ones in arrival order, as far as
 // the batch holds. A chunk's tokens also carry the sequences that follow
 // it.
-func (r *modelRunner) step() error {
+func (r *Runner) step() error {
 	if err := r.prefillImages(); err != nil {
 		return err
 	}
 	b := r.batch
 	b.Clear()
 	for _, s := range r.slots {
-		if s.w == nil || s.w.score != nil || s.prefilled < len(s.w.prompt) {
+		if s.w == nil || s.w.Score != nil || s.prefilled < len(s.w.Prompt) {
 			continue
 		}
 		if b.Len()+1+len(s.forced) > b.Cap() {
@@ -582,7 +636,7 @@ func (r *modelRunner) step() error {
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
 		// Text only: an image waits for the next step's prefillImages.
 		n := min(b.Cap()-b.Len(), s.textUntil()-s.prefilled)
-		if s.w.promptLP {
+		if s.w.PromptLP {
 			// Each scored token's logits are an output row of the whole
 			// vocabulary, which llama.cpp holds for the batch: bound them.
 			if n = min(n, maxScoredPerStep-scored); n == 0 {
@@ -592,9 +646,9 @@ func (r *modelRunner) step() error {
 		}
 		for k := range n {
 			p := s.prefilled + k
-			last := p == len(s.w.prompt)-1 && s.w.score == nil && !s.w.noOutput
-			predicts := s.w.promptLP && p+1 < len(s.w.prompt) // its logits score the next token
-			idx, err := b.Add(s.w.prompt[p], runner.PosAt(s.w.images, p), r.seqsAt(s, p), last || predicts)
+			last := p == len(s.w.Prompt)-1 && s.w.Score == nil && !s.w.NoOutput
+			predicts := s.w.PromptLP && p+1 < len(s.w.Prompt) // its logits score the next token
+			idx, err := b.Add(s.w.Prompt[p], PosAt(s.w.Images, p), r.seqsAt(s, p), last || predicts)
 			if err != nil {
 				return err
 			}
@@ -615,32 +669,32 @@ func (r *modelRunner) step() error {
 		if s.w != nil && len(s.promptIdx) > 0 {
 			r.promptLogprobs(s)
 		}
-		if s.w != nil && s.w.noOutput && s.prefilled == len(s.w.prompt) {
+		if s.w != nil && s.w.NoOutput && s.prefilled == len(s.w.Prompt) {
 			r.finish(s, FinishLength, "")
 			continue
 		}
-		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong && !s.w.logprobs && !s.w.promptLP {
+		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong && !s.w.Logprobs && !s.w.PromptLP {
 			r.snapshot(s) // a long prompt, all in the KV cache now
 		}
 		if s.w != nil && s.idx >= 0 {
-			g := s.w.grammar
+			g := s.w.Grammar
 			if s.out.Thinking() {
 				g = nil // the grammar constrains the answer only
 			}
-			tok := s.w.sampler.Sample(r.ctx, s.idx, g)
+			tok := s.w.Sampler.Sample(r.ctx, s.idx, g)
 			if tok < 0 {
 				s.idx = -1
-				err := fmt.Errorf("%w: the output's grammar admits no further token", ErrInvalidRequest)
+				err := ErrGrammar
 				if g == nil {
 					// Not the request's doing: the model's logits were
 					// missing or none was a number.
-					err = errors.New("inference: the model gave no token to sample")
+					err = ErrNoToken
 				}
 				r.release(s, nil, err)
 				continue
 			}
 			// Thinking tokens keep no entry (push): none is computed.
-			var lp *TokenLogprob
+			var lp *Logprob
 			if !s.out.Thinking() {
 				lp = r.logprob(s, tok)
 			}
@@ -659,7 +713,7 @@ const maxScoredPerStep = 64
 // nextPrefill is the earliest admitted slot whose prompt is not yet all in
 // the KV cache, that follows no leader, and whose next prompt tokens are
 // text.
-func (r *modelRunner) nextPrefill() *slot {
+func (r *Runner) nextPrefill() *slot {
 	var best *slot
 	for _, s := range r.slots {
 		if s.w != nil && s.leader == nil && s.prefilled < s.textUntil() && (best == nil || s.order < best.order) {
@@ -672,25 +726,25 @@ func (r *modelRunner) nextPrefill() *slot {
 // textUntil is where the text from the slot's next prompt token ends: the
 // start of the next image, or the end of the prompt.
 func (s *slot) textUntil() int {
-	for _, sp := range s.w.images {
+	for _, sp := range s.w.Images {
 		if sp.Start >= s.prefilled {
 			return sp.Start
 		}
 	}
-	return len(s.w.prompt)
+	return len(s.w.Prompt)
 }
 
 // seqsAt returns the sequences that take leader s's prompt token at p: its
 // own and those of the slots that follow it there, which count the token as
 // theirs.
-func (r *modelRunner) seqsAt(s *slot, p int) []int {
+func (r *Runner) seqsAt(s *slot, p int) []int {
 	seqs := append(r.seqBuf[:0], s.seq)
 	for _, f := range r.slots {
 		if f.w != nil && f.leader == s && p == f.prefilled && p < f.shared {
 			seqs = append(seqs, f.seq)
-			f.cache = append(f.cache, s.w.prompt[p])
+			f.cache = append(f.cache, s.w.Prompt[p])
 			f.prefilled++
-			f.pos = runner.PosAt(f.w.images, f.prefilled)
+			f.pos = PosAt(f.w.Images, f.prefilled)
 			if f.prefilled == f.shared {
 				f.leader = nil
 			}
@@ -701,11 +755,11 @@ func (r *modelRunner) seqsAt(s *slot, p int) []int {
 }
 
 // prefilled records that the next n prompt tokens of s are in the batch.
-func (r *modelRunner) prefilled(s *slot, n int) {
-	s.cache = append(s.cache, s.w.prompt[s.prefilled:s.prefilled+n]...)
+func (r *Runner) prefilled(s *slot, n int) {
+	s.cache = append(s.cache, s.w.Prompt[s.prefilled:s.prefilled+n]...)
 	s.prefilled += n
 	s.decoded += n
-	s.pos = runner.PosAt(s.w.images, s.prefilled)
+	s.pos = PosAt(s.w.Images, s.prefilled)
 	r.decoded.Add(int64(n))
 }
 
@@ -714,15 +768,15 @@ func (r *modelRunner) prefilled(s *slot, n int) {
 // since a batch holds tokens or embeddings, not both. Attention is causal
 // unless the projector wants an image read whole (the engine checked that
 // it fits one batch).
-func (r *modelRunner) prefillImages() error {
+func (r *Runner) prefillImages() error {
 	for {
 		var s *slot
-		var sp runner.ImageSpan
+		var sp ImageSpan
 		for _, c := range r.slots {
 			if c.w == nil || c.leader != nil || s != nil && c.order > s.order {
 				continue
 			}
-			for _, img := range c.w.images {
+			for _, img := range c.w.Images {
 				if img.Start == c.prefilled {
 					s, sp = c, img
 				}
@@ -735,7 +789,7 @@ func (r *modelRunner) prefillImages() error {
 		// (attachProjector).
 		ectx, ok := r.ctx.(backend.EmbeddingContext)
 		if !ok {
-			return fmt.Errorf("inference: %w; they need llama.cpp", backend.Unsupported(r.llm.Backend(), "images"))
+			return fmt.Errorf("runner: %w; they need llama.cpp", backend.Unsupported(r.llm.Backend(), "images"))
 		}
 		if r.embd == nil {
 			r.embd = ectx.NewEmbeddingBatch(r.ctx.BatchSize())
@@ -747,7 +801,7 @@ func (r *modelRunner) prefillImages() error {
 			b := r.embd
 			b.Clear()
 			n := min(b.Cap(), sp.End()-s.prefilled)
-			at := runner.PosAt(s.w.images, sp.Start)
+			at := PosAt(s.w.Images, sp.Start)
 			for k := range n {
 				p := s.prefilled + k
 				row, seqs := sp.Rows.Row(p-sp.Start), r.seqsAt(s, p)
@@ -776,31 +830,31 @@ func (r *modelRunner) prefillImages() error {
 
 // logprob returns the entry of tok, sampled from the logits at s.idx,
 // when the request asked for log-probabilities; nil otherwise.
-func (r *modelRunner) logprob(s *slot, tok backend.Token) *TokenLogprob {
-	if !s.w.logprobs {
+func (r *Runner) logprob(s *slot, tok backend.Token) *Logprob {
+	if !s.w.Logprobs {
 		return nil
 	}
-	lp := r.entry(s.idx, tok, s.w.top)
+	lp := r.entry(s.idx, tok, s.w.Top)
 	return &lp
 }
 
 // promptLogprobs records the entries of the prompt tokens that the logits
 // of this step's prompt positions predict.
-func (r *modelRunner) promptLogprobs(s *slot) {
+func (r *Runner) promptLogprobs(s *slot) {
 	for _, idx := range s.promptIdx {
-		tok := s.w.prompt[len(s.promptLPs)]
-		s.promptLPs = append(s.promptLPs, r.entry(idx, tok, s.w.top))
+		tok := s.w.Prompt[len(s.promptLPs)]
+		s.promptLPs = append(s.promptLPs, r.entry(idx, tok, s.w.Top))
 	}
 	s.promptIdx = s.promptIdx[:0]
 }
 
 // entry is the log-probability entry of tok under the logits at batch
 // index idx, with the top most likely tokens.
-func (r *modelRunner) entry(idx int, tok backend.Token, top int) TokenLogprob {
+func (r *Runner) entry(idx int, tok backend.Token, top int) Logprob {
 	logits := r.ctx.Logits(idx)
 	lse := backend.LogSumExp(r.ctx, logits)
-	lp := TokenLogprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
-	for _, id := range runner.TopTokens(logits, top) {
+	lp := Logprob{Token: int(tok), Bytes: r.llm.Piece(tok, false), Logprob: float64(logits[tok]) - lse}
+	for _, id := range TopTokens(logits, top) {
 		lp.Top = append(lp.Top, TopLogprob{Token: id, Bytes: r.llm.Piece(backend.Token(id), false), Logprob: float64(logits[id]) - lse})
 	}
 	return lp
@@ -809,17 +863,17 @@ func (r *modelRunner) entry(idx int, tok backend.Token, top int) TokenLogprob {
 // emit handles a sampled token and its log-probability entry (nil when
 // not asked for): the end of the turn, reasoning and text through the
 // output parser, the thinking budget, the token limit.
-func (r *modelRunner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
+func (r *Runner) emit(s *slot, tok backend.Token, lp *Logprob) {
 	if s.generated == 0 {
 		s.first = time.Now()
 	}
 	s.generated++
 	if r.llm.IsEOG(tok) {
-		if s.w.grammar != nil && s.out.Thinking() && len(s.w.thinkClose) > 0 && s.generated-1+len(s.w.thinkClose) < s.w.maxTokens {
+		if s.w.Grammar != nil && s.out.Thinking() && len(s.w.ThinkClose) > 0 && s.generated-1+len(s.w.ThinkClose) < s.w.MaxTokens {
 			// A constrained answer must follow: ending the turn while
 			// thinking closes the thinking section instead.
-			s.next, s.forced = s.w.thinkClose[0], s.w.thinkClose[1:]
-			for _, t := range s.w.thinkClose {
+			s.next, s.forced = s.w.ThinkClose[0], s.w.ThinkClose[1:]
+			for _, t := range s.w.ThinkClose {
 				r.push(s, t, nil)
 			}
 			s.generated += len(s.forced)
@@ -836,19 +890,19 @@ func (r *modelRunner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
 	case p.Ended: // a family stop: the end of the turn
 		s.stopToken = int(tok)
 		r.finish(s, FinishStop, "")
-	case s.w.single && len(s.calls) > 0:
+	case s.w.Single && len(s.calls) > 0:
 		r.finish(s, FinishToolCalls, "") // one call, and the turn is over
-	case s.generated >= s.w.maxTokens:
+	case s.generated >= s.w.MaxTokens:
 		r.finish(s, FinishLength, "")
-	case s.out.Thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 &&
-		s.generated+len(s.w.thinkClose) >= s.w.maxTokens:
+	case s.out.Thinking() && s.w.Budget >= 0 && s.thought >= s.w.Budget && len(s.w.ThinkClose) > 0 &&
+		s.generated+len(s.w.ThinkClose) >= s.w.MaxTokens:
 		r.finish(s, FinishLength, "") // no room left to close the thinking and answer
 	default:
 		s.next = tok
-		if s.out.Thinking() && s.w.budget >= 0 && s.thought >= s.w.budget && len(s.w.thinkClose) > 0 {
+		if s.out.Thinking() && s.w.Budget >= 0 && s.thought >= s.w.Budget && len(s.w.ThinkClose) > 0 {
 			// The budget is spent: close the section, and the model
 			// answers. The closing tokens count as output.
-			s.forced = s.w.thinkClose
+			s.forced = s.w.ThinkClose
 			for _, t := range s.forced {
 				s.generated++
 				r.push(s, t, nil)
@@ -861,12 +915,12 @@ func (r *modelRunner) emit(s *slot, tok backend.Token, lp *TokenLogprob) {
 // sends what it releases. The token's log-probability entry, if any, is
 // kept when the token is part of the answer: neither thinking nor the
 // markers that open and close it.
-func (r *modelRunner) push(s *slot, tok backend.Token, lp *TokenLogprob) runner.Piece {
+func (r *Runner) push(s *slot, tok backend.Token, lp *Logprob) Piece {
 	was := s.out.Thinking()
 	// A family's parser reads its markers (<tool_call>, <|channel|>),
 	// which may be control tokens: their text is passed on. Plain text
 	// shows none.
-	p := s.out.Push(r.llm.Piece(tok, s.w.family != nil))
+	p := s.out.Push(r.llm.Piece(tok, s.w.Family != nil))
 	if was || s.out.Thinking() {
 		s.thought++
 	} else if lp != nil && !p.Ended { // a family stop is the end-of-turn token
@@ -881,16 +935,13 @@ func (r *modelRunner) push(s *slot, tok backend.Token, lp *TokenLogprob) runner.
 
 // send passes what the output released on to the reader, its tool calls
 // with the ids the engine gives them; last says the output has ended.
-func (r *modelRunner) send(s *slot, p runner.Piece, last bool) {
-	ev := Event{Text: p.Text, Reasoning: p.Reasoning}
-	if len(p.Calls) > 0 {
-		ev.ToolCalls = toolCalls(p.Calls)
-	}
-	if s.w.single && len(s.calls)+len(ev.ToolCalls) > 1 {
-		ev.ToolCalls = ev.ToolCalls[:max(0, 1-len(s.calls))] // one call at most
+func (r *Runner) send(s *slot, p Piece, last bool) {
+	ev := Event{Text: p.Text, Reasoning: p.Reasoning, Calls: p.Calls}
+	if s.w.Single && len(s.calls)+len(ev.Calls) > 1 {
+		ev.Calls = ev.Calls[:max(0, 1-len(s.calls))] // one call at most
 	}
 	unsent := s.sentLP < len(s.logprobs) || s.promptLPs != nil && !s.sentPrompt
-	if ev.Text == "" && ev.Reasoning == "" && len(ev.ToolCalls) == 0 && !(last && unsent) {
+	if ev.Text == "" && ev.Reasoning == "" && len(ev.Calls) == 0 && !(last && unsent) {
 		return // entries wait for text, except at the end
 	}
 	if s.promptLPs != nil && !s.sentPrompt {
@@ -902,11 +953,11 @@ func (r *modelRunner) send(s *slot, p runner.Piece, last bool) {
 	}
 	s.text.WriteString(ev.Text)
 	s.reasoning.WriteString(ev.Reasoning)
-	s.calls = append(s.calls, ev.ToolCalls...)
-	s.w.job.send(ev)
+	s.calls = append(s.calls, ev.Calls...)
+	s.w.Job.send(ev)
 }
 
-func (r *modelRunner) finish(s *slot, reason FinishReason, stop string) {
+func (r *Runner) finish(s *slot, reason Finish, stop string) {
 	if reason != FinishStopSequence {
 		r.send(s, s.out.Flush(reason == FinishLength), true)
 	}
@@ -920,20 +971,20 @@ func (r *modelRunner) finish(s *slot, reason FinishReason, stop string) {
 	res := &Result{
 		Text:           s.text.String(),
 		Reasoning:      s.reasoning.String(),
-		FinishReason:   reason,
+		Finish:         reason,
 		StopSequence:   stop,
 		StopToken:      s.stopToken,
-		ToolCalls:      s.calls,
+		Calls:          s.calls,
 		Logprobs:       s.logprobs,
 		PromptLogprobs: s.promptLPs,
 		Usage: Usage{
-			PromptTokens:     len(s.w.prompt),
-			CachedTokens:     len(s.w.prompt) - s.decoded,
-			CompletionTokens: s.generated,
-			ReasoningTokens:  s.thought,
+			Prompt:     len(s.w.Prompt),
+			Cached:     len(s.w.Prompt) - s.decoded,
+			Completion: s.generated,
+			Reasoning:  s.thought,
 		},
 		Timings: Timings{
-			Queued:   s.admitted.Sub(s.w.job.enqueued),
+			Queued:   s.admitted.Sub(s.w.Job.enqueued),
 			Prefill:  s.first.Sub(s.admitted),
 			Decode:   now.Sub(s.first),
 			Thinking: s.thinking,
@@ -945,15 +996,15 @@ func (r *modelRunner) finish(s *slot, reason FinishReason, stop string) {
 // release ends the slot's request with res or err and frees the slot. Its
 // tokens stay in the KV cache for the next request that shares them;
 // sequences that followed it go on by themselves.
-func (r *modelRunner) release(s *slot, res *Result, err error) {
+func (r *Runner) release(s *slot, res *Result, err error) {
 	// The cache's age counts from before the caller hears of the end: a
 	// caller that waits out the TTL and comes back finds it expired.
 	s.used = r.now()
-	s.w.close()
+	s.w.Close()
 	// The count drops before the caller hears of the end, so that what a
 	// caller reads of Stats after a response counts it no more.
 	r.active.Add(-1)
-	s.w.job.finish(res, err)
+	s.w.Job.finish(res, err)
 	s.w = nil
 	s.leader = nil
 	s.text.Reset()
@@ -968,7 +1019,7 @@ func (r *modelRunner) release(s *slot, res *Result, err error) {
 }
 
 // shutdown fails every running and queued request with ErrClosed.
-func (r *modelRunner) shutdown() {
+func (r *Runner) shutdown() {
 	for _, s := range r.slots {
 		if s.w != nil {
 			r.release(s, nil, ErrClosed)
@@ -977,14 +1028,14 @@ func (r *modelRunner) shutdown() {
 	if w := r.pending; w != nil {
 		r.pending = nil
 		r.held.Store(false)
-		w.close()
-		w.job.finish(nil, ErrClosed)
+		w.Close()
+		w.Job.finish(nil, ErrClosed)
 	}
 	for {
 		select {
 		case w := <-r.queue:
-			w.close()
-			w.job.finish(nil, ErrClosed)
+			w.Close()
+			w.Job.finish(nil, ErrClosed)
 		default:
 			return
 		}
