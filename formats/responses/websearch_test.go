@@ -87,7 +87,10 @@ func TestGoldenResponsesWebSearch(t *testing.T) {
 		Type     string
 		Response json.RawMessage
 	}
-	if err := json.Unmarshal([]byte(frames[len(frames)-1].Data), &last); err != nil {
+	if done := frames[len(frames)-1].Data; done != "[DONE]" {
+		t.Fatalf("the stream ends with %q, not [DONE]", done)
+	}
+	if err := json.Unmarshal([]byte(frames[len(frames)-2].Data), &last); err != nil {
 		t.Fatal(err)
 	}
 	var streamed, blocking any
