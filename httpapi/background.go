@@ -69,6 +69,9 @@ const DefaultBackgroundJobsPerAccount = 8
 // record when Config.BackgroundLease is 0.
 const DefaultBackgroundLease = 15 * time.Second
 
+// minBackgroundLease is the shortest Config.BackgroundLease.
+const minBackgroundLease = 30 * time.Millisecond
+
 // eventsKept is how long the events of an ended background response stay
 // for streams that resume it (OpenAI's is 5 minutes too).
 const eventsKept = 5 * time.Minute

@@ -196,8 +196,11 @@ func TestBackgroundBounds(t *testing.T) {
 	if w := do(e2.h, "POST", "/v1/responses", otherKey, backgroundBody); w.Code != 429 || !strings.Contains(w.Body.String(), "server") {
 		t.Errorf("past the total: %d %s", w.Code, w.Body)
 	}
-	if _, err := httpapi.New(httpapi.Config{Engine: newFake(), Keys: e.keys, BackgroundJobs: -1}); err == nil {
-		t.Error("negative BackgroundJobs accepted")
+	for _, cfg := range []httpapi.Config{{BackgroundJobs: -1}, {BackgroundJobsPerAccount: -1}, {BackgroundLease: time.Millisecond}} {
+		cfg.Engine, cfg.Keys = newFake(), e.keys
+		if _, err := httpapi.New(cfg); err == nil {
+			t.Errorf("%+v accepted", cfg)
+		}
 	}
 }
 

@@ -166,7 +166,8 @@ type Config struct {
 	// response stays the Handler's without being renewed, on Now: the
 	// Handler renews it, with the output so far, every third of it (on
 	// the wall clock), and a Handler that finds it lapsed stores the
-	// response as failed. 0 means DefaultBackgroundLease.
+	// response as failed. 0 means DefaultBackgroundLease; it may not be
+	// less than 30 ms.
 	BackgroundLease time.Duration
 	// Ready reports whether the Handler can serve generations, for GET
 	// /readyz: nil when it can, else why not (answered 503). A host that
@@ -242,9 +243,12 @@ func New(cfg Config) (*Handler, error) {
 	case cfg.Keys != nil && cfg.Accounts != nil:
 		return nil, errors.New("httpapi: Config.Keys and Config.Accounts are both set: give one (configured keys of accounts are account.Config.StaticKeys)")
 	}
-	if cfg.BackgroundJobs < 0 || cfg.BackgroundJobsPerAccount < 0 || cfg.BackgroundLease < 0 {
-		return nil, fmt.Errorf("httpapi: Config.BackgroundJobs (%d), BackgroundJobsPerAccount (%d) or BackgroundLease (%s) is negative",
-			cfg.BackgroundJobs, cfg.BackgroundJobsPerAccount, cfg.BackgroundLease)
+	if cfg.BackgroundJobs < 0 || cfg.BackgroundJobsPerAccount < 0 {
+		return nil, fmt.Errorf("httpapi: Config.BackgroundJobs (%d) or BackgroundJobsPerAccount (%d) is negative",
+			cfg.BackgroundJobs, cfg.BackgroundJobsPerAccount)
+	}
+	if cfg.BackgroundLease != 0 && cfg.BackgroundLease < minBackgroundLease {
+		return nil, fmt.Errorf("httpapi: Config.BackgroundLease is %s, less than %s", cfg.BackgroundLease, minBackgroundLease)
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("httpapi: Config.MaxBodyBytes is %d", cfg.MaxBodyBytes)
