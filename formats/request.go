@@ -41,6 +41,10 @@ type Request struct {
 	// Store asks to keep the response for previous_response_id (responses
 	// style).
 	Store bool
+	// Background asks to run the response after answering, as a stored
+	// response whose progress GET /v1/responses/{id} reads (responses
+	// style; Store is set with it).
+	Background bool
 	// PreviousResponseID continues a stored conversation (responses style).
 	PreviousResponseID string
 	// Metadata is the caller's key-value pairs.

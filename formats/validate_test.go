@@ -125,7 +125,7 @@ func TestValidation(t *testing.T) {
 		{"responses tool name", responses.Parse, resp(`,"tools":[{"type":"function","name":"` + long + `"}]`), "tools[0].name"},
 		{"responses tool_choice", responses.Parse, resp(`,"tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}`), "tool_choice"},
 		{"responses function_call id", responses.Parse, `{"model":"m","input":[{"type":"function_call","name":"f"}]}`, "input[0].call_id"},
-		{"responses background", responses.Parse, resp(`,"background":true`), "background"},
+		{"responses background without store", responses.Parse, resp(`,"background":true,"store":false`), "background"},
 
 		// Tools, tool results and output formats.
 		{"chat verbosity", chat.Parse, chatOf(`,"verbosity":"loud"`), "verbosity"},

@@ -20,9 +20,10 @@
 //	POST   /v1/completions              OpenAI's legacy text completions
 //	POST   /v1/messages                 messages
 //	POST   /v1/messages/count_tokens    a messages request's input tokens
-//	POST   /v1/responses                responses
-//	GET    /v1/responses/{id}           a stored response
+//	POST   /v1/responses                responses (background ones too)
+//	GET    /v1/responses/{id}           a stored response, or a background one's progress or stream
 //	DELETE /v1/responses/{id}           deletes a stored response
+//	POST   /v1/responses/{id}/cancel    cancels a background response
 //	POST   /v1/embeddings               embeddings, in OpenAI's shape
 //	POST   /v1/rerank                   documents ranked against a query (Cohere's shape)
 //	GET    /v1/models                   the catalog
@@ -55,6 +56,14 @@
 // being taken as an API key. Errors have the body shape of the route's
 // style, before the headers as a status and a JSON body, after them as
 // the stream's own error event. A client that goes away cancels its generation.
+//
+// A responses request with background true is stored as queued and
+// answered at once, and runs within its key's limits on a context of its
+// own, bounded in number per account and in all; GET follows its
+// progress (or resumes its stream after a sequence_number), cancel stops
+// it, and a response whose server was killed is found failed, never left
+// in progress (see background.go). [Handler.Close] ends those still
+// running.
 //
 // The catalog's model objects carry each entry's datacenters
 // (catalog.Model.Datacenters, ISO 3166-1 alpha-2 codes) and created: the

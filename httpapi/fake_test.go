@@ -264,6 +264,7 @@ func newEnv(t *testing.T, edit func(*httpapi.Config, *fakeEngine)) *env {
 	if e.h, err = httpapi.New(cfg); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { e.h.Close() }) // its background responses
 	return e
 }
 

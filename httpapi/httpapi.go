@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -150,6 +151,24 @@ type Config struct {
 	// Stats() []inference.ModelStats, as *inference.Engine has; without
 	// one they are absent.
 	Metrics *prometheus.Registry
+	// BackgroundJobs bounds the background responses (background true)
+	// that run at once on the Handler, of every key together; a request
+	// past it is refused with 429. The events of as many ended ones are
+	// kept, for 5 minutes, for streams that resume them. 0 means
+	// DefaultBackgroundJobs. See background.go.
+	BackgroundJobs int
+	// BackgroundJobsPerAccount bounds the background responses of one
+	// account (of one key, for keys without accounts) that run at once on
+	// the Handler; past it a request is refused with 429. 0 means
+	// DefaultBackgroundJobsPerAccount.
+	BackgroundJobsPerAccount int
+	// BackgroundLease is how long the record of a running background
+	// response stays the Handler's without being renewed, on Now: the
+	// Handler renews it, with the output so far, every third of it (on
+	// the wall clock), and a Handler that finds it lapsed stores the
+	// response as failed. 0 means DefaultBackgroundLease; it may not be
+	// less than 30 ms.
+	BackgroundLease time.Duration
 	// Ready reports whether the Handler can serve generations, for GET
 	// /readyz: nil when it can, else why not (answered 503). A host that
 	// loads its models in the background, or that drains before it shuts
@@ -160,9 +179,10 @@ type Config struct {
 }
 
 // Handler serves the Inference API. Create it with New; the zero value is
-// not usable. A Handler is safe for concurrent use. It starts no
-// goroutine and has nothing to close: the caller owns the Engine and the
-// Store, and closes the engine after shutting the HTTP server down.
+// not usable. A Handler is safe for concurrent use. It starts goroutines
+// only for background responses, which Close ends: call it after
+// shutting the HTTP server down. The caller owns the Engine and the
+// Store, and closes them after that.
 type Handler struct {
 	engine Engine
 	models []catalog.Model
@@ -183,6 +203,12 @@ type Handler struct {
 	// on its first request: it keeps the model's labels, and bounds its
 	// video decoding.
 	evaluators sync.Map
+
+	// jobs are the background responses, lease their records' lease
+	// (Config.BackgroundLease) and instance the Handler's name in them.
+	jobs     *jobs
+	lease    time.Duration
+	instance string
 
 	ready func() error // Config.Ready
 	// accounts is Config.Accounts; nil without them.
@@ -217,6 +243,13 @@ func New(cfg Config) (*Handler, error) {
 	case cfg.Keys != nil && cfg.Accounts != nil:
 		return nil, errors.New("httpapi: Config.Keys and Config.Accounts are both set: give one (configured keys of accounts are account.Config.StaticKeys)")
 	}
+	if cfg.BackgroundJobs < 0 || cfg.BackgroundJobsPerAccount < 0 {
+		return nil, fmt.Errorf("httpapi: Config.BackgroundJobs (%d) or BackgroundJobsPerAccount (%d) is negative",
+			cfg.BackgroundJobs, cfg.BackgroundJobsPerAccount)
+	}
+	if cfg.BackgroundLease != 0 && cfg.BackgroundLease < minBackgroundLease {
+		return nil, fmt.Errorf("httpapi: Config.BackgroundLease is %s, less than %s", cfg.BackgroundLease, minBackgroundLease)
+	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("httpapi: Config.MaxBodyBytes is %d", cfg.MaxBodyBytes)
 	}
@@ -239,6 +272,9 @@ func New(cfg Config) (*Handler, error) {
 	if h.limit == 0 {
 		h.limit = DefaultMaxBodyBytes
 	}
+	h.jobs = &jobs{max: cmp.Or(cfg.BackgroundJobs, DefaultBackgroundJobs), perAccount: cmp.Or(cfg.BackgroundJobsPerAccount, DefaultBackgroundJobsPerAccount),
+		running: map[string]*job{}, accounts: map[string]int{}}
+	h.lease, h.instance = cmp.Or(cfg.BackgroundLease, DefaultBackgroundLease), newInstance()
 	if h.bodyTO == 0 {
 		h.bodyTO = DefaultBodyReadTimeout
 	}
@@ -325,6 +361,7 @@ func (h *Handler) generationRoutes() []route {
 		{"POST /v1/responses", formats.StyleResponses, h.responses, meterTokens},
 		{"GET /v1/responses/{id}", formats.StyleResponses, h.getResponse, meterRequest},
 		{"DELETE /v1/responses/{id}", formats.StyleResponses, h.deleteResponse, meterRequest},
+		{"POST /v1/responses/{id}/cancel", formats.StyleResponses, h.cancelResponse, meterRequest},
 		{"POST /v1/embeddings", formats.StyleChat, h.embeddings, meterTokens},
 		{"POST /v1/rerank", formats.StyleChat, h.rerank, meterTokens},
 	}

@@ -245,7 +245,7 @@ func TestStreaming(t *testing.T) {
 		{"/v1/web/chat/completions", strings.Replace(streaming(chatBody), `{`, `{"stream_options":{"include_usage":true},`, 1),
 			[]string{`"choices":[],"usage":{"prompt_tokens":5`}, "data: [DONE]"},
 		{"/v1/messages", streaming(messagesBody), []string{"event: message_start", `"text":"Hello"`, "event: message_stop"}, "event: ping\ndata: [DONE]"},
-		{"/v1/responses", streaming(responsesBody), []string{"event: response.created", `"delta":" world"`}, "event: response.completed"},
+		{"/v1/responses", streaming(responsesBody), []string{"event: response.created", `"delta":" world"`, "event: response.completed"}, "data: [DONE]"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			w := do(e.h, "POST", tc.path, key, tc.body)
@@ -271,6 +271,15 @@ func TestStreaming(t *testing.T) {
 // lastEvent returns the last event of an SSE body.
 func lastEvent(body string) string {
 	events := strings.Split(strings.TrimSpace(body), "\n\n")
+	return events[len(events)-1]
+}
+
+// finalEvent returns the last event of an SSE body before its [DONE].
+func finalEvent(body string) string {
+	events := strings.Split(strings.TrimSpace(body), "\n\n")
+	if len(events) > 1 && events[len(events)-1] == "data: [DONE]" {
+		return events[len(events)-2]
+	}
 	return events[len(events)-1]
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/formats"
@@ -35,7 +36,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.PreviousResponseID != "" {
-		prev, err := h.store.Get(r.Context(), owner(r), req.PreviousResponseID)
+		prev, _, err := h.load(r.Context(), owner(r), req.PreviousResponseID)
 		if errors.Is(err, cache.ErrNotFound) {
 			err = &formats.Error{Status: http.StatusNotFound, Code: "previous_response_not_found", Param: "previous_response_id",
 				Message: fmt.Sprintf("previous response with id %q not found", req.PreviousResponseID), Err: err}
@@ -44,11 +45,18 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			history, err = decodeTranscript(prev.Transcript)
 		}
+		if errors.Is(err, errUnfinished) {
+			err = formats.Invalid("previous_response_id", "previous response %q is still queued or in progress; continue it once it has ended", req.PreviousResponseID)
+		}
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
 		req = formats.Continue(history, req)
+	}
+	if req.Background {
+		h.background(w, r, req)
+		return
 	}
 	g, err := h.admit(w, r, req)
 	if err != nil {
@@ -80,7 +88,7 @@ func (h *Handler) keep(r *http.Request, req formats.Request, resp responses.Resp
 	if !req.Store {
 		return
 	}
-	rec, err := newRecord(owner(r), resp, req.Transcript(res))
+	rec, err := newRecord(owner(r), resp, req.Transcript(res), nil)
 	if err == nil {
 		err = h.store.Put(context.WithoutCancel(r.Context()), rec)
 	}
@@ -92,13 +100,14 @@ func (h *Handler) keep(r *http.Request, req formats.Request, resp responses.Resp
 
 // newRecord encodes a response and its transcript into the record that
 // the store keeps: the response as the JSON that GET returns, the
-// transcript in storedTranscript's schema.
-func newRecord(owner string, resp responses.Response, transcript []inference.Message) (cache.Record, error) {
+// transcript in storedTranscript's schema, with the lease of a running
+// background response.
+func newRecord(owner string, resp responses.Response, transcript []inference.Message, lease *storedLease) (cache.Record, error) {
 	body, err := json.Marshal(resp)
 	if err != nil {
 		return cache.Record{}, fmt.Errorf("httpapi: encoding response %s: %w", resp.ID, err)
 	}
-	t := storedTranscript{Version: transcriptVersion, Messages: make([]storedMessage, len(transcript))}
+	t := storedTranscript{Version: transcriptVersion, Messages: make([]storedMessage, len(transcript)), Lease: lease}
 	for i, m := range transcript {
 		sm := storedMessage{Role: string(m.Role), Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, Name: m.Name}
 		for _, p := range m.Content {
@@ -125,7 +134,14 @@ const transcriptVersion = 1
 type storedTranscript struct {
 	Version  int             `json:"v"`
 	Messages []storedMessage `json:"messages"`
+	// Lease is set while a background response runs: Messages are then
+	// its input only.
+	Lease *storedLease `json:"lease,omitzero"`
 }
+
+// errUnfinished is decodeTranscript's error for the record of a
+// background response that has not ended.
+var errUnfinished = errors.New("httpapi: the response has not ended")
 
 // storedMessage is an inference.Message.
 type storedMessage struct {
@@ -161,6 +177,9 @@ func decodeTranscript(b []byte) ([]inference.Message, error) {
 	if t.Version != transcriptVersion {
 		return nil, fmt.Errorf("httpapi: a stored transcript has version %d, not %d", t.Version, transcriptVersion)
 	}
+	if t.Lease != nil {
+		return nil, errUnfinished
+	}
 	msgs := make([]inference.Message, len(t.Messages))
 	for i, sm := range t.Messages {
 		m := inference.Message{Role: inference.Role(sm.Role), Reasoning: sm.Reasoning, ToolCallID: sm.ToolCallID, Name: sm.Name}
@@ -184,21 +203,56 @@ func notFound(id string, err error) error {
 		Message: fmt.Sprintf("response with id %q not found", id), Err: err}
 }
 
-// getResponse serves GET /v1/responses/{id}.
+// getResponse serves GET /v1/responses/{id}: the response as it was
+// sent when it was made, or, for a background response, as it stands;
+// with stream=true, a background response's events (see background.go).
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	rec, err := h.store.Get(r.Context(), owner(r), id)
+	id, who := r.PathValue("id"), owner(r)
+	stream, after, err := streamParams(r)
 	if err != nil {
-		h.fail(w, r, notFound(id, err))
+		h.fail(w, r, err)
 		return
 	}
-	// The object as it was sent when it was made.
-	h.writeJSON(w, r, json.RawMessage(rec.Response))
+	if strings.Contains(id, ":") { // a cancel record (cancelID), no response
+		h.fail(w, r, notFound(id, cache.ErrNotFound))
+		return
+	}
+	if j := h.jobs.find(who, id, h.now()); j != nil {
+		if stream {
+			h.follow(w, r, j, after)
+			return
+		}
+		if j.running() {
+			h.writeJSON(w, r, j.progress())
+			return
+		}
+	}
+	rec, resp, err := h.load(r.Context(), who, id)
+	switch {
+	case err != nil:
+		h.fail(w, r, err)
+	case stream && !resp.Background:
+		h.fail(w, r, formats.Invalid("stream", "only a response made with background true can be streamed again; %s was not", id))
+	case stream:
+		h.fail(w, r, formats.Invalid("stream", "the events of %s are no longer kept: a background response can be streamed again for 5 minutes after it ends, from the server that ran it", id))
+	default:
+		h.writeJSON(w, r, json.RawMessage(rec.Response))
+	}
 }
 
-// deleteResponse serves DELETE /v1/responses/{id}.
+// deleteResponse serves DELETE /v1/responses/{id}; a background response
+// that runs on this Handler stops.
 func (h *Handler) deleteResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if strings.Contains(id, ":") {
+		h.fail(w, r, notFound(id, cache.ErrNotFound))
+		return
+	}
+	if j := h.jobs.find(owner(r), id, h.now()); j != nil {
+		j.cancel(errLost)
+		<-j.done
+		h.jobs.forget(j)
+	}
 	if err := h.store.Delete(r.Context(), owner(r), id); err != nil {
 		h.fail(w, r, notFound(id, err))
 		return

@@ -110,10 +110,10 @@ func testPreviousResponse(t *testing.T, e *env, stream bool) {
 	if stream {
 		// A streamed response is stored under the id it streamed.
 		w := do(e.h, "POST", "/v1/responses", key, streaming(first))
-		if !strings.Contains(lastEvent(w.Body.String()), "response.completed") {
+		if !strings.Contains(finalEvent(w.Body.String()), "response.completed") {
 			t.Fatalf("stream: %s", w.Body)
 		}
-		id = responseID(t, lastEvent(w.Body.String()))
+		id = responseID(t, finalEvent(w.Body.String()))
 	} else {
 		id = postResponse(t, e, key, first)
 	}
@@ -331,7 +331,7 @@ func TestStoreFalse(t *testing.T) {
 				w := do(e.h, "POST", "/v1/responses", key, body)
 				var id string
 				if strings.Contains(body, "stream") {
-					id = responseID(t, lastEvent(w.Body.String()))
+					id = responseID(t, finalEvent(w.Body.String()))
 				} else {
 					id, _ = decode(t, w.Body.Bytes())["id"].(string)
 				}

@@ -61,6 +61,9 @@ func TestResponsesObjectServed(t *testing.T) {
 	n := 0
 	for f := range strings.SplitSeq(strings.TrimSpace(w.Body.String()), "\n\n") {
 		_, data, _ := strings.Cut(f, "\ndata: ")
+		if f == "data: [DONE]" {
+			continue
+		}
 		var ev struct {
 			Type     string
 			Response json.RawMessage

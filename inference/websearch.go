@@ -55,7 +55,15 @@ const (
 	SearchSearching SearchStatus = "searching"
 	SearchCompleted SearchStatus = "completed"
 	SearchFailed    SearchStatus = "failed"
+	// SearchIncomplete: the output limit cut the model's call short, in
+	// its query; no search ran.
+	SearchIncomplete SearchStatus = "incomplete"
 )
+
+// maxQueryChars bounds the query of a search call, in characters: the
+// grammar of a forced call keeps it within (the search tool's schema),
+// so that a model cannot spend its whole output limit in one query.
+const maxQueryChars = 100
 
 // SearchCall is one search the engine ran for a request.
 type SearchCall struct {
@@ -64,7 +72,8 @@ type SearchCall struct {
 	// Query is what the model searched for.
 	Query string
 	// Status: SearchSearching in the event that announces the search,
-	// then SearchCompleted or SearchFailed.
+	// then SearchCompleted or SearchFailed; SearchIncomplete, in the only
+	// event of a call the output limit cut short.
 	Status SearchStatus
 	// Error says why a search failed.
 	Error string
@@ -121,7 +130,8 @@ func (o *SearchOptions) check() error {
 var searchTool = Tool{
 	Name:        SearchToolName,
 	Description: "Search the web. Returns numbered results; cite a result you use with its number in brackets, such as [1], right after the sentence that uses it.",
-	Parameters:  []byte(`{"type":"object","properties":{"query":{"type":"string","description":"What to search for","minLength":1,"maxLength":100}},"required":["query"]}`),
+	Parameters: []byte(fmt.Sprintf(`{"type":"object","properties":{"query":{"type":"string","description":"What to search for","minLength":1,"maxLength":%d}},"required":["query"]}`,
+		maxQueryChars)),
 }
 
 // searchQuery reads the query of a call of the search tool.
@@ -149,6 +159,8 @@ func (c SearchCall) Text(chars int) string {
 		return "The search failed."
 	case c.Status == SearchFailed:
 		return "The search failed: " + c.Error
+	case c.Status == SearchIncomplete:
+		return "The search call was cut short by the output limit: no search ran."
 	}
 	if len(c.Results) == 0 {
 		return fmt.Sprintf("No results for %q.", c.Query)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
@@ -241,5 +242,35 @@ func TestSearchResultsCutToFit(t *testing.T) {
 	}
 	if res.FinishReason == "" {
 		t.Error("no finish reason")
+	}
+}
+
+// A forced search's query is bounded by the call's grammar, and a call
+// that the output limit cuts short in its query is reported as an
+// incomplete search, not dropped; no search runs for it.
+func TestSearchCutShort(t *testing.T) {
+	fs := &fakeSearch{results: paris}
+	e := searchEngine(t, fs)
+	req := searchRequest(&inference.SearchOptions{Force: true, MaxSearches: 1})
+	_, res := stream(t, e, req)
+	if len(fs.queries) != 1 || utf8.RuneCountInString(fs.queries[0].Text) > 100 {
+		t.Fatalf("queries %+v, want one of at most 100 characters", fs.queries)
+	}
+
+	fs.queries = nil
+	req.MaxTokens = 60 // fewer than the call with its query takes
+	evs, res := stream(t, e, req)
+	var announced []inference.SearchCall
+	for _, ev := range evs {
+		if ev.Search != nil {
+			announced = append(announced, *ev.Search)
+		}
+	}
+	if len(fs.queries) != 0 || res.FinishReason != inference.FinishLength || res.Usage.WebSearches != 0 {
+		t.Errorf("queries %v, finish %s, %d searches counted", fs.queries, res.FinishReason, res.Usage.WebSearches)
+	}
+	if len(announced) != 1 || announced[0].Status != inference.SearchIncomplete || len(res.Searches) != 1 || res.Searches[0].ID != announced[0].ID || res.Searches[0].Status != inference.SearchIncomplete ||
+		!strings.HasPrefix(announced[0].ID, "ws_") || !strings.Contains(announced[0].Text(0), "cut short") {
+		t.Errorf("announced %+v, result's searches %+v: want the one incomplete call", announced, res.Searches)
 	}
 }

@@ -109,6 +109,16 @@ func (e *Engine) searchLoop(ctx context.Context, l *lease, p *Prepared, yield fu
 		calls := slices.DeleteFunc(slices.Clone(final.ToolCalls), func(c ToolCall) bool { return !isSearchCall(c) })
 		own := slices.DeleteFunc(slices.Clone(final.ToolCalls), isSearchCall)
 		budget -= final.Usage.CompletionTokens
+		if len(calls) == 0 && n == 0 && opts.Force && final.FinishReason == FinishLength {
+			// The forced call, cut short in its query: it is reported,
+			// not dropped.
+			sc := SearchCall{ID: "ws_" + rand.Text(), Status: SearchIncomplete, Error: "the output limit cut the search call short",
+				First: len(c.sources) + 1, At: text.Len(), ReasoningAt: len(res.Reasoning)}
+			res.Searches = append(res.Searches, sc)
+			if !yield(Event{Search: &sc}, nil) {
+				return
+			}
+		}
 		if len(calls) == 0 || len(own) > 0 || searches == opts.MaxSearches || budget <= 0 {
 			res.Text, res.ToolCalls = text.String(), own
 			res.FinishReason, res.StopSequence, res.StopToken = final.FinishReason, final.StopSequence, final.StopToken

@@ -722,6 +722,8 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		logger.Warn("inferkit-server: forcing shutdown", "err", err)
 		srv.Close()
 	}
+	// Background responses still running are stored as failed.
+	api.Close()
 	return nil // the deferred eng.Close frees the models
 }
 

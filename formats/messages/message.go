@@ -116,11 +116,16 @@ func serverToolUseBlock(sc inference.SearchCall) Block {
 }
 
 // webSearchResultBlock returns the web_search_tool_result block of a
-// finished search: its results, or the error unavailable when it failed.
+// finished search: its results, or the error unavailable when it failed,
+// query_too_long when the output limit cut its call short in the query
+// (no search ran).
 func webSearchResultBlock(sc inference.SearchCall) Block {
 	content := &WebSearchContent{Results: []WebSearchResult{}}
-	if sc.Status == inference.SearchFailed {
+	switch sc.Status {
+	case inference.SearchFailed:
 		content = &WebSearchContent{ErrorCode: "unavailable"}
+	case inference.SearchIncomplete:
+		content = &WebSearchContent{ErrorCode: "query_too_long"}
 	}
 	for _, r := range sc.Results {
 		res := WebSearchResult{Type: "web_search_result", URL: r.URL, Title: r.Title,

@@ -549,3 +549,12 @@ func paramOf(re *formats.RequestError) string {
 	}
 	return re.Param
 }
+
+// A search call that the output limit cut short is a server_tool_use
+// whose result is the error query_too_long.
+func TestMessagesSearchCutShort(t *testing.T) {
+	b := webSearchResultBlock(inference.SearchCall{ID: "ws_cut", Status: inference.SearchIncomplete})
+	if b.WebSearch == nil || b.WebSearch.ErrorCode != "query_too_long" || b.ToolUseID != "srvtoolu_cut" {
+		t.Errorf("block %+v", b)
+	}
+}

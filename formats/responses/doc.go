@@ -4,7 +4,11 @@
 // checked into the hub's formats.Request by Parse and written back by
 // NewRequest), the response (Response of output Items, from NewResponse
 // or FailedResponse; Response.Result reads it back) and its stream of
-// events (Stream, from NewStream).
+// events (Stream, from NewStream), which ends with data: [DONE] as the
+// other styles' do. A background response's stream is queued first
+// (Stream.Queue), reports the response as it stands (Stream.Progress)
+// and may end cancelled (Stream.Cancel); Interrupted fails a stored one
+// whose generation stopped unended.
 //
 // The style names the engine's fields by its own table, kept next to
 // Request: Error maps an engine's error about a field, such as the schema

@@ -104,9 +104,12 @@ func TestResponseFields(t *testing.T) {
 	for _, name := range []string{"response.json", "response_incomplete.json", "response_failed.json", "response_function_call.json", "response_text_function_call.json"} {
 		objects[name] = formatstest.ReadGolden(t, name)
 	}
-	for _, name := range []string{"responses_stream.sse", "responses_stream_incomplete.sse", "responses_stream_failed.sse", "responses_stream_function_call.sse"} {
+	for _, name := range []string{"responses_stream.sse", "responses_stream_incomplete.sse", "responses_stream_failed.sse", "responses_stream_function_call.sse", "responses_stream_cancelled.sse"} {
 		n := 0
 		for _, f := range formatstest.SSEFrames(t, formatstest.ReadGolden(t, name)) {
+			if f.Data == "[DONE]" {
+				continue
+			}
 			var ev struct {
 				Type     string
 				Response json.RawMessage
@@ -119,7 +122,7 @@ func TestResponseFields(t *testing.T) {
 				n++
 			}
 		}
-		if n != 3 { // created, in_progress and the last
+		if want := 3 + strings.Count(name, "cancelled"); n != want { // created, (queued,) in_progress and the last
 			t.Errorf("%s has %d response objects", name, n)
 		}
 	}
@@ -128,7 +131,7 @@ func TestResponseFields(t *testing.T) {
 		if r.CreatedAt != 1767225600 || r.Status == "completed" && r.CompletedAt != 1767225600 {
 			t.Errorf("%s: created_at %v, completed_at %v", name, r.CreatedAt, r.CompletedAt)
 		}
-		if r.ServiceTier != "default" || r.Background || r.TopLogprobs != 0 || r.Truncation != "disabled" || r.JSON.MaxToolCalls.Valid() ||
+		if r.ServiceTier != "default" || r.Background != strings.Contains(name, "cancelled") || r.TopLogprobs != 0 || r.Truncation != "disabled" || r.JSON.MaxToolCalls.Valid() ||
 			r.JSON.Conversation.Valid() || r.JSON.Prompt.Valid() || r.JSON.Moderation.Valid() {
 			t.Errorf("%s: settings %s", name, data)
 		}
@@ -212,7 +215,7 @@ func TestResponsesRequestFields(t *testing.T) {
 		"truncation": {resp(`,"truncation":"disabled"`), func(formats.Request) bool { return true }, resp(`,"truncation":"auto"`), "truncation"},
 		"include": {resp(`,"include":["reasoning.encrypted_content","message.output_text.logprobs"]`), func(r formats.Request) bool { return r.Logprobs && r.TopLogprobs == 0 },
 			resp(`,"include":["reasoning.encrypted_content","message.input_image.image_url"]`), "include[1]"},
-		"background":        {resp(`,"background":false`), func(formats.Request) bool { return true }, resp(`,"background":true`), "background"},
+		"background":        {resp(`,"background":true`), func(r formats.Request) bool { return r.Background && r.Store }, resp(`,"background":true,"store":false`), "background"},
 		"top_logprobs":      {resp(`,"top_logprobs":2`), func(r formats.Request) bool { return r.Logprobs && r.TopLogprobs == 2 }, resp(`,"top_logprobs":21`), "top_logprobs"},
 		"presence_penalty":  {resp(`,"presence_penalty":1`), func(r formats.Request) bool { return r.PresencePenalty == 1 }, resp(`,"presence_penalty":2.5`), "presence_penalty"},
 		"frequency_penalty": {resp(`,"frequency_penalty":-1`), func(r formats.Request) bool { return r.FrequencyPenalty == -1 }, resp(`,"frequency_penalty":-3`), "frequency_penalty"},

@@ -27,7 +27,8 @@ const (
 // the sampler), user, safety_identifier and prompt_cache_key (echoed),
 // max_tool_calls (the searches' bound), truncation (disabled), include
 // (see checkInclude),
-// background (false) and top_logprobs (0); conversation and prompt are
+// background (run after answering, stored: store false is refused with
+// it) and top_logprobs (0); conversation and prompt are
 // refused. Each field it accepts is applied or refused with a 400 that
 // names it; unknown fields are ignored.
 type Request struct {
@@ -254,9 +255,6 @@ func (r *Request) Canonical() (formats.Request, error) {
 	if k := formats.JSONKind(r.Prompt); k != "nothing" && k != "null" {
 		return formats.Request{}, formats.Invalid("prompt", "prompt templates are not supported; send input and instructions")
 	}
-	if r.Background != nil && *r.Background {
-		return formats.Request{}, formats.Invalid("background", "background responses are not supported")
-	}
 	// Log-probabilities come with the output text when include asks for
 	// them, or when top_logprobs asks for alternatives.
 	on := slices.Contains(r.Include, "message.output_text.logprobs") || r.TopLogprobs != nil && *r.TopLogprobs > 0
@@ -264,6 +262,10 @@ func (r *Request) Canonical() (formats.Request, error) {
 		return formats.Request{}, err
 	}
 	out.Store = r.Store == nil || *r.Store
+	out.Background = r.Background != nil && *r.Background
+	if out.Background && !out.Store {
+		return formats.Request{}, formats.Invalid("background", "background responses must be stored: send store true (the default) with background true")
+	}
 	out.Metadata = r.Metadata
 	return out, nil
 }
@@ -375,6 +377,9 @@ func NewRequest(r formats.Request) Request {
 		Temperature: r.Temperature, TopP: r.TopP, Store: ptr(r.Store), Metadata: r.Metadata, User: r.User,
 		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
 		Input: Input{Items: []InputItem{}, set: true},
+	}
+	if r.Background {
+		out.Background = ptr(true)
 	}
 	if r.Logprobs {
 		out.Include = []string{"message.output_text.logprobs"}

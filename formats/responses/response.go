@@ -2,6 +2,7 @@ package responses
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/inferkit/inferkit/formats"
@@ -21,7 +22,8 @@ type Response struct {
 	ID     string `json:"id"`
 	Object string `json:"object"` // response
 	// Status is completed, failed, in_progress or incomplete (when the
-	// output limit cut the output).
+	// output limit cut the output); a background response is queued
+	// until its generation starts, and cancelled when it was cancelled.
 	Status    string `json:"status"`
 	CreatedAt int64  `json:"created_at"`
 	// CompletedAt is when the response completed, in Unix seconds; null
@@ -30,7 +32,7 @@ type Response struct {
 	// AccessPrograms is OpenAI's access programs: none, so cyber is
 	// standard.
 	AccessPrograms AccessPrograms `json:"access_programs"`
-	// Background is false: background responses are refused.
+	// Background is the request's background.
 	Background bool `json:"background"`
 	// Conversation is null: the conversation parameter is refused, and
 	// previous_response_id continues a conversation.
@@ -328,7 +330,7 @@ func newShell(req formats.Request, id string, created int64) Response {
 		ID: id, Object: "response", Status: "in_progress", CreatedAt: created,
 		AccessPrograms:  AccessPrograms{Cyber: "standard"},
 		MaxOutputTokens: wire.NonZero(req.MaxTokens), Model: req.Model, Output: []Item{},
-		ParallelToolCalls: !req.OneToolCall, Store: req.Store, Truncation: "disabled",
+		ParallelToolCalls: !req.OneToolCall, Store: req.Store, Background: req.Background, Truncation: "disabled",
 		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, TopLogprobs: req.TopLogprobs,
 		PromptCacheDiagnostics: CacheDiagnostics{Type: "unavailable"},
 		PromptCacheRetention:   "in_memory", ServiceTier: "default",
@@ -555,6 +557,24 @@ func FailedResponse(req formats.Request, err error, o formats.Options) Response 
 	r.fail(err)
 	return r
 }
+
+// Interrupted returns r, a response whose generation stopped before it
+// ended (a server that stopped while it ran, say), as failed with err:
+// its items still in progress are incomplete.
+func Interrupted(r Response, err error) Response {
+	r.Output = slices.Clone(r.Output)
+	for i, it := range r.Output {
+		if it.Status == "in_progress" {
+			r.Output[i].Status = "incomplete"
+		}
+	}
+	r.fail(err)
+	return r
+}
+
+// Done reports whether r has ended: its status is none of queued and
+// in_progress.
+func (r Response) Done() bool { return r.Status != "queued" && r.Status != "in_progress" }
 
 // fail sets the failed status and error.
 func (r *Response) fail(err error) {

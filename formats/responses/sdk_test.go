@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -62,8 +63,14 @@ func TestSDKResponsesStream(t *testing.T) {
 		{"responses_stream.sse", "response.completed", formatstest.Thinking().Text},
 		{"responses_stream_incomplete.sse", "response.incomplete", formatstest.Length().Text},
 		{"responses_stream_failed.sse", "response.failed", ""},
+		{"responses_stream_cancelled.sse", "response.cancelled", "Once upon"},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
+			// Every stream but a failed one ends with [DONE], which the
+			// SDK takes as the end.
+			if done := bytes.HasSuffix(formatstest.ReadGolden(t, tc.golden), []byte("\n\ndata: [DONE]\n\n")); done != (tc.last != "response.failed") {
+				t.Errorf("%s ends with [DONE]: %v", tc.golden, done)
+			}
 			_, url := formatstest.ServeGolden(t, 200, tc.golden)
 			s := formatstest.OpenAI(url).Responses.NewStreaming(context.Background(), formatstest.ResponsesParams())
 			var last oresponses.ResponseStreamEventUnion

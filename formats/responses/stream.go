@@ -2,6 +2,7 @@ package responses
 
 import (
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/inferkit/inferkit/formats"
@@ -57,8 +58,14 @@ type Event struct {
 // since the engine releases a call once it is complete,
 // response.function_call_arguments.done, output_item.done); and
 // response.completed, or response.incomplete when the output limit cut
-// the output. No sentinel follows. A Stream is not safe for
-// concurrent use.
+// the output, and `data: [DONE]`, as the other styles' streams end (the
+// OpenAI SDKs end any stream at it). A background response's stream
+// starts with response.created and response.queued, both with status
+// queued (Queue), and response.in_progress follows when its generation
+// starts; one that is cancelled ends with its open item incomplete,
+// response.cancelled (status cancelled) and [DONE]. A failed stream ends
+// with response.failed and no [DONE], as a chat stream's error. A Stream
+// is not safe for concurrent use.
 type Stream struct {
 	w    io.Writer
 	o    formats.Options
@@ -68,6 +75,7 @@ type Stream struct {
 	sent wire.Progress
 
 	started bool
+	queued  bool
 	done    bool
 	// open is the open item: "", "reasoning", "message" or
 	// "web_search_call".
@@ -113,17 +121,64 @@ func (s *Stream) snapshot() *Response {
 	return &r
 }
 
-// Start writes response.created and response.in_progress; Event calls it
-// when needed.
+// Queue writes response.created and response.queued, the response's
+// status queued: a background response's start, before its generation
+// starts. It does nothing once the stream has started.
+func (s *Stream) Queue() error {
+	if s.started || s.queued {
+		return nil
+	}
+	s.queued = true
+	s.resp.Status = "queued"
+	if err := s.emit(Event{Type: "response.created", Response: s.snapshot()}); err != nil {
+		return err
+	}
+	return s.emit(Event{Type: "response.queued", Response: s.snapshot()})
+}
+
+// Start writes response.created (unless Queue did) and
+// response.in_progress; Event calls it when needed.
 func (s *Stream) Start() error {
 	if s.started {
 		return nil
 	}
 	s.started = true
-	if err := s.emit(Event{Type: "response.created", Response: s.snapshot()}); err != nil {
-		return err
+	s.resp.Status = "in_progress"
+	if !s.queued {
+		if err := s.emit(Event{Type: "response.created", Response: s.snapshot()}); err != nil {
+			return err
+		}
 	}
 	return s.emit(Event{Type: "response.in_progress", Response: s.snapshot()})
+}
+
+// Progress returns the response object as it stands: while the stream
+// runs, with the items done so far, the open one in progress with its
+// text so far, and the text so far as output_text; after it ended, the
+// final one (as Response).
+func (s *Stream) Progress() Response {
+	r := s.resp
+	if s.done {
+		return r
+	}
+	r.Output = slices.Clone(s.items)
+	switch s.open {
+	case "reasoning":
+		r.Output = append(r.Output, reasoningItem(s.id, "in_progress", s.itemText.String()))
+	case "message":
+		it := messageItem(s.id, "in_progress", s.itemText.String(), true)
+		if s.annotations != nil {
+			it.Content[0].Annotations = slices.Clone(s.annotations)
+		}
+		r.Output = append(r.Output, it)
+	case "web_search_call":
+		r.Output = append(r.Output, webSearchItem(s.search, false))
+	}
+	if r.Output == nil {
+		r.Output = []Item{}
+	}
+	r.OutputText = s.sent.Text.String()
+	return r
 }
 
 // openItem closes the open item if it is of another kind and opens one.
@@ -361,7 +416,35 @@ func (s *Stream) Event(ev inference.Event) error {
 		s.items[0] = reasoningItem(s.items[0].ID, "completed", res.Summary)
 	}
 	s.resp.finish(res, s.items, s.o.Time().Unix())
-	return s.emit(Event{Type: "response." + s.resp.Status, Response: s.snapshot()})
+	if err := s.emit(Event{Type: "response." + s.resp.Status, Response: s.snapshot()}); err != nil {
+		return err
+	}
+	return formats.WriteDone(s.w)
+}
+
+// Cancel ends the stream of a response that was cancelled: the open item
+// ends incomplete, the response has status cancelled, the output so far
+// and no usage, and response.cancelled and [DONE] follow.
+func (s *Stream) Cancel() error {
+	if s.done {
+		return nil
+	}
+	if !s.queued {
+		if err := s.Start(); err != nil {
+			return err
+		}
+	}
+	if err := s.closeItem("incomplete"); err != nil {
+		return err
+	}
+	s.done = true
+	s.resp.Status = "cancelled"
+	s.resp.Output = append([]Item{}, s.items...)
+	s.resp.OutputText = s.sent.Text.String()
+	if err := s.emit(Event{Type: "response.cancelled", Response: s.snapshot()}); err != nil {
+		return err
+	}
+	return formats.WriteDone(s.w)
 }
 
 // Fail writes response.failed, whose response has status failed and the

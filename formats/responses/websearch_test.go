@@ -87,7 +87,10 @@ func TestGoldenResponsesWebSearch(t *testing.T) {
 		Type     string
 		Response json.RawMessage
 	}
-	if err := json.Unmarshal([]byte(frames[len(frames)-1].Data), &last); err != nil {
+	if done := frames[len(frames)-1].Data; done != "[DONE]" {
+		t.Fatalf("the stream ends with %q, not [DONE]", done)
+	}
+	if err := json.Unmarshal([]byte(frames[len(frames)-2].Data), &last); err != nil {
 		t.Fatal(err)
 	}
 	var streamed, blocking any
@@ -314,5 +317,30 @@ func TestResponsesWebSearchHistory(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("messages\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// A search call that the output limit cut short is an incomplete
+// web_search_call, blocking and streamed, in a response that is
+// incomplete; the SDK reads both.
+func TestResponsesSearchCutShort(t *testing.T) {
+	req := formatstest.Parse(t, Parse, searchResponsesBody)
+	cut := inference.SearchCall{ID: "ws_cut", Status: inference.SearchIncomplete, Error: "the output limit cut the search call short", First: 1}
+	res := inference.Result{FinishReason: inference.FinishLength, Searches: []inference.SearchCall{cut},
+		Usage: inference.Usage{PromptTokens: 20, CompletionTokens: 60}}
+	r := NewResponse(req, res, formatstest.Options())
+	if r.Status != "incomplete" || len(r.Output) != 1 || r.Output[0].Type != "web_search_call" || r.Output[0].Status != "incomplete" || r.Output[0].ID != "ws_cut" {
+		t.Errorf("response %s, output %+v", r.Status, r.Output)
+	}
+	var b bytes.Buffer
+	final := res
+	formatstest.Stream(t, NewStream(&b, req, formatstest.Options()), []inference.Event{{Search: &cut}, {Final: &final}}, nil)
+	frames := formatstest.SSEFrames(t, b.Bytes())
+	var last oresponses.ResponseStreamEventUnion
+	if err := json.Unmarshal([]byte(frames[len(frames)-2].Data), &last); err != nil {
+		t.Fatal(err)
+	}
+	if out := last.Response.Output; last.Type != "response.incomplete" || len(out) != 1 || out[0].Type != "web_search_call" || out[0].Status != "incomplete" {
+		t.Errorf("streamed %s, output %+v", last.Type, out)
 	}
 }
