@@ -12,31 +12,12 @@
 // [Handler.RegisterModels], [Handler.RegisterDecisions]); the operators'
 // routes come with [Handler.RegisterOperations]. It is also an
 // [http.Handler] serving every route, for mounting under a prefix with
-// [http.StripPrefix]. Its routes, the list that the package's tests check
-// against its route tables (httpapi.go, decisions.go, health.go):
+// [http.StripPrefix]. Its routes are listed once, in the README's API
+// section, which the package's tests check against the route tables
+// (httpapi.go, decisions.go, health.go).
 //
-//	POST   /v1/web/chat/completions     chat completions with web search
-//	POST   /v1/chat/completions         chat completions (n choices, logprobs)
-//	POST   /v1/completions              OpenAI's legacy text completions
-//	POST   /v1/messages                 messages
-//	POST   /v1/messages/count_tokens    a messages request's input tokens
-//	POST   /v1/responses                responses (background ones too)
-//	GET    /v1/responses/{id}           a stored response, or a background one's progress or stream
-//	DELETE /v1/responses/{id}           deletes a stored response
-//	POST   /v1/responses/{id}/cancel    cancels a background response
-//	POST   /v1/embeddings               embeddings, in OpenAI's shape
-//	POST   /v1/rerank                   documents ranked against a query (Cohere's shape)
-//	GET    /v1/models                   the catalog
-//	GET    /v1/models/{model_id}        one catalog entry
-//	POST   /v1/system                   decisions
-//	POST   /v1/systemone                decisions, on System One's path
-//	GET    /v1/system/models            the decision models
-//	GET    /healthz                     liveness, without a key
-//	GET    /readyz                      readiness, without a key
-//	GET    /metrics                     Prometheus metrics, with Config.Metrics
-//
-// A new endpoint is one row of a route table, its handler, and its line
-// here and in the README's list.
+// A new endpoint touches three places: its row in a route table, its
+// handler, and its line in the README's list.
 //
 // The stages that wrap every route are exported as
 // func(http.Handler) http.Handler values, for a caller's own handlers:
