@@ -3,35 +3,92 @@
 package inference_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/goengine"
+	"github.com/inferkit/inferkit/internal/libllama"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 	"github.com/inferkit/inferkit/internal/testmodels"
 )
 
-// BenchmarkBackends measures both backends bare, as BenchmarkBareLoop
+// nodeLlamaCpp names node-llama-cpp among BenchmarkBackends' backends.
+const nodeLlamaCpp = "node-llama-cpp"
+
+// benchNode runs testdata/nodellama_bench.mjs, node-llama-cpp's own
+// prefill and single-stream decode of the same tokens as benchBackend's
+// (the file's tokenizer, read by the compiled-in llama.cpp), once per
+// iteration, and reports the median of each. It skips without node or
+// INFERKIT_NODE_LLAMA_CPP.
+func benchNode(b *testing.B, path string) {
+	dir := os.Getenv("INFERKIT_NODE_LLAMA_CPP")
+	node, err := exec.LookPath("node")
+	if dir == "" || err != nil {
+		b.Skip("skipping: node-llama-cpp needs node and INFERKIT_NODE_LLAMA_CPP, a folder where node-llama-cpp 3.21.1 is installed")
+	}
+	m := loadBackend(b, backend.LlamaCpp, path)
+	spec, err := json.Marshal(map[string]any{"prefill": promptTokens(b, m, benchPrefillLen), "prompt": promptTokens(b, m, benchPrompt), "generate": benchGenerate})
+	m.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var prefill, decode []float64
+	for range b.N {
+		cmd := exec.Command(node, "testdata/nodellama_bench.mjs", path, strconv.Itoa(runtime.NumCPU()), strconv.Itoa(benchPerSeq), string(spec))
+		cmd.Env = append(os.Environ(), "INFERKIT_NODE_LLAMA_CPP="+dir)
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("node: %v\n%s", err, out)
+		}
+		var r struct{ Prefill, Decode float64 }
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+			b.Fatalf("node printed %q: %v", out, err)
+		}
+		prefill, decode = append(prefill, r.Prefill), append(decode, r.Decode)
+	}
+	slices.Sort(prefill)
+	slices.Sort(decode)
+	b.ReportMetric(prefill[len(prefill)/2], "prefill-tok/s")
+	b.ReportMetric(decode[len(decode)/2], "decode-tok/s")
+}
+
+// BenchmarkBackends measures the backends bare, as BenchmarkBareLoop
 // measures llama.cpp: prefill and decode tokens per second on the
-// Qwen3-0.6B-shaped file, which both load, and on the Qwen3.5-0.8B-shaped
-// file, which only Ollama's Go engine loads. Run it with -count 5 for
-// medians; the backends alternate within each count.
+// Qwen3-0.6B-shaped file, which all load, and on the Qwen3.5-0.8B-shaped
+// file, which the compiled-in llama.cpp does not. Beside them runs
+// node-llama-cpp itself (nodeLlamaCpp), on the same llama.cpp release as
+// the libllama backend's test library, where INFERKIT_NODE_LLAMA_CPP names
+// a folder where node-llama-cpp 3.21.1 is installed. Run it with -count 3
+// for medians; the backends alternate within each count:
+//
+//	INFERKIT_NODE_LLAMA_CPP=DIR go test -run '^$' -bench 'Backends/qwen3-0.6b' -count 3 ./inference
 func BenchmarkBackends(b *testing.B) {
 	files := []struct {
 		name     string
 		path     func(testing.TB) string
 		backends []string
 	}{
-		{"qwen3-0.6b", testmodels.Qwen3Bench, []string{backend.LlamaCpp, backend.Ollama}},
-		{"qwen3.5-0.8b", testmodels.Qwen35Bench, []string{backend.Ollama}},
+		{"qwen3-0.6b", testmodels.Qwen3Bench, []string{backend.LlamaCpp, backend.Ollama, backend.LibLlama, nodeLlamaCpp}},
+		{"qwen3.5-0.8b", testmodels.Qwen35Bench, []string{backend.Ollama, backend.LibLlama, nodeLlamaCpp}},
 	}
 	for _, f := range files {
 		for _, name := range f.backends {
 			b.Run(f.name+"/"+name, func(b *testing.B) {
+				if name == nodeLlamaCpp {
+					benchNode(b, f.path(b))
+					return
+				}
 				m := loadBackend(b, name, f.path(b))
 				defer m.Close()
 				benchBackend(b, m, 1, 4)
@@ -43,9 +100,15 @@ func BenchmarkBackends(b *testing.B) {
 func loadBackend(b *testing.B, name, path string) backend.Model {
 	var m backend.Model
 	var err error
-	if name == backend.Ollama {
+	switch name {
+	case backend.Ollama:
 		m, err = goengine.Load(path, goengine.Params{Threads: runtime.NumCPU()})
-	} else {
+	case backend.LibLlama:
+		var lib *libllama.Library
+		if lib, err = libllama.Open(inference.LibraryFor(b, name)); err == nil {
+			m, err = lib.LoadModel(path, libllama.ModelParams{})
+		}
+	default:
 		m, err = llamacpp.LoadModel(path, llamacpp.ModelParams{})
 	}
 	if err != nil {

@@ -49,6 +49,7 @@ typedef struct llama_memory_i *llama_memory_t;
 #define IKL_LOG_ERROR 4
 
 // enum llama_flash_attn_type
+#define IKL_FLASH_ATTN_DISABLED 0
 #define IKL_FLASH_ATTN_ENABLED 1
 
 // enum llama_load_mode

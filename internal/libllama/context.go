@@ -50,8 +50,8 @@ func cacheType(t backend.CacheType) C.int32_t {
 	return C.IKL_TYPE_F16
 }
 
-// NewContext creates a context over m. A quantized value cache needs
-// flash attention, which NewContext then switches on. With a Pooling, it
+// newContext creates a context over m. A quantized value cache needs
+// flash attention, which newContext then switches on. With a Pooling, it
 // is an encoder's context, which Encode runs.
 func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 	if p.Batch <= 0 {
@@ -108,6 +108,13 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		}
 	}
 	params.type_k, params.type_v = cacheType(p.KeyType), cacheType(p.ValueType)
+	// Flash attention only where a quantized value cache needs it, as on
+	// the compiled-in build: the release's default (auto) turns it on for
+	// f16 caches too, whose f16 accumulation makes a sequence's
+	// log-probabilities differ by over 1e-3 with what else is in the
+	// batch, and scoring branches together must give what each gives
+	// alone.
+	params.flash_attn_type = C.IKL_FLASH_ATTN_DISABLED
 	if p.ValueType.Quantized() {
 		params.flash_attn_type = C.IKL_FLASH_ATTN_ENABLED
 	}
