@@ -9,15 +9,15 @@ package libllama
 import "C"
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/cgo"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/inferkit/inferkit/internal/backend"
 )
 
 // APIVersion is the llama.cpp release whose llama.h the package binds.
@@ -106,27 +106,11 @@ func Open(path string) (*Library, error) {
 	return l, nil
 }
 
-// The library's INFO and WARN become slog Debug, its ERROR becomes Warn,
-// as the compiled-in backend's: the engine reports failures as Go errors.
+// libllamaLog logs the library's log lines as backend.LlamaLog does.
 //
 //export libllamaLog
 func libllamaLog(level C.int, text *C.char, _ unsafe.Pointer) {
-	var l slog.Level
-	switch {
-	case level == C.IKL_LOG_ERROR:
-		l = slog.LevelWarn
-	case level >= 2 && level <= C.IKL_LOG_WARN:
-		l = slog.LevelDebug
-	default:
-		l = slog.LevelDebug - 4
-	}
-	logger := slog.Default()
-	if !logger.Enabled(context.Background(), l) {
-		return
-	}
-	if msg := strings.TrimSpace(C.GoString(text)); msg != "" {
-		logger.Log(context.Background(), l, msg, "source", "libllama")
-	}
+	backend.LlamaLog(int(level), C.GoString(text), "libllama")
 }
 
 //export libllamaProgress

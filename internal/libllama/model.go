@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/cgo"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -142,37 +141,14 @@ func (m *Model) ChatTemplate() string {
 // Pooling is the pooling that the GGUF asks for (<arch>.pooling_type):
 // PoolingNone for a generative model or a file that names none.
 func (m *Model) Pooling() backend.Pooling {
-	arch, _ := m.Meta("general.architecture")
-	v, ok := m.Meta(arch + ".pooling_type")
-	if !ok {
-		return backend.PoolingNone
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < int(backend.PoolingNone) || n > int(backend.PoolingRank) {
-		return backend.PoolingNone
-	}
-	return backend.Pooling(n)
+	return backend.MetaPooling(m.Meta)
 }
 
 // HeadDims returns the width of the attention heads' keys and values:
 // <arch>.attention.key_length and value_length, or the embedding width
 // over the heads where the GGUF leaves them out; 0 without attention.
 func (m *Model) HeadDims() (k, v int) {
-	heads := int(C.ikl_llama_model_n_head(m.api, m.c))
-	if heads <= 0 {
-		return 0, 0
-	}
-	k = m.EmbeddingSize() / heads
-	v = k
-	if arch, ok := m.Meta("general.architecture"); ok {
-		if s, ok := m.Meta(arch + ".attention.key_length"); ok {
-			k, _ = strconv.Atoi(s)
-		}
-		if s, ok := m.Meta(arch + ".attention.value_length"); ok {
-			v, _ = strconv.Atoi(s)
-		}
-	}
-	return k, v
+	return backend.MetaHeadDims(m.Meta, m.EmbeddingSize(), int(C.ikl_llama_model_n_head(m.api, m.c)))
 }
 
 // SharesKV reports whether sequences may share a prompt prefix: not on a

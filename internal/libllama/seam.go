@@ -53,14 +53,5 @@ func (m *Model) NewGrammar(gbnf string) (backend.Grammar, error) {
 // Specials returns the tokens that m's vocabulary puts around a text:
 // BOS where it adds it, then EOS and SEP where it adds them.
 func (m *Model) Specials() (open, closing []Token) {
-	if bos := m.BOS(); m.AddsBOS() && bos >= 0 {
-		open = append(open, bos)
-	}
-	if eos := m.EOS(); m.AddsEOS() && eos >= 0 {
-		closing = append(closing, eos)
-	}
-	if sep := m.SEP(); m.AddsSEP() && sep >= 0 {
-		closing = append(closing, sep)
-	}
-	return open, closing
+	return backend.LlamaSpecials(m.BOS(), m.EOS(), m.SEP(), m.AddsBOS(), m.AddsEOS(), m.AddsSEP())
 }

@@ -23,39 +23,20 @@ type vocabulary struct {
 
 func (m *Model) vocabulary() *vocabulary {
 	m.vocabOnce.Do(func() {
-		v := &vocabulary{kind: C.ikl_llama_vocab_type(m.api, m.vocab)}
-		for t := range Token(m.nVocab) {
-			attr := C.ikl_llama_vocab_get_attr(m.api, m.vocab, C.llama_token(t))
-			if attr&(C.IKL_ATTR_CONTROL|C.IKL_ATTR_USER_DEFINED|C.IKL_ATTR_UNKNOWN) == 0 {
-				continue
-			}
-			kind := backend.UserDefined
-			switch {
-			case attr&C.IKL_ATTR_UNKNOWN != 0:
-				kind = backend.Unknown
-			case attr&C.IKL_ATTR_CONTROL != 0:
-				kind = backend.Control
-			}
-			v.Specials.Add(m.TokenText(t), backend.Special{
-				ID:     t,
-				Kind:   kind,
-				LStrip: attr&C.IKL_ATTR_LSTRIP != 0,
-				RStrip: attr&C.IKL_ATTR_RSTRIP != 0,
-			})
-		}
-		switch v.kind {
-		case C.IKL_VOCAB_BPE:
-			v.Chunk = backend.BPEChunk
-		case C.IKL_VOCAB_SPM:
-			v.Chunk, v.SPM = backend.SPMChunk, true
-			if toks, err := m.tokenizeChunk("a", nil, false); err == nil && len(toks) > 0 {
-				p := m.Piece(toks[0], false)
-				v.SpacePrefix = len(p) > 0 && p[0] == ' '
-			}
-		}
-		m.tokVocab = v
+		kind := C.ikl_llama_vocab_type(m.api, m.vocab)
+		attr := func(t Token) int32 { return int32(C.ikl_llama_vocab_get_attr(m.api, m.vocab, C.llama_token(t))) }
+		m.tokVocab = &vocabulary{kind: kind, Vocab: backend.LlamaVocab(m.nVocab, int32(kind), attr, m.TokenText, m.firstPiece)}
 	})
 	return m.tokVocab
+}
+
+// firstPiece is the piece of the first token of "a", or nil.
+func (m *Model) firstPiece() []byte {
+	toks, err := m.tokenizeChunk("a", nil, false)
+	if err != nil || len(toks) == 0 {
+		return nil
+	}
+	return m.Piece(toks[0], false)
 }
 
 // TokenizeSegments tokenizes the text of segs as one text; request text

@@ -36,38 +36,20 @@ type vocabulary struct {
 
 func (m *Model) vocabulary() *vocabulary {
 	m.tok.once.Do(func() {
-		v := &vocabulary{kind: C.llama_vocab_type(m.vocab)}
-		for t := range Token(m.nVocab) {
-			attr := C.llama_vocab_get_attr(m.vocab, C.llama_token(t))
-			if attr&(C.LLAMA_TOKEN_ATTR_CONTROL|C.LLAMA_TOKEN_ATTR_USER_DEFINED|C.LLAMA_TOKEN_ATTR_UNKNOWN) == 0 {
-				continue
-			}
-			kind := backend.UserDefined
-			switch {
-			case attr&C.LLAMA_TOKEN_ATTR_UNKNOWN != 0:
-				kind = backend.Unknown
-			case attr&C.LLAMA_TOKEN_ATTR_CONTROL != 0:
-				kind = backend.Control
-			}
-			v.Specials.Add(m.TokenText(t), backend.Special{
-				ID:     t,
-				Kind:   kind,
-				LStrip: attr&C.LLAMA_TOKEN_ATTR_LSTRIP != 0,
-				RStrip: attr&C.LLAMA_TOKEN_ATTR_RSTRIP != 0,
-			})
-		}
-		switch v.kind {
-		case C.LLAMA_VOCAB_TYPE_BPE:
-			v.Chunk = backend.BPEChunk
-		case C.LLAMA_VOCAB_TYPE_SPM:
-			v.Chunk, v.SPM = backend.SPMChunk, true
-			if toks, err := m.tokenizeChunk("a", nil, false); err == nil && len(toks) > 0 {
-				v.SpacePrefix = len(m.Piece(toks[0], false)) > 0 && m.Piece(toks[0], false)[0] == ' '
-			}
-		}
-		m.tok.vocab = v
+		kind := C.llama_vocab_type(m.vocab)
+		attr := func(t Token) int32 { return int32(C.llama_vocab_get_attr(m.vocab, C.llama_token(t))) }
+		m.tok.vocab = &vocabulary{kind: kind, Vocab: backend.LlamaVocab(m.nVocab, int32(kind), attr, m.TokenText, m.firstPiece)}
 	})
 	return m.tok.vocab
+}
+
+// firstPiece is the piece of the first token of "a", or nil.
+func (m *Model) firstPiece() []byte {
+	toks, err := m.tokenizeChunk("a", nil, false)
+	if err != nil || len(toks) == 0 {
+		return nil
+	}
+	return m.Piece(toks[0], false)
 }
 
 // TokenizeSegments tokenizes the text of segs, in order, as one text:
