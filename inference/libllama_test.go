@@ -140,9 +140,10 @@ func TestLibraryRefusedAtNew(t *testing.T) {
 // newArchsOnLibrary are the architectures that the library runs and the
 // compiled-in llama.cpp does not: qwen35 with the multi-token-prediction
 // block the converter now writes by default (which the Go engine
-// refuses), and gemma4.
+// refuses), qwen35moe, which no other backend runs, and gemma4.
 var newArchsOnLibrary = []inferencetest.Options{
 	{Arch: "qwen35", NextN: 1},
+	{Arch: "qwen35moe", NextN: 1},
 	{Arch: "gemma4", SlidingWindow: 16},
 }
 
