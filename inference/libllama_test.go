@@ -163,11 +163,11 @@ func TestLibraryArchitectures(t *testing.T) {
 // files, the compiled-in llama.cpp's llama, qwen3 and gemma3 and the Go
 // engine's qwen35 and gemma4 against the library, greedy token by token
 // and in probabilities over the whole vocabulary (agreement). The
-// tolerance is 1e-3 in probability. Greedy texts may part where the two
-// best tokens of these random-weight models are within rounding of each
-// other (gemma4 against the Go engine, at differences near 1e-5): the
-// table counts the tokens before the first that differs. It is logged
-// (go test -v -run TestLibraryAgreement ./inference).
+// greedy texts must be the same, and the probabilities within 1e-3 (they
+// are within 1e-5: the library runs attention without flash attention,
+// as the others do; with it, gemma4's greedy text parted from the Go
+// engine's at a near tie). The table is logged (go test -v -run
+// TestLibraryAgreement ./inference).
 func TestLibraryAgreement(t *testing.T) {
 	lib := testLibrary(t)
 	var table strings.Builder
@@ -190,7 +190,7 @@ func TestLibraryAgreement(t *testing.T) {
 			path := inferencetest.Model(t, c.opts)
 			ll := archEngine(t, c.opts, path, Config{Parallel: 1, Backend: backend.LibLlama, Library: lib})
 			other := archEngine(t, c.opts, path, Config{Parallel: 1, Backend: c.vs})
-			same, tokens, worst := agreement(t, other, ll, false)
+			same, tokens, worst := agreement(t, other, ll, true)
 			fmt.Fprintf(&table, "| %s | %s | %d of %d | %.2g |\n", arch, c.vs, same, tokens, worst)
 			if worst > 1e-3 {
 				t.Errorf("probabilities differ by up to %v", worst)
