@@ -164,9 +164,9 @@ func TestLibraryArchitectures(t *testing.T) {
 // engine's qwen35 and gemma4 against the library, greedy token by token
 // and in probabilities over the whole vocabulary (agreement). The
 // greedy texts must be the same, and the probabilities within 1e-3 (they
-// are within 1e-5: the library runs attention without flash attention,
-// as the others do; with it, gemma4's greedy text parted from the Go
-// engine's at a near tie). The table is logged (go test -v -run
+// are within 1e-5 with the library's attention run without flash
+// attention; with it, gemma4's greedy text parted from the Go engine's
+// at a near tie). The table is logged (go test -v -run
 // TestLibraryAgreement ./inference).
 func TestLibraryAgreement(t *testing.T) {
 	lib := testLibrary(t)

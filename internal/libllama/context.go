@@ -108,12 +108,12 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		}
 	}
 	params.type_k, params.type_v = cacheType(p.KeyType), cacheType(p.ValueType)
-	// Flash attention only where a quantized value cache needs it, as on
-	// the compiled-in build: the release's default (auto) turns it on for
-	// f16 caches too, whose f16 accumulation makes a sequence's
-	// log-probabilities differ by over 1e-3 with what else is in the
-	// batch, and scoring branches together must give what each gives
-	// alone.
+	// Flash attention only where a quantized value cache needs it. The
+	// release's default (auto) turns it on for f16 caches too, and its
+	// CPU kernel then makes a sequence's log-probabilities differ by over
+	// 1e-3 with what else is in the batch (the compiled-in build's, also
+	// on by default, stays within 1e-3): scoring branches together must
+	// give what each gives alone.
 	params.flash_attn_type = C.IKL_FLASH_ATTN_DISABLED
 	if p.ValueType.Quantized() {
 		params.flash_attn_type = C.IKL_FLASH_ATTN_ENABLED
