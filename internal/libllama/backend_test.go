@@ -378,3 +378,35 @@ func TestBadInputRefused(t *testing.T) {
 		}
 	}
 }
+
+// Batches the library cannot take (a gap in a sequence's positions, a
+// position the sequence holds, a token given twice to one sequence) fail
+// Add or Decode with an error, and the context decodes on.
+func TestRefusedBatchesFail(t *testing.T) {
+	m := load(t, tinymodel.Options{})
+	ctx := newContext(t, m, backend.ContextParams{Context: 64, Sequences: 2})
+	decodeAt(t, ctx, []backend.Token{1, 2, 3}, 0, 0)
+	for _, c := range []struct {
+		name string
+		pos  int
+		seqs []int
+	}{
+		{"a gap in the positions", 40, []int{0}},
+		{"a position already held", 1, []int{0}},
+		{"one sequence twice", 0, []int{1, 1}},
+	} {
+		b := ctx.NewBatch(1)
+		_, err := b.Add(4, c.pos, c.seqs, true)
+		if err == nil {
+			err = ctx.Decode(b)
+		}
+		b.Close()
+		if err == nil {
+			t.Errorf("%s: decoded", c.name)
+		}
+		ctx.ClearSequence(1)
+	}
+	if got := decodeAt(t, ctx, []backend.Token{4}, 3, 0); len(got) != m.VocabSize() {
+		t.Fatal("the context no longer decodes")
+	}
+}

@@ -9,6 +9,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/inferkit/inferkit/internal/backend"
@@ -82,6 +83,9 @@ func (b *Batch) Add(t Token, pos int, seqs []int, logits bool) (int, error) {
 	for j, s := range seqs {
 		if s < 0 || s >= b.nSeq {
 			return 0, fmt.Errorf("libllama: sequence %d of %d", s, b.nSeq)
+		}
+		if slices.Contains(seqs[:j], s) {
+			return 0, fmt.Errorf("libllama: sequence %d given twice for one token", s)
 		}
 		b.seqs[i*b.nSeq+j] = C.llama_seq_id(s)
 	}
