@@ -8,6 +8,11 @@ MALGO     := github.com/gen2brain/malgo@v0.11.24
 MODCACHE  := $(shell $(GO) env GOMODCACHE)
 OLLAMADIR := $(MODCACHE)/$(OLLAMA)
 ADDR      ?= 127.0.0.1:8080
+# The chat model `make run` pulls from the Hugging Face hub and serves with
+# no -model in ARGS: Qwen3-0.6B at Q8_0, about 640 MB, kept in the user's
+# cache directory. Where the hub cannot be reached, the server serves
+# random demo models instead and says so; RUN_MODEL= always does.
+RUN_MODEL ?= hf.co/Qwen/Qwen3-0.6B-GGUF:Q8_0
 # Headers the module zip lacks. The folder sits outside the checkout so that
 # its path, which is part of Go's build-cache key, is the same for every
 # clone: llama.cpp then compiles once per machine, not once per checkout.
@@ -104,7 +109,7 @@ build: setup
 	$(GO) build -o bin/inferkit-server ./examples/server
 
 run: build
-	./bin/inferkit-server -addr $(ADDR) $(ARGS)
+	./bin/inferkit-server -addr $(ADDR) $(if $(RUN_MODEL),-default-model $(RUN_MODEL)) $(ARGS)
 
 # docs-index indexes the repository's own documents for the offline web
 # search demo: make docs-index && make run ARGS="-search-index .build/docs-index"

@@ -116,6 +116,12 @@ type Account struct {
 	Created time.Time `json:"created"`
 	// Credits is the sum of the account's purchases.
 	Credits ratelimit.Money `json:"credits"`
+	// Drawn is what prepaid billing has drawn from Credits for settled
+	// requests (see Balance); it stays 0 under postpaid billing.
+	Drawn ratelimit.Money `json:"drawn,omitzero"`
+	// Held is what requests in flight hold of the prepaid balance: the
+	// maximum cost of each, until it settles.
+	Held ratelimit.Money `json:"held,omitzero"`
 	// PinnedTier is the tier the operator set with SetTier, by name; ""
 	// means the tier follows Credits.
 	PinnedTier string `json:"pinned_tier,omitzero"`
@@ -130,13 +136,14 @@ type Account struct {
 // rules are the product's tiers and plans that Accounts applies:
 // Config.Tiers and Config.Plans.
 type rules struct {
-	tiers ratelimit.Ladder
-	plans ratelimit.Plans
+	tiers   ratelimit.Ladder
+	plans   ratelimit.Plans
+	billing Billing
 }
 
 // hosted are the rules of a zero Config and of an Account that no
 // Accounts returned: package policy's. Nothing changes them.
-var hosted = &rules{tiers: policy.Tiers(), plans: policy.Plans()}
+var hosted = &rules{tiers: policy.Tiers(), plans: policy.Plans(), billing: Postpaid}
 
 // product returns the rules that Tier and PlanAt apply.
 func (a Account) product() *rules {
@@ -149,7 +156,11 @@ func (a Account) product() *rules {
 // Tier returns the account's rate-limit tier: PinnedTier if set, else
 // the tier its Credits reach (Ladder.ForCredits), on the ladder of the
 // Accounts that returned it (Config.Tiers; package policy's for an
-// Account made otherwise).
+// Account made otherwise). Under prepaid billing (Config.Billing) an
+// account whose purchases do not reach the first tier's Credits (5 USD
+// on the hosted ladder), and with no pinned tier, has no tier: Tier
+// returns the zero Tier, whose Name is "", and Accounts.Limiter refuses
+// its requests until a purchase unlocks one.
 func (a Account) Tier() ratelimit.Tier {
 	l := a.product().tiers
 	if a.PinnedTier != "" {
@@ -158,6 +169,9 @@ func (a Account) Tier() ratelimit.Tier {
 		}
 		// SetTier stores only names the ladder knows; a name it has
 		// since forgotten falls back to the credits' tier.
+	}
+	if a.product().billing == Prepaid && (len(l.Tiers) == 0 || a.Credits < l.Tiers[0].Credits) {
+		return ratelimit.Tier{}
 	}
 	return l.ForCredits(a.Credits)
 }
@@ -342,6 +356,12 @@ type Config struct {
 	// plan of an account on none. Nil means policy.Plans(), the hosted
 	// Inference API's. New validates them.
 	Plans ratelimit.Plans
+	// Billing is how accounts pay: Postpaid (and "") counts their spend
+	// under each tier's monthly cap, to be billed afterwards; Prepaid
+	// draws every request's cost from the account's balance of
+	// purchased credits (see Accounts.Limiter) and gives an account no
+	// tier before its purchases reach the first.
+	Billing Billing
 }
 
 // Accounts manages accounts, keys, credits, plans and console sessions
@@ -384,8 +404,15 @@ func New(ctx context.Context, cfg Config) (*Accounts, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	if a.rules = hosted; !cfg.Tiers.IsZero() || cfg.Plans != nil {
-		r := rules{tiers: policy.Tiers(), plans: policy.Plans()}
+	switch cfg.Billing {
+	case "", Postpaid:
+		cfg.Billing = Postpaid
+	case Prepaid:
+	default:
+		return nil, fmt.Errorf("account: Config.Billing is %q, want %q or %q", cfg.Billing, Postpaid, Prepaid)
+	}
+	if a.rules = hosted; !cfg.Tiers.IsZero() || cfg.Plans != nil || cfg.Billing != Postpaid {
+		r := rules{tiers: policy.Tiers(), plans: policy.Plans(), billing: cfg.Billing}
 		if !cfg.Tiers.IsZero() {
 			if err := cfg.Tiers.Validate(); err != nil {
 				return nil, fmt.Errorf("account: Config.Tiers: %w", err)

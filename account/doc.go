@@ -28,6 +28,23 @@
 // of the ladder instead (SetTier), such as policy.Unlimited for local
 // apps.
 //
+// # Prepaid billing
+//
+// Config.Billing says how accounts pay. Under Postpaid (the default)
+// credits only unlock tiers, and spend is counted per month under each
+// tier's cap (package ratelimit). Under Prepaid, credits are money to
+// spend: Accounts.Limiter wraps the server's ratelimit.Limiter so that
+// each admitted request holds its maximum cost from its account's
+// balance (Account.Balance: Credits less Drawn and Held) in one atomic
+// Update of the account's document, before the engine decodes anything,
+// and draws its real cost when it settles; a request the balance cannot
+// pay for is refused (ratelimit.ErrNoCredit), so that replicas sharing a
+// Store stop an account at exactly zero. A purchase raises the balance
+// at once. An account has no tier (Account.Tier is the zero Tier) until
+// its purchases reach the first tier's Credits, the spec's "each tier is
+// unlocked by the credit purchase in its row", and is refused until
+// then, unless the operator pins a tier.
+//
 // The ladder and the plans are data: Config.Tiers and Config.Plans, the
 // hosted Inference API's of package policy when zero, so that an
 // embedding program brings its own. An Account returned by Accounts

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -84,6 +85,13 @@ type accountRecord struct {
 	Password string `json:"password,omitzero"`
 	// Purchases are the account's purchases, oldest first.
 	Purchases []Purchase `json:"purchases,omitzero"`
+	// Holds are the prepaid reservations in flight, by holdID; Held is
+	// their sum.
+	Holds map[string]hold `json:"holds,omitzero"`
+	// Lapsed are holds given back after ratelimit.Lease without
+	// settling, by holdID, with when they were made: a late Settle
+	// draws its cost then, once; each is dropped after ratelimit.Hold.
+	Lapsed map[string]time.Time `json:"lapsed,omitzero"`
 }
 
 // keyRecord is the document of a key.

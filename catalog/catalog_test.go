@@ -59,6 +59,21 @@ func TestObject(t *testing.T) {
 	}
 }
 
+// An entry's datacenters and creation time are the object's, in the
+// spec's shapes.
+func TestObjectDatacenters(t *testing.T) {
+	m := Model{ID: "a", Path: "a.gguf", Datacenters: []string{"US", "DE"}, Created: 1_767_225_600}
+	b, err := json.Marshal(m.Object(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"datacenters":[{"country_code":"US"},{"country_code":"DE"}]`, `"created":1767225600`} {
+		if !strings.Contains(string(b), field) {
+			t.Errorf("object lacks %s: %s", field, b)
+		}
+	}
+}
+
 func TestEmbeddingObject(t *testing.T) {
 	m := Model{ID: "emb", Path: "e.gguf", Kind: KindEmbedding, MinDimensions: 32}
 	o := m.Object(8192)
@@ -113,13 +128,20 @@ func TestValidate(t *testing.T) {
 		{"limit", []Model{{ID: "a", Path: "a", MaxOutput: -1}}, "negative"},
 		{"dimensions", []Model{{ID: "a", Path: "a", Kind: KindEmbedding, MinDimensions: -1}}, "MinDimensions"},
 		{"dimensions of a chat model", []Model{{ID: "a", Path: "a", MinDimensions: 32}}, "MinDimensions"},
+		{"unassigned country", []Model{{ID: "a", Path: "a", Datacenters: []string{"US", "XX"}}}, `datacenter "XX" is not an ISO 3166-1 alpha-2`},
+		{"lower case", []Model{{ID: "a", Path: "a", Datacenters: []string{"de"}}}, `datacenter "de"`},
+		{"three letters", []Model{{ID: "a", Path: "a", Datacenters: []string{"USA"}}}, `datacenter "USA"`},
+		{"across two codes", []Model{{ID: "a", Path: "a", Datacenters: []string{"DA"}}}, `datacenter "DA"`},
+		{"empty", []Model{{ID: "a", Path: "a", Datacenters: []string{""}}}, `datacenter ""`},
+		{"twice", []Model{{ID: "a", Path: "a", Datacenters: []string{"DE", "DE"}}}, `"DE" is listed twice`},
+		{"created", []Model{{ID: "a", Path: "a", Created: -1}}, "before 1970"},
 	} {
 		err := Validate(tc.models)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	if err := Validate([]Model{ok, {ID: "b", Aliases: []string{"c"}, Path: "a.gguf"}}); err != nil {
+	if err := Validate([]Model{ok, {ID: "b", Aliases: []string{"c"}, Path: "a.gguf", Datacenters: []string{"US", "DE", "ZW", "AD"}}}); err != nil {
 		t.Error(err)
 	}
 	if err := Validate([]Model{ok, ok}); !errors.Is(err, ErrDuplicate) {
@@ -127,5 +149,22 @@ func TestValidate(t *testing.T) {
 	}
 	if m, found := Lookup([]Model{ok, {ID: "b", Aliases: []string{"c"}, Path: "b"}}, "c"); !found || m.ID != "b" {
 		t.Errorf("Lookup = %+v, %v", m, found)
+	}
+}
+
+// A reranker's object says its type, and promises no output tokens and
+// no sampling parameters.
+func TestRerankObject(t *testing.T) {
+	b, err := json.Marshal(Model{ID: "rr", Path: "r.gguf", Kind: KindRerank}.Object(512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"type":"rerank"`, `"max_output_length":0`, `"supported_sampling_parameters":[]`, `"output_modalities":["relevance_scores"]`, `"context_length":512`} {
+		if !strings.Contains(string(b), field) {
+			t.Errorf("object lacks %s: %s", field, b)
+		}
+	}
+	if err := Validate([]Model{{ID: "rr", Path: "r.gguf", Kind: KindRerank}}); err != nil {
+		t.Error(err)
 	}
 }

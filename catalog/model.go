@@ -19,6 +19,10 @@ const (
 	// KindEmbedding turns texts into vectors (/v1/embeddings): a GGUF
 	// whose pooling type is mean, cls or last.
 	KindEmbedding Kind = "embedding"
+	// KindRerank scores documents against a query (/v1/rerank): a
+	// reranker GGUF (rank pooling), such as a BERT-family
+	// cross-encoder. Chat and decision entries rerank too.
+	KindRerank Kind = "rerank"
 )
 
 // Model is one entry of the catalog: an id and its aliases naming a GGUF
@@ -38,7 +42,7 @@ type Model struct {
 	// share one projector too, so they must name the same one or none.
 	Projector string
 
-	// Kind is chat (the zero value), decision or embedding.
+	// Kind is chat (the zero value), decision, embedding or rerank.
 	Kind Kind
 	// MinDimensions is, for an embedding model trained to be truncated
 	// (Matryoshka representation learning, such as Qwen3-Embedding or
@@ -77,9 +81,14 @@ type Model struct {
 	// OpenRouterSlug is the model's name on OpenRouter, "<vendor>/<name>";
 	// empty means "inferkit/<id>".
 	OpenRouterSlug string
-	// Datacenters are the two-letter country codes where the model runs.
+	// Datacenters are the countries where the model runs, as ISO 3166-1
+	// alpha-2 codes in upper case, such as "US" and "DE" (each once),
+	// listed as the spec's datacenters[].country_code; nil lists none.
+	// Validate refuses any other code.
 	Datacenters []string
-	// Created is the model's creation time, in Unix seconds.
+	// Created is when the model was made, in Unix seconds: the listing's
+	// created. 0 means the modification time of the file at Path, which
+	// httpapi reads when it starts (and 0 when the file cannot be read).
 	Created int64
 	// OwnedBy is the owning organization; empty means "inferkit".
 	OwnedBy string
@@ -108,8 +117,9 @@ var SamplingParameters = []string{"temperature", "top_p", "top_k", "repetition_p
 	"frequency_penalty", "presence_penalty", "seed", "stop"}
 
 // Validate reports the first problem of a list of entries: a missing id or
-// path, a name used twice, an unknown kind or a price that is not a
-// decimal.
+// path, a name used twice, an unknown kind, a price that is not a
+// decimal, a creation time before 1970, or a datacenter that is not an
+// ISO 3166-1 alpha-2 code (the error names it).
 func Validate(models []Model) error {
 	seen := map[string]bool{}
 	for i, m := range models {
@@ -131,7 +141,7 @@ func Validate(models []Model) error {
 		if m.Calibration < 0 {
 			return fmt.Errorf("catalog: model %q has calibration %v; it must be positive, or 0 for 1", m.ID, m.Calibration)
 		}
-		if m.Kind != "" && m.Kind != KindChat && m.Kind != KindDecision && m.Kind != KindEmbedding {
+		if m.Kind != "" && m.Kind != KindChat && m.Kind != KindDecision && m.Kind != KindEmbedding && m.Kind != KindRerank {
 			return fmt.Errorf("catalog: model %q has unknown kind %q", m.ID, m.Kind)
 		}
 		if m.MinDimensions < 0 || (m.MinDimensions > 0 && m.Kind != KindEmbedding) {
@@ -139,6 +149,12 @@ func Validate(models []Model) error {
 		}
 		if m.ContextLength < 0 || m.MaxOutput < 0 {
 			return fmt.Errorf("catalog: model %q has a negative limit", m.ID)
+		}
+		if m.Created < 0 {
+			return fmt.Errorf("catalog: model %q has created %d, before 1970", m.ID, m.Created)
+		}
+		if err := checkDatacenters(m.ID, m.Datacenters); err != nil {
+			return err
 		}
 		p := m.Pricing
 		for _, price := range []string{p.Prompt, p.Completion, p.Image, p.Request, p.InputCacheReads, p.InputCacheWrites} {

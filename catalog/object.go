@@ -20,8 +20,9 @@ type Object struct {
 	Created                     int64        `json:"created"`
 	OwnedBy                     string       `json:"owned_by"`
 	Pricing                     PricingJSON  `json:"pricing"`
-	// Type is "embedding" for an embedding model, and absent for the
-	// spec's chat models, whose object has no such field.
+	// Type is "embedding" for an embedding model, "rerank" for a
+	// reranker, and absent for the spec's chat models, whose object has
+	// no such field.
 	Type string `json:"type,omitzero"`
 	// Dimensions is the length of an embedding model's vectors; absent
 	// for other models. The caller sets it from the engine's figure.
@@ -58,7 +59,9 @@ type PricingJSON struct {
 // its configuration): the listing promises no more context than that and
 // no more output than the context. An embedding model's object says so
 // (type "embedding", output modality "embeddings" unless the entry names
-// others), and promises no output tokens and no sampling parameters.
+// others), and promises no output tokens and no sampling parameters; a
+// reranker's likewise (type "rerank", output modality
+// "relevance_scores").
 func (m Model) Object(contextLength int) Object {
 	ctx := contextLength
 	if m.ContextLength > 0 && (ctx <= 0 || m.ContextLength < ctx) {
@@ -101,6 +104,16 @@ func (m Model) Object(contextLength int) Object {
 		o.MinDimensions = m.MinDimensions
 		if m.OutputModalities == nil {
 			o.OutputModalities = []string{"embeddings"}
+		}
+		if o.SupportedSamplingParameters == nil {
+			o.SupportedSamplingParameters = []string{}
+		}
+	}
+	if m.Kind == KindRerank {
+		o.Type = string(KindRerank)
+		o.MaxOutputLength = 0
+		if m.OutputModalities == nil {
+			o.OutputModalities = []string{"relevance_scores"}
 		}
 		if o.SupportedSamplingParameters == nil {
 			o.SupportedSamplingParameters = []string{}

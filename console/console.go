@@ -398,7 +398,7 @@ func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, status int,
 		c.serverError(w, r, err)
 		return
 	}
-	p := keysPage{page: c.page("API keys"), CSRF: s.CSRF, Account: viewAccount(a, now), NewKey: nk, Error: message}
+	p := keysPage{page: c.page("API keys"), CSRF: s.CSRF, Account: viewAccount(a, c.accounts.Billing(), now), NewKey: nk, Error: message}
 	for _, k := range keys {
 		p.Keys = append(p.Keys, viewKey(k))
 	}

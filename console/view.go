@@ -78,6 +78,9 @@ type accountView struct {
 	// Limits describes the tier's rates per minute; "" for none.
 	Limits  string
 	Credits string
+	// Balance is what is left of the credits under prepaid billing; ""
+	// under postpaid billing, which draws nothing from them.
+	Balance string
 	Plan    string
 	// PlanState is "active", "trialing" or "expired".
 	PlanState string
@@ -85,9 +88,12 @@ type accountView struct {
 	PlanNote string
 }
 
-func viewAccount(a account.Account, now time.Time) accountView {
+func viewAccount(a account.Account, billing account.Billing, now time.Time) accountView {
 	t := a.Tier()
 	v := accountView{Name: a.Name, Owner: a.Owner, Tier: t.Name, Credits: dollars(a.Credits)}
+	if billing == account.Prepaid {
+		v.Balance = dollars(a.Balance())
+	}
 	var rates []string
 	for _, r := range []struct {
 		n    int64
@@ -97,9 +103,12 @@ func viewAccount(a account.Account, now time.Time) accountView {
 			rates = append(rates, count(r.n)+" "+r.unit)
 		}
 	}
-	if len(rates) > 0 {
+	switch {
+	case t.Name == "":
+		v.Tier, v.Limits = "None", "buy credits to unlock the first tier"
+	case len(rates) > 0:
 		v.Limits = strings.Join(rates, ", ") + " per minute"
-	} else {
+	default:
 		v.Limits = "No rate limits"
 	}
 	plan, state := a.PlanAt(now)

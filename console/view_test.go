@@ -2,7 +2,9 @@ package console
 
 import (
 	"testing"
+	"time"
 
+	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -35,6 +37,39 @@ func TestCount(t *testing.T) {
 	} {
 		if got := count(tc.n); got != tc.want {
 			t.Errorf("count(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
+
+// Under prepaid billing the console shows the balance, and an account
+// that has bought no tier says so; under postpaid it shows none.
+func TestViewAccountBalance(t *testing.T) {
+	ctx := t.Context()
+	for _, billing := range []account.Billing{account.Postpaid, account.Prepaid} {
+		a, err := account.New(ctx, account.Config{Store: account.NewMemory(), Billing: billing, PasswordIterations: 1_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acct, err := a.Account(ctx, account.DefaultAccount)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := viewAccount(acct, billing, time.Now())
+		if billing == account.Postpaid {
+			if v.Balance != "" || v.Tier != "default" {
+				t.Errorf("postpaid: balance %q, tier %q", v.Balance, v.Tier)
+			}
+			continue
+		}
+		if v.Balance != "$0.00" || v.Tier != "None" {
+			t.Errorf("prepaid, no purchase: balance %q, tier %q", v.Balance, v.Tier)
+		}
+		acct, err = a.AddCredits(ctx, account.Purchase{ID: "p", Account: account.DefaultAccount, Amount: 5 * ratelimit.Dollar})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := viewAccount(acct, billing, time.Now()); v.Balance != "$5.00" || v.Tier != "default" {
+			t.Errorf("prepaid, 5 USD bought: balance %q, tier %q", v.Balance, v.Tier)
 		}
 	}
 }

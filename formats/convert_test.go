@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,12 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
+	"github.com/inferkit/inferkit/formats/internal/wire"
+	"github.com/inferkit/inferkit/formats/messages"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -23,7 +29,7 @@ const richChat = `{"model":"core-2-5-mini","messages":[
  "reasoning":{"effort":"low"},"response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object"},"strict":true}}}`
 
 // roundTrip converts r into a style and parses it back.
-func roundTrip[T any](t *testing.T, to func(Request) T, parse func([]byte) (Request, error), r Request) Request {
+func roundTrip[T any](t *testing.T, to func(formats.Request) T, parse func([]byte) (formats.Request, error), r formats.Request) formats.Request {
 	t.Helper()
 	b, err := json.Marshal(to(r))
 	if err != nil {
@@ -37,7 +43,7 @@ func roundTrip[T any](t *testing.T, to func(Request) T, parse func([]byte) (Requ
 }
 
 // same compares the fields every style carries.
-func same(t *testing.T, style string, a, b Request) {
+func same(t *testing.T, style string, a, b formats.Request) {
 	t.Helper()
 	ai, bi := a.Inference(), b.Inference()
 	for _, c := range []struct {
@@ -63,30 +69,30 @@ func same(t *testing.T, style string, a, b Request) {
 }
 
 func TestRoundTrips(t *testing.T) {
-	base := mustParse(t, ParseChatRequest, richChat)
+	base := formatstest.Parse(t, chat.Parse, richChat)
 	// Each style back to itself keeps the canonical request whole.
-	if got := roundTrip(t, NewChatRequest, ParseChatRequest, base); !reflect.DeepEqual(got, base) {
+	if got := roundTrip(t, chat.NewRequest, chat.Parse, base); !reflect.DeepEqual(got, base) {
 		t.Errorf("chat round trip:\n got %#v\nwant %#v", got, base)
 	}
-	msgs := roundTrip(t, NewMessagesRequest, ParseMessagesRequest, base)
+	msgs := roundTrip(t, messages.NewRequest, messages.Parse, base)
 	same(t, "chat→messages", base, msgs)
-	if got := roundTrip(t, NewMessagesRequest, ParseMessagesRequest, msgs); !reflect.DeepEqual(got, msgs) {
+	if got := roundTrip(t, messages.NewRequest, messages.Parse, msgs); !reflect.DeepEqual(got, msgs) {
 		t.Errorf("messages round trip:\n got %#v\nwant %#v", got, msgs)
 	}
-	resp := roundTrip(t, NewResponsesRequest, ParseResponsesRequest, base)
+	resp := roundTrip(t, responses.NewRequest, responses.Parse, base)
 	same(t, "chat→responses", base, resp)
-	if got := roundTrip(t, NewResponsesRequest, ParseResponsesRequest, resp); !reflect.DeepEqual(got, resp) {
+	if got := roundTrip(t, responses.NewRequest, responses.Parse, resp); !reflect.DeepEqual(got, resp) {
 		t.Errorf("responses round trip:\n got %#v\nwant %#v", got, resp)
 	}
 	// Across: messages → responses → chat.
-	same(t, "messages→responses→chat", msgs, roundTrip(t, NewChatRequest, ParseChatRequest, roundTrip(t, NewResponsesRequest, ParseResponsesRequest, msgs)))
+	same(t, "messages→responses→chat", msgs, roundTrip(t, chat.NewRequest, chat.Parse, roundTrip(t, responses.NewRequest, responses.Parse, msgs)))
 	// Instructions and system messages stay system text in every style.
-	r := mustParse(t, ParseResponsesRequest, responsesBody)
-	c := roundTrip(t, NewChatRequest, ParseChatRequest, r)
-	if c.Messages[0].Role != inference.RoleSystem || joinText(c.Messages[0].Content) != "Be brief." {
+	r := formatstest.Parse(t, responses.Parse, formatstest.ResponsesBody)
+	c := roundTrip(t, chat.NewRequest, chat.Parse, r)
+	if c.Messages[0].Role != inference.RoleSystem || wire.JoinText(c.Messages[0].Content) != "Be brief." {
 		t.Errorf("instructions in chat: %+v", c.Messages)
 	}
-	m := roundTrip(t, NewMessagesRequest, ParseMessagesRequest, c)
+	m := roundTrip(t, messages.NewRequest, messages.Parse, c)
 	if m.Instructions != "Be brief." || len(m.Messages) != 1 {
 		t.Errorf("system in messages: %q %+v", m.Instructions, m.Messages)
 	}
@@ -95,22 +101,22 @@ func TestRoundTrips(t *testing.T) {
 // TestResultRoundTrips converts results into each style's response and
 // back.
 func TestResultRoundTrips(t *testing.T) {
-	req := mustParse(t, ParseChatRequest, chatBody)
-	for _, res := range []inference.Result{resThinking, resStopSeq, resLength} {
+	req := formatstest.Parse(t, chat.Parse, formatstest.ChatBody)
+	for _, res := range []inference.Result{formatstest.Thinking(), formatstest.StopSeq(), formatstest.Length()} {
 		want := res
 		want.Timings = inference.Timings{}
 		// Chat and responses carry the reasoning's summary, messages the
 		// thinking itself.
 		wantChat := want
 		wantChat.Reasoning = ""
-		if got := NewChatCompletion(req, []inference.Result{res}, Options{}).Result(); !reflect.DeepEqual(got, wantChat) {
+		if got := chat.NewCompletion(req, []inference.Result{res}, formats.Options{}).Result(); !reflect.DeepEqual(got, wantChat) {
 			t.Errorf("chat: got %+v, want %+v", got, wantChat)
 		}
 		wantMsg := want
 		wantMsg.Usage.ReasoningTokens = 0 // messages usage has no reasoning count
 		wantMsg.StopToken = 0             // nor a stop token
 		wantMsg.Summary = ""
-		if got := NewMessage(req, res, Options{}).Result(); !reflect.DeepEqual(got, wantMsg) {
+		if got := messages.NewMessage(req, res, formats.Options{}).Result(); !reflect.DeepEqual(got, wantMsg) {
 			t.Errorf("messages: got %+v, want %+v", got, wantMsg)
 		}
 		wantResp := wantChat
@@ -118,21 +124,21 @@ func TestResultRoundTrips(t *testing.T) {
 		if wantResp.FinishReason == inference.FinishStopSequence { // responses have no stop sequences
 			wantResp.FinishReason, wantResp.StopSequence = inference.FinishStop, ""
 		}
-		if got := NewResponse(req, res, Options{}).Result(); !reflect.DeepEqual(got, wantResp) {
+		if got := responses.NewResponse(req, res, formats.Options{}).Result(); !reflect.DeepEqual(got, wantResp) {
 			t.Errorf("responses: got %+v, want %+v", got, wantResp)
 		}
 	}
 }
 
 func TestContinue(t *testing.T) {
-	first := mustParse(t, ParseResponsesRequest, `{"model":"m","instructions":"Be brief.","input":"Capital of France?"}`)
-	history := first.Transcript(resThinking)
-	next := mustParse(t, ParseResponsesRequest, `{"model":"m","instructions":"Answer in French.","previous_response_id":"resp_1","input":"And Spain?"}`)
-	got := Continue(history, next).Inference()
+	first := formatstest.Parse(t, responses.Parse, `{"model":"m","instructions":"Be brief.","input":"Capital of France?"}`)
+	history := first.Transcript(formatstest.Thinking())
+	next := formatstest.Parse(t, responses.Parse, `{"model":"m","instructions":"Answer in French.","previous_response_id":"resp_1","input":"And Spain?"}`)
+	got := formats.Continue(history, next).Inference()
 	want := []inference.Message{
 		inference.Text(inference.RoleSystem, "Answer in French."),
 		inference.Text(inference.RoleUser, "Capital of France?"),
-		{Role: inference.RoleAssistant, Content: []inference.Part{{Text: resThinking.Text}}, Reasoning: resThinking.Reasoning},
+		{Role: inference.RoleAssistant, Content: []inference.Part{{Text: formatstest.Thinking().Text}}, Reasoning: formatstest.Thinking().Reasoning},
 		inference.Text(inference.RoleUser, "And Spain?"),
 	}
 	if !reflect.DeepEqual(got.Messages, want) {
@@ -155,47 +161,28 @@ func TestErrorOf(t *testing.T) {
 		{inference.ErrModelNotFound, 400, "model_not_found", "invalid_request_error", "invalid_request_error"},
 		{inference.ErrInvalidRequest, 400, "invalid_value", "invalid_request_error", "invalid_request_error"},
 		{inference.ErrClosed, 500, "server_error", "api_error", "api_error"},
-		{Unauthorized(), 401, "invalid_api_key", "invalid_request_error", "authentication_error"},
-		{ModelNotFound("x"), 404, "model_not_found", "invalid_request_error", "not_found_error"},
-		{UnknownModel("x"), 400, "model_not_found", "invalid_request_error", "invalid_request_error"},
-		{RateLimited(0, "slow down"), 429, "rate_limit_exceeded", "rate_limit_error", "rate_limit_error"},
-		{QuotaExceeded("spent"), 429, "insufficient_quota", "rate_limit_error", "rate_limit_error"},
+		{formats.Unauthorized(), 401, "invalid_api_key", "invalid_request_error", "authentication_error"},
+		{formats.ModelNotFound("x"), 404, "model_not_found", "invalid_request_error", "not_found_error"},
+		{formats.UnknownModel("x"), 400, "model_not_found", "invalid_request_error", "invalid_request_error"},
+		{formats.RateLimited(0, "slow down"), 429, "rate_limit_exceeded", "rate_limit_error", "rate_limit_error"},
+		{formats.QuotaExceeded("spent"), 429, "insufficient_quota", "rate_limit_error", "rate_limit_error"},
 		{&http.MaxBytesError{Limit: 10}, 413, "request_too_large", "invalid_request_error", "request_too_large"},
 		{errors.New("x"), 500, "server_error", "api_error", "api_error"},
 	} {
-		e := ErrorOf(tc.err)
-		if e.Status != tc.status || e.Code != tc.code || e.Type(StyleChat) != tc.chatType || e.Type(StyleMessages) != tc.msgType {
-			t.Errorf("%v → %d %s %s %s", tc.err, e.Status, e.Code, e.Type(StyleChat), e.Type(StyleMessages))
+		e := formats.ErrorOf(tc.err)
+		if e.Status != tc.status || e.Code != tc.code || e.Type(formats.StyleChat) != tc.chatType || e.Type(formats.StyleMessages) != tc.msgType {
+			t.Errorf("%v → %d %s %s %s", tc.err, e.Status, e.Code, e.Type(formats.StyleChat), e.Type(formats.StyleMessages))
 		}
 	}
-	if ErrorOf(nil) != nil {
+	if formats.ErrorOf(nil) != nil {
 		t.Error("ErrorOf(nil) != nil")
-	}
-}
-
-func TestPathAt(t *testing.T) {
-	data := []byte(`{"a":[{"b":1},{"c":{"d":[true,"x"]}}],"e":null}`)
-	for _, tc := range []struct {
-		at   string // the text just before the offset
-		want string
-	}{
-		{`{"a":[`, "a"},
-		{`{"a":[{`, "a[0]"},
-		{`{"a":[{"b":1`, "a[0].b"},
-		{`{"a":[{"b":1},{"c":{"d":[true`, "a[1].c.d[0]"},
-		{`{"a":[{"b":1},{"c":{"d":[true,"x"`, "a[1].c.d[1]"},
-		{`{"a":[{"b":1},{"c":{"d":[true,"x"]}}],"e":null`, "e"},
-	} {
-		if got := pathAt(data, int64(len(tc.at))); got != tc.want {
-			t.Errorf("pathAt(%q) = %q, want %q", tc.at, got, tc.want)
-		}
 	}
 }
 
 // TestSSEDataLines checks that data with newlines is split into data lines.
 func TestSSEDataLines(t *testing.T) {
 	var b bytesBuffer
-	if err := WriteEvent(&b, "x", []byte("a\nb")); err != nil {
+	if err := formats.WriteEvent(&b, "x", []byte("a\nb")); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.String(); got != "event: x\ndata: a\ndata: b\n\n" {

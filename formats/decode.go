@@ -9,18 +9,6 @@ import (
 	"strings"
 )
 
-// parseRequest decodes body as a T and returns its canonical Request.
-func parseRequest[T any, PT interface {
-	*T
-	Canonical() (Request, error)
-}](body []byte) (Request, error) {
-	var r T
-	if err := Decode(body, &r); err != nil {
-		return Request{}, err
-	}
-	return PT(&r).Canonical()
-}
-
 // Decode decodes the JSON data into v. A syntax error, an empty body or
 // a value of the wrong JSON type becomes a *RequestError; for a type error
 // its Param is the path of the value, such as "messages[0].content".
@@ -145,48 +133,4 @@ func pathAt(data []byte, off int64) string {
 		}
 		valueDone()
 	}
-}
-
-// prefixed returns err with its param placed under prefix: the param
-// "[1].text" under "messages[0].content" is "messages[0].content[1].text".
-func prefixed(prefix string, err error) error {
-	var re *RequestError
-	if !errors.As(err, &re) {
-		return err
-	}
-	out := *re
-	switch {
-	case re.Param == "":
-		out.Param = prefix
-	case strings.HasPrefix(re.Param, "["):
-		out.Param = prefix + re.Param
-	default:
-		out.Param = prefix + "." + re.Param
-	}
-	if re.Param != "" {
-		out.Message = strings.Replace(re.Message, re.Param, out.Param, 1)
-	} else {
-		out.Message = strings.Replace(re.Message, "the request body", out.Param, 1)
-	}
-	return &out
-}
-
-// decodeTextOrList decodes content that the styles accept as a string, an
-// array or null: the string into text, the array into list. set records
-// that the field was present; a wrong type is kept in typeErr (reported
-// with its path by the request's validation) rather than returned.
-func decodeTextOrList[T any](data []byte, want string, text *string, list *[]T, set *bool, typeErr *error) error {
-	switch kind := JSONKind(data); kind {
-	case "null":
-	case "string":
-		*set = true
-		return json.Unmarshal(data, text)
-	case "array":
-		*set = true
-		*list = []T{}
-		*typeErr = Decode(data, list)
-	default:
-		*typeErr = TypeError("", kind, want)
-	}
-	return nil
 }

@@ -1,9 +1,11 @@
-// Package formats holds the wire formats of the Inference API: the JSON of
-// chat completions, messages, responses, model lists and errors, their
-// validation (a *RequestError names the offending parameter), conversion to
-// and from the canonical [inference.Request], [inference.Result] and
-// [inference.Event], and the Server-Sent Events encoders of the three
-// streaming styles.
+// Package formats is the shared core of the Inference API's wire
+// formats: the canonical request every style parses into (a
+// *RequestError names the offending parameter), its conversion to the
+// engine's [inference.Request], the errors and their bodies in each
+// style, Server-Sent Events and the model list. The wire styles
+// themselves (chat completions, messages, responses, legacy completions,
+// embeddings) are packages below it, each converting its JSON to and from
+// the hub [Request], [inference.Result] and [inference.Event].
 //
 // Formats are hub and spoke: every style parses into one [Request] (an
 // [inference.Request] plus what the engine does not read itself, such as
@@ -20,35 +22,51 @@
 // a 400 whose param is the style's name of the field at fault: the
 // engine's *inference.FieldError carries the field as an [inference.Path],
 // and each style maps it through a [ParamNames] table of its own, kept
-// next to its request type.
+// next to its request type, with its Error (chat.Error, messages.Error)
+// before [WriteError] writes the body.
 //
 // # Layout
 //
-// This package is the hub: the canonical [Request], errors and their
-// bodies ([Error], [RequestError], [WriteError]), the request decoding
-// every style shares ([Decode], [Invalid], [Missing], [TypeError]) and
-// Server-Sent Events ([WriteEvent], [Progress]), and what the styles
-// share in building a request ([Sampling], [Request.SetLogprobs]) or a
-// response ([Options], [TokenText]). Each wire style is moving into a
-// package of its own below it, with short names:
+// This package is the hub: the canonical [Request] and its conversion to
+// the engine's ([Request.Inference], [Request.Transcript], [Continue]),
+// errors and their bodies in every [Style] ([Error], [RequestError],
+// [WriteError], System One's bodies among them), the request decoding
+// every style shares ([Decode], [Invalid], [Missing], [TypeError]),
+// Server-Sent Events ([WriteEvent], [WriteJSONEvent], [WriteDone]), the
+// ids and clock of built responses ([Options]) and the model list
+// ([ModelList]). Each wire style is a package below it, with short names:
 //
-//   - formats/embeddings: embeddings.Request, embeddings.Response
+//   - formats/chat: chat completions, chat.Request, chat.Completion,
+//     chat.Stream
+//   - formats/messages: Anthropic's messages, messages.Request,
+//     messages.Message, messages.Stream
+//   - formats/responses: OpenAI's responses, responses.Request,
+//     responses.Response, responses.Item, responses.Stream
 //   - formats/completions: OpenAI's legacy completions,
 //     completions.Request, completions.Response, completions.Stream
+//   - formats/embeddings: embeddings.Request, embeddings.Response
 //
-// Chat completions, messages and responses are still files here
-// (chat.go, messages.go, responses.go). System One's error bodies and
-// model list (systemone.go) stay in the hub: an error's body in each
-// [Style] is the hub's to write, and the decision request itself is
-// package decision's.
+// What the styles share in reading and writing a request (parameter
+// checks, images, search options, sampling, a stream's progress) is
+// formats/internal/wire, which imports this package; this package imports
+// none of the styles. System One's decision request is package
+// decision's; its error bodies and model entries are the hub's, since an
+// error's body in each [Style] is the hub's to write.
 //
 // A new wire style touches three places: its package under formats (the
 // request and response types, Parse, the conversion to and from
-// [Request] or the engine's own request, and its ParamNames table), its
-// handler file in httpapi, and its row in httpapi's route table
+// [Request] or the engine's own request, its ParamNames table and Error),
+// its handler file in httpapi, and its row in httpapi's route table
 // (httpapi.go; the route list of httpapi's doc.go, which a test checks
 // against the table, gets the same line). A style whose error body has
-// a shape of its own also adds a [Style] here.
+// a shape of its own also adds a [Style] here (errors.go) and its case
+// in httpapi's named (errors.go).
+//
+// A new endpoint of an existing style touches at most three places: its
+// handler, in its style's handler file in httpapi; its row in httpapi's
+// route table; and, when its body or answer has a shape of its own, the
+// types in its style's package (as messages.TokenCount for
+// /v1/messages/count_tokens).
 //
 // The package is pure Go and holds no state; its values are safe for
 // concurrent use unless their doc says otherwise.

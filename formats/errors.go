@@ -45,8 +45,9 @@ func Missing(param string) *RequestError {
 }
 
 // Style is the wire style of a group of endpoints as its errors show
-// it: the shape of the error body and the names of the parameters that
-// an error points at.
+// it: the shape of the error body and its status. The names of the
+// parameters an error points at are each style package's (see
+// ParamNames).
 type Style int
 
 // The error styles.
@@ -54,15 +55,16 @@ const (
 	// StyleChat is chat completions: {error:{message,type,param,code}}.
 	StyleChat Style = iota
 	// StyleMessages is messages: {type:"error", error:{type, message,
-	// error:{type, message}}} (see MessagesErrorBody).
+	// error:{type, message}}}, Anthropic's body with the spec's nested
+	// copy of the type and message.
 	StyleMessages
 	// StyleResponses is responses, with the chat shape.
 	StyleResponses
 	// StyleModels is the model catalog, with the chat shape.
 	StyleModels
-	// StyleSystemOne is System One's decision API (see
-	// SystemOneValidation and SystemOneError): a client error is a 422
-	// {detail:[{loc,msg,type}]}, the rest {detail:{error_type,message}}.
+	// StyleSystemOne is System One's decision API: a client error is a
+	// 422 {detail:[{loc,msg,type}]}, FastAPI's, the rest
+	// {detail:{error_type,message}}.
 	StyleSystemOne
 )
 
@@ -147,9 +149,9 @@ func (e *Error) Type(f Style) string {
 	return "invalid_request_error"
 }
 
-// ErrorBody is the JSON error object of the chat, responses and models
+// errorBody is the JSON error object of the chat, responses and models
 // styles, and the inner object of a failed response.
-type ErrorBody struct {
+type errorBody struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
 	// Param is null when no parameter is at fault.
@@ -157,12 +159,12 @@ type ErrorBody struct {
 	Code  string  `json:"code"`
 }
 
-// errorEnvelope is {error: ErrorBody}.
+// errorEnvelope is {error: errorBody}.
 type errorEnvelope struct {
-	Error ErrorBody `json:"error"`
+	Error errorBody `json:"error"`
 }
 
-// MessagesErrorBody is the error body of the messages style, for a
+// messagesErrorBody is the error body of the messages style, for a
 // status and for an in-stream `event: error`:
 //
 //	{"type":"error","error":{"type":T,"message":M,"error":{"type":T,"message":M}}}
@@ -176,43 +178,42 @@ type errorEnvelope struct {
 // Anthropic's documented types (see Error.Type) for the SDKs to report
 // it: error.type and error.error.type are always the same documented
 // type.
-type MessagesErrorBody struct {
+type messagesErrorBody struct {
 	Type  string             `json:"type"`
-	Error MessagesErrorOuter `json:"error"`
+	Error messagesErrorOuter `json:"error"`
 }
 
-// MessagesErrorOuter is the "error" member of a MessagesErrorBody: the
+// messagesErrorOuter is the "error" member of a messagesErrorBody: the
 // Anthropic error object, with the spec's nested copy of its type and
 // message.
-type MessagesErrorOuter struct {
+type messagesErrorOuter struct {
 	Type    string             `json:"type"`
 	Message string             `json:"message"`
-	Error   MessagesErrorInner `json:"error"`
+	Error   messagesErrorInner `json:"error"`
 }
 
-// MessagesErrorInner carries the type (such as authentication_error) and
+// messagesErrorInner carries the type (such as authentication_error) and
 // message of a messages-style error.
-type MessagesErrorInner struct {
+type messagesErrorInner struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
 
 // Body returns the JSON body of e in style f.
 func (e *Error) Body(f Style) []byte {
-	e = e.in(f)
 	var v any
 	if f == StyleSystemOne {
 		v = e.systemOne()
 	} else if f == StyleMessages {
 		t := e.Type(f)
-		v = MessagesErrorBody{Type: "error", Error: MessagesErrorOuter{
+		v = messagesErrorBody{Type: "error", Error: messagesErrorOuter{
 			Type: t, Message: e.Message,
-			Error: MessagesErrorInner{Type: t, Message: e.Message},
+			Error: messagesErrorInner{Type: t, Message: e.Message},
 		}}
 	} else {
 		v = errorEnvelope{Error: e.object(f)}
 	}
-	b, err := marshal(v)
+	b, err := Marshal(v)
 	if err != nil { // cannot happen: the values are strings
 		panic(err)
 	}
@@ -220,8 +221,8 @@ func (e *Error) Body(f Style) []byte {
 }
 
 // object returns the chat-shaped error object of e.
-func (e *Error) object(f Style) ErrorBody {
-	o := ErrorBody{Message: e.Message, Type: e.Type(f), Code: e.Code}
+func (e *Error) object(f Style) errorBody {
+	o := errorBody{Message: e.Message, Type: e.Type(f), Code: e.Code}
 	if e.Param != "" {
 		p := e.Param
 		o.Param = &p
@@ -306,22 +307,11 @@ type ParamNames map[string]string
 
 // Error returns err as ErrorOf maps it, an engine's error about one
 // field (an *inference.FieldError) naming n's parameter in Param and in
-// its message. A wire style in a package of its own calls it with its
-// table before WriteError, which leaves an Error with a Param as it is.
+// its message. Each wire style calls it with its table (chat.Error,
+// messages.Error, ...) before WriteError or Error.Body, which leave an
+// Error as it is: unnamed, an engine's field error has no Param.
 func (n ParamNames) Error(err error) *Error {
 	return ErrorOf(err).named(n)
-}
-
-// params returns the parameter names of style f. Models and System One
-// refuse no engine field of their own, and answer in chat's names.
-func (f Style) params() ParamNames {
-	switch f {
-	case StyleMessages:
-		return messagesNames
-	case StyleResponses:
-		return responsesNames
-	}
-	return chatNames
 }
 
 // name returns the parameter that names path p in n, and whether the
@@ -374,11 +364,6 @@ func fill(name string, index []int) string {
 	}
 }
 
-// in returns e as style f reports it (see named).
-func (e *Error) in(f Style) *Error {
-	return e.named(f.params())
-}
-
 // named returns e as a style with the parameter names n reports it: an
 // engine's error about one field names n's parameter in Param and in
 // its message.
@@ -406,7 +391,7 @@ func (e *Error) named(n ParamNames) *Error {
 // errors before the headers are sent; after them, the stream encoders'
 // Fail writes the in-stream error.
 func WriteError(w http.ResponseWriter, f Style, err error) {
-	e := ErrorOf(err).in(f)
+	e := ErrorOf(err)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter > 0 {

@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"encoding/json"
@@ -13,31 +13,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
+	"github.com/inferkit/inferkit/formats/internal/wire"
+	"github.com/inferkit/inferkit/formats/messages"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/boundedtest"
 )
-
-// The fuzz targets below feed arbitrary bodies to the three request
-// parsers. Plain `go test` runs their seeds (f.Add and testdata/fuzz);
-// `go test -run '^$' -fuzz '^FuzzChatRequest$' ./formats/` searches for
-// more. For every body they check that the parser
-//
-//   - returns within parseBound, without panicking;
-//   - is deterministic, and Inference does not change the Request it
-//     converts;
-//   - fails only with a *RequestError (a 400) whose code is one of the four
-//     the API documents and whose param, when set, begins with a field of
-//     the style's request and appears in the message; an empty param only
-//     for a body that is not JSON or not an object;
-//   - on success returns a Request whose invariants hold (checkRequest) and
-//     whose Inference() is the same request in the engine's terms
-//     (checkInference);
-//   - on success gives the same Request again after the style's encoder
-//     (NewChatRequest, NewMessagesRequest, NewResponsesRequest) writes it
-//     and the parser reads it back, up to how text is split into parts.
-//
-// TestHostileBodiesParseFast checks the time of bodies too large for
-// seeds.
 
 // parseBound is the longest one parse may take before a fuzz target calls
 // it a hang. It is far above the milliseconds that the largest seed takes,
@@ -47,38 +31,38 @@ const parseBound = 10 * time.Second
 // fuzzStyle is one wire style as the fuzz targets see it.
 type fuzzStyle struct {
 	name  string
-	parse func([]byte) (Request, error)
+	parse func([]byte) (formats.Request, error)
 	// encode writes a Request in the style, as the body to parse again.
-	encode func(Request) any
+	encode func(formats.Request) any
 	// wire is the style's request type, whose JSON fields are the first
 	// segment of every error's param.
 	wire reflect.Type
 	// lossy, if set, removes from a request what the style's encoder does
 	// not write, before the round trip compares.
-	lossy func(Request) Request
+	lossy func(formats.Request) formats.Request
 }
 
 var (
-	chatStyle = fuzzStyle{"chat", ParseChatRequest,
-		func(r Request) any { return NewChatRequest(r) }, reflect.TypeFor[ChatRequest](), nil}
-	messagesStyle = fuzzStyle{"messages", ParseMessagesRequest,
-		func(r Request) any { return NewMessagesRequest(r) }, reflect.TypeFor[MessagesRequest](), nil}
-	responsesStyle = fuzzStyle{"responses", ParseResponsesRequest,
-		func(r Request) any { return NewResponsesRequest(r) }, reflect.TypeFor[ResponsesRequest](), callNames}
+	chatStyle = fuzzStyle{"chat", chat.Parse,
+		func(r formats.Request) any { return chat.NewRequest(r) }, reflect.TypeFor[chat.Request](), nil}
+	messagesStyle = fuzzStyle{"messages", messages.Parse,
+		func(r formats.Request) any { return messages.NewRequest(r) }, reflect.TypeFor[messages.Request](), nil}
+	responsesStyle = fuzzStyle{"responses", responses.Parse,
+		func(r formats.Request) any { return responses.NewRequest(r) }, reflect.TypeFor[responses.Request](), callNames}
 )
 
 // callNames names each tool message after the call it answers, as if the
 // request had given no names: a function_call_output's "name" is read but
 // not written, as the OpenAI API has no such field (see the golden
 // chat_tools_to_responses_request.json).
-func callNames(r Request) Request {
+func callNames(r formats.Request) formats.Request {
 	r.Messages = slices.Clone(r.Messages)
 	for i, m := range r.Messages {
 		if m.Role == inference.RoleTool {
 			r.Messages[i].Name = ""
 		}
 	}
-	nameToolResults(r.Messages)
+	formats.NameToolResults(r.Messages)
 	return r
 }
 
@@ -177,10 +161,10 @@ func fuzzTarget(f *testing.F, s fuzzStyle, seeds []string) {
 	})
 }
 
-// FuzzChatRequest fuzzes ParseChatRequest.
+// FuzzChatRequest fuzzes chat.Parse.
 func FuzzChatRequest(f *testing.F) {
 	fuzzTarget(f, chatStyle, []string{
-		chatBody,
+		formatstest.ChatBody,
 		richChat,
 		toolsChatBody,
 		`{"model":"core-2-5-pro","messages":[{"role":"user","content":"Hello"}]}`,
@@ -203,11 +187,11 @@ func FuzzChatRequest(f *testing.F) {
 	})
 }
 
-// FuzzMessagesRequest fuzzes ParseMessagesRequest.
+// FuzzMessagesRequest fuzzes messages.Parse.
 func FuzzMessagesRequest(f *testing.F) {
 	deepResult := strings.Repeat(`[{"type":"tool_result","tool_use_id":"t","content":`, 2_000) + `"x"` + strings.Repeat("}]", 2_000)
 	fuzzTarget(f, messagesStyle, []string{
-		messagesBody,
+		formatstest.MessagesBody,
 		toolsMessagesBody,
 		`{"model":"core-2-5-pro","max_tokens":1024,"messages":[{"role":"user","content":"Hello"}]}`,
 		`{"model":"m","system":"Be brief.","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"again"}],"stream":true}`,
@@ -228,10 +212,10 @@ func FuzzMessagesRequest(f *testing.F) {
 	})
 }
 
-// FuzzResponsesRequest fuzzes ParseResponsesRequest.
+// FuzzResponsesRequest fuzzes responses.Parse.
 func FuzzResponsesRequest(f *testing.F) {
 	fuzzTarget(f, responsesStyle, []string{
-		responsesBody,
+		formatstest.ResponsesBody,
 		toolsResponsesBody,
 		`{"model":"core-2-5-pro","input":"Hello"}`,
 		`{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}],"previous_response_id":"resp_1","store":false,"max_output_tokens":16}`,
@@ -266,13 +250,13 @@ func TestHostileBodiesParseFast(t *testing.T) {
 	reasoning := strings.Repeat(`{"type":"reasoning_text","text":"`+strings.Repeat("x", 20)+`"},`, 75_000)
 	for _, c := range []struct {
 		name  string
-		parse func([]byte) (Request, error)
+		parse func([]byte) (formats.Request, error)
 		body  string
 	}{
-		{"nested tool results", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":` + nested + `}]}`},
-		{"nested in system", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":"x"}],"system":[{"type":"text","text":"s","content":` + nested + `}]}`},
-		{"thinking blocks", ParseMessagesRequest, `{"model":"m","messages":[{"role":"assistant","content":[` + thinking + `{"type":"text","text":"a"}]}]}`},
-		{"reasoning parts", ParseResponsesRequest, `{"model":"m","input":[{"type":"reasoning","content":[` + reasoning + `{"type":"reasoning_text","text":"a"}]},{"role":"assistant","content":"a"}]}`},
+		{"nested tool results", messages.Parse, `{"model":"m","messages":[{"role":"user","content":` + nested + `}]}`},
+		{"nested in system", messages.Parse, `{"model":"m","messages":[{"role":"user","content":"x"}],"system":[{"type":"text","text":"s","content":` + nested + `}]}`},
+		{"thinking blocks", messages.Parse, `{"model":"m","messages":[{"role":"assistant","content":[` + thinking + `{"type":"text","text":"a"}]}]}`},
+		{"reasoning parts", responses.Parse, `{"model":"m","input":[{"type":"reasoning","content":[` + reasoning + `{"type":"reasoning_text","text":"a"}]},{"role":"assistant","content":"a"}]}`},
 	} {
 		bound := linearBound([]byte(c.body))
 		start := time.Now()
@@ -280,7 +264,7 @@ func TestHostileBodiesParseFast(t *testing.T) {
 		if d := time.Since(start); d > bound {
 			t.Errorf("%s: %d bytes parse in %v, over %v", c.name, len(c.body), d, bound)
 		}
-		var re *RequestError
+		var re *formats.RequestError
 		if err != nil && !errors.As(err, &re) {
 			t.Errorf("%s: error %T: %v", c.name, err, err)
 		}
@@ -300,7 +284,7 @@ func linearBound(body []byte) time.Duration {
 
 // parseBounded runs parse on body and fails t when it panics or runs past
 // parseBound.
-func parseBounded(t *testing.T, parse func([]byte) (Request, error), body []byte) (r Request, err error) {
+func parseBounded(t *testing.T, parse func([]byte) (formats.Request, error), body []byte) (r formats.Request, err error) {
 	t.Helper()
 	err = boundedtest.Run(t, parseBound, fmt.Sprintf("parsing a body of %d bytes (%.200q)", len(body), body), func() error {
 		var err error
@@ -317,12 +301,12 @@ var requestCodes = []string{"invalid_value", "invalid_type", "missing_required_p
 // parameter of the style.
 func checkRequestError(t *testing.T, s fuzzStyle, body []byte, err error) {
 	t.Helper()
-	var re *RequestError
+	var re *formats.RequestError
 	if !errors.As(err, &re) {
 		t.Fatalf("%s: error %T is not a *RequestError: %v\nbody: %q", s.name, err, err, body)
 	}
-	if e := ErrorOf(err); e.Status != http.StatusBadRequest || e.Type(StyleChat) != "invalid_request_error" {
-		t.Fatalf("%s: error maps to %d %s: %v", s.name, e.Status, e.Type(StyleChat), err)
+	if e := formats.ErrorOf(err); e.Status != http.StatusBadRequest || e.Type(formats.StyleChat) != "invalid_request_error" {
+		t.Fatalf("%s: error maps to %d %s: %v", s.name, e.Status, e.Type(formats.StyleChat), err)
 	}
 	if !slices.Contains(requestCodes, re.Code) {
 		t.Fatalf("%s: error code %q: %v\nbody: %q", s.name, re.Code, err, body)
@@ -353,8 +337,8 @@ func checkRequestError(t *testing.T, s fuzzStyle, body []byte, err error) {
 		if got == "bool" {
 			got = "boolean"
 		}
-		if v, ok := valueAt(body, re.Param); ok && JSONKind(v) != got {
-			t.Fatalf("%s: error %q, but %s is %s: %s\nbody: %q", s.name, re.Message, re.Param, JSONKind(v), v, body)
+		if v, ok := valueAt(body, re.Param); ok && formats.JSONKind(v) != got {
+			t.Fatalf("%s: error %q, but %s is %s: %s\nbody: %q", s.name, re.Message, re.Param, formats.JSONKind(v), v, body)
 		}
 	}
 }
@@ -419,7 +403,7 @@ func hasJSONField(typ reflect.Type, name string) bool {
 }
 
 // checkRequest checks the invariants of a parsed Request.
-func checkRequest(t *testing.T, s fuzzStyle, r Request) {
+func checkRequest(t *testing.T, s fuzzStyle, r formats.Request) {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -448,7 +432,7 @@ func checkRequest(t *testing.T, s fuzzStyle, r Request) {
 			fail("messages[%d]: a %s message makes tool calls", i, m.Role)
 		}
 		for _, c := range m.ToolCalls {
-			if !toolNamePattern.MatchString(c.Name) {
+			if !wire.ToolNamePattern.MatchString(c.Name) {
 				fail("messages[%d]: tool call name %q", i, c.Name)
 			}
 		}
@@ -457,7 +441,7 @@ func checkRequest(t *testing.T, s fuzzStyle, r Request) {
 				fail("messages[%d]: a part with both text and an image", i)
 			}
 		}
-		for _, str := range []string{m.Reasoning, m.ToolCallID, m.Name, joinText(m.Content)} {
+		for _, str := range []string{m.Reasoning, m.ToolCallID, m.Name, wire.JoinText(m.Content)} {
 			if !utf8.ValidString(str) {
 				fail("messages[%d]: invalid UTF-8 %q", i, str)
 			}
@@ -489,7 +473,7 @@ func checkRequest(t *testing.T, s fuzzStyle, r Request) {
 	if !(r.RepetitionPenalty >= 0 && r.RepetitionPenalty <= 2) {
 		fail("repetition penalty %v", r.RepetitionPenalty)
 	}
-	if len(r.Stop) > maxStops || slices.Contains(r.Stop, "") {
+	if len(r.Stop) > wire.MaxStops || slices.Contains(r.Stop, "") {
 		fail("stop %q", r.Stop)
 	}
 	switch r.Reasoning.Effort {
@@ -500,10 +484,10 @@ func checkRequest(t *testing.T, s fuzzStyle, r Request) {
 	if r.Reasoning.BudgetTokens < 0 {
 		fail("budget %d", r.Reasoning.BudgetTokens)
 	}
-	if checkSummary("", r.Reasoning.Summary) != nil {
+	if wire.CheckSummary("", r.Reasoning.Summary) != nil {
 		fail("summary %q", r.Reasoning.Summary)
 	}
-	if _, err := checkVerbosity("", r.Verbosity); err != nil {
+	if _, err := wire.CheckVerbosity("", r.Verbosity); err != nil {
 		fail("verbosity %q", r.Verbosity)
 	}
 	switch r.Format.Type {
@@ -512,7 +496,7 @@ func checkRequest(t *testing.T, s fuzzStyle, r Request) {
 			fail("a %s format with a schema", r.Format.Type)
 		}
 	case "json_schema":
-		if checkSchema("", r.Format.Schema) != nil {
+		if wire.CheckSchema("", r.Format.Schema) != nil {
 			fail("schema %s", r.Format.Schema)
 		}
 	default:
@@ -520,10 +504,10 @@ func checkRequest(t *testing.T, s fuzzStyle, r Request) {
 	}
 	names := map[string]bool{}
 	for _, tool := range r.Tools {
-		if !toolNamePattern.MatchString(tool.Name) {
+		if !wire.ToolNamePattern.MatchString(tool.Name) {
 			fail("tool name %q", tool.Name)
 		}
-		if checkSchema("", tool.Parameters) != nil {
+		if wire.CheckSchema("", tool.Parameters) != nil {
 			fail("tool %s parameters %s", tool.Name, tool.Parameters)
 		}
 		names[tool.Name] = true
@@ -544,7 +528,7 @@ func checkRequest(t *testing.T, s fuzzStyle, r Request) {
 	if r.ToolChoice.Mode != "function" && r.ToolChoice.Name != "" {
 		fail("tool choice %q with a name", r.ToolChoice.Mode)
 	}
-	if checkMetadata("", r.Metadata) != nil {
+	if wire.CheckMetadata("", r.Metadata) != nil {
 		fail("metadata %v", r.Metadata)
 	}
 	for _, str := range []string{r.Model, r.Instructions, r.User, r.PreviousResponseID} {
@@ -555,7 +539,7 @@ func checkRequest(t *testing.T, s fuzzStyle, r Request) {
 }
 
 // checkInference checks that Inference is r in the engine's terms.
-func checkInference(t *testing.T, r Request) {
+func checkInference(t *testing.T, r formats.Request) {
 	t.Helper()
 	in := r.Inference()
 	fail := func(format string, args ...any) {
@@ -577,7 +561,7 @@ func checkInference(t *testing.T, r Request) {
 	if r.Instructions != "" {
 		msgs = slices.Insert(msgs, 0, inference.Text(inference.RoleSystem, r.Instructions))
 	}
-	if line := VerbosityInstruction(r.Verbosity); line != "" {
+	if line := formats.VerbosityInstruction(r.Verbosity); line != "" {
 		if len(msgs) > 0 && msgs[0].Role == inference.RoleSystem {
 			msgs[0].Content = append(slices.Clone(msgs[0].Content), inference.Part{Text: "\n\n" + line})
 		} else {
@@ -644,7 +628,7 @@ func checkInference(t *testing.T, r Request) {
 // empty ones go. Styles split text into parts differently (chat writes a
 // string where it can, messages a block per part), which the round trip
 // does not keep and the engine does not see.
-func joinedText(r Request) Request {
+func joinedText(r formats.Request) formats.Request {
 	r.Messages = slices.Clone(r.Messages)
 	for i, m := range r.Messages {
 		var parts []inference.Part
@@ -666,7 +650,7 @@ func joinedText(r Request) Request {
 
 // requestDiff describes the fields in which a and b differ, or returns ""
 // when they are equal.
-func requestDiff(a, b Request) string {
+func requestDiff(a, b formats.Request) string {
 	var out strings.Builder
 	var walk func(path string, x, y reflect.Value)
 	walk = func(path string, x, y reflect.Value) {
@@ -675,7 +659,10 @@ func requestDiff(a, b Request) string {
 		}
 		if x.Kind() == reflect.Struct {
 			for i := range x.NumField() {
-				if f := x.Type().Field(i); f.IsExported() {
+				// Sent is the request as sent, for its response to echo:
+				// written back, a request sends the canonical form (a
+				// web_search_preview tool choice becomes web_search).
+				if f := x.Type().Field(i); f.IsExported() && !(path == "Request" && f.Name == "Sent") {
 					walk(path+"."+f.Name, x.Field(i), y.Field(i))
 				}
 			}

@@ -1,10 +1,15 @@
-package formats
+package formats_test
 
 import (
 	"encoding/json"
 	"net/http"
 	"testing"
 
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
+	"github.com/inferkit/inferkit/formats/messages"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -14,40 +19,40 @@ import (
 func TestInferenceMapping(t *testing.T) {
 	tests := []struct {
 		name       string
-		parse      func([]byte) (Request, error)
+		parse      func([]byte) (formats.Request, error)
 		body       string
 		format     *inference.Format
 		noThinking bool
 		budget     int
 		effort     string
 	}{
-		{"chat defaults: high effort, 3/4 of 2048", ParseChatRequest,
+		{"chat defaults: high effort, 3/4 of 2048", chat.Parse,
 			`{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil, false, 1536, ""},
-		{"chat json, no reasoning", ParseChatRequest,
+		{"chat json, no reasoning", chat.Parse,
 			`{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json"},"reasoning":{"effort":"none"}}`,
 			&inference.Format{JSON: true}, true, 0, ""},
-		{"chat low effort, large limit", ParseChatRequest,
+		{"chat low effort, large limit", chat.Parse,
 			`{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":100000,"reasoning":{"effort":"low"}}`, nil, false, 1024, "low"},
-		{"chat reasoning_effort minimal", ParseChatRequest,
+		{"chat reasoning_effort minimal", chat.Parse,
 			`{"model":"m","messages":[{"role":"user","content":"x"}],"reasoning_effort":"minimal"}`, nil, false, 1024, "low"},
-		{"chat reasoning_effort none", ParseChatRequest,
+		{"chat reasoning_effort none", chat.Parse,
 			`{"model":"m","messages":[{"role":"user","content":"x"}],"reasoning_effort":"none"}`, nil, true, 0, ""},
-		{"messages output_config effort", ParseMessagesRequest,
+		{"messages output_config effort", messages.Parse,
 			`{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"output_config":{"effort":"medium"}}`,
 			nil, false, 3000, "medium"},
-		{"messages output_config effort max", ParseMessagesRequest,
+		{"messages output_config effort max", messages.Parse,
 			`{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"output_config":{"effort":"max"}}`,
 			nil, false, 3000, "high"},
-		{"responses reasoning effort", ParseResponsesRequest,
+		{"responses reasoning effort", responses.Parse,
 			`{"model":"m","input":"x","max_output_tokens":100000,"reasoning":{"effort":"high"}}`, nil, false, 16384, "high"},
-		{"messages thinking budget within the limit", ParseMessagesRequest,
+		{"messages thinking budget within the limit", messages.Parse,
 			`{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"thinking":{"type":"enabled","budget_tokens":2000}}`,
 			nil, false, 2000, ""},
-		{"messages default budget capped by the limit", ParseMessagesRequest,
+		{"messages default budget capped by the limit", messages.Parse,
 			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`, nil, false, 384, ""},
-		{"messages thinking disabled", ParseMessagesRequest,
+		{"messages thinking disabled", messages.Parse,
 			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"thinking":{"type":"disabled"}}`, nil, true, 0, ""},
-		{"responses schema, medium effort", ParseResponsesRequest,
+		{"responses schema, medium effort", responses.Parse,
 			`{"model":"m","input":"x","max_output_tokens":10000,"text":{"format":{"type":"json_schema","name":"p","schema":{"type":"object"}}}}`,
 			&inference.Format{Schema: json.RawMessage(`{"type":"object"}`)}, false, 4096, ""},
 	}
@@ -78,14 +83,14 @@ func TestOneToolCall(t *testing.T) {
 	const tools = `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
 	tests := []struct {
 		name  string
-		parse func([]byte) (Request, error)
+		parse func([]byte) (formats.Request, error)
 		body  string
 		want  bool
 	}{
-		{"chat default", ParseChatRequest, `{"model":"m","messages":[{"role":"user","content":"x"}],` + tools + `}`, false},
-		{"chat off", ParseChatRequest, `{"model":"m","messages":[{"role":"user","content":"x"}],"parallel_tool_calls":false,` + tools + `}`, true},
-		{"responses off", ParseResponsesRequest, `{"model":"m","input":"x","parallel_tool_calls":false,"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]}`, true},
-		{"messages off", ParseMessagesRequest, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any","disable_parallel_tool_use":true}}`, true},
+		{"chat default", chat.Parse, `{"model":"m","messages":[{"role":"user","content":"x"}],` + tools + `}`, false},
+		{"chat off", chat.Parse, `{"model":"m","messages":[{"role":"user","content":"x"}],"parallel_tool_calls":false,` + tools + `}`, true},
+		{"responses off", responses.Parse, `{"model":"m","input":"x","parallel_tool_calls":false,"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]}`, true},
+		{"messages off", messages.Parse, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any","disable_parallel_tool_use":true}}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,10 +101,16 @@ func TestOneToolCall(t *testing.T) {
 			if got := req.Inference().ToolChoice.Single; got != tt.want {
 				t.Errorf("Single = %v, want %v", got, tt.want)
 			}
-			for style, round := range map[string]func(Request) (Request, error){
-				"chat":      func(r Request) (Request, error) { return ParseChatRequest(mustJSON(t, NewChatRequest(r))) },
-				"responses": func(r Request) (Request, error) { return ParseResponsesRequest(mustJSON(t, NewResponsesRequest(r))) },
-				"messages":  func(r Request) (Request, error) { return ParseMessagesRequest(mustJSON(t, NewMessagesRequest(r))) },
+			for style, round := range map[string]func(formats.Request) (formats.Request, error){
+				"chat": func(r formats.Request) (formats.Request, error) {
+					return chat.Parse(formatstest.JSON(t, chat.NewRequest(r)))
+				},
+				"responses": func(r formats.Request) (formats.Request, error) {
+					return responses.Parse(formatstest.JSON(t, responses.NewRequest(r)))
+				},
+				"messages": func(r formats.Request) (formats.Request, error) {
+					return messages.Parse(formatstest.JSON(t, messages.NewRequest(r)))
+				},
 			} {
 				back, err := round(req)
 				if err != nil {
@@ -117,8 +128,8 @@ func TestOneToolCall(t *testing.T) {
 // that does not think) names each style's effort parameter, as a 400.
 func TestEffortFieldError(t *testing.T) {
 	err := &inference.FieldError{Path: inference.Field("Effort"), Reason: "model \"m\" has no thinking"}
-	for f, want := range map[Style]string{StyleChat: "reasoning_effort", StyleMessages: "output_config.effort", StyleResponses: "reasoning.effort"} {
-		e := ErrorOf(err).in(f)
+	for f, want := range map[formats.Style]string{formats.StyleChat: "reasoning_effort", formats.StyleMessages: "output_config.effort", formats.StyleResponses: "reasoning.effort"} {
+		e := named(f, err)
 		if e.Status != http.StatusBadRequest || e.Param != want {
 			t.Errorf("style %d: %d %q, want 400 %q", f, e.Status, e.Param, want)
 		}

@@ -1,10 +1,6 @@
 package formats
 
 import (
-	"fmt"
-	"strings"
-	"unicode/utf8"
-
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -24,60 +20,6 @@ type TopLogprob struct {
 	Token   string  `json:"token"`
 	Logprob float64 `json:"logprob"`
 	Bytes   []int   `json:"bytes"`
-}
-
-// ChatLogprobs are a chat choice's log-probabilities: content's tokens.
-// Refusal is always null: a model here never refuses apart from its
-// answer.
-type ChatLogprobs struct {
-	Content []TokenLogprob `json:"content"`
-	Refusal *[]struct{}    `json:"refusal"`
-}
-
-// TokenText is how a token's bytes are written as text: the text itself
-// when the bytes are valid UTF-8, else "bytes:" and each byte as \xNN, as
-// OpenAI writes a token that holds part of a character.
-func TokenText(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var s strings.Builder
-	s.WriteString("bytes:")
-	for _, c := range b {
-		fmt.Fprintf(&s, `\x%02x`, c)
-	}
-	return s.String()
-}
-
-// byteValues returns b as numbers, never null.
-func byteValues(b []byte) []int {
-	out := make([]int, len(b))
-	for i, c := range b {
-		out[i] = int(c)
-	}
-	return out
-}
-
-// tokenLogprobs converts the engine's entries, never to null.
-func tokenLogprobs(lps []inference.TokenLogprob) []TokenLogprob {
-	out := make([]TokenLogprob, len(lps))
-	for i, lp := range lps {
-		top := make([]TopLogprob, len(lp.Top))
-		for k, t := range lp.Top {
-			top[k] = TopLogprob{Token: TokenText(t.Bytes), Logprob: t.Logprob, Bytes: byteValues(t.Bytes)}
-		}
-		out[i] = TokenLogprob{Token: TokenText(lp.Bytes), Logprob: lp.Logprob, Bytes: byteValues(lp.Bytes), TopLogprobs: top}
-	}
-	return out
-}
-
-// chatLogprobs returns a choice's logprobs object for entries, or nil (null)
-// when the request did not ask for them.
-func chatLogprobs(req Request, lps []inference.TokenLogprob) *ChatLogprobs {
-	if !req.Logprobs {
-		return nil
-	}
-	return &ChatLogprobs{Content: tokenLogprobs(lps)}
 }
 
 // SetLogprobs sets r's Logprobs and TopLogprobs from a style's

@@ -1,6 +1,8 @@
 package formats
 
-import "github.com/inferkit/inferkit/catalog"
+import (
+	"github.com/inferkit/inferkit/catalog"
+)
 
 // ModelList is the body of GET /v1/models.
 type ModelList struct {

@@ -66,13 +66,11 @@ type Request struct {
 	// (Search.MaxSearches is at most it), and 0 offers no search.
 	MaxToolCalls *int
 
-	// searchTool is the responses style's web search tool as the
-	// request sent it (type and options), which the response echoes,
-	// also where tool_choice none or max_tool_calls 0 offers no search;
-	// nil for a request without one. searchChoice is the tool_choice
-	// that forced the search, as sent (its type, or required).
-	searchTool   *ResponsesTool
-	searchChoice string
+	// Sent is what a style keeps of its request as sent, for its
+	// response to echo (the responses style's web search tool and the
+	// tool_choice that forced it); nil for most requests. The hub neither
+	// sets nor reads it: only the style that set it does.
+	Sent any `json:"-"`
 }
 
 // Reasoning is the thinking a request asks for. Inference turns it into
@@ -99,8 +97,9 @@ type Reasoning struct {
 	EffortAsked bool
 }
 
-// level is the engine's summary of Summary: none for "" and "none".
-func (r Reasoning) level() inference.SummaryLevel {
+// SummaryLevel is the engine's summary of Summary: none for "" and
+// "none".
+func (r Reasoning) SummaryLevel() inference.SummaryLevel {
 	switch r.Summary {
 	case "auto":
 		return inference.SummaryAuto
@@ -214,7 +213,7 @@ func (r Request) Inference() inference.Request {
 		}
 	}
 	out.ThinkingDefaults = !r.Reasoning.Asked
-	out.Summary = r.Reasoning.level()
+	out.Summary = r.Reasoning.SummaryLevel()
 	return out
 }
 
@@ -232,7 +231,7 @@ func (r Request) Transcript(res inference.Result) []inference.Message {
 	at := 0
 	for _, s := range res.Searches {
 		call := inference.Message{Role: inference.RoleAssistant,
-			ToolCalls: []inference.ToolCall{{ID: s.ID, Name: inference.SearchToolName, Arguments: string(searchArguments(s.Query))}}}
+			ToolCalls: []inference.ToolCall{{ID: s.ID, Name: inference.SearchToolName, Arguments: string(SearchArguments(s.Query))}}}
 		if end := min(max(s.At, at), len(res.Text)); end > at {
 			call.Content = []inference.Part{{Text: res.Text[at:end]}}
 			at = end
@@ -250,11 +249,11 @@ func (r Request) Transcript(res inference.Result) []inference.Message {
 	return append(msgs, reply)
 }
 
-// nameToolResults gives each tool message without a Name the name of the
+// NameToolResults gives each tool message without a Name the name of the
 // call it answers, from the assistant turns before it: the wire styles
 // name a result by its call's id only, and chat templates render the
 // tool's name.
-func nameToolResults(msgs []inference.Message) {
+func NameToolResults(msgs []inference.Message) {
 	names := map[string]string{}
 	for i, m := range msgs {
 		for _, c := range m.ToolCalls {
@@ -275,19 +274,10 @@ func nameToolResults(msgs []inference.Message) {
 // so only next's Instructions apply.
 func Continue(history []inference.Message, next Request) Request {
 	next.Messages = append(slices.Clone(history), next.Messages...)
-	nameToolResults(next.Messages)
+	NameToolResults(next.Messages)
 	next.Metadata = maps.Clone(next.Metadata)
 	return next
 }
 
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
-
-// orName returns a schema's name, or "response" for a schema without one
-// (the messages style names none; the other styles require a name).
-func orName(name string) string {
-	if name == "" {
-		return "response"
-	}
-	return name
-}

@@ -6,30 +6,30 @@ import (
 	"strings"
 )
 
-// SystemOneValidation is the body of a System One request that breaks a
+// systemOneValidation is the body of a System One request that breaks a
 // rule, with status 422: FastAPI's {"detail": [{"loc", "msg", "type"}]}.
-type SystemOneValidation struct {
-	Detail []SystemOneFault `json:"detail"`
+type systemOneValidation struct {
+	Detail []systemOneFault `json:"detail"`
 }
 
-// SystemOneFault is one fault of a SystemOneValidation: where it is in the
+// systemOneFault is one fault of a systemOneValidation: where it is in the
 // body ("body" then keys and indexes), what is wrong, and pydantic's name
 // for the kind of fault ("missing", "json_invalid", "string_type",
 // "value_error").
-type SystemOneFault struct {
+type systemOneFault struct {
 	Loc  []any  `json:"loc"`
 	Msg  string `json:"msg"`
 	Type string `json:"type"`
 }
 
-// SystemOneError is the body of every other System One error:
+// systemOneError is the body of every other System One error:
 // {"detail": {"error_type", "message"}}.
-type SystemOneError struct {
-	Detail SystemOneErrorDetail `json:"detail"`
+type systemOneError struct {
+	Detail systemOneErrorDetail `json:"detail"`
 }
 
-// SystemOneErrorDetail is the "detail" member of a SystemOneError.
-type SystemOneErrorDetail struct {
+// systemOneErrorDetail is the "detail" member of a systemOneError.
+type systemOneErrorDetail struct {
 	ErrorType string `json:"error_type"`
 	Message   string `json:"message"`
 }
@@ -62,7 +62,7 @@ func (e *Error) StatusIn(f Style) int {
 // systemOne is e's System One body.
 func (e *Error) systemOne() any {
 	if e.StatusIn(StyleSystemOne) != http.StatusUnprocessableEntity {
-		return SystemOneError{Detail: SystemOneErrorDetail{ErrorType: e.Type(StyleSystemOne), Message: e.Message}}
+		return systemOneError{Detail: systemOneErrorDetail{ErrorType: e.Type(StyleSystemOne), Message: e.Message}}
 	}
 	loc := append([]any{"body"}, e.Loc...)
 	if len(e.Loc) == 0 && e.Param != "" {
@@ -77,7 +77,7 @@ func (e *Error) systemOne() any {
 	case "invalid_type":
 		typ = "string_type"
 	}
-	return SystemOneValidation{Detail: []SystemOneFault{{Loc: loc, Msg: e.Message, Type: typ}}}
+	return systemOneValidation{Detail: []systemOneFault{{Loc: loc, Msg: e.Message, Type: typ}}}
 }
 
 // paramPath splits a parameter such as "images[1].url" into its keys and

@@ -1,4 +1,4 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
@@ -12,10 +12,15 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/responses"
-
+	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
+	"github.com/inferkit/inferkit/formats/internal/wire"
+	"github.com/inferkit/inferkit/formats/messages"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/openai/openai-go/v3"
+	oresponses "github.com/openai/openai-go/v3/responses"
 )
 
 // The tool calls of the goldens.
@@ -76,38 +81,38 @@ const (
 
 func TestGoldenToolCalls(t *testing.T) {
 	var b bytes.Buffer
-	req := mustParse(t, ParseChatRequest, toolsChatBody)
-	golden(t, "chat_completion_tool_calls.json", mustJSON(t, NewChatCompletion(req, []inference.Result{resToolCalls}, testOptions())))
-	stream(t, NewChatStream(&b, req, testOptions()), toolEvents(), nil)
-	golden(t, "chat_stream_tool_calls.sse", b.Bytes())
+	req := formatstest.Parse(t, chat.Parse, toolsChatBody)
+	formatstest.Golden(t, "chat_completion_tool_calls.json", formatstest.JSON(t, chat.NewCompletion(req, []inference.Result{resToolCalls}, formatstest.Options())))
+	formatstest.Stream(t, chat.NewStream(&b, req, formatstest.Options()), toolEvents(), nil)
+	formatstest.Golden(t, "chat_stream_tool_calls.sse", b.Bytes())
 	b.Reset()
-	stream(t, NewChatStream(&b, req, testOptions()), textToolEvents(), nil)
-	golden(t, "chat_stream_text_tool_call.sse", b.Bytes())
+	formatstest.Stream(t, chat.NewStream(&b, req, formatstest.Options()), textToolEvents(), nil)
+	formatstest.Golden(t, "chat_stream_text_tool_call.sse", b.Bytes())
 
-	req = mustParse(t, ParseMessagesRequest, toolsMessagesBody)
-	golden(t, "message_tool_use.json", mustJSON(t, NewMessage(req, resToolCalls, testOptions())))
-	golden(t, "message_text_tool_use.json", mustJSON(t, NewMessage(req, resTextToolCall, testOptions())))
+	req = formatstest.Parse(t, messages.Parse, toolsMessagesBody)
+	formatstest.Golden(t, "message_tool_use.json", formatstest.JSON(t, messages.NewMessage(req, resToolCalls, formatstest.Options())))
+	formatstest.Golden(t, "message_text_tool_use.json", formatstest.JSON(t, messages.NewMessage(req, resTextToolCall, formatstest.Options())))
 	b.Reset()
-	stream(t, NewMessagesStream(&b, req, testOptions()), toolEvents(), nil)
-	golden(t, "messages_stream_tool_use.sse", b.Bytes())
+	formatstest.Stream(t, messages.NewStream(&b, req, formatstest.Options()), toolEvents(), nil)
+	formatstest.Golden(t, "messages_stream_tool_use.sse", b.Bytes())
 	b.Reset()
-	stream(t, NewMessagesStream(&b, req, testOptions()), textToolEvents(), nil)
-	golden(t, "messages_stream_text_tool_use.sse", b.Bytes())
+	formatstest.Stream(t, messages.NewStream(&b, req, formatstest.Options()), textToolEvents(), nil)
+	formatstest.Golden(t, "messages_stream_text_tool_use.sse", b.Bytes())
 
-	req = mustParse(t, ParseResponsesRequest, toolsResponsesBody)
-	golden(t, "response_function_call.json", mustJSON(t, NewResponse(req, resToolCalls, testOptions())))
-	golden(t, "response_text_function_call.json", mustJSON(t, NewResponse(req, resTextToolCall, testOptions())))
+	req = formatstest.Parse(t, responses.Parse, toolsResponsesBody)
+	formatstest.Golden(t, "response_function_call.json", formatstest.JSON(t, responses.NewResponse(req, resToolCalls, formatstest.Options())))
+	formatstest.Golden(t, "response_text_function_call.json", formatstest.JSON(t, responses.NewResponse(req, resTextToolCall, formatstest.Options())))
 	b.Reset()
-	stream(t, NewResponsesStream(&b, req, testOptions()), toolEvents(), nil)
-	golden(t, "responses_stream_function_call.sse", b.Bytes())
+	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), toolEvents(), nil)
+	formatstest.Golden(t, "responses_stream_function_call.sse", b.Bytes())
 	b.Reset()
-	stream(t, NewResponsesStream(&b, req, testOptions()), textToolEvents(), nil)
-	golden(t, "responses_stream_text_function_call.sse", b.Bytes())
+	formatstest.Stream(t, responses.NewStream(&b, req, formatstest.Options()), textToolEvents(), nil)
+	formatstest.Golden(t, "responses_stream_text_function_call.sse", b.Bytes())
 
 	// A conversation with a tool call and its result, in every style.
-	req = mustParse(t, ParseChatRequest, richChat)
-	golden(t, "chat_tools_to_messages_request.json", mustJSON(t, NewMessagesRequest(req)))
-	golden(t, "chat_tools_to_responses_request.json", mustJSON(t, NewResponsesRequest(req)))
+	req = formatstest.Parse(t, chat.Parse, richChat)
+	formatstest.Golden(t, "chat_tools_to_messages_request.json", formatstest.JSON(t, messages.NewRequest(req)))
+	formatstest.Golden(t, "chat_tools_to_responses_request.json", formatstest.JSON(t, responses.NewRequest(req)))
 }
 
 // TestGoldenEngineErrors writes the engine's invalid requests as each
@@ -116,17 +121,17 @@ func TestGoldenEngineErrors(t *testing.T) {
 	schemaErr := &inference.FieldError{Path: inference.Field("Format", "Schema"), Reason: "grammar: invalid grammar: the schema uses a feature the JSON Schema converter does not support, or is not a valid schema"}
 	for _, f := range []struct {
 		name  string
-		f     Style
+		f     formats.Style
 		param string
 	}{
-		{"chat", StyleChat, "response_format.json_schema.schema"},
-		{"messages", StyleMessages, "output_config.format.schema"},
-		{"responses", StyleResponses, "text.format.schema"},
+		{"chat", formats.StyleChat, "response_format.json_schema.schema"},
+		{"messages", formats.StyleMessages, "output_config.format.schema"},
+		{"responses", formats.StyleResponses, "text.format.schema"},
 	} {
 		rec := httptest.NewRecorder()
-		WriteError(rec, f.f, schemaErr)
+		formats.WriteError(rec, f.f, named(f.f, schemaErr))
 		got := fmt.Sprintf("HTTP %d\nContent-Type: %s\n\n%s\n", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Bytes())
-		golden(t, "error_engine_schema_"+f.name+".txt", []byte(got))
+		formatstest.Golden(t, "error_engine_schema_"+f.name+".txt", []byte(got))
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), f.param+": the schema uses a feature") {
 			t.Errorf("%s: %s", f.name, got)
 		}
@@ -145,15 +150,15 @@ func TestGoldenEngineErrors(t *testing.T) {
 		{fmt.Errorf("%w: no field", inference.ErrInvalidRequest), "", "", ""},
 	} {
 		err := tc.err
-		for f, want := range map[Style]string{StyleChat: tc.chat, StyleMessages: tc.messages, StyleResponses: tc.responses} {
-			e := ErrorOf(err).in(f)
+		for f, want := range map[formats.Style]string{formats.StyleChat: tc.chat, formats.StyleMessages: tc.messages, formats.StyleResponses: tc.responses} {
+			e := named(f, err)
 			if e.Status != 400 || e.Param != want || want != "" && !strings.HasPrefix(e.Message, want+": ") || strings.Contains(e.Message, "llamacpp") {
 				t.Errorf("%v in style %d: %d %q %q, want param %q", tc.err, f, e.Status, e.Param, e.Message, want)
 			}
 		}
 	}
 	// A failed response carries the field too.
-	r := FailedResponse(mustParse(t, ParseResponsesRequest, responsesBody), schemaErr, testOptions())
+	r := responses.FailedResponse(formatstest.Parse(t, responses.Parse, formatstest.ResponsesBody), schemaErr, formatstest.Options())
 	// Its code is one the SDKs know; the param names the field.
 	if r.Error == nil || r.Error.Code != "invalid_prompt" || r.Error.Param == nil || *r.Error.Param != "text.format.schema" ||
 		!strings.HasPrefix(r.Error.Message, "text.format.schema: ") {
@@ -164,7 +169,7 @@ func TestGoldenEngineErrors(t *testing.T) {
 // TestToolResultRoundTrips converts tool-call results into each style's
 // response and back.
 func TestToolResultRoundTrips(t *testing.T) {
-	req := mustParse(t, ParseChatRequest, toolsChatBody)
+	req := formatstest.Parse(t, chat.Parse, toolsChatBody)
 	for _, res := range []inference.Result{resToolCalls, resTextToolCall} {
 		want := res
 		want.Timings = inference.Timings{}
@@ -172,17 +177,17 @@ func TestToolResultRoundTrips(t *testing.T) {
 		// thinking itself.
 		wantChat := want
 		wantChat.Reasoning = ""
-		if got := NewChatCompletion(req, []inference.Result{res}, Options{}).Result(); !reflect.DeepEqual(got, wantChat) {
+		if got := chat.NewCompletion(req, []inference.Result{res}, formats.Options{}).Result(); !reflect.DeepEqual(got, wantChat) {
 			t.Errorf("chat: got %+v, want %+v", got, wantChat)
 		}
 		wantMsg := want
 		wantMsg.Usage.ReasoningTokens, wantMsg.StopToken, wantMsg.Summary = 0, 0, ""
-		if got := NewMessage(req, res, Options{}).Result(); !reflect.DeepEqual(got, wantMsg) {
+		if got := messages.NewMessage(req, res, formats.Options{}).Result(); !reflect.DeepEqual(got, wantMsg) {
 			t.Errorf("messages: got %+v, want %+v", got, wantMsg)
 		}
 		wantResp := wantChat
 		wantResp.StopToken = 0
-		if got := NewResponse(req, res, Options{}).Result(); !reflect.DeepEqual(got, wantResp) {
+		if got := responses.NewResponse(req, res, formats.Options{}).Result(); !reflect.DeepEqual(got, wantResp) {
 			t.Errorf("responses: got %+v, want %+v", got, wantResp)
 		}
 	}
@@ -191,20 +196,20 @@ func TestToolResultRoundTrips(t *testing.T) {
 // TestTranscriptToolCalls: a stored conversation keeps the assistant's
 // tool calls, and the next turn's tool result finds its call.
 func TestTranscriptToolCalls(t *testing.T) {
-	req := mustParse(t, ParseResponsesRequest, toolsResponsesBody)
+	req := formatstest.Parse(t, responses.Parse, toolsResponsesBody)
 	history := req.Transcript(resToolCalls)
 	last := history[len(history)-1]
 	if last.Role != inference.RoleAssistant || !reflect.DeepEqual(last.ToolCalls, resToolCalls.ToolCalls) ||
 		last.Reasoning != resToolCalls.Reasoning || len(last.Content) != 0 {
 		t.Fatalf("assistant turn %+v", last)
 	}
-	next := mustParse(t, ParseResponsesRequest, `{"model":"m","previous_response_id":"resp_1","input":[
+	next := formatstest.Parse(t, responses.Parse, `{"model":"m","previous_response_id":"resp_1","input":[
 		{"type":"function_call_output","call_id":"call_weather1","output":"sunny"},
 		{"type":"function_call_output","call_id":"call_time2","output":[{"type":"input_text","text":"12:00"}]}]}`)
-	cont := Continue(history, next)
+	cont := formats.Continue(history, next)
 	ir := cont.Inference()
 	n := len(ir.Messages)
-	if n != 4 || ir.Messages[2].ToolCallID != "call_weather1" || joinText(ir.Messages[3].Content) != "12:00" {
+	if n != 4 || ir.Messages[2].ToolCallID != "call_weather1" || wire.JoinText(ir.Messages[3].Content) != "12:00" {
 		t.Fatalf("continued %+v", ir.Messages)
 	}
 	// The tool results are named after the history's calls, for the
@@ -233,23 +238,23 @@ func TestToolChoiceInference(t *testing.T) {
 	const rtools = `"tools":[{"type":"function","name":"f"}]`
 	for _, tc := range []struct {
 		name  string
-		parse func([]byte) (Request, error)
+		parse func([]byte) (formats.Request, error)
 		body  string
 		want  inference.ToolChoice
 	}{
-		{"chat default", ParseChatRequest, chatWith(`,` + tools), inference.ToolChoice{Mode: inference.ToolAuto}},
-		{"chat none", ParseChatRequest, chatWith(`,` + tools + `,"tool_choice":"none"`), inference.ToolChoice{Mode: inference.ToolNone}},
-		{"chat required", ParseChatRequest, chatWith(`,` + tools + `,"tool_choice":"required"`), inference.ToolChoice{Mode: inference.ToolRequired}},
-		{"chat named", ParseChatRequest, chatWith(`,` + tools + `,"tool_choice":{"type":"function","function":{"name":"f"}}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
-		{"messages auto", ParseMessagesRequest, msgsWith(`,` + mtools + `,"tool_choice":{"type":"auto"}`), inference.ToolChoice{Mode: inference.ToolAuto}},
-		{"messages any", ParseMessagesRequest, msgsWith(`,` + mtools + `,"tool_choice":{"type":"any"}`), inference.ToolChoice{Mode: inference.ToolRequired}},
-		{"messages tool", ParseMessagesRequest, msgsWith(`,` + mtools + `,"tool_choice":{"type":"tool","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
-		{"messages none", ParseMessagesRequest, msgsWith(`,` + mtools + `,"tool_choice":{"type":"none"}`), inference.ToolChoice{Mode: inference.ToolNone}},
-		{"responses required", ParseResponsesRequest, respWith(`,` + rtools + `,"tool_choice":"required"`), inference.ToolChoice{Mode: inference.ToolRequired}},
-		{"responses named", ParseResponsesRequest, respWith(`,` + rtools + `,"tool_choice":{"type":"function","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
+		{"chat default", chat.Parse, chatWith(`,` + tools), inference.ToolChoice{Mode: inference.ToolAuto}},
+		{"chat none", chat.Parse, chatWith(`,` + tools + `,"tool_choice":"none"`), inference.ToolChoice{Mode: inference.ToolNone}},
+		{"chat required", chat.Parse, chatWith(`,` + tools + `,"tool_choice":"required"`), inference.ToolChoice{Mode: inference.ToolRequired}},
+		{"chat named", chat.Parse, chatWith(`,` + tools + `,"tool_choice":{"type":"function","function":{"name":"f"}}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
+		{"messages auto", messages.Parse, msgsWith(`,` + mtools + `,"tool_choice":{"type":"auto"}`), inference.ToolChoice{Mode: inference.ToolAuto}},
+		{"messages any", messages.Parse, msgsWith(`,` + mtools + `,"tool_choice":{"type":"any"}`), inference.ToolChoice{Mode: inference.ToolRequired}},
+		{"messages tool", messages.Parse, msgsWith(`,` + mtools + `,"tool_choice":{"type":"tool","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
+		{"messages none", messages.Parse, msgsWith(`,` + mtools + `,"tool_choice":{"type":"none"}`), inference.ToolChoice{Mode: inference.ToolNone}},
+		{"responses required", responses.Parse, respWith(`,` + rtools + `,"tool_choice":"required"`), inference.ToolChoice{Mode: inference.ToolRequired}},
+		{"responses named", responses.Parse, respWith(`,` + rtools + `,"tool_choice":{"type":"function","name":"f"}`), inference.ToolChoice{Mode: inference.ToolFunction, Name: "f"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mustParse(t, tc.parse, tc.body)
+			r := formatstest.Parse(t, tc.parse, tc.body)
 			if got := r.Inference().ToolChoice; got != tc.want {
 				t.Errorf("ToolChoice %+v, want %+v", got, tc.want)
 			}
@@ -262,24 +267,24 @@ func TestToolChoiceInference(t *testing.T) {
 func TestVerbosity(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
-		parse      func([]byte) (Request, error)
+		parse      func([]byte) (formats.Request, error)
 		system     string
 		n          int
 	}{
-		{"responses low with instructions", `{"model":"m","instructions":"Be kind.","input":"hi","text":{"verbosity":"low"}}`, ParseResponsesRequest,
-			"Be kind.\n\n" + VerbosityInstruction("low"), 2},
-		{"responses high alone", `{"model":"m","input":"hi","text":{"verbosity":"high"}}`, ParseResponsesRequest, VerbosityInstruction("high"), 2},
-		{"responses medium", `{"model":"m","input":"hi","text":{"verbosity":"medium"}}`, ParseResponsesRequest, "", 1},
-		{"chat low after a system message", `{"model":"m","messages":[{"role":"system","content":"S."},{"role":"user","content":"hi"}],"verbosity":"low"}`, ParseChatRequest,
-			"S.\n\n" + VerbosityInstruction("low"), 2},
+		{"responses low with instructions", `{"model":"m","instructions":"Be kind.","input":"hi","text":{"verbosity":"low"}}`, responses.Parse,
+			"Be kind.\n\n" + formats.VerbosityInstruction("low"), 2},
+		{"responses high alone", `{"model":"m","input":"hi","text":{"verbosity":"high"}}`, responses.Parse, formats.VerbosityInstruction("high"), 2},
+		{"responses medium", `{"model":"m","input":"hi","text":{"verbosity":"medium"}}`, responses.Parse, "", 1},
+		{"chat low after a system message", `{"model":"m","messages":[{"role":"system","content":"S."},{"role":"user","content":"hi"}],"verbosity":"low"}`, chat.Parse,
+			"S.\n\n" + formats.VerbosityInstruction("low"), 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mustParse(t, tc.parse, tc.body)
+			r := formatstest.Parse(t, tc.parse, tc.body)
 			ir := r.Inference()
 			if len(ir.Messages) != tc.n {
 				t.Fatalf("messages %+v", ir.Messages)
 			}
-			if tc.system != "" && (ir.Messages[0].Role != inference.RoleSystem || joinText(ir.Messages[0].Content) != tc.system) {
+			if tc.system != "" && (ir.Messages[0].Role != inference.RoleSystem || wire.JoinText(ir.Messages[0].Content) != tc.system) {
 				t.Errorf("system %+v", ir.Messages[0])
 			}
 			if len(r.Messages) > 0 && r.Messages[0].Role == inference.RoleSystem && len(r.Messages[0].Content) != 1 {
@@ -287,12 +292,12 @@ func TestVerbosity(t *testing.T) {
 			}
 		})
 	}
-	if VerbosityInstruction("low") == "" || VerbosityInstruction("high") == "" || VerbosityInstruction("medium") != "" {
+	if formats.VerbosityInstruction("low") == "" || formats.VerbosityInstruction("high") == "" || formats.VerbosityInstruction("medium") != "" {
 		t.Error("instructions")
 	}
 	// The response echoes it.
-	r := mustParse(t, ParseResponsesRequest, toolsResponsesBody)
-	if got := NewResponse(r, resTextToolCall, testOptions()).Text.Verbosity; got != "low" {
+	r := formatstest.Parse(t, responses.Parse, toolsResponsesBody)
+	if got := responses.NewResponse(r, resTextToolCall, formatstest.Options()).Text.Verbosity; got != "low" {
 		t.Errorf("echoed verbosity %q", got)
 	}
 }
@@ -300,25 +305,25 @@ func TestVerbosity(t *testing.T) {
 // TestToolInputParsing: tool_use blocks and function_call items in the
 // input become the assistant's calls, and results are named after them.
 func TestToolInputParsing(t *testing.T) {
-	m := mustParse(t, ParseMessagesRequest, `{"model":"m","messages":[
+	m := formatstest.Parse(t, messages.Parse, `{"model":"m","messages":[
 		{"role":"user","content":"w?"},
 		{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"x"},{"type":"text","text":"Checking."},{"type":"tool_use","id":"t1","name":"get_weather","input":{ "city" : "Paris" }}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"sunny"}]}]}]}`)
 	a := m.Messages[1]
-	if a.Reasoning != "hm" || joinText(a.Content) != "Checking." || len(a.ToolCalls) != 1 || a.ToolCalls[0].Arguments != `{"city":"Paris"}` {
+	if a.Reasoning != "hm" || wire.JoinText(a.Content) != "Checking." || len(a.ToolCalls) != 1 || a.ToolCalls[0].Arguments != `{"city":"Paris"}` {
 		t.Errorf("assistant %+v", a)
 	}
-	if tm := m.Messages[2]; tm.Role != inference.RoleTool || tm.ToolCallID != "t1" || tm.Name != "get_weather" || joinText(tm.Content) != "sunny" {
+	if tm := m.Messages[2]; tm.Role != inference.RoleTool || tm.ToolCallID != "t1" || tm.Name != "get_weather" || wire.JoinText(tm.Content) != "sunny" {
 		t.Errorf("tool result %+v", tm)
 	}
-	r := mustParse(t, ParseResponsesRequest, `{"model":"m","input":[
+	r := formatstest.Parse(t, responses.Parse, `{"model":"m","input":[
 		{"role":"user","content":"w?"},
 		{"type":"function_call","id":"fc_1","call_id":"c1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"},
 		{"type":"function_call_output","call_id":"c1","output":"sunny"}]}`)
 	if len(r.Messages) != 3 || r.Messages[1].ToolCalls[0].ID != "c1" || r.Messages[2].Name != "get_weather" {
 		t.Errorf("responses %+v", r.Messages)
 	}
-	c := mustParse(t, ParseChatRequest, `{"model":"m","messages":[
+	c := formatstest.Parse(t, chat.Parse, `{"model":"m","messages":[
 		{"role":"user","content":"w?"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
 		{"role":"tool","tool_call_id":"c1","content":"sunny"}]}`)
@@ -331,8 +336,8 @@ func TestToolInputParsing(t *testing.T) {
 func TestSDKToolGoldens(t *testing.T) {
 	ctx := context.Background()
 	t.Run("chat", func(t *testing.T) {
-		_, url := serveGolden(t, 200, "chat_completion_tool_calls.json")
-		c, err := openaiClient(url).Chat.Completions.New(ctx, chatParams())
+		_, url := formatstest.ServeGolden(t, 200, "chat_completion_tool_calls.json")
+		c, err := formatstest.OpenAI(url).Chat.Completions.New(ctx, formatstest.ChatParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,8 +347,8 @@ func TestSDKToolGoldens(t *testing.T) {
 			t.Errorf("choice %+v", ch)
 		}
 		for _, name := range []string{"chat_stream_tool_calls.sse", "chat_stream_text_tool_call.sse"} {
-			_, url := serveGolden(t, 200, name)
-			s := openaiClient(url).Chat.Completions.NewStreaming(ctx, chatParams())
+			_, url := formatstest.ServeGolden(t, 200, name)
+			s := formatstest.OpenAI(url).Chat.Completions.NewStreaming(ctx, formatstest.ChatParams())
 			acc := openai.ChatCompletionAccumulator{}
 			var finished []string
 			for s.Next() {
@@ -366,8 +371,8 @@ func TestSDKToolGoldens(t *testing.T) {
 		}
 	})
 	t.Run("messages", func(t *testing.T) {
-		_, url := serveGolden(t, 200, "message_tool_use.json")
-		m, err := anthropicClient(url).Messages.New(ctx, messagesParams())
+		_, url := formatstest.ServeGolden(t, 200, "message_tool_use.json")
+		m, err := formatstest.Anthropic(url).Messages.New(ctx, formatstest.MessagesParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,8 +388,8 @@ func TestSDKToolGoldens(t *testing.T) {
 			{"messages_stream_tool_use.sse", []string{"thinking", "tool_use", "tool_use"}},
 			{"messages_stream_text_tool_use.sse", []string{"text", "tool_use"}},
 		} {
-			_, url := serveGolden(t, 200, tc.name)
-			s := anthropicClient(url).Messages.NewStreaming(ctx, messagesParams())
+			_, url := formatstest.ServeGolden(t, 200, tc.name)
+			s := formatstest.Anthropic(url).Messages.NewStreaming(ctx, formatstest.MessagesParams())
 			var acc anthropic.Message
 			for s.Next() {
 				if err := acc.Accumulate(s.Current()); err != nil {
@@ -409,8 +414,8 @@ func TestSDKToolGoldens(t *testing.T) {
 		}
 	})
 	t.Run("responses", func(t *testing.T) {
-		_, url := serveGolden(t, 200, "response_function_call.json")
-		r, err := openaiClient(url).Responses.New(ctx, responsesParams())
+		_, url := formatstest.ServeGolden(t, 200, "response_function_call.json")
+		r, err := formatstest.OpenAI(url).Responses.New(ctx, formatstest.ResponsesParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -422,9 +427,9 @@ func TestSDKToolGoldens(t *testing.T) {
 			t.Errorf("function call %+v", fc)
 		}
 		for _, name := range []string{"responses_stream_function_call.sse", "responses_stream_text_function_call.sse"} {
-			_, url := serveGolden(t, 200, name)
-			s := openaiClient(url).Responses.NewStreaming(ctx, responsesParams())
-			var last responses.ResponseStreamEventUnion
+			_, url := formatstest.ServeGolden(t, 200, name)
+			s := formatstest.OpenAI(url).Responses.NewStreaming(ctx, formatstest.ResponsesParams())
+			var last oresponses.ResponseStreamEventUnion
 			var args strings.Builder
 			doneArgs := 0
 			for s.Next() {
@@ -439,7 +444,7 @@ func TestSDKToolGoldens(t *testing.T) {
 			if err := s.Err(); err != nil {
 				t.Fatal(err)
 			}
-			var calls []responses.ResponseFunctionToolCall
+			var calls []oresponses.ResponseFunctionToolCall
 			for _, it := range last.Response.Output {
 				if it.Type == "function_call" {
 					calls = append(calls, it.AsFunctionCall())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/account/redisaccount"
 	"github.com/inferkit/inferkit/internal/redistest"
 	"github.com/inferkit/inferkit/policy"
@@ -27,14 +28,7 @@ func TestAccountsReplicas(t *testing.T) {
 	sock := redistest.Start(t)
 	var replicas [2]*accountsEnv
 	for i := range replicas {
-		store, err := redisaccount.New(redisaccount.Config{Client: redistest.Client(t, sock)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := redislimit.New(redislimit.Config{Client: redistest.Client(t, sock)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		store, l := redisBackends(t, sock)
 		replicas[i] = newAccountsEnv(t, store, l)
 	}
 	a, b := replicas[0], replicas[1]
@@ -90,6 +84,21 @@ func TestAccountsReplicas(t *testing.T) {
 			t.Errorf("replica %d: usage %v, want %s USD spent on %d requests", i, u, want, policy.Default.Requests)
 		}
 	}
+}
+
+// redisBackends returns an account store and a limiter on connections
+// of their own to the Redis server at sock, as a replica has them.
+func redisBackends(t *testing.T, sock string) (account.Store, ratelimit.Limiter) {
+	t.Helper()
+	store, err := redisaccount.New(redisaccount.Config{Client: redistest.Client(t, sock)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := redislimit.New(redislimit.Config{Client: redistest.Client(t, sock)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, l
 }
 
 // TestRedisOutage: while the Redis server that keeps the accounts and the

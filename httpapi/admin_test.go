@@ -36,6 +36,13 @@ type accountsEnv struct {
 
 func newAccountsEnv(t *testing.T, store account.Store, l ratelimit.Limiter, static ...string) *accountsEnv {
 	t.Helper()
+	return accountsEnvWith(t, store, l, func(ac *account.Config, _ *httpapi.Config) { ac.StaticKeys = static })
+}
+
+// accountsEnvWith is newAccountsEnv with the accounts' and the Handler's
+// configurations changed by edit.
+func accountsEnvWith(t *testing.T, store account.Store, l ratelimit.Limiter, edit func(*account.Config, *httpapi.Config)) *accountsEnv {
+	t.Helper()
 	if store == nil {
 		store = account.NewMemory()
 	}
@@ -44,7 +51,9 @@ func newAccountsEnv(t *testing.T, store account.Store, l ratelimit.Limiter, stat
 	}
 	ae := &accountsEnv{}
 	ae.env = newEnv(t, func(cfg *httpapi.Config, _ *fakeEngine) {
-		a, err := account.New(context.Background(), account.Config{Store: store, Now: cfg.Now, StaticKeys: static, PasswordIterations: 1_000})
+		ac := account.Config{Store: store, Now: cfg.Now, PasswordIterations: 1_000}
+		edit(&ac, cfg)
+		a, err := account.New(context.Background(), ac)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,7 @@
 //	GET    /v1/responses/{id}           a stored response
 //	DELETE /v1/responses/{id}           deletes a stored response
 //	POST   /v1/embeddings               embeddings, in OpenAI's shape
+//	POST   /v1/rerank                   documents ranked against a query (Cohere's shape)
 //	GET    /v1/models                   the catalog
 //	GET    /v1/models/{model_id}        one catalog entry
 //	POST   /v1/system                   decisions
@@ -54,6 +55,12 @@
 // being taken as an API key. Errors have the body shape of the route's
 // style, before the headers as a status and a JSON body, after them as
 // the stream's own error event. A client that goes away cancels its generation.
+//
+// The catalog's model objects carry each entry's datacenters
+// (catalog.Model.Datacenters, ISO 3166-1 alpha-2 codes) and created: the
+// entry's Created, or else the modification time of its GGUF file, read
+// when New runs (not the GGUF's metadata, whose general.* keys hold no
+// standard date); 0 when neither is known.
 //
 // Operators get GET /healthz, GET /readyz and, when [Config.Metrics]
 // names a Prometheus registry, GET /metrics, which take no key and no

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -129,21 +128,13 @@ func embeddingObject(m catalog.Model, info inference.ModelInfo) catalog.Object {
 // embed.
 func (h *Handler) checkEmbeddingModels(infos []inference.ModelInfo) error {
 	_, can := h.engine.(Embedder)
-	for _, m := range h.models {
-		if m.Kind != catalog.KindEmbedding {
-			continue
-		}
-		info, ok := served(infos, m.ID)
+	return h.checkKind(infos, catalog.KindEmbedding, can, "httpapi.Embedder", func(m catalog.Model, info inference.ModelInfo) error {
 		switch {
-		case !ok:
-			return fmt.Errorf("httpapi: catalog model %q is not served by the engine", m.ID)
-		case !can:
-			return errors.New("httpapi: the catalog has embedding models, and the engine does not implement httpapi.Embedder")
 		case !info.Embedding:
 			return fmt.Errorf("httpapi: catalog model %q is an embedding entry, and the engine's model is not an embedding model (its GGUF asks for no mean, cls or last pooling)", m.ID)
 		case m.MinDimensions > info.Dimensions:
 			return fmt.Errorf("httpapi: catalog model %q has MinDimensions %d, more than the model's %d", m.ID, m.MinDimensions, info.Dimensions)
 		}
-	}
-	return nil
+		return nil
+	})
 }

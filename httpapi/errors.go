@@ -9,6 +9,9 @@ import (
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/messages"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/ratelimit"
 )
 
@@ -28,7 +31,25 @@ func styleOf(r *http.Request) formats.Style {
 // answering formats.RateLimited. It is for errors before anything was
 // written.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	formats.WriteError(w, styleOf(r), err)
+	f := styleOf(r)
+	formats.WriteError(w, f, named(f, err))
+}
+
+// named returns err as style f names the fields of the engine's
+// requests, by the table of f's package: an engine's error about one
+// field (an *inference.FieldError) names the style's parameter. Models
+// and System One refuse no engine field of their own, and answer in
+// chat's names, as legacy completions and embeddings do.
+func named(f formats.Style, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case f == formats.StyleMessages:
+		return messages.Error(err)
+	case f == formats.StyleResponses:
+		return responses.Error(err)
+	}
+	return chat.Error(err)
 }
 
 // fail is the one place where a handler's error becomes a response:

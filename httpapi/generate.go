@@ -12,6 +12,8 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/messages"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/ratelimit"
 )
@@ -24,7 +26,7 @@ type encoder interface {
 
 // chat serves POST /v1/chat/completions and /v1/web/chat/completions.
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
-	req, err := h.parse(r, formats.ParseChatRequest)
+	req, err := h.parse(r, chat.Parse)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -36,17 +38,17 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Stream {
 		sw := newSSEWriter(w)
-		h.stream(sw, r, g, formats.NewChatStream(sw, req, h.opts), nil)
+		h.stream(sw, r, g, chat.NewStream(sw, req, h.opts), nil)
 		return
 	}
 	if results, ok := h.complete(w, r, g); ok {
-		h.writeJSON(w, r, formats.NewChatCompletion(req, results, h.opts))
+		h.writeJSON(w, r, chat.NewCompletion(req, results, h.opts))
 	}
 }
 
 // messages serves POST /v1/messages.
 func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
-	req, err := h.parse(r, formats.ParseMessagesRequest)
+	req, err := h.parse(r, messages.Parse)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -58,13 +60,13 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Stream {
 		sw := newSSEWriter(w)
-		enc := formats.NewMessagesStream(sw, req, h.opts)
+		enc := messages.NewStream(sw, req, h.opts)
 		enc.InputTokens = g.p.InputTokens // message_start's usage.input_tokens
 		h.stream(sw, r, g, enc, nil)
 		return
 	}
 	if results, ok := h.complete(w, r, g); ok {
-		h.writeJSON(w, r, formats.NewMessage(req, results[0], h.opts))
+		h.writeJSON(w, r, messages.NewMessage(req, results[0], h.opts))
 	}
 }
 
@@ -75,7 +77,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 // generates nothing, so it reserves one request and no tokens, and
 // max_tokens neither bounds nor fails the count.
 func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
-	req, err := h.parse(r, formats.ParseMessagesRequest)
+	req, err := h.parse(r, messages.Parse)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -91,7 +93,7 @@ func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, r, formats.TokenCount{InputTokens: p.InputTokens})
+	h.writeJSON(w, r, messages.TokenCount{InputTokens: p.InputTokens})
 }
 
 // parse reads the body and parses it with the style's parser.

@@ -123,7 +123,10 @@ type Config struct {
 	// headers on every route (see ratelimit.go), at the Tier of each
 	// key's Identity. Nil means no limits and no rate-limit headers; the
 	// caller owns it. ratelimit.NewMemory is exact within one process,
-	// redislimit shares the limits of several replicas.
+	// redislimit shares the limits of several replicas. Under prepaid
+	// billing of Accounts it is required, and the Handler draws each
+	// request's cost from its account's balance through it (see
+	// account.Accounts.Limiter).
 	Limiter ratelimit.Limiter
 	// RemoteImages lets requests name images by http or https URL, which
 	// the Handler fetches within its bounds. Nil refuses image URLs with
@@ -229,6 +232,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Accounts != nil {
 		h.keys = accountKeys{cfg.Accounts}
+		if err := h.prepaid(cfg.Accounts); err != nil {
+			return nil, err
+		}
 	}
 	if h.limit == 0 {
 		h.limit = DefaultMaxBodyBytes
@@ -247,8 +253,11 @@ func New(cfg Config) (*Handler, error) {
 	if h.models == nil {
 		for _, info := range infos {
 			m := catalog.Model{ID: info.ID, Aliases: info.Aliases, Path: info.Path}
-			if info.Embedding {
+			switch {
+			case info.Embedding:
 				m.Kind = catalog.KindEmbedding
+			case info.Encoder:
+				m.Kind = catalog.KindRerank
 			}
 			h.models = append(h.models, m)
 		}
@@ -256,6 +265,7 @@ func New(cfg Config) (*Handler, error) {
 	if err := catalog.Validate(h.models); err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err)
 	}
+	fileTimes(h.models)
 	if err := h.checkPrices(); err != nil {
 		return nil, err
 	}
@@ -267,6 +277,9 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	if err := h.checkEmbeddingModels(infos); err != nil {
+		return nil, err
+	}
+	if err := h.checkRerankModels(infos); err != nil {
 		return nil, err
 	}
 	if h.store == nil {
@@ -313,6 +326,7 @@ func (h *Handler) generationRoutes() []route {
 		{"GET /v1/responses/{id}", formats.StyleResponses, h.getResponse, meterRequest},
 		{"DELETE /v1/responses/{id}", formats.StyleResponses, h.deleteResponse, meterRequest},
 		{"POST /v1/embeddings", formats.StyleChat, h.embeddings, meterTokens},
+		{"POST /v1/rerank", formats.StyleChat, h.rerank, meterTokens},
 	}
 }
 

@@ -61,19 +61,7 @@ func TestMetricsRealEngine(t *testing.T) {
 
 	post := func(body string) (int, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", srv.URL+"/api/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.StatusCode, b
+		return send(t, "POST", srv.URL+"/api/v1/chat/completions", body)
 	}
 	const chat = `{"model":"core-2-5-mini","max_tokens":6,"temperature":0,"messages":[{"role":"user","content":"Tell me a story about a cat."}]}`
 	var usages []chatUsage

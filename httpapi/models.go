@@ -29,6 +29,8 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 			objects = append(objects, chatObject(m, info))
 		case m.Kind == catalog.KindEmbedding:
 			objects = append(objects, embeddingObject(m, info))
+		case m.Kind == catalog.KindRerank:
+			objects = append(objects, m.Object(info.ContextLength))
 		case m.Kind == catalog.KindDecision:
 			decisions = append(decisions, formats.SystemOneModel{Name: m.ID, Description: m.Description, ReleaseDate: h.releaseDate(m)})
 		}
@@ -39,16 +41,29 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
 }
 
 // releaseDate is the day a model came out: its catalog creation time,
-// or else the modification time of its file; today when neither is known.
+// or else the modification time of its file (see fileTimes); today when
+// neither is known.
 func (h *Handler) releaseDate(m catalog.Model) string {
 	t := time.Unix(m.Created, 0)
 	if m.Created == 0 {
 		t = h.now()
-		if fi, err := os.Stat(m.Path); err == nil {
-			t = fi.ModTime()
-		}
 	}
 	return t.UTC().Format(time.DateOnly)
+}
+
+// fileTimes sets the Created of every entry without one to the
+// modification time of its file, as the Handler starts: what the
+// listing's created and a decision model's release date give. A file
+// that cannot be read leaves 0.
+func fileTimes(models []catalog.Model) {
+	for i, m := range models {
+		if m.Created != 0 {
+			continue
+		}
+		if fi, err := os.Stat(m.Path); err == nil && fi.ModTime().Unix() > 0 {
+			models[i].Created = fi.ModTime().Unix()
+		}
+	}
 }
 
 // getModel serves GET /v1/models/{model_id}, a chat or embedding model;
@@ -58,6 +73,12 @@ func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
 	if m, info, ok := h.embeddingModel(id); ok {
 		h.writeJSON(w, r, embeddingObject(m, info))
 		return
+	}
+	if m, ok := catalog.Lookup(h.models, id); ok && m.Kind == catalog.KindRerank {
+		if info, ok := served(h.engine.Models(), m.ID); ok {
+			h.writeJSON(w, r, m.Object(info.ContextLength))
+			return
+		}
 	}
 	m, info, ok := h.chatModel(id)
 	if !ok {

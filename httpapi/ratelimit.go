@@ -240,6 +240,8 @@ func (a *admission) cancel(r *http.Request) {
 func refusal(e *ratelimit.Error, now time.Time) *formats.Error {
 	var out *formats.Error
 	switch {
+	case errors.Is(e.Err, ratelimit.ErrNoCredit):
+		out = noCredit(e)
 	case errors.Is(e.Err, ratelimit.ErrSpendCap):
 		out = formats.QuotaExceeded(fmt.Sprintf(
 			"You exceeded your maximum monthly spend of %s USD: %s USD spent this month, and this request may cost up to %s USD. The spend resets when the month turns, at %s.",

@@ -492,6 +492,7 @@ func TestEngineRoutesCountTokens(t *testing.T) {
 		"POST /v1/system":                {"/v1/system", strings.Replace(decisionBody, "system-one-340m", "judge", 1), true},
 		"POST /v1/systemone":             {"/v1/systemone", strings.Replace(decisionBody, "system-one-340m", "judge", 1), true},
 		"GET /v1/system/models":          {"/v1/system/models", "", false},
+		"POST /v1/rerank":                {"/v1/rerank", `{"model":"judge","query":"Is it sunny?","documents":["The sky is blue.","Stocks fell."]}`, true},
 	}
 	var probe *probeEngine
 	e := limitedEnv(t, policy.Tier2, func(cfg *httpapi.Config, f *fakeEngine) {

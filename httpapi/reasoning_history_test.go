@@ -4,7 +4,6 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -20,17 +19,10 @@ func TestReasoningHistoryRoundTrips(t *testing.T) {
 	const reasoning = "The user asks about Oslo; the weather tool answers that, so call it with the city."
 	post := func(t *testing.T, path, body string) map[string]any {
 		t.Helper()
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
+		code, b := send(t, "POST", base+path, body)
 		var out map[string]any
-		if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 200 {
-			t.Fatalf("%s: %d %v %v", path, res.StatusCode, err, out)
+		if err := json.Unmarshal(b, &out); err != nil || code != 200 {
+			t.Fatalf("%s: %d %v %s", path, code, err, b)
 		}
 		return out
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -28,7 +29,7 @@ func owner(r *http.Request) string {
 
 // responses serves POST /v1/responses.
 func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
-	req, err := h.parse(r, formats.ParseResponsesRequest)
+	req, err := h.parse(r, responses.Parse)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -56,7 +57,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Stream {
 		sw := newSSEWriter(w)
-		enc := formats.NewResponsesStream(sw, req, h.opts)
+		enc := responses.NewStream(sw, req, h.opts)
 		h.stream(sw, r, g, enc, func(res inference.Result) {
 			h.keep(r, req, enc.Response(), res)
 		})
@@ -67,7 +68,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := results[0]
-	resp := formats.NewResponse(req, res, h.opts)
+	resp := responses.NewResponse(req, res, h.opts)
 	h.keep(r, req, resp, res)
 	h.writeJSON(w, r, resp)
 }
@@ -75,7 +76,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 // keep stores a finished response when its request asks to. A failure to
 // store is logged: the client still gets its response. The store is not
 // cancelled with the request: the response is complete.
-func (h *Handler) keep(r *http.Request, req formats.Request, resp formats.Response, res inference.Result) {
+func (h *Handler) keep(r *http.Request, req formats.Request, resp responses.Response, res inference.Result) {
 	if !req.Store {
 		return
 	}
@@ -92,7 +93,7 @@ func (h *Handler) keep(r *http.Request, req formats.Request, resp formats.Respon
 // newRecord encodes a response and its transcript into the record that
 // the store keeps: the response as the JSON that GET returns, the
 // transcript in storedTranscript's schema.
-func newRecord(owner string, resp formats.Response, transcript []inference.Message) (cache.Record, error) {
+func newRecord(owner string, resp responses.Response, transcript []inference.Message) (cache.Record, error) {
 	body, err := json.Marshal(resp)
 	if err != nil {
 		return cache.Record{}, fmt.Errorf("httpapi: encoding response %s: %w", resp.ID, err)

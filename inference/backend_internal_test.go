@@ -24,9 +24,3 @@ func TestProjectorNeedsLlamaCpp(t *testing.T) {
 	}
 	t.Log(err)
 }
-
-// A work without a sampler or grammar (one whose making failed early)
-// closes without either.
-func TestWorkClosesWithoutGrammar(t *testing.T) {
-	(&work{}).close()
-}

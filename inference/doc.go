@@ -43,6 +43,13 @@
 // long runs of one character class and is quadratic in special-token
 // matches), and stops once a prompt passes the context.
 //
+// The package holds the public vocabulary and policy: requests and their
+// validation, chat templates, web-search turns, summaries, and residency
+// (which model is loaded, for whom, until when: residency.go). The decode
+// machinery (slots, batching, KV cells, the prompt cache, scoring
+// branches) is internal/runner's; events.go turns its events and errors
+// into Events and Results.
+//
 // The backends need cgo; the rest of the package does not. One file, the
 // loader (loader.go), imports them; built without cgo, the whole engine
 // builds and a model fails to load with an error that says why.

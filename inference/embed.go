@@ -22,11 +22,19 @@ type embedPlan struct {
 // a time, in batches of up to 64 inputs, and a call waiting for it
 // leaves when ctx ends.
 func (e *Engine) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
-	p, err := e.PrepareEmbed(req)
+	l, err := e.acquire(context.Background(), req.Model)
 	if err != nil {
 		return EmbedResult{}, err
 	}
-	return e.RunEmbed(ctx, p)
+	defer l.release()
+	p, err := e.prepareEmbed(l.m, req)
+	if err != nil {
+		return EmbedResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return EmbedResult{}, err
+	}
+	return l.m.runEmbed(ctx, p)
 }
 
 // PrepareEmbed checks req and tokenizes its inputs, encoding nothing.
@@ -38,40 +46,51 @@ func (e *Engine) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, erro
 // as "Input[3]"); an input longer than the model's context fails with a
 // *FieldError wrapping ErrContextLength. The cost is bounded whatever the
 // request: tokenizing a text stops once it passes the context.
-func (e *Engine) PrepareEmbed(req EmbedRequest) (p *PreparedEmbed, err error) {
-	err = e.use(context.Background(), req.Model, func(m *model) error {
-		inputs, n, err := m.embedInputs(req)
-		if err != nil {
-			return err
-		}
-		p = &PreparedEmbed{Request: req, InputTokens: n, plan: &embedPlan{engine: e, inputs: inputs}}
-		return nil
-	})
-	return p, err
+func (e *Engine) PrepareEmbed(req EmbedRequest) (*PreparedEmbed, error) {
+	l, err := e.acquire(context.Background(), req.Model)
+	if err != nil {
+		return nil, err
+	}
+	defer l.release()
+	return e.prepareEmbed(l.m, req)
+}
+
+// prepareEmbed is PrepareEmbed on m, which a lease holds.
+func (e *Engine) prepareEmbed(m *model, req EmbedRequest) (*PreparedEmbed, error) {
+	inputs, n, err := m.embedInputs(req)
+	if err != nil {
+		return nil, err
+	}
+	return &PreparedEmbed{Request: req, InputTokens: n, plan: &embedPlan{engine: e, inputs: inputs}}, nil
 }
 
 // RunEmbed encodes a request that PrepareEmbed prepared, without
 // tokenizing it again.
-func (e *Engine) RunEmbed(ctx context.Context, p *PreparedEmbed) (res EmbedResult, err error) {
+func (e *Engine) RunEmbed(ctx context.Context, p *PreparedEmbed) (EmbedResult, error) {
 	if p == nil || p.plan == nil || p.plan.engine != e {
 		return EmbedResult{}, fmt.Errorf("%w: the embedding request was not prepared by this engine", ErrInvalidRequest)
 	}
 	if err := ctx.Err(); err != nil {
 		return EmbedResult{}, err
 	}
-	err = e.use(ctx, p.Request.Model, func(m *model) error {
-		if !m.info.Embedding {
-			return fmt.Errorf("%w: model %q is not an embedding model", ErrInvalidRequest, p.Request.Model)
-		}
-		vecs, err := m.encoder.embed(ctx, p.plan.inputs, p.Request.Dimensions)
-		if err != nil {
-			return err
-		}
-		res.Embeddings = vecs
-		res.Usage.PromptTokens = p.InputTokens
-		return nil
-	})
-	return res, err
+	l, err := e.acquire(ctx, p.Request.Model)
+	if err != nil {
+		return EmbedResult{}, err
+	}
+	defer l.release()
+	return l.m.runEmbed(ctx, p)
+}
+
+// runEmbed is RunEmbed on m, which a lease holds.
+func (m *model) runEmbed(ctx context.Context, p *PreparedEmbed) (EmbedResult, error) {
+	if !m.info.Embedding {
+		return EmbedResult{}, fmt.Errorf("%w: model %q is not an embedding model", ErrInvalidRequest, p.Request.Model)
+	}
+	vecs, err := m.embed(ctx, p.plan.inputs, p.Request.Dimensions)
+	if err != nil {
+		return EmbedResult{}, err
+	}
+	return EmbedResult{Embeddings: vecs, Usage: Usage{PromptTokens: p.InputTokens}}, nil
 }
 
 // embedInputs checks req against the model and returns every input's
@@ -101,7 +120,7 @@ func (m *model) embedInputs(req EmbedRequest) ([][]backend.Token, int, error) {
 	}
 	llm := m.llm
 	open, closing := m.specials()
-	limit := min(m.info.ContextLength, m.encoder.batch.Cap())
+	limit := min(m.info.ContextLength, m.encoder.Tokens())
 	room := limit - len(open) - len(closing)
 	tooLong := func(i int) error {
 		return &FieldError{Path: Field("Input").At(i), Err: ErrContextLength,
@@ -154,30 +173,21 @@ func (m *model) embedInputs(req EmbedRequest) ([][]backend.Token, int, error) {
 	return inputs, total, nil
 }
 
-// embed encodes the inputs (see encode) and returns each one's pooled
+// embed encodes the inputs on m's encoder and returns each one's pooled
 // vector, truncated to dims values when dims > 0, and L2-normalised.
-func (c *encoder) embed(ctx context.Context, inputs [][]backend.Token, dims int) ([][]float32, error) {
-	if err := c.lock(ctx); err != nil {
+func (m *model) embed(ctx context.Context, inputs [][]backend.Token, dims int) ([][]float32, error) {
+	vecs, err := m.encoder.Embeddings(ctx, inputs)
+	if err != nil {
 		return nil, err
 	}
-	defer c.unlock()
-	out := make([][]float32, len(inputs))
-	err := c.encode(ctx, inputs, func(i, seq int) error {
-		v := c.ctx.SequenceEmbedding(seq)
-		if len(v) == 0 {
-			return fmt.Errorf("inference: the encoder gave no embedding for sequence %d", seq)
-		}
+	for i, v := range vecs {
 		if dims > 0 && dims < len(v) {
 			v = v[:dims:dims]
 		}
 		if !normalize(v) {
-			return fmt.Errorf("inference: the model gave a non-finite embedding for input %d", i)
+			return nil, fmt.Errorf("inference: the model gave a non-finite embedding for input %d", i)
 		}
-		out[i] = v
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		vecs[i] = v
 	}
-	return out, nil
+	return vecs, nil
 }

@@ -29,13 +29,13 @@ import (
 // An Engine is safe for concurrent use. The caller of New must call Close,
 // which frees the models and ends every request still running.
 type Engine struct {
-	cfg    Config
-	names  map[string]*model
-	models []*model // each loaded file once
-	infos  []ModelInfo
-	disk   *runner.PrefixStore // the prompt cache on disk, or nil
+	cfg   Config
+	names map[string]*model
+	infos []ModelInfo
+	disk  *runner.PrefixStore // the prompt cache on disk, or nil
 
-	sweepQuit, sweepDone chan struct{} // the sweeper's (residency.go)
+	// res keeps the models loaded while requests hold them.
+	res *residency
 
 	// onSearchTurn, when set (by tests), sees each turn a search loop
 	// prepares after a search.
@@ -58,7 +58,7 @@ type Engine struct {
 type model struct {
 	path   string
 	llm    backend.Model
-	runner *modelRunner
+	runner *runner.Runner
 	tmpl   *chatTemplate
 	info   ModelInfo
 	// family is the model's family (internal/family), which says how it
@@ -73,7 +73,7 @@ type model struct {
 	// encoder is set, and runner nil, for an encoder model (a GGUF that
 	// asks for pooling): a reranker's serves Rank, an embedding model's
 	// Embed, and generation and Score refuse both.
-	encoder *encoder
+	encoder *runner.Encoder
 	// projector, when set, reads the images of requests: the image parts
 	// (Part.Image) of a Request's messages and ScoreRequest.Images. Only a
 	// llama.cpp model has one.
@@ -81,15 +81,8 @@ type model struct {
 	projectorPath string
 
 	// The fields from llm to projector are set while the model is
-	// loaded (residency.go), which m.mu guards: code that reads them
-	// holds the model (hold), so that it is not unloaded meanwhile.
-	mu       sync.Mutex
-	loaded   bool
-	users    int           // holds at work
-	idle     time.Time     // when users last fell to 0
-	changing chan struct{} // closed when a load or unload under way ends
-	released chan struct{} // closed when users next falls to 0
-	loadErr  error         // of the last load that failed
+	// loaded: code that reads them holds a lease on the model
+	// (residency.go), so that it is not unloaded meanwhile.
 }
 
 // New loads every model of cfg and starts its runner.
@@ -102,6 +95,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, names: map[string]*model{}, decoders: make(chan struct{}, maxDecoders), closing: make(chan struct{})}
+	e.res = newResidency(cfg, func(m *model) error { _, _, err := e.open(m); return err })
 	if cfg.CacheDir != "" {
 		if e.disk, err = runner.OpenPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Now); err != nil {
 			return nil, fmt.Errorf("inference: Config.CacheDir: %w", err)
@@ -121,7 +115,7 @@ func New(cfg Config) (*Engine, error) {
 				return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
 			}
 			byPath[path] = m
-			e.models = append(e.models, m)
+			e.res.add(m)
 		}
 		if err := e.attachProjector(m, entry.Projector); err != nil {
 			e.Close()
@@ -137,7 +131,7 @@ func New(cfg Config) (*Engine, error) {
 	for i := range e.infos {
 		e.infos[i].Images = e.names[e.infos[i].ID].projector != nil
 	}
-	e.startSweeper()
+	e.res.startSweeper()
 	return e, nil
 }
 
@@ -221,7 +215,6 @@ func (e *Engine) load(path string) (*model, error) {
 			m.info.Dimensions = llm.EmbeddingSize()
 		}
 	}
-	m.loaded, m.idle = true, e.cfg.Now()
 	return m, nil
 }
 
@@ -277,10 +270,10 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 			return 0, 0, err
 		}
 	}
-	var rn *modelRunner
-	var enc *encoder
+	var rn *runner.Runner
+	var enc *runner.Encoder
 	if pooling := llm.Pooling(); pooling != backend.PoolingNone {
-		enc, err = newEncoder(llm, pooling, perSeq, e.cfg)
+		enc, err = runner.NewEncoder(llm, pooling, max(e.cfg.Batch, perSeq), e.cfg.Threads)
 	} else {
 		rn, err = e.newRunner(m.path, llm, perSeq)
 	}
@@ -292,15 +285,11 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 		return 0, 0, err
 	}
 	m.llm, m.runner, m.encoder, m.projector = llm, rn, enc, projector
-	took = time.Since(start)
-	if rn != nil {
-		go rn.run()
-	}
-	return perSeq, took, nil
+	return perSeq, time.Since(start), nil
 }
 
 // newRunner makes the context of a generative model and its runner.
-func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*modelRunner, error) {
+func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*runner.Runner, error) {
 	k, v := e.cfg.keyType, e.cfg.valueType
 	var key string
 	if e.disk != nil {
@@ -320,21 +309,26 @@ func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*modelRu
 	if err != nil {
 		return nil, err
 	}
-	return newRunner(llm, ctx, perSeq, e.cfg, e.disk, key), nil
+	cfg := e.cfg
+	return runner.New(llm, ctx, runner.Config{
+		Sequences: cfg.Parallel, Branches: cfg.Branches, BranchCells: cfg.BranchContext,
+		Context: perSeq, Cells: cfg.slotCells(perSeq), Queue: cfg.Queue,
+		TTL: cfg.CacheTTL, Now: cfg.Now, Logger: cfg.Logger,
+		Disk: e.disk, DiskKey: key, SaveMin: cfg.saveMin, SaveLong: cfg.saveLong,
+	}), nil
 }
 
 // free stops the model's runner (which saves its prompt cache's prefixes,
 // with a cache directory) and frees what open made.
 func (m *model) free() {
 	if m.runner != nil {
-		m.runner.stop()
+		m.runner.Stop()
 	}
 	if m.projector != nil {
 		m.projector.Close()
 	}
 	if m.encoder != nil {
-		m.encoder.sem <- struct{}{}
-		m.encoder.close()
+		m.encoder.Close() // after the call at work
 	}
 	m.llm.Close()
 	m.llm, m.runner, m.encoder, m.projector = nil, nil, nil, nil
@@ -342,9 +336,13 @@ func (m *model) free() {
 
 // Close ends every request, stops the runners and frees the models. It
 // waits for the runners to finish their current step, and, with a cache
-// directory, for the prompt cache's prefixes to be saved.
+// directory, for the prompt cache's prefixes to be saved. A model that a
+// call is still reading (tokenizing, encoding an image or an embedding)
+// is freed when that call returns, which ends with ErrClosed where it
+// would go on to decode.
 func (e *Engine) Close() error {
-	// Decodes hold the engine (acquire): end them before waiting for it.
+	// End the image decodes under way: the requests that wait for them
+	// hold their models.
 	e.closeOnce.Do(func() { close(e.closing) })
 	e.mu.Lock()
 	if e.closed {
@@ -353,10 +351,8 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
-	e.stopSweeper()
-	for _, m := range e.models {
-		m.close()
-	}
+	e.res.stopSweeper()
+	e.res.close()
 	return nil
 }
 
@@ -364,10 +360,7 @@ func (e *Engine) Close() error {
 func (e *Engine) Models() []ModelInfo {
 	infos := append([]ModelInfo(nil), e.infos...)
 	for i := range infos {
-		m := e.names[infos[i].ID]
-		m.mu.Lock()
-		infos[i].Loaded = m.loaded
-		m.mu.Unlock()
+		infos[i].Loaded = e.res.loaded(e.names[infos[i].ID])
 	}
 	return infos
 }
@@ -384,19 +377,15 @@ func (e *Engine) Stats() []ModelStats {
 	for i, info := range e.infos {
 		stats[i].ID = info.ID
 		m := e.names[info.ID]
-		m.mu.Lock()
-		// loaded, read under m.mu, says that no load or unload writes
+		res := e.res.of[m]
+		res.mu.Lock()
+		// loaded, read under res.mu, says that no load or unload writes
 		// m.runner meanwhile.
-		if m.loaded && m.runner != nil && !e.closed {
-			r := m.runner
-			stats[i].Queued = len(r.queue)
-			if r.held.Load() {
-				stats[i].Queued++ // waiting for KV cells
-			}
-			stats[i].Active = int(r.active.Load())
-			stats[i].Sequences = len(r.slots)
+		if res.loaded && m.runner != nil && !e.closed {
+			st := m.runner.Stats()
+			stats[i].Queued, stats[i].Active, stats[i].Sequences = st.Queued, st.Active, st.Sequences
 		}
-		m.mu.Unlock()
+		res.mu.Unlock()
 	}
 	return stats
 }
@@ -406,11 +395,13 @@ func (e *Engine) Stats() []ModelStats {
 // tokenized with the model's own tokenizer, as Prepare does. It decodes
 // nothing, and checks nothing but the prompt: one longer than the context
 // fails with ErrContextLength. Images count as the projector makes them.
-func (e *Engine) CountTokens(req Request) (n int, err error) {
-	err = e.use(context.Background(), req.Model, func(m *model) error {
-		_, _, n, _, err = m.promptInputs(req, req.Format != nil)
-		return err
-	})
+func (e *Engine) CountTokens(req Request) (int, error) {
+	l, err := e.acquire(context.Background(), req.Model)
+	if err != nil {
+		return 0, err
+	}
+	defer l.release()
+	_, _, n, _, err := l.m.promptInputs(req, req.Format != nil)
 	return n, err
 }
 
@@ -456,8 +447,7 @@ const maxDecoders = 2
 // decodeImage decodes image i of a request in Go (bitmap.Decode), holding
 // one of the engine's maxDecoders meanwhile, and not the projector. It
 // stops when ctx ends (with ctx's error) or the engine closes (ErrClosed):
-// Close ends the decodes under way before it waits for the requests that
-// hold the engine. A picture that cannot be decoded fails with an
+// Close ends the decodes under way. A picture that cannot be decoded fails with an
 // *ImageError.
 func (e *Engine) decodeImage(ctx context.Context, i int, img []byte) (*bitmap.RGB, error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -496,42 +486,6 @@ func (e *Engine) decodeImage(ctx context.Context, i int, img []byte) (*bitmap.RG
 	return rgb, nil
 }
 
-// acquire returns the model named name, loaded (see hold), and holds the
-// engine open (Close waits) and the model loaded until the caller calls
-// release: the model's C memory stays valid meanwhile.
-func (e *Engine) acquire(ctx context.Context, name string) (m *model, release func(), err error) {
-	e.mu.RLock()
-	switch m = e.names[name]; {
-	case e.closed:
-		err = ErrClosed
-	case m == nil:
-		err = fmt.Errorf("%w: %q", ErrModelNotFound, name)
-	default:
-		if err = e.hold(ctx, m); err == nil {
-			return m, func() { m.release(e.cfg.Now()); e.mu.RUnlock() }, nil
-		}
-	}
-	e.mu.RUnlock()
-	return nil, nil, err
-}
-
-// use runs fn on the model named name, holding the engine open and the
-// model loaded until fn returns (see acquire).
-func (e *Engine) use(ctx context.Context, name string, fn func(*model) error) error {
-	m, release, err := e.acquire(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer release()
-	return fn(m)
-}
-
-// holdJob keeps m loaded until j finishes; m is held already.
-func (e *Engine) holdJob(m *model, j *job) {
-	m.holdAgain()
-	j.release = func() { m.release(e.cfg.Now()) }
-}
-
 // Generate runs req to the end and returns the result. It takes one
 // choice: a request for several fails; Stream yields them all.
 func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
@@ -557,12 +511,18 @@ func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 // sequence is single use.
 func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		p, err := e.Prepare(ctx, req)
+		l, err := e.acquire(ctx, req.Model)
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		e.Run(ctx, p)(yield)
+		p, err := e.prepare(l, req)
+		if err != nil {
+			l.release()
+			yield(Event{}, err)
+			return
+		}
+		e.run(ctx, l, p, yield)
 	}
 }
 
@@ -570,18 +530,39 @@ func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error
 // rendering or tokenizing it again.
 func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		if p != nil && p.plan != nil && p.plan.search != nil {
-			e.searchLoop(ctx, p, yield)
+		if err := ctx.Err(); err != nil {
+			yield(Event{}, err)
 			return
 		}
-		e.runPlain(ctx, p, yield)
+		if p == nil || p.plan == nil || p.plan.engine != e {
+			yield(Event{}, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest))
+			return
+		}
+		l, err := e.acquire(ctx, p.Request.Model)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		e.run(ctx, l, p, yield)
 	}
 }
 
+// run runs p on l's model and releases l: when the request's jobs have
+// finished, or, for a request that searches, when its last turn has.
+func (e *Engine) run(ctx context.Context, l *lease, p *Prepared, yield func(Event, error) bool) {
+	if p.plan.search != nil {
+		defer l.release()
+		e.searchLoop(ctx, l, p, yield)
+		return
+	}
+	e.runPlain(ctx, l, p, l.release, yield)
+}
+
 // runPlain runs a prepared request that does not search, or one turn of
-// one that does.
-func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, error) bool) {
-	jobs, err := e.start(ctx, p)
+// one that does, on l's model; done, if not nil, runs once its jobs have
+// finished, or it has failed before any started.
+func (e *Engine) runPlain(ctx context.Context, l *lease, p *Prepared, done func(), yield func(Event, error) bool) {
+	jobs, err := e.start(ctx, l.m, p, done)
 	if err != nil {
 		yield(Event{}, err)
 		return
@@ -604,12 +585,19 @@ func (e *Engine) runPlain(ctx context.Context, p *Prepared, yield func(Event, er
 // first (Config.KeepAlive unloaded it), Prepare waits for the load only
 // until ctx is done.
 func (e *Engine) Prepare(ctx context.Context, req Request) (*Prepared, error) {
-	m, release, err := e.acquire(ctx, req.Model)
+	l, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer l.release()
+	return e.prepare(l, req)
+}
+
+// prepare is Prepare on the model that l holds.
+func (e *Engine) prepare(l *lease, req Request) (*Prepared, error) {
+	m := l.m
 	turn, opts := req, (*SearchOptions)(nil)
+	var err error
 	if req.Search != nil {
 		if m.runner != nil && (m.family == nil || m.family.Tools == nil) {
 			// The search is a tool call in the family's format.
@@ -781,21 +769,19 @@ func (m *model) noTools() string {
 	return fmt.Sprintf("the model is of the %s family, which does not call tools", m.family.Name)
 }
 
-// start queues a prepared request on its model's runner: one work per
-// choice, whose jobs share a wake channel.
-func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
+// start queues a prepared request on m's runner, which a lease holds:
+// one work per choice, whose jobs share a wake channel. done, if not nil,
+// runs once the jobs have finished, or before start returns an error.
+func (e *Engine) start(ctx context.Context, m *model, p *Prepared, done func()) (jobs []*runner.Job, err error) {
+	defer func() {
+		if err != nil && done != nil {
+			done()
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if p == nil || p.plan == nil || p.plan.engine != e {
-		return nil, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest)
-	}
 	req := p.Request
-	m, release, err := e.acquire(ctx, req.Model)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	prompt, spans, err := e.promptOf(ctx, m, p)
 	if err != nil {
 		return nil, err
@@ -803,33 +789,43 @@ func (e *Engine) start(ctx context.Context, p *Prepared) ([]*job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // encoding the images took a while
 	}
-	works := make([]*work, max(1, req.Choices))
+	works := make([]*runner.Work, max(1, req.Choices))
 	for i := range works {
 		if works[i], err = m.work(p, i, prompt, spans); err != nil {
 			for _, w := range works[:i] {
-				w.close()
+				w.Close()
 			}
 			return nil, err
 		}
 	}
-	jobs := newJobs(ctx, len(works))
+	jobs = runner.NewJobs(ctx, len(works), done)
+	done = nil // the jobs run it now
 	for i, w := range works {
-		w.job = jobs[i]
-		e.holdJob(m, w.job)
-		if !m.runner.enqueue(w) {
-			// The runner drops the choices already queued.
-			err := fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, req.Model, cap(m.runner.queue))
-			for _, w := range works[i:] {
-				w.close()
-			}
+		w.Job = jobs[i]
+		if err := m.runner.Submit(w); err != nil {
+			// The runner drops the choices already queued; those not
+			// queued end here.
+			err = submitError(err, req.Model, m.runner)
 			for _, j := range jobs {
-				j.cancelled.Store(true)
+				j.Cancel()
 			}
-			w.job.finish(nil, err)
+			for k, w := range works[i:] {
+				w.Close()
+				jobs[i+k].Fail(err)
+			}
 			return nil, err
 		}
 	}
 	return jobs, nil
+}
+
+// submitError is the engine's error for a runner's refusal to queue a
+// request for the model named name.
+func submitError(err error, name string, r *runner.Runner) error {
+	if errors.Is(err, runner.ErrQueueFull) {
+		return fmt.Errorf("%w: model %q has %d requests waiting", ErrOverloaded, name, r.QueueCap())
+	}
+	return runnerError(err)
 }
 
 // promptOf returns a prepared request's prompt on m: its tokens, or,
@@ -861,7 +857,7 @@ func messagesImageError(err error) error {
 // work makes the work of choice i of a prepared request, whose prompt
 // promptOf gave: its sampler (seeded Seed+i when the request has a seed),
 // grammar, and what its output is parsed with.
-func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.ImageSpan) (*work, error) {
+func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.ImageSpan) (*runner.Work, error) {
 	req := p.Request
 	sp, err := samplerParams(req)
 	if err != nil {
@@ -870,20 +866,20 @@ func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.
 	if req.Seed != nil {
 		sp.Seed += uint32(i)
 	}
-	w := &work{prompt: prompt, images: spans, maxTokens: p.MaxOutputTokens, stops: req.Stop, thinking: p.plan.thinking,
-		thinkClose: m.thinkClose, budget: p.plan.budget, logprobs: req.Logprobs, top: req.TopLogprobs,
-		promptLP: req.PromptLogprobs, noOutput: req.PromptOnly,
-		family: m.family, tools: req.shownTools(), single: req.ToolChoice.Single}
+	w := &runner.Work{Prompt: prompt, Images: spans, MaxTokens: p.MaxOutputTokens, Stops: req.Stop, Thinking: p.plan.thinking,
+		ThinkClose: m.thinkClose, Budget: p.plan.budget, Logprobs: req.Logprobs, Top: req.TopLogprobs,
+		PromptLP: req.PromptLogprobs, NoOutput: req.PromptOnly,
+		Family: m.family, Tools: familyTools(req.shownTools()), Single: req.ToolChoice.Single}
 	if p.plan.grammar != "" {
-		if w.grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {
+		if w.Grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {
 			return nil, fieldError(Field("Format"), "%v", err)
 		}
 	}
 	if req.IgnoreEOS {
 		sp.Ban = m.llm.EOGTokens()
 	}
-	if w.sampler, err = m.llm.NewSampler(sp); err != nil {
-		w.close()
+	if w.Sampler, err = m.llm.NewSampler(sp); err != nil {
+		w.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
 	return w, nil

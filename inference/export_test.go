@@ -8,12 +8,13 @@ import "context"
 func PromptTokens(p *Prepared) []int32 { return p.plan.prompt }
 
 // TokenText returns the vocabulary entry of tok in the model named name.
-func (e *Engine) TokenText(name string, tok int) (text string, err error) {
-	err = e.use(context.Background(), name, func(m *model) error {
-		text = m.llm.TokenText(int32(tok))
-		return nil
-	})
-	return text, err
+func (e *Engine) TokenText(name string, tok int) (string, error) {
+	l, err := e.acquire(context.Background(), name)
+	if err != nil {
+		return "", err
+	}
+	defer l.release()
+	return l.m.llm.TokenText(int32(tok)), nil
 }
 
 // OnSearchTurn sets a function that sees each turn a search loop
@@ -22,7 +23,7 @@ func (e *Engine) OnSearchTurn(f func(*Prepared)) { e.onSearchTurn = f }
 
 // Sweep unloads the models idle for Config.KeepAlive, as the sweeper
 // does every second.
-func (e *Engine) Sweep() { e.sweep() }
+func (e *Engine) Sweep() { e.res.sweep() }
 
 // WithSaveThresholds returns cfg with the prompt cache's save thresholds
 // (see Config.CacheDir) set to min and long tokens.

@@ -44,7 +44,7 @@ func TestGenerateWithImages(t *testing.T) {
 	if res.Usage.PromptTokens != p.InputTokens || res.Usage.CompletionTokens == 0 {
 		t.Fatalf("usage %+v, Prepare counted %d", res.Usage, p.InputTokens)
 	}
-	decoded := r.decoded.Load()
+	decoded := r.Stats().Decoded
 
 	// The same images again come from the prompt cache; another image
 	// does not.
@@ -62,7 +62,7 @@ func TestGenerateWithImages(t *testing.T) {
 	if other.Usage.CachedTokens >= plain.InputTokens-1+imageTokensEach {
 		t.Errorf("swapped images reused %d cached tokens, past the first image", other.Usage.CachedTokens)
 	}
-	if r.decoded.Load() == decoded {
+	if r.Stats().Decoded == decoded {
 		t.Error("nothing decoded for other images")
 	}
 

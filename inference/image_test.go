@@ -18,7 +18,7 @@ import (
 
 // imageEngine serves "tiny", a byte-level llama with a vision projector that
 // makes 16 tokens of each image.
-func imageEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
+func imageEngine(t *testing.T, cfg Config) (*Engine, *runner.Runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{
 		ID:        "tiny",
@@ -80,12 +80,12 @@ func TestScoreImages(t *testing.T) {
 	}
 
 	// The same images again: all of the prefix comes from the cache.
-	before := r.decoded.Load()
+	before := r.Stats().Decoded
 	warm := scoreImages(t, e, prefix, red, green)
 	if warm.Usage.CachedTokens != want {
 		t.Errorf("repeat: %d cached tokens, want the whole prefix's %d", warm.Usage.CachedTokens, want)
 	}
-	if got := r.decoded.Load() - before; got != int64(branchTokens) {
+	if got := r.Stats().Decoded - before; got != int64(branchTokens) {
 		t.Errorf("repeat: decoded %d tokens, want the branches' %d", got, branchTokens)
 	}
 	for i := range imageBranches {
@@ -284,8 +284,7 @@ func TestScoreImagesMatchHelper(t *testing.T) {
 				for _, res := range results {
 					closeScores(t, res.Branches[0], want)
 				}
-				slot := e.names["tiny"].runner.slots[0]
-				if got, want := e.names["tiny"].runner.ctx.MaxPos(slot.seq), ctx.MaxPos(0)-len(branch); got != want {
+				if got, want := e.names["tiny"].runner.MaxPos(0), ctx.MaxPos(0)-len(branch); got != want {
 					t.Errorf("batch %d: the prefix ends at position %d, the helper's at %d", batch, got, want)
 				}
 			}

@@ -131,8 +131,8 @@ func checkArchitecture(t *testing.T, opts inferencetest.Options, base Config, ba
 		// that part; a recurrent state starts afresh.
 		other := system + "Something else?"
 		got = greedyTiny(t, e, other, 8, false)
-		if partial := got.Usage.CachedTokens > 0; partial != one.names["tiny"].runner.share {
-			t.Errorf("a shared part: %d cached, memory shared %v", got.Usage.CachedTokens, one.names["tiny"].runner.share)
+		if partial := got.Usage.CachedTokens > 0; partial != one.names["tiny"].runner.SharesKV() {
+			t.Errorf("a shared part: %d cached, memory shared %v", got.Usage.CachedTokens, one.names["tiny"].runner.SharesKV())
 		}
 		if w := greedyTiny(t, cold, other, 8, false); got.Text != w.Text {
 			t.Errorf("a shared part: %q, a cold engine gives %q", got.Text, w.Text)

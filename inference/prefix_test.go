@@ -31,7 +31,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // byteEngine runs a byte-level tiny model: one token per byte (add_bos is
 // off), so a shared prefix in bytes is the same shared prefix in tokens.
-func byteEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
+func byteEngine(t *testing.T, cfg Config) (*Engine, *runner.Runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{ContextLength: 4096})}}
 	cfg.Threads = 1
@@ -72,13 +72,13 @@ func TestPrefixRepeatedSystemPrompt(t *testing.T) {
 	if got := generate(t, e, first).Usage.CachedTokens; got != 0 {
 		t.Errorf("first request: %d cached tokens, want 0", got)
 	}
-	before := r.decoded.Load()
+	before := r.Stats().Decoded
 	res := generate(t, e, second)
 	want := bytePrefix(first, second)
 	if res.Usage.CachedTokens != want || res.Usage.PromptTokens != len(second) {
 		t.Errorf("second request: usage %+v, want %d cached of %d", res.Usage, want, len(second))
 	}
-	if got := r.decoded.Load() - before; got != int64(len(second)-want) {
+	if got := r.Stats().Decoded - before; got != int64(len(second)-want) {
 		t.Errorf("decoded %d prompt tokens, want %d", got, len(second)-want)
 	}
 	// The same prompt again: all but the last token, whose logits start
@@ -100,7 +100,7 @@ func TestPrefixSecondTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv := slices.Clone(r.slots[0].cache) // the prompt and what was generated
+	kv := r.Cache(0) // the prompt and what was generated
 	turn2 := turn1
 	turn2.Messages = append(slices.Clone(turn1.Messages), Text(RoleAssistant, res1.Text), Text(RoleUser, "And a suffix?"))
 	texts, _, err := e.names["tiny"].prompt(turn2, false)
@@ -154,7 +154,7 @@ func TestPrefixSharedByConcurrentRequests(t *testing.T) {
 			for _, p := range prompts {
 				total += len(p)
 			}
-			if got, want := r.decoded.Load(), int64(total-3*shared); got != want {
+			if got, want := r.Stats().Decoded, int64(total-3*shared); got != want {
 				t.Errorf("decoded %d prompt tokens, want %d (%d without the cache)", got, want, total)
 			}
 		})

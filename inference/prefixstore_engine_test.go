@@ -356,10 +356,10 @@ func TestCloseDuringUnload(t *testing.T) {
 	unloaded := make(chan error, 1)
 	go func() { unloaded <- e.Unload(context.Background(), "tiny") }()
 	waitFor(t, "Unload to wait for the request", func() bool {
-		m := e.names["tiny"]
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return m.released != nil
+		st := e.res.of[e.names["tiny"]]
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.released != nil
 	})
 	e.Close()
 	for {

@@ -11,11 +11,7 @@ import (
 // request with the given stop strings and tools; thinking says the prompt
 // itself opened the thinking section.
 func newOutput(f *family.Family, stops []string, tools []Tool, thinking bool) *runner.Output {
-	var ft []family.Tool
-	for _, t := range tools {
-		ft = append(ft, family.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-	}
-	return runner.NewOutput(f, stops, ft, thinking)
+	return runner.NewOutput(f, stops, familyTools(tools), thinking)
 }
 
 // thinkMarks are the markers that open and close a family's thinking

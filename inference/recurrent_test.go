@@ -7,13 +7,14 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // recurrentArchs have a recurrent state per sequence: mamba alone, jamba
 // beside an attention KV cache.
 var recurrentArchs = []string{"mamba", "jamba"}
 
-func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *modelRunner) {
+func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *runner.Runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: arch})}}
 	cfg.Threads = 1
@@ -24,7 +25,7 @@ func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *modelRunn
 	}
 	t.Cleanup(func() { e.Close() })
 	r := e.names["tiny"].runner
-	if r.share {
+	if r.SharesKV() {
 		t.Fatalf("%s shares its memory between sequences", arch)
 	}
 	return e, r

@@ -3,176 +3,259 @@ package inference
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
-// A model is loaded while requests hold it, and for Config.KeepAlive
-// after the last lets go; then the sweeper unloads it, and the next
-// request that needs it loads it again. Loads and unloads run outside
-// m.mu, with m.changing set: whoever needs the model meanwhile waits for
-// them to end.
+// residency keeps the engine's models loaded while leases hold them, and
+// for Config.KeepAlive after the last lets go; then its sweeper unloads a
+// model, and the next acquire loads it again. It has one verb pair: a
+// request takes a lease (Engine.acquire) and releases it once, when it
+// is done with the model, its jobs in the runner included.
+//
+// Loads and unloads run outside a model's lock, with changing set:
+// whoever needs the model meanwhile waits for them to end. Close stops
+// each model's runner at once, which ends the requests at work, and
+// frees the rest of the model once no lease holds it: at once, or at the
+// last release, so that a request tokenizing or encoding an image when
+// Close comes never sees its model's memory freed under it.
+type residency struct {
+	cfg Config
+	// open loads a model's file again (Engine.open).
+	open func(*model) error
+	// of is the state of each model, and models the models in the order
+	// New loaded them; both are made in New and not changed after.
+	of     map[*model]*resident
+	models []*model
 
-// hold keeps m loaded until release: it loads m first when it was
-// unloaded, waiting for that (or for an unload under way) until ctx is
-// done. The caller holds e.mu for reading, so that Close waits.
-func (e *Engine) hold(ctx context.Context, m *model) error {
+	sweepQuit, sweepDone chan struct{}
+}
+
+// resident is the residency of one model, guarded by its mu.
+type resident struct {
+	mu       sync.Mutex
+	loaded   bool
+	closed   bool          // Close has stopped the model: no more loads
+	orphan   bool          // Close left its freeing to the last release
+	users    int           // leases held
+	idle     time.Time     // when users last fell to 0
+	changing chan struct{} // closed when a load or unload under way ends
+	released chan struct{} // closed when users next falls to 0
+	loadErr  error         // of the last load that failed
+}
+
+// lease holds a model loaded, and its memory valid, from acquire to
+// release. Its zero value is not usable.
+type lease struct {
+	m    *model
+	st   *resident
+	res  *residency
+	once sync.Once
+}
+
+func newResidency(cfg Config, open func(*model) error) *residency {
+	return &residency{cfg: cfg, open: open, of: map[*model]*resident{}}
+}
+
+// add makes m, which New has just loaded, resident.
+func (r *residency) add(m *model) {
+	r.of[m] = &resident{loaded: true, idle: r.cfg.Now()}
+	r.models = append(r.models, m)
+}
+
+// acquire returns a lease on the model named name, loaded: it loads the
+// model first when it was unloaded, waiting for that (or for an unload
+// under way) until ctx is done. The caller calls release once.
+func (e *Engine) acquire(ctx context.Context, name string) (*lease, error) {
+	e.mu.RLock()
+	m, closed := e.names[name], e.closed
+	e.mu.RUnlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case m == nil:
+		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, name)
+	}
+	r := e.res
+	st := r.of[m]
 	for {
-		m.mu.Lock()
-		if m.loaded {
-			m.users++
-			m.mu.Unlock()
-			return nil
+		st.mu.Lock()
+		switch {
+		case st.closed:
+			st.mu.Unlock()
+			return nil, ErrClosed
+		case st.loaded:
+			st.users++
+			st.mu.Unlock()
+			return &lease{m: m, st: st, res: r}, nil
 		}
 		if err := ctx.Err(); err != nil {
-			m.mu.Unlock()
-			return err // nobody waits: no load
+			st.mu.Unlock()
+			return nil, err // nobody waits: no load
 		}
-		ch := m.changing
+		ch := st.changing
 		loading := ch == nil
 		if loading {
 			ch = make(chan struct{})
-			m.changing, m.loadErr = ch, nil
-			go e.reload(m, ch)
+			st.changing, st.loadErr = ch, nil
+			go r.reload(m, st, ch)
 		}
-		m.mu.Unlock()
+		st.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		m.mu.Lock()
-		err := m.loadErr
-		m.mu.Unlock()
+		st.mu.Lock()
+		err := st.loadErr
+		st.mu.Unlock()
 		if err != nil && loading {
-			return err
+			return nil, err
 		}
 	}
 }
 
-// keep holds the model named name loaded (see hold) until the caller
-// calls release, without holding the engine open: Close frees the model
-// meanwhile all the same, and what comes next fails with ErrClosed.
-func (e *Engine) keep(ctx context.Context, name string) (release func(), err error) {
-	m, done, err := e.acquire(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	m.holdAgain()
-	done()
-	return func() { m.release(e.cfg.Now()) }, nil
-}
-
-// holdAgain adds a hold on m, which the caller holds already.
-func (m *model) holdAgain() {
-	m.mu.Lock()
-	m.users++
-	m.mu.Unlock()
-}
-
-// release lets go of a hold.
-func (m *model) release(now time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.users--; m.users == 0 {
-		m.idle = now
-		if m.released != nil {
-			close(m.released)
-			m.released = nil
+// release lets go of the lease; only its first call counts. The last
+// release of a model that Close stopped frees it.
+func (l *lease) release() {
+	l.once.Do(func() {
+		st := l.st
+		st.mu.Lock()
+		free := false
+		if st.users--; st.users == 0 {
+			st.idle = l.res.cfg.Now()
+			if st.released != nil {
+				close(st.released)
+				st.released = nil
+			}
+			free, st.orphan = st.orphan, false
 		}
-	}
+		st.mu.Unlock()
+		if free {
+			l.m.free()
+		}
+	})
 }
 
 // reload loads m again, reporting progress through Config.Progress, and
 // closes ch when it is done.
-func (e *Engine) reload(m *model, ch chan struct{}) {
+func (r *residency) reload(m *model, st *resident, ch chan struct{}) {
 	start := time.Now()
-	_, _, err := e.open(m)
-	m.mu.Lock()
+	err := r.open(m)
+	st.mu.Lock()
 	if err != nil {
-		m.loadErr = fmt.Errorf("inference: loading %s again: %w", m.path, err)
+		st.loadErr = fmt.Errorf("inference: loading %s again: %w", m.path, err)
 	} else {
-		m.loaded, m.idle = true, e.cfg.Now()
+		st.loaded, st.idle = true, r.cfg.Now()
 	}
-	m.changing = nil
-	m.mu.Unlock()
+	st.changing = nil
+	st.mu.Unlock()
 	close(ch)
 	if err != nil {
-		e.cfg.Logger.Error("inference: loading a model again", "path", m.path, "err", err)
+		r.cfg.Logger.Error("inference: loading a model again", "path", m.path, "err", err)
 		return
 	}
-	e.cfg.Logger.Info("inference: model loaded again", "path", m.path, "took", time.Since(start).Round(time.Millisecond))
+	r.cfg.Logger.Info("inference: model loaded again", "path", m.path, "took", time.Since(start).Round(time.Millisecond))
 }
 
-// unload frees m, which is loaded and held by nobody; m.mu is held, and
+// unload frees m, which is loaded and held by nobody; st.mu is held, and
 // released while the model is freed.
-func (e *Engine) unload(m *model, why string) {
+func (r *residency) unload(m *model, st *resident, why string) {
 	ch := make(chan struct{})
-	m.changing, m.loaded = ch, false
-	m.mu.Unlock()
+	st.changing, st.loaded = ch, false
+	st.mu.Unlock()
 	m.free()
-	e.cfg.Logger.Info("inference: model unloaded", "path", m.path, "why", why)
-	m.mu.Lock()
-	m.changing = nil
+	r.cfg.Logger.Info("inference: model unloaded", "path", m.path, "why", why)
+	st.mu.Lock()
+	st.changing = nil
 	close(ch)
 }
 
-// close waits for a load or unload under way and frees m if it is loaded:
-// Close's part, once no request can hold m any more.
-func (m *model) close() {
-	m.mu.Lock()
-	for m.changing != nil {
-		ch := m.changing
-		m.mu.Unlock()
-		<-ch
-		m.mu.Lock()
-	}
-	loaded := m.loaded
-	m.loaded = false
-	m.mu.Unlock()
-	if loaded {
-		m.free()
+// close is Close's part for every model: it waits for a load or unload
+// under way, stops each loaded model's runner, which ends the requests
+// at work, and frees the model, or leaves that to its last release.
+func (r *residency) close() {
+	for _, m := range r.models {
+		st := r.of[m]
+		st.mu.Lock()
+		for st.changing != nil {
+			ch := st.changing
+			st.mu.Unlock()
+			<-ch
+			st.mu.Lock()
+		}
+		st.closed = true
+		if !st.loaded {
+			st.mu.Unlock()
+			continue
+		}
+		st.loaded = false
+		ch := make(chan struct{})
+		st.changing = ch
+		st.mu.Unlock()
+		if m.runner != nil {
+			m.runner.Stop() // its jobs end, and release their leases
+		}
+		st.mu.Lock()
+		st.changing = nil
+		close(ch)
+		free := st.users == 0
+		st.orphan = !free
+		st.mu.Unlock()
+		if free {
+			m.free()
+		}
 	}
 }
 
 // sweep unloads the models idle for Config.KeepAlive or longer.
-func (e *Engine) sweep() {
-	now := e.cfg.Now()
-	for _, m := range e.models {
-		m.mu.Lock()
-		if m.loaded && m.users == 0 && m.changing == nil && now.Sub(m.idle) >= e.cfg.KeepAlive {
-			e.unload(m, fmt.Sprintf("idle for %v", e.cfg.KeepAlive))
+func (r *residency) sweep() {
+	now := r.cfg.Now()
+	for _, m := range r.models {
+		st := r.of[m]
+		st.mu.Lock()
+		if st.loaded && st.users == 0 && st.changing == nil && now.Sub(st.idle) >= r.cfg.KeepAlive {
+			r.unload(m, st, fmt.Sprintf("idle for %v", r.cfg.KeepAlive))
 		}
-		m.mu.Unlock()
+		st.mu.Unlock()
 	}
 }
 
 // startSweeper runs sweep every second (or every KeepAlive, when that is
 // shorter) until stopSweeper.
-func (e *Engine) startSweeper() {
-	if e.cfg.KeepAlive < 0 {
+func (r *residency) startSweeper() {
+	if r.cfg.KeepAlive < 0 {
 		return
 	}
-	e.sweepQuit, e.sweepDone = make(chan struct{}), make(chan struct{})
+	r.sweepQuit, r.sweepDone = make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(e.sweepDone)
-		t := time.NewTicker(min(time.Second, e.cfg.KeepAlive))
+		defer close(r.sweepDone)
+		t := time.NewTicker(min(time.Second, r.cfg.KeepAlive))
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				e.sweep()
-			case <-e.sweepQuit:
+				r.sweep()
+			case <-r.sweepQuit:
 				return
 			}
 		}
 	}()
 }
 
-func (e *Engine) stopSweeper() {
-	if e.sweepQuit != nil {
-		close(e.sweepQuit)
-		<-e.sweepDone
+func (r *residency) stopSweeper() {
+	if r.sweepQuit != nil {
+		close(r.sweepQuit)
+		<-r.sweepDone
 	}
+}
+
+// loaded reports whether m is loaded now.
+func (r *residency) loaded(m *model) bool {
+	st := r.of[m]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.loaded
 }
 
 // Load loads the model named id when it is not loaded, waiting for it
@@ -180,11 +263,11 @@ func (e *Engine) stopSweeper() {
 // now. Requests load a model themselves; Load lets an application do it
 // ahead of them.
 func (e *Engine) Load(ctx context.Context, id string) error {
-	_, release, err := e.acquire(ctx, id)
+	l, err := e.acquire(ctx, id)
 	if err != nil {
 		return err
 	}
-	release()
+	l.release()
 	return nil
 }
 
@@ -194,8 +277,6 @@ func (e *Engine) Load(ctx context.Context, id string) error {
 // set. The next request for the model, or Load, loads it again. Entries
 // that share the model's file share its unloading.
 func (e *Engine) Unload(ctx context.Context, id string) error {
-	// The engine's lock is not held while the requests end: Close may
-	// come meanwhile, and frees the model itself.
 	e.mu.RLock()
 	m, closed := e.names[id], e.closed
 	e.mu.RUnlock()
@@ -205,30 +286,31 @@ func (e *Engine) Unload(ctx context.Context, id string) error {
 	case m == nil:
 		return fmt.Errorf("%w: %q", ErrModelNotFound, id)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	st := e.res.of[m]
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	for {
 		var ch chan struct{}
 		switch {
-		case m.changing != nil:
-			ch = m.changing
-		case !m.loaded:
+		case st.changing != nil:
+			ch = st.changing
+		case !st.loaded:
 			return nil
-		case m.users > 0:
-			if m.released == nil {
-				m.released = make(chan struct{})
+		case st.users > 0:
+			if st.released == nil {
+				st.released = make(chan struct{})
 			}
-			ch = m.released
+			ch = st.released
 		default:
-			e.unload(m, "Engine.Unload")
+			e.res.unload(m, st, "Engine.Unload")
 			return nil
 		}
-		m.mu.Unlock()
+		st.mu.Unlock()
 		select {
 		case <-ch:
-			m.mu.Lock()
+			st.mu.Lock()
 		case <-ctx.Done():
-			m.mu.Lock()
+			st.mu.Lock()
 			return ctx.Err()
 		}
 	}

@@ -62,14 +62,14 @@ func TestBreakFreesSlotWithinOneStep(t *testing.T) {
 	for range 4 {
 		<-started
 	}
-	if got := r.active.Load(); got != 4 {
+	if got := r.Stats().Active; got != 4 {
 		t.Fatalf("%d active sequences, want 4", got)
 	}
 	close(release)
 	wg.Wait()
-	before := r.steps.Load()
-	waitFor(t, "the cancelled sequences to be freed", func() bool { return r.active.Load() == 0 })
-	if steps := r.steps.Load() - before; steps > 1 {
+	before := r.Stats().Steps
+	waitFor(t, "the cancelled sequences to be freed", func() bool { return r.Stats().Active == 0 })
+	if steps := r.Stats().Steps - before; steps > 1 {
 		t.Errorf("sequences freed after %d decode steps, want at most 1", steps)
 	}
 

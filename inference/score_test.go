@@ -81,7 +81,7 @@ func TestScoreProbabilities(t *testing.T) {
 		}
 		// The one slot's cache holds the prompt and what was generated.
 		generate(t, e, system+q)
-		if want := r.slots[0].cache[len(system+q)]; int(want) != best {
+		if want := r.Cache(0)[len(system+q)]; int(want) != best {
 			t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, want)
 		}
 	}
@@ -117,12 +117,12 @@ func TestScorePrefixCached(t *testing.T) {
 	if first.Usage.CachedTokens != 0 || first.Usage.PromptTokens != len(system)+len(b.Text) {
 		t.Errorf("first: usage %+v, want %d prompt tokens, none cached", first.Usage, len(system)+len(b.Text))
 	}
-	before := r.decoded.Load()
+	before := r.Stats().Decoded
 	second := score(t, e, system, b, b)
 	if second.Usage.CachedTokens != len(system) || second.Usage.PromptTokens != len(system)+2*len(b.Text) {
 		t.Errorf("second: usage %+v, want %d cached", second.Usage, len(system))
 	}
-	if got := r.decoded.Load() - before; got != int64(2*len(b.Text)) {
+	if got := r.Stats().Decoded - before; got != int64(2*len(b.Text)) {
 		t.Errorf("second: decoded %d tokens, want the branches' %d", got, 2*len(b.Text))
 	}
 	sameScores(t, "cached", second.Branches[0], first.Branches[0])
@@ -242,10 +242,10 @@ func checkBranching(t *testing.T, one, many *Engine) {
 		// The first token generated is in the sequence once the
 		// second is.
 		g := generate(t, one, system+q)
-		if len(r.slots[0].cache) <= g.Usage.PromptTokens {
+		if len(r.Cache(0)) <= g.Usage.PromptTokens {
 			t.Fatalf("%q: generation ended at its first token, %q", q, g.Text)
 		}
-		if want := r.slots[0].cache[g.Usage.PromptTokens]; int(want) != best {
+		if want := r.Cache(0)[g.Usage.PromptTokens]; int(want) != best {
 			t.Errorf("%q: most likely token %d, greedy generation starts with %d", q, best, want)
 		}
 	}

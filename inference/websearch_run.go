@@ -59,16 +59,11 @@ func (e *Engine) searchTurn(req Request) (Request, *SearchOptions, error) {
 // tool messages; each turn reuses the previous one's KV cells through the
 // prompt cache. Events carry the answer with its citation markers taken
 // out, the citations, and each search as it starts and ends; the final
-// result sums the turns.
-func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, error) bool) {
+// result sums the turns. The lease l keeps the model loaded for every
+// turn and between them, while the searches run; the caller releases it.
+func (e *Engine) searchLoop(ctx context.Context, l *lease, p *Prepared, yield func(Event, error) bool) {
 	req, opts := p.plan.search.req, p.plan.search.opts
-	// The model stays loaded between turns, while the searches run.
-	release, err := e.keep(ctx, req.Model)
-	if err != nil {
-		yield(Event{}, err)
-		return
-	}
-	defer release()
+	var err error
 	msgs := slices.Clone(req.Messages)
 	var res Result
 	var text strings.Builder
@@ -78,7 +73,7 @@ func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, 
 	turn := p
 	for n := 0; ; n++ {
 		var final *Result
-		ok := e.runTurn(ctx, turn, func(ev Event, err error) bool {
+		ok := e.runTurn(ctx, l, turn, func(ev Event, err error) bool {
 			if err != nil {
 				yield(ev, err)
 				return false
@@ -140,7 +135,7 @@ func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, 
 			ran = append(ran, sc)
 		}
 		reply := Message{Role: RoleAssistant, Content: []Part{{Text: final.Text}}, Reasoning: final.Reasoning, ToolCalls: calls}
-		if turn, msgs, err = e.nextTurn(ctx, req, append(msgs, reply), calls, ran, opts.ContentChars, budget); err != nil {
+		if turn, msgs, err = e.nextTurn(l, req, append(msgs, reply), calls, ran, opts.ContentChars, budget); err != nil {
 			if errors.Is(err, ErrContextLength) {
 				// Not even the results' titles fit: the answer ends here.
 				res.Text, res.FinishReason = text.String(), FinishLength
@@ -162,8 +157,8 @@ func (e *Engine) searchLoop(ctx context.Context, p *Prepared, yield func(Event, 
 // a call past the limit), and what is left of the output limit. Results
 // that would not fit in the context are cut, to fewer characters each,
 // down to their titles; past that, it fails with ErrContextLength. It
-// returns the turn and its conversation.
-func (e *Engine) nextTurn(ctx context.Context, req Request, msgs []Message, calls []ToolCall, ran []SearchCall, chars, budget int) (*Prepared, []Message, error) {
+// returns the turn and its conversation, prepared on l's model.
+func (e *Engine) nextTurn(l *lease, req Request, msgs []Message, calls []ToolCall, ran []SearchCall, chars, budget int) (*Prepared, []Message, error) {
 	for {
 		next := req
 		next.Search, next.Messages = nil, slices.Clone(msgs)
@@ -178,7 +173,7 @@ func (e *Engine) nextTurn(ctx context.Context, req Request, msgs []Message, call
 		// What is left of the output limit, within the room the longer
 		// conversation leaves.
 		next.MaxTokens, next.ClampMaxTokens = budget, true
-		p, err := e.Prepare(ctx, next)
+		p, err := e.prepare(l, next)
 		if errors.Is(err, ErrContextLength) && chars > 0 {
 			chars /= 4 // and to 0: titles and URLs only
 			continue
@@ -189,9 +184,9 @@ func (e *Engine) nextTurn(ctx context.Context, req Request, msgs []Message, call
 
 // runTurn runs one turn of a search loop and reports whether yield wanted
 // more.
-func (e *Engine) runTurn(ctx context.Context, p *Prepared, yield func(Event, error) bool) bool {
+func (e *Engine) runTurn(ctx context.Context, l *lease, p *Prepared, yield func(Event, error) bool) bool {
 	more := true
-	e.runPlain(ctx, p, func(ev Event, err error) bool {
+	e.runPlain(ctx, l, p, nil, func(ev Event, err error) bool {
 		more = yield(ev, err) && err == nil
 		return more
 	})

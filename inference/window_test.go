@@ -8,12 +8,13 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
 // windowEngine serves "tiny", a byte-level Gemma 3 whose first five layers
 // attend over a sliding window of 32 tokens, so that the prompts here
 // slide.
-func windowEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
+func windowEngine(t *testing.T, cfg Config) (*Engine, *runner.Runner) {
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: "gemma3", SlidingWindow: 32})}}
 	cfg.Threads = 1
@@ -28,7 +29,7 @@ func windowEngine(t *testing.T, cfg Config) (*Engine, *modelRunner) {
 	}
 	t.Cleanup(func() { e.Close() })
 	r := e.names["tiny"].runner
-	if !r.share {
+	if !r.SharesKV() {
 		t.Fatal("a sliding-window model does not share its cache")
 	}
 	return e, r

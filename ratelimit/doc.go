@@ -43,6 +43,11 @@
 // pass. A tier without limits (policy.Unlimited) has no cap either: it
 // admits everything and still counts spend and usage.
 //
+// Prepaid credit is not this package's: package account's prepaid
+// billing (account.Accounts.Limiter) wraps a Limiter, holds each
+// admitted reservation's Cost from its account's balance and draws the
+// settled cost, refusing with ErrNoCredit what the balance cannot pay.
+//
 // # Usage
 //
 // Settle also counts, per account and month, the requests, input tokens,

@@ -191,6 +191,11 @@ var (
 	ErrSpendCap = errors.New("ratelimit: maximum monthly spend reached")
 	// ErrQuotaExhausted: a plan quota of the month is used up.
 	ErrQuotaExhausted = errors.New("ratelimit: plan quota exhausted")
+	// ErrNoCredit: under prepaid billing (account.Config.Billing), the
+	// account's balance cannot pay for the request's maximum cost
+	// (Limit LimitBalance), or the account has bought no tier yet
+	// (Limit LimitTier). Waiting does not help; a purchase does.
+	ErrNoCredit = errors.New("ratelimit: prepaid credit exhausted")
 	// ErrUnavailable: a shared limiter's store could not be reached
 	// (Redis down or restarting); it is wrapped with the client's error.
 	// Nothing was admitted: try again shortly.
@@ -206,11 +211,17 @@ const (
 	LimitReviews      = "reviews"
 	LimitSummaries    = "summaries"
 	LimitUsers        = "users"
+	// LimitBalance: a prepaid balance (Error.Max is what is left of it,
+	// in nano-dollars).
+	LimitBalance = "balance"
+	// LimitTier: no tier yet (Error.Max is the purchase, in
+	// nano-dollars, that unlocks the first).
+	LimitTier = "tier"
 )
 
 // Error is a refusal. errors.Is matches it with its Err sentinel.
 type Error struct {
-	// Err is ErrRateLimited, ErrTooLarge, ErrSpendCap or
+	// Err is ErrRateLimited, ErrTooLarge, ErrSpendCap, ErrNoCredit or
 	// ErrQuotaExhausted.
 	Err error
 	// Key is the refused key, or the account of a quota.
@@ -242,6 +253,11 @@ func (e *Error) Error() string {
 	case errors.Is(e.Err, ErrTooLarge):
 		return fmt.Sprintf("ratelimit: %s: the request needs %d %s, more than the limit of %d per minute",
 			e.Key, e.Requested, e.Limit, e.Max)
+	case errors.Is(e.Err, ErrNoCredit) && e.Limit == LimitTier:
+		return fmt.Sprintf("ratelimit: account %s has no tier yet: a purchase of %s USD unlocks the first", e.Account, Money(e.Max))
+	case errors.Is(e.Err, ErrNoCredit):
+		return fmt.Sprintf("ratelimit: account %s has %s USD of prepaid credit left; this request may cost up to %s USD",
+			e.Account, Money(e.Max), Money(e.Requested))
 	case errors.Is(e.Err, ErrQuotaExhausted):
 		return fmt.Sprintf("ratelimit: %s has used its %d %s of the month; the quota renews in %s",
 			e.Key, e.Max, e.Limit, e.RetryAfter.Round(time.Second))

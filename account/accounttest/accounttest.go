@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) account.Store) {
 		{"PaymentAcrossAccounts", testPaymentAcrossAccounts},
 		{"StoreLostData", testStoreLostData},
 		{"Ledger", testLedger},
+		{"PrepaidConcurrent", testPrepaidConcurrent},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
 	}
@@ -1160,5 +1162,55 @@ func testLedger(t *testing.T, s account.Store) {
 	}
 	if err := l.Add(ctx, "", map[string]int64{"x": 1}); err == nil {
 		t.Fatal("Add accepted an empty month")
+	}
+}
+
+// testPrepaidConcurrent: two Accounts on the store bill one account
+// prepaid; 60 requests of 1 USD each racing through both on 25 USD of
+// credit admit exactly 25, and the balance stops at exactly 0 once they
+// settle.
+func testPrepaidConcurrent(t *testing.T, s account.Store) {
+	ctx := t.Context()
+	clock := newClock(start)
+	var replicas [2]ratelimit.Limiter
+	var a *account.Accounts
+	for i := range replicas {
+		var err error
+		a, err = account.New(ctx, account.Config{Store: s, Now: clock.Now, PasswordIterations: passwordIterations, Billing: account.Prepaid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		replicas[i] = a.Limiter(ratelimit.NewMemory())
+	}
+	must[account.Account](t)(a.CreateAccount(ctx, account.NewAccount{ID: "acct_pre", Name: "Prepaid"}))
+	must[account.Account](t)(a.AddCredits(ctx, account.Purchase{ID: "pay_pre", Account: "acct_pre", Amount: 25 * ratelimit.Dollar}))
+	// A tier without rates, so that the balance is the only limit.
+	req := ratelimit.Request{Key: "key_pre", Account: "acct_pre", Tier: ratelimit.Tier{Name: "open"}, MaxOutputTokens: 1, Prices: ratelimit.Prices{Output: ratelimit.Dollar}}
+	const n = 60
+	var admitted, refused atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			l := replicas[i%2]
+			res, err := l.Reserve(ctx, req, clock.Now())
+			switch {
+			case errors.Is(err, ratelimit.ErrNoCredit):
+				refused.Add(1)
+				return
+			case err != nil:
+				t.Error(err)
+				return
+			}
+			admitted.Add(1)
+			if err := l.Settle(ctx, res, ratelimit.Usage{Requests: 1, OutputTokens: 1}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got := must[account.Account](t)(a.Account(ctx, "acct_pre"))
+	if admitted.Load() != 25 || refused.Load() != n-25 || got.Balance() != 0 || got.Held != 0 || got.Drawn != 25*ratelimit.Dollar {
+		t.Fatalf("%d racing requests of 1 USD on 25 USD: %d admitted, %d refused; balance %s, held %s, drawn %s",
+			n, admitted.Load(), refused.Load(), got.Balance(), got.Held, got.Drawn)
 	}
 }

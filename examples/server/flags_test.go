@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferkit/inferkit/account"
+	"github.com/inferkit/inferkit/catalog"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -153,8 +156,13 @@ func TestAdminFlags(t *testing.T) {
 		adminKey string
 		accounts string
 		insecure bool
+		billing  account.Billing
 		err      string
 	}{
+		{name: "prepaid", args: []string{"-admin-key", admin, "-accounts", "a.db", "-billing", "prepaid"}, adminKey: admin, accounts: "a.db", billing: account.Prepaid},
+		{name: "postpaid", args: []string{"-accounts", "a.db", "-billing", "postpaid"}, accounts: "a.db", billing: account.Postpaid},
+		{name: "prepaid without admin", args: []string{"-accounts", "a.db", "-billing", "prepaid"}, err: "-billing prepaid needs -admin-key"},
+		{name: "unknown billing", args: []string{"-billing", "credit"}, err: `want postpaid or prepaid, not "credit"`},
 		{name: "bolt", args: []string{"-admin-key", admin, "-accounts", "/var/lib/inferkit/accounts.db"}, adminKey: admin, accounts: "/var/lib/inferkit/accounts.db"},
 		{name: "redis", args: []string{"-admin-key", admin, "-redis", "127.0.0.1:6379", "-insecure-cookies"}, adminKey: admin, insecure: true},
 		{name: "environment", args: []string{"-accounts", "a.db"}, env: map[string]string{"INFERKIT_ADMIN_KEY": " " + admin + "\n"}, adminKey: admin, accounts: "a.db"},
@@ -176,7 +184,7 @@ func TestAdminFlags(t *testing.T) {
 			} else if strings.Contains(err.Error(), "sk-admin") {
 				t.Errorf("%s: the error repeats the admin key: %v", tc.name, err)
 			}
-		case err != nil || o.adminKey != tc.adminKey || o.accounts != tc.accounts || o.insecureCookies != tc.insecure:
+		case err != nil || o.adminKey != tc.adminKey || o.accounts != tc.accounts || o.insecureCookies != tc.insecure || o.billing != tc.billing:
 			t.Errorf("%s: %+v %v", tc.name, o, err)
 		}
 	}
@@ -198,5 +206,44 @@ func TestLoadProgressLogsQuarters(t *testing.T) {
 	}
 	if got := strings.Join(percents, ","); got != "30,60,80,100" {
 		t.Errorf("percents logged: %s, want one line a quarter: 30,60,80,100", got)
+	}
+}
+
+// -datacenter lists a model's countries, in upper case; a code that is
+// no ISO 3166-1 alpha-2 code, or an id no model has, is an error naming
+// it.
+func TestDatacenterFlag(t *testing.T) {
+	none := func(string) string { return "" }
+	o, err := parseFlags([]string{"-model", "core-2-5-mini=a.gguf", "-model", "mine=a.gguf", "-datacenter", "mine=US, de"}, none, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.models[1].Datacenters; strings.Join(got, ",") != "US,DE" || o.models[0].Datacenters != nil {
+		t.Errorf("datacenters %q and %q", o.models[0].Datacenters, got)
+	}
+	o, err = parseFlags([]string{"-rerank-model", "rr=r.gguf"}, none, io.Discard)
+	if err != nil || len(o.models) != 1 || o.models[0].Kind != catalog.KindRerank || o.models[0].Path != "r.gguf" {
+		t.Errorf("-rerank-model: %+v %v", o.models, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rerank-model", "rr"}, "want ID=PATH"},
+		{[]string{"-model", "mine=a.gguf", "-datacenter", "mine=US,EU"}, `datacenter "EU" is not an ISO 3166-1 alpha-2`},
+		{[]string{"-model", "mine=a.gguf", "-datacenter", "mine=USA"}, `datacenter "USA"`},
+		{[]string{"-model", "mine=a.gguf", "-datacenter", "theirs=US"}, "-datacenter theirs: no model has that id"},
+		{[]string{"-datacenter", "mine"}, "want ID=CC"},
+	} {
+		if _, err := parseFlags(tc.args, none, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	models, err := demoModels()
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := setDatacenters(models, map[string][]string{"core-2-5-mini": {"FR"}}); err != nil {
+		t.Errorf("the demo models: %v", err)
 	}
 }

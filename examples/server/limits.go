@@ -158,7 +158,7 @@ func openBackends(ctx context.Context, o options, logger *slog.Logger) (b backen
 		store, b.limiter = account.NewMemory(), ratelimit.NewMemory()
 	}
 	if err == nil {
-		b.accounts, err = account.New(ctx, account.Config{Store: store, StaticKeys: keys, SecretFile: o.secretFile, Logger: logger})
+		b.accounts, err = account.New(ctx, account.Config{Store: store, StaticKeys: keys, SecretFile: o.secretFile, Logger: logger, Billing: o.billing})
 	}
 	if err == nil && o.redis != "" {
 		if o.secretFile != "" {

@@ -7,7 +7,22 @@
 //
 //	-addr host:port   listen address (default 127.0.0.1:8080)
 //	-model ID=PATH    serve the GGUF file PATH as model ID; repeatable, and
-//	                  several ids may share one file (it is loaded once)
+//	                  several ids may share one file (it is loaded once).
+//	                  A PATH of hf.co/ORG/REPO:QUANT, hf.co/ORG/REPO/FILE.gguf
+//	                  (@REV for a revision) or an https URL of the same
+//	                  shape is pulled from the Hugging Face hub at start,
+//	                  with a progress line, checked against the hub's
+//	                  SHA-256 and kept in -pull-dir, with its projector
+//	                  (mmproj) if it has one; the same for the other
+//	                  model flags
+//	-pull-dir DIR     where pulled models are kept, shared by the processes
+//	                  that pull (default inferkit/models in the user's
+//	                  cache directory)
+//	-default-model REF
+//	                  with no -model, serve the model REF names (pulled as
+//	                  above) under the spec's chat ids when the hub can be
+//	                  reached, and the random demo models when not (make
+//	                  run sets it to a small real chat model)
 //	-decision-model ID=PATH
 //	                  serve the GGUF file PATH as decision model ID on
 //	                  /v1/system and /v1/systemone (repeatable): a chat
@@ -18,6 +33,11 @@
 //	                  /v1/embeddings (repeatable): a GGUF whose pooling
 //	                  type is mean, cls or last, such as a BERT or
 //	                  nomic-bert embedding model or Qwen3-Embedding
+//	-rerank-model ID=PATH
+//	                  serve the reranker GGUF file PATH (rank pooling,
+//	                  such as a BERT-family cross-encoder) as model ID
+//	                  on /v1/rerank (repeatable). Chat and decision
+//	                  models rank documents on /v1/rerank too
 //	-min-dimensions ID=N
 //	                  let embedding model ID, trained for truncation
 //	                  (Matryoshka, such as Qwen3-Embedding), answer
@@ -32,6 +52,12 @@
 //	                  ("mmproj") PATH, in generation and decision
 //	                  requests (repeatable). A model without one reads
 //	                  text only, and its listing says so.
+//	-datacenter ID=CC[,CC...]
+//	                  list model ID in the catalog's datacenters as
+//	                  running in these countries, ISO 3166-1 alpha-2 codes
+//	                  such as US,DE (repeatable; an unassigned code is an
+//	                  error at start-up). A model's created is the
+//	                  modification time of its GGUF file
 //	-calibration ID=T
 //	                  answer decision model ID at calibration temperature
 //	                  T, as examples/calibrate fits it (repeatable)
@@ -59,6 +85,17 @@
 //	                  least; INFERKIT_ADMIN_KEY may give it instead. It
 //	                  needs -accounts or -redis, so that what it makes
 //	                  lasts
+//	-billing MODE     how accounts pay: postpaid (the default: spend is
+//	                  counted per month under each tier's cap, to be
+//	                  billed afterwards) or prepaid (each request holds
+//	                  its maximum cost from its account's balance of
+//	                  purchased credits before it decodes, draws its real
+//	                  cost when it ends, and is refused with 429
+//	                  insufficient_quota when the balance cannot pay; an
+//	                  account has no tier, and is refused, until its
+//	                  purchases reach 5 USD, the spec's Default). The
+//	                  console and GET /v1/admin/usage show the balance.
+//	                  Prepaid needs -admin-key, to sell the credits
 //	-accounts PATH    keep accounts, keys, credits, plans and this month's
 //	                  spend in the bbolt file PATH, so that they survive
 //	                  a restart (default: in memory, unless -redis)
@@ -136,7 +173,8 @@
 // metrics. These routes are on the API's listener: where -addr is
 // public, keep them from the outside at the proxy.
 //
-// With no -model it serves small demo models with random weights under
+// With no -model (and no -default-model it can pull) it serves small demo
+// models with random weights under
 // every model id of the spec, chat and decision (all but the encoder with
 // a vision projector, so they take images), and a BERT embedding model
 // under core-embed, so that the API can be tried at once; their output
@@ -168,6 +206,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/console"
@@ -199,6 +238,11 @@ type options struct {
 	adminKey string
 	// accounts is the accounts' bbolt file (-accounts).
 	accounts string
+	// datacenters are the country codes of -datacenter, by model id.
+	datacenters map[string][]string
+	// billing is how accounts pay (-billing): account.Postpaid or
+	// account.Prepaid.
+	billing account.Billing
 	// secretFile keeps a copy of the operator secret of -redis on local
 	// disk (-secret-file, INFERKIT_SECRET_FILE).
 	secretFile string
@@ -226,6 +270,12 @@ type options struct {
 	// searchURL and searchIndex name the search backend (-search-url,
 	// -search-index); at most one.
 	searchURL, searchIndex string
+	// pullDir is where pulled models are kept (-pull-dir); "" is the
+	// user's cache directory's.
+	pullDir string
+	// defaultModel is the hub reference served with no -model
+	// (-default-model); "" serves the demo models.
+	defaultModel string
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -264,7 +314,7 @@ func main() {
 
 // parseFlags reads the command line and the INFERKIT_API_KEYS variable.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
-	o := options{}
+	o := options{datacenters: map[string][]string{}}
 	fs := flag.NewFlagSet("inferkit-server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address, host:port")
@@ -294,14 +344,19 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		o.models = append(o.models, m)
 		return nil
 	})
-	fs.Func("embedding-model", "serve the GGUF file PATH as embedding model `ID=PATH` on /v1/embeddings (repeatable)", func(s string) error {
-		id, path, ok := strings.Cut(s, "=")
-		if !ok || id == "" || path == "" {
-			return fmt.Errorf("want ID=PATH, got %q", s)
+	// kindModel reads an ID=PATH flag of a model of kind.
+	kindModel := func(kind catalog.Kind) func(string) error {
+		return func(s string) error {
+			id, path, ok := strings.Cut(s, "=")
+			if !ok || id == "" || path == "" {
+				return fmt.Errorf("want ID=PATH, got %q", s)
+			}
+			o.models = append(o.models, catalog.Model{ID: id, Path: path, Kind: kind})
+			return nil
 		}
-		o.models = append(o.models, catalog.Model{ID: id, Path: path, Kind: catalog.KindEmbedding})
-		return nil
-	})
+	}
+	fs.Func("embedding-model", "serve the GGUF file PATH as embedding model `ID=PATH` on /v1/embeddings (repeatable)", kindModel(catalog.KindEmbedding))
+	fs.Func("rerank-model", "serve the reranker GGUF file PATH (rank pooling, such as a BERT-family cross-encoder) as model `ID=PATH` on /v1/rerank (repeatable)", kindModel(catalog.KindRerank))
 	minDims := map[string]int{}
 	fs.Func("min-dimensions", "let embedding model ID, trained for truncation, answer from N dimensions up (`ID=N`; repeatable)", func(s string) error {
 		id, v, ok := strings.Cut(s, "=")
@@ -319,6 +374,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 			return fmt.Errorf("want ID=PATH, got %q", s)
 		}
 		projectors[id] = path
+		return nil
+	})
+	fs.Func("datacenter", "list the model `ID=CC[,CC...]` as running in these countries (ISO 3166-1 alpha-2 codes, such as US,DE) in the catalog's datacenters (repeatable)", func(s string) error {
+		id, list, ok := strings.Cut(s, "=")
+		if !ok || id == "" || list == "" {
+			return fmt.Errorf("want ID=CC[,CC...], got %q", s)
+		}
+		for c := range strings.SplitSeq(list, ",") {
+			o.datacenters[id] = append(o.datacenters[id], strings.ToUpper(strings.TrimSpace(c)))
+		}
 		return nil
 	})
 	calibrations := map[string]float64{}
@@ -340,6 +405,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	})
 	fs.StringVar(&o.tier, "tier", "", "pin the default account's tier to `NAME`: default, tier2, tier3 or unlimited (default: the tier its credits unlock)")
 	fs.StringVar(&o.adminKey, "admin-key", "", "turn on the admin API (/v1/admin, \"Authorization: Bearer KEY\") and the console (/api-keys) with this `KEY` of 16 characters or more (or INFERKIT_ADMIN_KEY); needs -accounts or -redis")
+	fs.Func("billing", "how accounts pay: `MODE` postpaid (spend counted under each tier's monthly cap; the default) or prepaid (each request draws its cost from the account's purchased credits, and is refused at zero); prepaid needs -admin-key, whose purchases top balances up", func(s string) error {
+		switch b := account.Billing(s); b {
+		case account.Postpaid, account.Prepaid:
+			o.billing = b
+			return nil
+		}
+		return fmt.Errorf("want postpaid or prepaid, not %q", s)
+	})
 	fs.StringVar(&o.accounts, "accounts", "", "keep accounts, keys, credits, plans and spend in the bbolt file `PATH` (default in memory, unless -redis)")
 	fs.BoolVar(&o.insecureCookies, "insecure-cookies", false, "let the console's cookies travel over plain HTTP (for http:// on a host other than localhost)")
 	fs.StringVar(&o.secretFile, "secret-file", "", "with -redis, keep a copy of the operator secret (which API keys are stored under) in the file `PATH`, so that a Redis that lost its data gets it back (or INFERKIT_SECRET_FILE)")
@@ -352,6 +425,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cells each model's sequences share (default twice -ctx)")
 	fs.StringVar(&o.keyCache, "cache-type-k", "f16", "element `TYPE` of the KV cache's keys: f16, q8_0 or q4_0")
 	fs.StringVar(&o.valueCache, "cache-type-v", "f16", "element `TYPE` of the KV cache's values: f16, q8_0 or q4_0 (quantized values use flash attention)")
+	fs.StringVar(&o.pullDir, "pull-dir", "", "keep the models pulled from the hub in `DIR` (default inferkit/models in the user cache directory)")
+	fs.StringVar(&o.defaultModel, "default-model", "", "with no -model, serve the model `REF` (hf.co/ORG/REPO:QUANT) names under the chat ids when the hub can be reached, the random demo models when not")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep the KV states of prompt prefixes in `DIR` across restarts (default in memory only)")
 	fs.Int64Var(&o.cacheMiB, "cache-mib", 4096, "bound the files of -cache-dir at `N` MiB")
 	fs.DurationVar(&o.keepAlive, "keep-alive", 5*time.Minute, "free an idle model's memory after this long, and load it again on the next request (0: never)")
@@ -388,6 +463,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		}
 		o.models[i].Calibration = t
 	}
+	if len(o.models) > 0 {
+		if err := setDatacenters(o.models, o.datacenters); err != nil {
+			return o, err
+		}
+	}
 	for id, n := range minDims {
 		i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.ID == id && m.Kind == catalog.KindEmbedding })
 		if i < 0 {
@@ -420,6 +500,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, errors.New("inferkit-server: -accounts and -redis: accounts live in one place, the bbolt file or Redis; give one")
 	case o.adminKey != "" && o.accounts == "" && o.redis == "":
 		return o, errors.New("inferkit-server: -admin-key needs -accounts PATH (a bbolt file) or -redis ADDR: the accounts, keys and credits it makes would be lost at exit")
+	case o.billing == account.Prepaid && o.adminKey == "":
+		return o, errors.New("inferkit-server: -billing prepaid needs -admin-key: credits are bought through the admin API (POST /v1/admin/accounts/{id}/credits), and without any every request is refused")
 	case o.secretFile != "" && o.redis == "":
 		return o, errors.New("inferkit-server: -secret-file needs -redis ADDR: it keeps a copy of the operator secret that Redis keeps (a bbolt file of -accounts keeps its own)")
 	case o.store != "" && o.accounts == "" && o.redis == "":
@@ -491,18 +573,38 @@ func attachProjectors(models []catalog.Model, projectors map[string]string) erro
 	return nil
 }
 
+// setDatacenters gives the models the countries of -datacenter, and
+// checks them (catalog.Validate): an id no model has, or a code that is
+// no ISO 3166-1 alpha-2 code, is an error that names it.
+func setDatacenters(models []catalog.Model, dcs map[string][]string) error {
+	for id, codes := range dcs {
+		i := slices.IndexFunc(models, func(m catalog.Model) bool { return m.ID == id })
+		if i < 0 {
+			return fmt.Errorf("inferkit-server: -datacenter %s: no model has that id", id)
+		}
+		models[i].Datacenters = codes
+		if err := catalog.Validate(models[i : i+1]); err != nil {
+			return fmt.Errorf("inferkit-server: -datacenter: %w", err)
+		}
+	}
+	return nil
+}
+
 // serve runs the server on ln until ctx ends, then shuts it down: the
 // HTTP server first, so that requests finish, then the engine.
 func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, logger *slog.Logger) error {
 	defer ln.Close()
 	if len(o.models) == 0 {
-		models, err := demoModels()
+		models, err := defaultModels(ctx, o, logger)
 		if err != nil {
 			return err
 		}
-		logger.Warn("inferkit-server: no -model given; serving demo models with RANDOM weights, whose output is gibberish",
-			"dir", filepath.Dir(models[0].Path), "ids", strings.Join(append(append(slices.Clone(specIDs), demoDecisionIDs...), demoEmbeddingID), ","))
+		if err := setDatacenters(models, o.datacenters); err != nil {
+			return err
+		}
 		o.models = models
+	} else if err := pullModels(ctx, o, logger); err != nil {
+		return err
 	}
 	if len(o.keys) == 0 && o.adminKey == "" {
 		key := "sk-inferkit-" + rand.Text()

@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/internal/wire"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -132,7 +134,7 @@ func (r *Request) Canonical() (formats.Request, error) {
 	if out.MaxTokens == 0 {
 		out.PromptOnly = true
 	}
-	if err := (formats.Sampling{
+	if err := (wire.Sampling{
 		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, MinP: r.MinP, Seed: r.Seed,
 		Frequency: r.FrequencyPenalty, Presence: r.PresencePenalty, Repetition: r.RepetitionPenalty,
 		Stop: r.Stop, StopParam: "stop",
@@ -247,7 +249,7 @@ func (l *Logprobs) add(lps []inference.TokenLogprob, offset int, prompt bool) in
 		if prompt && len(l.Tokens) == 0 && len(lp.Bytes) == 0 {
 			continue
 		}
-		l.Tokens = append(l.Tokens, formats.TokenText(lp.Bytes))
+		l.Tokens = append(l.Tokens, wire.TokenText(lp.Bytes))
 		if prompt && i == 0 {
 			// No alternatives either: an empty object, which every SDK
 			// decodes (the Go SDK drops an array of objects holding null).
@@ -257,8 +259,8 @@ func (l *Logprobs) add(lps []inference.TokenLogprob, offset int, prompt bool) in
 			l.TokenLogprobs = append(l.TokenLogprobs, ptr(lp.Logprob))
 			top := make(map[string]float64, len(lp.Top))
 			for _, t := range lp.Top {
-				if _, dup := top[formats.TokenText(t.Bytes)]; !dup {
-					top[formats.TokenText(t.Bytes)] = t.Logprob
+				if _, dup := top[wire.TokenText(t.Bytes)]; !dup {
+					top[wire.TokenText(t.Bytes)] = t.Logprob
 				}
 			}
 			l.TopLogprobs = append(l.TopLogprobs, top)
@@ -317,7 +319,7 @@ type Stream struct {
 	req     formats.Request
 	id      string
 	created int64
-	choices []formats.Progress
+	choices []wire.Progress
 	sent    []int // each choice's bytes of text so far
 	started []bool
 	results []inference.Result // each choice's, as it ends
@@ -328,7 +330,7 @@ type Stream struct {
 // NewStream returns an encoder writing to w for req.
 func NewStream(w io.Writer, req formats.Request, o formats.Options) *Stream {
 	n := len(req.Prompts) * max(1, req.Choices)
-	return &Stream{w: w, req: req, id: o.ID("cmpl-"), created: o.Time().Unix(), choices: make([]formats.Progress, n), started: make([]bool, n),
+	return &Stream{w: w, req: req, id: o.ID("cmpl-"), created: o.Time().Unix(), choices: make([]wire.Progress, n), started: make([]bool, n),
 		sent: make([]int, n), results: make([]inference.Result, n)}
 }
 
@@ -408,5 +410,5 @@ func (s *Stream) Fail(err error) error {
 		return nil
 	}
 	s.done = true
-	return formats.WriteEvent(s.w, "", formats.ErrorOf(err).Body(formats.StyleChat))
+	return formats.WriteEvent(s.w, "", chat.Error(err).Body(formats.StyleChat))
 }

@@ -6,36 +6,37 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/inference"
 )
 
 func TestGolden(t *testing.T) {
-	req := mustParse(t, `{"model":"core-2-5-mini","prompt":["Hi","One"],"max_tokens":4,"echo":true,"logprobs":2,"stream_options":{"include_usage":true}}`)
+	req := formatstest.Parse(t, Parse, `{"model":"core-2-5-mini","prompt":["Hi","One"],"max_tokens":4,"echo":true,"logprobs":2,"stream_options":{"include_usage":true}}`)
 	if len(req.Prompts) != 2 || !req.Echo || !req.Logprobs || !req.PromptLogprobs || req.TopLogprobs != 2 || req.MaxTokens != 4 {
 		t.Fatalf("parsed %+v", req)
 	}
-	one := resLogprobs
+	one := formatstest.Logprobs()
 	one.PromptLogprobs = []inference.TokenLogprob{
 		{Token: 1, Bytes: nil}, // a BOS: no text, left out
 		{Token: 13, Bytes: []byte("Hi"), Logprob: -4, Top: []inference.TopLogprob{{Token: 14, Bytes: []byte("Hello"), Logprob: -1}}},
 	}
-	two := resStopSeq
+	two := formatstest.StopSeq()
 	two.PromptLogprobs = []inference.TokenLogprob{{Token: 5, Bytes: []byte("One")}}
-	golden(t, "completion.json", mustJSON(t, NewResponse(req, [][]inference.Result{{one}, {two}}, testOptions())))
+	formatstest.Golden(t, "completion.json", formatstest.JSON(t, NewResponse(req, [][]inference.Result{{one}, {two}}, formatstest.Options())))
 
 	var b bytes.Buffer
-	stream(t, NewStream(&b, req, testOptions()), []inference.Event{
+	formatstest.Stream(t, NewStream(&b, req, formatstest.Options()), []inference.Event{
 		{Choice: 0, Text: "Hi", Logprobs: one.Logprobs[:1], PromptLogprobs: one.PromptLogprobs},
 		{Choice: 0, Final: &one},
 		{Choice: 1, Text: "One", PromptLogprobs: two.PromptLogprobs},
 		{Choice: 1, Final: &two},
 	}, nil)
-	golden(t, "completion_stream.sse", b.Bytes())
+	formatstest.Golden(t, "completion_stream.sse", b.Bytes())
 
 	b.Reset()
-	plain := mustParse(t, `{"model":"m","prompt":"Hi","n":2,"stream":true}`)
-	stream(t, NewStream(&b, plain, testOptions()), []inference.Event{{Choice: 1, Text: "x"}}, inference.ErrOverloaded)
-	golden(t, "completion_stream_error.sse", b.Bytes())
+	plain := formatstest.Parse(t, Parse, `{"model":"m","prompt":"Hi","n":2,"stream":true}`)
+	formatstest.Stream(t, NewStream(&b, plain, formatstest.Options()), []inference.Event{{Choice: 1, Text: "x"}}, inference.ErrOverloaded)
+	formatstest.Golden(t, "completion_stream_error.sse", b.Bytes())
 }
 
 func TestRefusals(t *testing.T) {
@@ -62,7 +63,7 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	// max_tokens 0 generates nothing; best_of equal to n is n.
-	r := mustParse(t, `{"model":"m","prompt":"a","max_tokens":0,"n":2,"best_of":2}`)
+	r := formatstest.Parse(t, Parse, `{"model":"m","prompt":"a","max_tokens":0,"n":2,"best_of":2}`)
 	if !r.PromptOnly || r.Choices != 2 || r.Logprobs {
 		t.Errorf("parsed %+v", r.Request)
 	}
@@ -105,7 +106,7 @@ func FuzzParse(f *testing.F) {
 				results[i] = append(results[i], res)
 			}
 		}
-		mustJSON(t, NewResponse(r, results, formats.Options{}))
+		formatstest.JSON(t, NewResponse(r, results, formats.Options{}))
 		s := NewStream(&bytes.Buffer{}, r, formats.Options{})
 		for i := range len(r.Prompts) * max(1, r.Choices) {
 			if err := s.Event(inference.Event{Choice: i, Final: &res}); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/formats/internal/formatstest"
 	"github.com/inferkit/inferkit/inference"
 )
 
@@ -101,15 +102,15 @@ func TestGoldenEmbeddings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "embeddings.json", mustJSON(t, NewResponse(req, embedResult)))
+	formatstest.Golden(t, "embeddings.json", formatstest.JSON(t, NewResponse(req, embedResult)))
 	req.Base64 = true
-	golden(t, "embeddings_base64.json", mustJSON(t, NewResponse(req, embedResult)))
+	formatstest.Golden(t, "embeddings_base64.json", formatstest.JSON(t, NewResponse(req, embedResult)))
 	// An embedding model as GET /v1/models/{id} shows it.
 	m := catalog.Model{ID: "core-embed", Path: "e.gguf", Kind: catalog.KindEmbedding, MinDimensions: 32, Created: 1767225600,
 		Name: "Core Embed", Pricing: catalog.Pricing{Prompt: "0.00000002"}}
 	o := m.Object(8192)
 	o.Dimensions = 1024
-	golden(t, "model_embedding.json", mustJSON(t, o))
+	formatstest.Golden(t, "model_embedding.json", formatstest.JSON(t, o))
 	// The engine's errors name the wire's parameter.
 	for name, err := range map[string]error{
 		"embed_token":      &inference.FieldError{Path: inference.Field("Input").At(2).At(7), Reason: "token 999999 is not in the model's vocabulary of 151936 tokens"},
@@ -118,7 +119,7 @@ func TestGoldenEmbeddings(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		formats.WriteError(rec, formats.StyleChat, Error(err))
-		golden(t, "error_"+name+"_chat.txt", []byte(fmt.Sprintf("HTTP %d\n\n%s\n", rec.Code, rec.Body.Bytes())))
+		formatstest.Golden(t, "error_"+name+"_chat.txt", []byte(fmt.Sprintf("HTTP %d\n\n%s\n", rec.Code, rec.Body.Bytes())))
 	}
 }
 

@@ -25,7 +25,9 @@ type adminAccount struct {
 	Owner      *string   `json:"owner"`
 	CreatedAt  int64     `json:"created_at"`
 	CreditsUSD string    `json:"credits_usd"`
-	Tier       string    `json:"tier"`
+	Billing    string    `json:"billing"`
+	BalanceUSD *string   `json:"balance_usd"`
+	Tier       *string   `json:"tier"`
 	PinnedTier *string   `json:"pinned_tier"`
 	Plan       adminPlan `json:"plan"`
 }
@@ -73,8 +75,11 @@ type adminUsage struct {
 	InputTokens        int64     `json:"input_tokens"`
 	CachedInputTokens  int64     `json:"cached_input_tokens"`
 	OutputTokens       int64     `json:"output_tokens"`
-	Tier               string    `json:"tier"`
+	Tier               *string   `json:"tier"`
 	CreditsUSD         string    `json:"credits_usd"`
+	Billing            string    `json:"billing"`
+	BalanceUSD         *string   `json:"balance_usd"`
+	HeldBalanceUSD     *string   `json:"held_balance_usd"`
 	Plan               adminPlan `json:"plan"`
 }
 
@@ -95,10 +100,21 @@ func stringOrNil(s string) *string {
 	return &s
 }
 
-// accountObject returns a's wire form at now.
-func accountObject(a account.Account, now time.Time) adminAccount {
+// accountObject returns a's wire form at now, under billing.
+func accountObject(a account.Account, billing account.Billing, now time.Time) adminAccount {
+	balance, _ := balanceOf(a, billing)
 	return adminAccount{Object: "account", ID: a.ID, Name: a.Name, Owner: stringOrNil(a.Owner), CreatedAt: a.Created.Unix(),
-		CreditsUSD: a.Credits.String(), Tier: a.Tier().Name, PinnedTier: stringOrNil(a.PinnedTier), Plan: planObject(a, now)}
+		CreditsUSD: a.Credits.String(), Billing: string(billing), BalanceUSD: balance,
+		Tier: stringOrNil(a.Tier().Name), PinnedTier: stringOrNil(a.PinnedTier), Plan: planObject(a, now)}
+}
+
+// balanceOf returns a's prepaid balance and what requests in flight
+// hold of it, in USD: nil under postpaid billing, which has none.
+func balanceOf(a account.Account, billing account.Billing) (balance, held *string) {
+	if billing != account.Prepaid {
+		return nil, nil
+	}
+	return stringOrNil(a.Balance().String()), stringOrNil(a.Held.String())
 }
 
 // planObject returns a's plan at now.
@@ -227,7 +243,7 @@ func (api *API) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	api.log.LogAttrs(r.Context(), slog.LevelInfo, "admin: account created", slog.String("account", a.ID))
-	api.writeJSON(w, r, http.StatusCreated, accountObject(a, api.now()))
+	api.writeJSON(w, r, http.StatusCreated, accountObject(a, api.accounts.Billing(), api.now()))
 }
 
 // listAccounts serves GET /v1/admin/accounts.
@@ -240,7 +256,7 @@ func (api *API) listAccounts(w http.ResponseWriter, r *http.Request) {
 	now := api.now()
 	out := adminList[adminAccount]{Object: "list", Data: make([]adminAccount, 0, len(all))}
 	for _, a := range all {
-		out.Data = append(out.Data, accountObject(a, now))
+		out.Data = append(out.Data, accountObject(a, api.accounts.Billing(), now))
 	}
 	api.writeJSON(w, r, http.StatusOK, out)
 }
@@ -253,7 +269,7 @@ func (api *API) getAccount(w http.ResponseWriter, r *http.Request) {
 		api.fail(w, r, adminError(err, fmt.Sprintf("account %q", httpapi.Clip(id)), ""))
 		return
 	}
-	api.writeJSON(w, r, http.StatusOK, accountObject(a, api.now()))
+	api.writeJSON(w, r, http.StatusOK, accountObject(a, api.accounts.Billing(), api.now()))
 }
 
 // setTier serves POST /v1/admin/accounts/{id}/tier: a tier's name
@@ -286,7 +302,7 @@ func (api *API) setTier(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	api.log.LogAttrs(r.Context(), slog.LevelInfo, "admin: tier set", slog.String("account", a.ID), slog.String("tier", name))
-	api.writeJSON(w, r, http.StatusOK, accountObject(a, api.now()))
+	api.writeJSON(w, r, http.StatusOK, accountObject(a, api.accounts.Billing(), api.now()))
 }
 
 // setPlan serves POST /v1/admin/accounts/{id}/plan: a trial of the
@@ -330,7 +346,7 @@ func (api *API) setPlan(w http.ResponseWriter, r *http.Request) {
 	}
 	api.log.LogAttrs(r.Context(), slog.LevelInfo, "admin: plan set", slog.String("account", a.ID),
 		slog.String("plan", p.Name), slog.Bool("trial", body.Trial))
-	api.writeJSON(w, r, http.StatusOK, accountObject(a, api.now()))
+	api.writeJSON(w, r, http.StatusOK, accountObject(a, api.accounts.Billing(), api.now()))
 }
 
 // createKey serves POST /v1/admin/api-keys: the only answer that
@@ -434,7 +450,7 @@ func (api *API) addCredits(w http.ResponseWriter, r *http.Request) {
 	}
 	api.log.LogAttrs(r.Context(), slog.LevelInfo, "admin: credits recorded", slog.String("account", a.ID),
 		slog.String("payment", body.ID), slog.String("amount_usd", amount.String()), slog.String("tier", a.Tier().Name))
-	api.writeJSON(w, r, http.StatusOK, accountObject(a, api.now()))
+	api.writeJSON(w, r, http.StatusOK, accountObject(a, api.accounts.Billing(), api.now()))
 }
 
 // parseAmount reads amount_usd: a decimal string, or a JSON number read
@@ -486,7 +502,8 @@ func (api *API) monthUsage(w http.ResponseWriter, r *http.Request) {
 	tier := a.Tier()
 	out := adminUsage{Object: "usage", Account: a.ID, Month: cmp.Or(u.Month, ratelimit.Month(now)), SpendUSD: u.Spent.String(), HeldUSD: u.Held.String(),
 		Requests: u.Requests, InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens,
-		Tier: tier.Name, CreditsUSD: a.Credits.String(), Plan: planObject(a, now)}
+		Tier: stringOrNil(tier.Name), CreditsUSD: a.Credits.String(), Billing: string(api.accounts.Billing()), Plan: planObject(a, now)}
+	out.BalanceUSD, out.HeldBalanceUSD = balanceOf(a, api.accounts.Billing())
 	if tier.MaxMonthlySpend > 0 {
 		out.MaxMonthlySpendUSD = stringOrNil(tier.MaxMonthlySpend.String())
 	}

@@ -48,7 +48,10 @@
 //
 // An account is {"object": "account", "id", "name", "owner" (null without
 // a console login), "created_at", "credits_usd" (the sum of its
-// purchases), "tier" (in force), "pinned_tier" (null when the tier
+// purchases), "billing" ("postpaid" or "prepaid", account.Billing),
+// "balance_usd" (under prepaid billing, what is left of the credits:
+// account.Account.Balance; null under postpaid), "tier" (in force; null
+// under prepaid billing before a purchase unlocks one), "pinned_tier" (null when the tier
 // follows the credits), "plan": {"name", "state" (active, trialing or
 // expired), "trial_ends_at", "price_usd", "features"}}, its plan as at
 // the API's clock.
@@ -65,6 +68,8 @@
 // reservations hold), "max_monthly_spend_usd" (the tier's cap; null
 // without one), "requests", "input_tokens", "cached_input_tokens",
 // "output_tokens" (of the settled requests), "tier", "credits_usd",
-// "plan"}, as [Config.Usage] counts them (ratelimit.Limiter.Usage); an
+// "billing", "balance_usd", "held_balance_usd" (the part of the credits
+// that requests in flight hold; null, as balance_usd, under postpaid
+// billing), "plan"}, as [Config.Usage] counts them (ratelimit.Limiter.Usage); an
 // API without one meters nothing and answers 501.
 package admin

@@ -1,6 +1,6 @@
 // Package backend is the seam between the inference engine and the
 // libraries that run a model: llama.cpp (internal/llamacpp) and Ollama's Go
-// engine (internal/goengine). It holds the interfaces the engine's runner
+// engine (internal/goengine). It holds the interfaces the runner (internal/runner)
 // needs and the parameter types both sides share, and nothing that needs
 // cgo.
 //
@@ -20,8 +20,10 @@
 // types implement these interfaces (and fail the optional ones it cannot
 // serve); its name among the constants below; and its case in the
 // engine's loader (inference/loader.go), the one file that imports
-// backends. The import test (internal/layers) takes the backends from the
-// loader's imports, so it needs no edit.
+// backends. The runner (internal/runner) and the rest of the engine
+// reach a backend through these interfaces only, so they need no edit;
+// neither does the import test (internal/layers), which takes the
+// backends from the loader's imports.
 package backend
 
 import (

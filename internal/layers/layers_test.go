@@ -148,3 +148,57 @@ func TestImportsPointDown(t *testing.T) {
 		}
 	}
 }
+
+// narrow are packages that import fewer of the module's packages than
+// their layer allows: each may import only those listed (its tests also
+// those in narrowTests). The decode machinery speaks the backend seam and
+// the model families, so that it builds and tests without cgo, below
+// everything it serves.
+var (
+	narrow = map[string][]string{
+		"internal/runner": {"internal/backend", "internal/family"},
+	}
+	narrowTests = map[string][]string{
+		"internal/runner": {"internal/backend/fakebackend"},
+	}
+)
+
+// TestNarrowImports: a narrow package imports, of the module, only what
+// narrow lists for it.
+func TestNarrowImports(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, allowed := range narrow {
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := 0
+		for _, ent := range entries {
+			name := ent.Name()
+			if ent.IsDir() || !strings.HasSuffix(name, ".go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, dir, name), nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files++
+			ok := allowed
+			if strings.HasSuffix(name, "_test.go") {
+				ok = append(slices.Clip(allowed), narrowTests[dir]...)
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if target, mod := strings.CutPrefix(p, module); mod && !slices.Contains(ok, target) {
+					t.Errorf("%s/%s imports %s: %s imports only %v of the module", dir, name, target, dir, ok)
+				}
+			}
+		}
+		if files == 0 {
+			t.Errorf("%s holds no Go file", dir)
+		}
+	}
+}
