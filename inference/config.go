@@ -3,6 +3,7 @@ package inference
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"time"
 
@@ -22,18 +23,29 @@ type Config struct {
 	// more threads than cores (counting every model that decodes at the
 	// same time) makes decoding many times slower.
 	Threads int
-	// Backend is the library that runs the models: "llama.cpp" or
+	// Backend is the library that runs the models: "llama.cpp",
 	// "ollama" (Ollama's Go engine, linked in the same process, on the
-	// same ggml kernels). The default, "", is llama.cpp, and the Go engine
-	// for a file llama.cpp cannot load: an architecture newer than its
-	// build, such as qwen35 (Qwen3.5) or gemma4 (Gemma 4). On the Go
-	// engine, a model has no prompt cache on disk (CacheDir), no images,
-	// no encoder models and only f16 KV caches; Qwen3.5's recurrent
-	// layers reuse a cached prompt prefix only where the cache holds
-	// nothing past it, and decode each sequence in a pass of its own.
-	// Its CPU thread count is one for the whole process: the last model
-	// loaded sets it.
+	// same ggml kernels) or "libllama" (the llama.cpp shared library that
+	// Library names, loaded at run time). The default, "", is libllama
+	// when a library is configured, then llama.cpp, then the Go engine
+	// for a file neither loads: an architecture newer than the
+	// compiled-in build, such as qwen35 (Qwen3.5) or gemma4 (Gemma 4).
+	// On the Go engine, a model has no prompt cache on disk (CacheDir),
+	// no images, no encoder models and only f16 KV caches; Qwen3.5's
+	// recurrent layers reuse a cached prompt prefix only where the cache
+	// holds nothing past it, and decode each sequence in a pass of its
+	// own. Its CPU thread count is one for the whole process: the last
+	// model loaded sets it. On libllama, a model has no prompt cache on
+	// disk and no images.
 	Backend string
+	// Library is the llama.cpp shared library (libllama.so,
+	// libllama.dylib) of release v0.4.0's API that backend "libllama"
+	// loads, its ggml backends beside it; default the environment
+	// variable INFERKIT_LIBLLAMA. New refuses a path that names no file,
+	// and a library of another API, naming both versions. It applies to
+	// Backend "libllama" and ""; with another Backend, only the
+	// environment variable may be set, and it is not used.
+	Library string
 	// Parallel is the number of sequences each model decodes at once.
 	// Default 4.
 	Parallel int
@@ -139,11 +151,50 @@ type Config struct {
 	load func(path string, progress func(float32) bool) (backend.Model, error)
 	// keyType and valueType are KeyCache and ValueCache, parsed.
 	keyType, valueType backend.CacheType
+	// loadLibrary loads a model with Library, opened by withDefaults;
+	// nil without one.
+	loadLibrary func(path string, progress func(float32) bool) (backend.Model, error)
 }
+
+// libraryEnv is the environment variable that names the default
+// Config.Library.
+const libraryEnv = "INFERKIT_LIBLLAMA"
 
 // slotCells is the KV cells a generative model's sequences share when
 // each holds perSeq tokens: KVTokens, or all their contexts if fewer.
 func (c Config) slotCells(perSeq int) int { return min(c.KVTokens, perSeq*c.Parallel) }
+
+// withLibrary checks Backend and opens Library where it applies.
+func (c *Config) withLibrary() error {
+	switch c.Backend {
+	case "", backend.LibLlama:
+	case backend.LlamaCpp, backend.Ollama:
+		if c.Library != "" {
+			return fmt.Errorf("inference: Config.Library is set, but Config.Backend is %q: the library is for %q (or \"\")", c.Backend, backend.LibLlama)
+		}
+		return nil
+	default:
+		return fmt.Errorf("inference: Config.Backend is %q: want %q, %q, %q or \"\" (libllama when a library is configured, then llama.cpp, then the Go engine for files llama.cpp cannot load)", c.Backend, backend.LlamaCpp, backend.Ollama, backend.LibLlama)
+	}
+	if c.Library == "" {
+		c.Library = os.Getenv(libraryEnv)
+	}
+	if c.Library == "" {
+		if c.Backend == backend.LibLlama {
+			return fmt.Errorf("inference: Config.Backend is %q, but no library is configured: set Config.Library or %s to the path of libllama", backend.LibLlama, libraryEnv)
+		}
+		return nil
+	}
+	if _, err := os.Stat(c.Library); err != nil {
+		return fmt.Errorf("inference: Config.Library: %w", err)
+	}
+	load, err := openLibrary(c.Library)
+	if err != nil {
+		return fmt.Errorf("inference: Config.Library: %w", err)
+	}
+	c.loadLibrary = load
+	return nil
+}
 
 func (c Config) withDefaults() (Config, error) {
 	if len(c.Models) == 0 {
@@ -190,8 +241,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Parallel+c.Branches > 256 {
 		return c, fmt.Errorf("inference: Config.Parallel + Config.Branches is %d, at most 256", c.Parallel+c.Branches)
 	}
-	if c.Backend != "" && c.Backend != backend.LlamaCpp && c.Backend != backend.Ollama {
-		return c, fmt.Errorf("inference: Config.Backend is %q: want %q, %q or \"\" (llama.cpp, and the Go engine for files llama.cpp cannot load)", c.Backend, backend.LlamaCpp, backend.Ollama)
+	if err := c.withLibrary(); err != nil {
+		return c, err
 	}
 	var err error
 	if c.keyType, err = backend.ParseCacheType(c.KeyCache); err != nil {

@@ -12,6 +12,7 @@ import (
 // TestConfigRefused: New refuses a Config it cannot serve, naming the
 // field, before it loads anything; with or without cgo.
 func TestConfigRefused(t *testing.T) {
+	t.Setenv("INFERKIT_LIBLLAMA", "")
 	models := []catalog.Model{{ID: "m", Path: "/nonexistent/m.gguf"}}
 	for _, c := range []struct {
 		cfg  inference.Config
@@ -23,6 +24,9 @@ func TestConfigRefused(t *testing.T) {
 		{inference.Config{Models: models, KVTokens: -1}, "Config.KVTokens"},
 		{inference.Config{Models: models, Parallel: 4, Batch: 8}, "Config.Batch"},
 		{inference.Config{Models: []catalog.Model{{ID: "m"}}}, "m"},
+		{inference.Config{Models: models, Backend: "libllama"}, "INFERKIT_LIBLLAMA"},
+		{inference.Config{Models: models, Library: "/nonexistent/libllama.so"}, "Config.Library"},
+		{inference.Config{Models: models, Backend: "vllm"}, "Config.Backend"},
 	} {
 		e, err := inference.New(c.cfg)
 		if err == nil {

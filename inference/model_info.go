@@ -9,9 +9,10 @@ type ModelInfo struct {
 	Aliases []string
 	// Path is the GGUF file.
 	Path string
-	// Backend is the library that runs the model: "llama.cpp", or
-	// "ollama" (Ollama's Go engine) for architectures the llama.cpp build
-	// does not know (see Config.Backend).
+	// Backend is the library that runs the model: "llama.cpp",
+	// "libllama" (the llama.cpp library of Config.Library), or "ollama"
+	// (Ollama's Go engine) for architectures the llama.cpp build does not
+	// know (see Config.Backend).
 	Backend string
 	// Architecture is the GGUF's general.architecture, such as "llama".
 	Architecture string

@@ -67,73 +67,82 @@ var archPrompts = []string{
 // a single sequence does.
 func TestNewArchitectures(t *testing.T) {
 	for _, opts := range newArchs {
-		t.Run(opts.Arch, func(t *testing.T) {
-			path := inferencetest.Model(t, opts)
-			one := archEngine(t, opts, path, Config{Parallel: 1})
-			info := one.Models()[0]
-			if info.Backend != backend.Ollama {
-				t.Fatalf("backend %q, want %q", info.Backend, backend.Ollama)
-			}
-			if info.Family == "" {
-				t.Error("no family recognised")
-			}
-			want := make([]string, len(archPrompts))
-			for i, p := range archPrompts {
-				res := greedyTiny(t, one, p, 12, false)
-				if res.Usage.CompletionTokens != 12 {
-					t.Fatalf("%d tokens generated, want 12", res.Usage.CompletionTokens)
-				}
-				want[i] = res.Text
-			}
-
-			t.Run("batches", func(t *testing.T) {
-				many := archEngine(t, opts, path, Config{Parallel: 4})
-				got := make([]string, len(archPrompts))
-				var wg sync.WaitGroup
-				for i, p := range archPrompts {
-					wg.Go(func() { got[i] = greedyTiny(t, many, p, 12, false).Text })
-				}
-				wg.Wait()
-				for i := range got {
-					if got[i] != want[i] {
-						t.Errorf("prompt %d beside others: %q, alone: %q", i, got[i], want[i])
-					}
-				}
-			})
-
-			t.Run("reuses prefixes", func(t *testing.T) {
-				e := archEngine(t, opts, path, Config{Parallel: 1})
-				cold := archEngine(t, opts, path, Config{Parallel: 1})
-				// A Score request leaves exactly its prefix in the
-				// sequence. A prompt that continues all of it reuses it
-				// on every architecture, a recurrent state included.
-				score(t, e, system, Branch{Text: "?", Candidates: singles(1, 2)})
-				next := system + "Go on."
-				got := greedyTiny(t, e, next, 8, false)
-				if got.Usage.CachedTokens == 0 {
-					t.Error("a continuing prompt reused nothing")
-				}
-				if w := greedyTiny(t, cold, next, 8, false); got.Text != w.Text {
-					t.Errorf("continuing: %q, a cold engine gives %q", got.Text, w.Text)
-				}
-				// One that shares part of it: an attention cache keeps
-				// that part; a recurrent state starts afresh.
-				other := system + "Something else?"
-				got = greedyTiny(t, e, other, 8, false)
-				if partial := got.Usage.CachedTokens > 0; partial != one.names["tiny"].runner.SharesKV() {
-					t.Errorf("a shared part: %d cached, memory shared %v", got.Usage.CachedTokens, one.names["tiny"].runner.SharesKV())
-				}
-				if w := greedyTiny(t, cold, other, 8, false); got.Text != w.Text {
-					t.Errorf("a shared part: %q, a cold engine gives %q", got.Text, w.Text)
-				}
-			})
-
-			t.Run("scores", func(t *testing.T) {
-				many := archEngine(t, opts, path, Config{Parallel: 2, Branches: 3})
-				checkBranching(t, one, many)
-			})
-		})
+		t.Run(opts.Arch, func(t *testing.T) { checkArchitecture(t, opts, Config{}, backend.Ollama) })
 	}
+}
+
+// checkArchitecture runs the checks of TestNewArchitectures on the model
+// opts describe, with engines of base's backend, which must be
+// backendName.
+func checkArchitecture(t *testing.T, opts inferencetest.Options, base Config, backendName string) {
+	with := func(c Config) Config {
+		c.Backend, c.Library = base.Backend, base.Library
+		return c
+	}
+	path := inferencetest.Model(t, opts)
+	one := archEngine(t, opts, path, with(Config{Parallel: 1}))
+	info := one.Models()[0]
+	if info.Backend != backendName {
+		t.Fatalf("backend %q, want %q", info.Backend, backendName)
+	}
+	if info.Family == "" {
+		t.Error("no family recognised")
+	}
+	want := make([]string, len(archPrompts))
+	for i, p := range archPrompts {
+		res := greedyTiny(t, one, p, 12, false)
+		if res.Usage.CompletionTokens != 12 {
+			t.Fatalf("%d tokens generated, want 12", res.Usage.CompletionTokens)
+		}
+		want[i] = res.Text
+	}
+
+	t.Run("batches", func(t *testing.T) {
+		many := archEngine(t, opts, path, with(Config{Parallel: 4}))
+		got := make([]string, len(archPrompts))
+		var wg sync.WaitGroup
+		for i, p := range archPrompts {
+			wg.Go(func() { got[i] = greedyTiny(t, many, p, 12, false).Text })
+		}
+		wg.Wait()
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("prompt %d beside others: %q, alone: %q", i, got[i], want[i])
+			}
+		}
+	})
+
+	t.Run("reuses prefixes", func(t *testing.T) {
+		e := archEngine(t, opts, path, with(Config{Parallel: 1}))
+		cold := archEngine(t, opts, path, with(Config{Parallel: 1}))
+		// A Score request leaves exactly its prefix in the
+		// sequence. A prompt that continues all of it reuses it
+		// on every architecture, a recurrent state included.
+		score(t, e, system, Branch{Text: "?", Candidates: singles(1, 2)})
+		next := system + "Go on."
+		got := greedyTiny(t, e, next, 8, false)
+		if got.Usage.CachedTokens == 0 {
+			t.Error("a continuing prompt reused nothing")
+		}
+		if w := greedyTiny(t, cold, next, 8, false); got.Text != w.Text {
+			t.Errorf("continuing: %q, a cold engine gives %q", got.Text, w.Text)
+		}
+		// One that shares part of it: an attention cache keeps
+		// that part; a recurrent state starts afresh.
+		other := system + "Something else?"
+		got = greedyTiny(t, e, other, 8, false)
+		if partial := got.Usage.CachedTokens > 0; partial != one.names["tiny"].runner.SharesKV() {
+			t.Errorf("a shared part: %d cached, memory shared %v", got.Usage.CachedTokens, one.names["tiny"].runner.SharesKV())
+		}
+		if w := greedyTiny(t, cold, other, 8, false); got.Text != w.Text {
+			t.Errorf("a shared part: %q, a cold engine gives %q", got.Text, w.Text)
+		}
+	})
+
+	t.Run("scores", func(t *testing.T) {
+		many := archEngine(t, opts, path, with(Config{Parallel: 2, Branches: 3}))
+		checkBranching(t, one, many)
+	})
 }
 
 // On the architectures both backends load, the Go engine agrees with
@@ -150,36 +159,45 @@ func TestBackendsAgree(t *testing.T) {
 			if b := ol.Models()[0].Backend; b != backend.Ollama {
 				t.Fatalf("backend %q", b)
 			}
-			same, tokens := 0, 0
-			for _, p := range archPrompts {
-				a, b := greedyTiny(t, lc, p, 24, true), greedyTiny(t, ol, p, 24, true)
-				for i := range min(len(a.Logprobs), len(b.Logprobs)) {
-					if a.Logprobs[i].Token != b.Logprobs[i].Token {
-						break
-					}
-					same++
-				}
-				tokens += len(a.Logprobs)
-				if a.Text != b.Text {
-					t.Errorf("%q:\nllama.cpp %q\nGo engine %q", p, a.Text, b.Text)
-				}
-			}
+			same, tokens, worst := agreement(t, lc, ol, true)
 			t.Logf("greedy agreement: %d of %d tokens", same, tokens)
-			all := allTokens(lc)
-			worst := 0.0
-			for _, q := range scoreQuestions {
-				b := Branch{Text: q, Candidates: singles(all...)}
-				x, y := score(t, lc, system, b).Branches[0], score(t, ol, system, b).Branches[0]
-				for i := range x.Probabilities {
-					worst = max(worst, math.Abs(x.Probabilities[i]-y.Probabilities[i]))
-				}
-			}
 			t.Logf("largest probability difference over the vocabulary: %.2g", worst)
 			if worst > 1e-3 {
 				t.Errorf("probabilities differ by up to %v", worst)
 			}
 		})
 	}
+}
+
+// agreement compares two engines of the same "tiny" file: the greedy
+// tokens of archPrompts, 24 each, that agree before the first that does
+// not (of all tokens), and the largest difference of a probability over
+// the whole vocabulary after system and each of scoreQuestions. With
+// strict, a greedy text that differs is an error.
+func agreement(t *testing.T, a, b *Engine, strict bool) (same, tokens int, worst float64) {
+	t.Helper()
+	for _, p := range archPrompts {
+		x, y := greedyTiny(t, a, p, 24, true), greedyTiny(t, b, p, 24, true)
+		for i := range min(len(x.Logprobs), len(y.Logprobs)) {
+			if x.Logprobs[i].Token != y.Logprobs[i].Token {
+				break
+			}
+			same++
+		}
+		tokens += len(x.Logprobs)
+		if strict && x.Text != y.Text {
+			t.Errorf("%q:\n%s %q\n%s %q", p, a.Models()[0].Backend, x.Text, b.Models()[0].Backend, y.Text)
+		}
+	}
+	all := allTokens(a)
+	for _, q := range scoreQuestions {
+		br := Branch{Text: q, Candidates: singles(all...)}
+		x, y := score(t, a, system, br).Branches[0], score(t, b, system, br).Branches[0]
+		for i := range x.Probabilities {
+			worst = max(worst, math.Abs(x.Probabilities[i]-y.Probabilities[i]))
+		}
+	}
+	return same, tokens, worst
 }
 
 // What the Go engine cannot do fails with an error that names it, or, for

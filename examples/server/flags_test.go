@@ -37,6 +37,9 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-backend", "ollama"}, func(string) string { return "" }, io.Discard); err != nil || o.backend != "ollama" {
 		t.Errorf("-backend: %+v %v", o, err)
 	}
+	if o, err := parseFlags([]string{"-backend", "libllama", "-libllama", "/opt/llama/libllama.so"}, func(string) string { return "" }, io.Discard); err != nil || o.backend != "libllama" || o.library != "/opt/llama/libllama.so" {
+		t.Errorf("-backend libllama -libllama: %+v %v", o, err)
+	}
 	if o, err := parseFlags([]string{"-fetch-images"}, func(string) string { return "" }, io.Discard); err != nil || !o.fetchImages {
 		t.Errorf("-fetch-images: %+v %v", o, err)
 	}

@@ -35,6 +35,7 @@ import (
 const (
 	LlamaCpp = "llama.cpp" // internal/llamacpp
 	Ollama   = "ollama"    // internal/goengine: Ollama's Go engine
+	LibLlama = "libllama"  // internal/libllama: a llama.cpp library loaded at run time
 )
 
 // Token is a token id of a model's vocabulary.
@@ -71,7 +72,8 @@ var ErrBadState = errors.New("not a sequence state of this model")
 // owner calls Close once every Context, Sampler and Grammar made from it
 // is closed.
 type Model interface {
-	// Backend names the library that runs the model: LlamaCpp or Ollama.
+	// Backend names the library that runs the model: LlamaCpp, Ollama
+	// or LibLlama.
 	Backend() string
 
 	VocabSize() int

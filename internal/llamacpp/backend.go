@@ -7,12 +7,11 @@ package llamacpp
 import "C"
 
 import (
-	"context"
-	"log/slog"
 	"runtime/cgo"
-	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/inferkit/inferkit/internal/backend"
 
 	// The package compiles and links llama.cpp and ggml into the binary;
 	// this package calls the same C symbols through llama.h.
@@ -27,29 +26,12 @@ var initBackend = sync.OnceFunc(func() {
 	C.inferkit_route_logs()
 })
 
-// llama.cpp speaks at INFO about every tensor it loads. Its INFO and WARN
-// become slog Debug, its ERROR becomes Warn: the engine reports failures as
-// Go errors, so the host's log stays quiet unless it asks for detail.
+// inferkitLog logs llama.cpp's log lines as backend.LlamaLog does: its
+// INFO about every tensor it loads at Debug.
 //
 //export inferkitLog
 func inferkitLog(level C.int, text *C.char, _ unsafe.Pointer) {
-	var l slog.Level
-	switch level {
-	case C.GGML_LOG_LEVEL_ERROR:
-		l = slog.LevelWarn
-	case C.GGML_LOG_LEVEL_WARN, C.GGML_LOG_LEVEL_INFO:
-		l = slog.LevelDebug
-	default:
-		l = slog.LevelDebug - 4
-	}
-	logger := slog.Default()
-	if !logger.Enabled(context.Background(), l) {
-		return
-	}
-	msg := strings.TrimSpace(C.GoString(text))
-	if msg != "" {
-		logger.Log(context.Background(), l, msg, "source", "llama.cpp")
-	}
+	backend.LlamaLog(int(level), C.GoString(text), "llama.cpp")
 }
 
 //export inferkitProgress

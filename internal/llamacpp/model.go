@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/cgo"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -123,16 +122,7 @@ func (m *Model) Meta(key string) (string, bool) {
 // Pooling is the pooling that the GGUF asks for (<arch>.pooling_type):
 // PoolingNone for a generative model or a file that names none.
 func (m *Model) Pooling() Pooling {
-	arch, _ := m.Meta("general.architecture")
-	v, ok := m.Meta(arch + ".pooling_type")
-	if !ok {
-		return PoolingNone
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < int(PoolingNone) || n > int(PoolingRank) {
-		return PoolingNone
-	}
-	return Pooling(n)
+	return backend.MetaPooling(m.Meta)
 }
 
 // ChatTemplate returns the model's default Jinja chat template, or "" when
@@ -228,19 +218,5 @@ func (m *Model) Piece(t Token, special bool) []byte {
 // over the heads where the GGUF leaves them out, as llama.cpp reads them.
 // They are 0 for a model without attention heads.
 func (m *Model) HeadDims() (k, v int) {
-	heads := int(C.llama_model_n_head(m.c))
-	if heads <= 0 {
-		return 0, 0
-	}
-	k = int(C.llama_model_n_embd(m.c)) / heads
-	v = k
-	if arch, ok := m.Meta("general.architecture"); ok {
-		if s, ok := m.Meta(arch + ".attention.key_length"); ok {
-			k, _ = strconv.Atoi(s)
-		}
-		if s, ok := m.Meta(arch + ".attention.value_length"); ok {
-			v, _ = strconv.Atoi(s)
-		}
-	}
-	return k, v
+	return backend.MetaHeadDims(m.Meta, m.EmbeddingSize(), int(C.llama_model_n_head(m.c)))
 }

@@ -78,16 +78,7 @@ func (m *Model) NewEncoder(p ContextParams) (backend.Encoder, error) {
 // llama.cpp's tokenizer adds them: BOS (BERT's [CLS]) where it adds it,
 // then EOS and SEP where it adds them.
 func (m *Model) Specials() (open, closing []Token) {
-	if bos := m.BOS(); m.AddsBOS() && bos >= 0 {
-		open = append(open, bos)
-	}
-	if eos := m.EOS(); m.AddsEOS() && eos >= 0 {
-		closing = append(closing, eos)
-	}
-	if sep := m.SEP(); m.AddsSEP() && sep >= 0 {
-		closing = append(closing, sep)
-	}
-	return open, closing
+	return backend.LlamaSpecials(m.BOS(), m.EOS(), m.SEP(), m.AddsBOS(), m.AddsEOS(), m.AddsSEP())
 }
 
 // LogSumExp is the package's LogSumExp, in C, for backend.LogSumExp.

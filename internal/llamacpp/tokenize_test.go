@@ -127,13 +127,13 @@ func randomText(r *rand.Rand, n int) string {
 func chunked(t testing.TB, m *Model, text string, data bool, chunk int) ([]Token, int) {
 	t.Helper()
 	v := *m.vocabulary()
-	v.chunk = chunk
-	tz := tokenizing{m: m, v: &v}
-	toks, err := tz.run([]Segment{{Text: text, Data: data}}, false)
+	v.Chunk = chunk
+	tz := m.tokenizing(&v, 0, false)
+	toks, err := tz.Run([]Segment{{Text: text, Data: data}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return toks, tz.forced
+	return toks, tz.Forced
 }
 
 // Tokenizing in chunks cut where words end gives the tokens of one
@@ -232,13 +232,13 @@ func TestTokenizeLongRuns(t *testing.T) {
 				const limit = 1000
 				perToken := float64(len(text)) / float64(len(toks))
 				text = strings.Repeat(unit, (4<<20)/len(unit))
-				tz := tokenizing{m: m, v: m.vocabulary(), limit: limit}
-				_, err = tz.run([]Segment{{Text: text, Data: true}}, false)
+				tz := m.tokenizing(m.vocabulary(), limit, false)
+				_, err = tz.Run([]Segment{{Text: text, Data: true}})
 				if !errors.Is(err, ErrTooManyTokens) {
 					t.Fatalf("%s × 4 MiB with a limit of %d: %v, want ErrTooManyTokens", class, limit, err)
 				}
-				if bound := int(perToken*(limit+2)) + m.vocabulary().chunk + 64; tz.sent > bound {
-					t.Fatalf("%s × 4 MiB: llama.cpp read %d bytes before the limit stopped it, want at most %d", class, tz.sent, bound)
+				if bound := int(perToken*(limit+2)) + m.vocabulary().Chunk + 64; tz.Sent > bound {
+					t.Fatalf("%s × 4 MiB: llama.cpp read %d bytes before the limit stopped it, want at most %d", class, tz.Sent, bound)
 				}
 			}
 		})

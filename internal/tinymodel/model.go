@@ -56,9 +56,10 @@ type Options struct {
 	// others. Jamba needs at least 2 Layers, its heads are Embd/Heads wide,
 	// and HeadDim and SlidingWindow must be left zero. See StateSize.
 	//
-	// Two architectures are written as llama.cpp's current converter names
-	// them, for the engine's second backend: the pinned llama.cpp, which the
-	// engine links, refuses both as an unknown model architecture.
+	// Three architectures are written as llama.cpp's current converter
+	// names them, for the engine's other backends: the pinned llama.cpp,
+	// which the engine links, refuses them as an unknown model
+	// architecture.
 	//   - "qwen35": Qwen3.5, a hybrid whose every fourth layer (3, 7, ...)
 	//     attends and whose other layers are gated delta nets ("linear
 	//     attention"), each keeping a recurrent state per sequence. The
@@ -71,6 +72,10 @@ type Options struct {
 	//     vocabulary is [ByteLevel] with tokenizer.ggml.pre "qwen35" and
 	//     the [Qwen35Template] chat template. SlidingWindow and Pooling
 	//     must be left zero. NextN appends multi-token-prediction blocks.
+	//   - "qwen35moe": Qwen3.5's mixture of experts, qwen35 whose
+	//     feed-forward layers (the MTP blocks' too) are 4 experts of FF
+	//     each, 2 used a token, beside a gated shared expert of FF; only
+	//     the current llama.cpp (internal/libllama) runs it.
 	//   - "gemma4": Gemma 4, gemma3's layers with a learned scale on each
 	//     layer's output and soft-capped logits, every sixth layer (5, 11,
 	//     ...) global and the others sliding-window (see SlidingWindow),
@@ -333,10 +338,11 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 	if o.Arch == "" {
 		o.Arch = "llama"
 	}
-	if o.Arch != "qwen35" && (o.LinearKeyHeads != 0 || o.LinearValueHeads != 0) {
+	qwen35 := o.Arch == "qwen35" || o.Arch == "qwen35moe"
+	if !qwen35 && (o.LinearKeyHeads != 0 || o.LinearValueHeads != 0) {
 		return nil, nil, fmt.Errorf("inferencetest: LinearKeyHeads and LinearValueHeads do not apply to architecture %s", o.Arch)
 	}
-	if o.Arch != "qwen35" && o.NextN != 0 {
+	if !qwen35 && o.NextN != 0 {
 		return nil, nil, fmt.Errorf("inferencetest: NextN does not apply to architecture %s", o.Arch)
 	}
 	switch o.Arch {
@@ -344,7 +350,7 @@ func layout(o Options) ([]kv, []tensorSpec, error) {
 		return layoutBERT(o)
 	case "mamba", "jamba":
 		return layoutMamba(o)
-	case "qwen35":
+	case "qwen35", "qwen35moe":
 		return layoutQwen35(o)
 	case "gemma4":
 		return layoutGemma4(o)

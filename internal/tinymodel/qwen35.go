@@ -29,7 +29,11 @@ const Qwen35Template = `{%- for message in messages -%}
 
 // layoutQwen35 is layout for Arch "qwen35", as llama.cpp's converter
 // writes Qwen3.5 (Qwen3_5ForCausalLM, conversion/qwen.py
-// Qwen3_5TextModel), with o.NextN multi-token-prediction blocks.
+// Qwen3_5TextModel), with o.NextN multi-token-prediction blocks; and for
+// "qwen35moe", the same with each feed-forward layer a mixture of
+// experts (ffn_gate_inp, ffn_{gate,up,down}_exps) beside a gated shared
+// expert (ffn_gate_inp_shexp, ffn_{gate,up,down}_shexp), as llama.cpp
+// loads Qwen3.5-MoE.
 //
 // Layer i attends when (i+1) is a multiple of the full-attention interval
 // (4), and is a gated delta net ("linear attention") otherwise. A
@@ -130,6 +134,15 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 	if o.NextN > 0 {
 		kvs = append(kvs, kv{p + "nextn_predict_layers", uint32(o.NextN)})
 	}
+	moe := o.Arch == "qwen35moe"
+	if moe {
+		kvs = append(kvs,
+			kv{p + "expert_count", uint32(qwen35Experts)},
+			kv{p + "expert_used_count", uint32(qwen35ExpertsUsed)},
+			kv{p + "expert_feed_forward_length", uint32(o.FF)},
+			kv{p + "expert_shared_feed_forward_length", uint32(o.FF)},
+		)
+	}
 	kvs = append(kvs, tokKVs...)
 
 	embd, ff, vocab := uint64(o.Embd), uint64(o.FF), uint64(nVocab)
@@ -163,12 +176,26 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 				scaled(matrix(b+"ssm_out.weight", typ, in, embd), fanIn(inner)),
 			)
 		}
-		ts = append(ts,
-			norm(b+"post_attention_norm.weight", embd),
-			matrix(b+"ffn_gate.weight", typ, embd, ff),
-			matrix(b+"ffn_up.weight", typ, embd, ff),
-			matrix(b+"ffn_down.weight", typ, ff, embd),
-		)
+		ts = append(ts, norm(b+"post_attention_norm.weight", embd))
+		if moe {
+			ne := uint64(qwen35Experts)
+			ts = append(ts,
+				matrix(b+"ffn_gate_inp.weight", typeF32, embd, ne),
+				tensorSpec{name: b + "ffn_gate_exps.weight", shape: []uint64{embd, ff, ne}, typ: typ},
+				tensorSpec{name: b + "ffn_up_exps.weight", shape: []uint64{embd, ff, ne}, typ: typ},
+				tensorSpec{name: b + "ffn_down_exps.weight", shape: []uint64{ff, embd, ne}, typ: typ},
+				f32(b+"ffn_gate_inp_shexp.weight", 1, 0, embd),
+				matrix(b+"ffn_gate_shexp.weight", typ, embd, ff),
+				matrix(b+"ffn_up_shexp.weight", typ, embd, ff),
+				matrix(b+"ffn_down_shexp.weight", typ, ff, embd),
+			)
+		} else {
+			ts = append(ts,
+				matrix(b+"ffn_gate.weight", typ, embd, ff),
+				matrix(b+"ffn_up.weight", typ, embd, ff),
+				matrix(b+"ffn_down.weight", typ, ff, embd),
+			)
+		}
 		if mtp {
 			ts = append(ts,
 				matrix(b+"nextn.eh_proj.weight", typ, 2*embd, embd),
@@ -180,6 +207,12 @@ func layoutQwen35(o Options) ([]kv, []tensorSpec, error) {
 	}
 	return kvs, append(ts, outputTensors(o, typ, embd, vocab)...), nil
 }
+
+// A qwen35moe model's experts: how many, and how many a token uses.
+const (
+	qwen35Experts     = 4
+	qwen35ExpertsUsed = 2
+)
 
 // qwen35Sections returns rope.dimension_sections for pairs rotated pairs
 // per head, split 11:11:10 between position, row and column as
