@@ -65,12 +65,54 @@ type Request struct {
 	// The one built-in tool is web search: it bounds the searches
 	// (Search.MaxSearches is at most it), and 0 offers no search.
 	MaxToolCalls *int
+	// Cache is the prefix the client asked to be cached (the messages
+	// style's last cache_control breakpoint); nil when it asked for none.
+	Cache *CachePoint
 
 	// Sent is what a style keeps of its request as sent, for its
 	// response to echo (the responses style's web search tool and the
 	// tool_choice that forced it); nil for most requests. The hub neither
 	// sets nor reads it: only the style that set it does.
 	Sent any `json:"-"`
+}
+
+// CachePoint is a client's cache breakpoint: the prefix of the prompt
+// that ends after the marked tool, system block or content block, which
+// the client asks to be written to the prefix cache. The prefix cache
+// keeps every prompt it decodes, breakpoint or not; the breakpoint says
+// which of the decoded tokens count as written to the cache for the
+// client (the messages style's cache_creation_input_tokens), and the
+// rest of those decoded count as plain input. The prefix is, in the
+// order the messages style caches, the first Tools tools, then
+// Instructions, then Messages.
+type CachePoint struct {
+	// Tools is the number of the request's tools in the prefix.
+	Tools int
+	// Instructions are the system prompt in the prefix: all of the
+	// request's, or its system blocks up to the marked one.
+	Instructions string
+	// Messages are the conversation in the prefix, the last message cut
+	// after the marked block.
+	Messages []inference.Message
+	// Tokens is the number of prompt tokens of the prefix: what the
+	// engine counts for Prefix's prompt on its own (CountTokens), so its
+	// template's generation prompt included. It is 0 until a server
+	// counts it; the messages style reads it when it writes the usage.
+	Tokens int
+}
+
+// Prefix returns r cut at its cache point c: the request whose prompt is
+// the prefix the client asked to be cached. A prefix of tools alone gets
+// an empty system message, so that the template renders them.
+func (r Request) Prefix(c CachePoint) Request {
+	r.Tools = r.Tools[:min(c.Tools, len(r.Tools))]
+	r.Instructions = c.Instructions
+	r.Messages = c.Messages
+	if r.Instructions == "" && len(r.Messages) == 0 {
+		r.Messages = []inference.Message{inference.Text(inference.RoleSystem, "")}
+	}
+	r.Cache = nil
+	return r
 }
 
 // Reasoning is the thinking a request asks for. Inference turns it into

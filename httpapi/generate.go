@@ -53,6 +53,12 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	if req.Cache != nil {
+		if req.Cache.Tokens, err = h.cacheTokens(r, req); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	g, err := h.admit(w, r, req)
 	if err != nil {
 		h.fail(w, r, err)
@@ -68,6 +74,18 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	if results, ok := h.complete(w, r, g); ok {
 		h.writeJSON(w, r, messages.NewMessage(req, results[0], h.opts))
 	}
+}
+
+// cacheTokens counts the prompt tokens of the prefix that req's cache
+// breakpoint ends (formats.CachePoint.Tokens), which the usage of its
+// answer counts as written to the cache: the prefix's own prompt, as
+// the engine counts it, images fetched.
+func (h *Handler) cacheTokens(r *http.Request, req formats.Request) (int, error) {
+	ir := req.Prefix(*req.Cache).Inference()
+	if err := h.fetchImages(r, &ir); err != nil {
+		return 0, err
+	}
+	return h.engine.CountTokens(ir)
 }
 
 // countTokens serves POST /v1/messages/count_tokens: {"input_tokens": n}

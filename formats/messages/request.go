@@ -135,6 +135,9 @@ type Tool struct {
 	// domains only.
 	BlockedDomains []string                   `json:"blocked_domains,omitzero"`
 	UserLocation   *formats.WebSearchLocation `json:"user_location,omitzero"`
+	// CacheControl marks the tools up to this one as a prefix to cache:
+	// see CacheControl.
+	CacheControl *CacheControl `json:"cache_control,omitzero"`
 }
 
 // webSearchTypes are the web search tool's types, as the Anthropic SDKs
@@ -356,6 +359,9 @@ func (r *Request) Canonical() (formats.Request, error) {
 	out.Stream = r.Stream
 	if r.Metadata != nil {
 		out.User = r.Metadata.UserID
+	}
+	if out.Cache, err = r.cachePoint(out); err != nil {
+		return formats.Request{}, err
 	}
 	return out, nil
 }
