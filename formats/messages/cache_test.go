@@ -63,8 +63,8 @@ func TestCachePoint(t *testing.T) {
 		})
 	}
 	for body, param := range map[string]string{
-		`"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"1h"}}]`: "system[0].cache_control.ttl",
-		`"system":[{"type":"text","text":"S","cache_control":{"type":"persistent"}}]`:           "system[0].cache_control.type",
+		`"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"1h"}}]`:                           "system[0].cache_control.ttl",
+		`"system":[{"type":"text","text":"S","cache_control":{"type":"persistent"}}]`:                                     "system[0].cache_control.type",
 		`"system":[` + strings.Repeat(`{"type":"text","text":"S",`+cc+`},`, 4) + `{"type":"text","text":"S",` + cc + `}]`: "system[4].cache_control",
 	} {
 		_, err := Parse([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],` + body + `}`))
