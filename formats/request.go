@@ -122,6 +122,10 @@ type Reasoning struct {
 	Effort string
 	// BudgetTokens bounds the thinking tokens; 0 means no bound of its own.
 	BudgetTokens int
+	// BudgetAsked says BudgetTokens is the client's (thinking.budget_tokens),
+	// not the style's default: it is kept whole (see Budget), a style
+	// having checked that it leaves the answer room.
+	BudgetAsked bool
 	// Summary is "none", "auto", "concise" or "detailed": whether a
 	// summary of the reasoning, which the engine generates
 	// (inference.Request.Summary), is returned (chat reasoning_content,
@@ -157,11 +161,18 @@ func (r Reasoning) SummaryLevel() inference.SummaryLevel {
 func (r Reasoning) Thinking() bool { return r.Effort != "none" }
 
 // Budget returns the thinking budget for an output limit of maxTokens (0:
-// none): BudgetTokens when set, else by effort low 1,024, medium 4,096 and
-// high 16,384 tokens. Thinking never takes more than three quarters of the
-// limit, nor less than one token, so that the answer has room.
+// none). A budget the client asked for (BudgetAsked) is BudgetTokens,
+// whole: the style refuses one that leaves the answer no room (the
+// messages style's budget_tokens at or above max_tokens). A default one
+// is BudgetTokens when set, else by effort low 1,024, medium 4,096 and
+// high 16,384 tokens, fitted under the limit: at most three quarters of
+// maxTokens, rounded down, and at least one token, so that the answer has
+// the last quarter.
 func (r Reasoning) Budget(maxTokens int) int {
 	budget := r.BudgetTokens
+	if r.BudgetAsked {
+		return budget
+	}
 	if budget == 0 {
 		budget = map[string]int{"low": 1024, "medium": 4096, "high": 16384}[r.Effort]
 	}

@@ -114,7 +114,7 @@ func TestValidation(t *testing.T) {
 		{"responses temperature", responses.Parse, resp(`,"temperature":2.01`), "temperature"},
 		{"responses top_p", responses.Parse, resp(`,"top_p":1.01`), "top_p"},
 		{"responses format", responses.Parse, resp(`,"text":{"format":{"type":"yaml"}}`), "text.format.type"},
-		{"responses schema name", responses.Parse, resp(`,"text":{"format":{"type":"json_schema","schema":{}}}`), "text.format.name"},
+		{"responses schema name", responses.Parse, resp(`,"text":{"format":{"type":"json_schema","name":"a b","schema":{}}}`), "text.format.name"},
 		{"responses schema missing", responses.Parse, resp(`,"text":{"format":{"type":"json_schema","name":"a"}}`), "text.format.schema"},
 		{"responses verbosity", responses.Parse, resp(`,"text":{"verbosity":"loud"}`), "text.verbosity"},
 		{"responses store type", responses.Parse, resp(`,"store":"yes"`), "store"},
