@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -114,13 +115,18 @@ func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, r, messages.TokenCount{InputTokens: p.InputTokens})
 }
 
-// parse reads the body and parses it with the style's parser.
+// parse reads the body and parses it with the style's parser, and gives
+// the access log the end user it names (Identity.EndUser).
 func (h *Handler) parse(r *http.Request, parse func([]byte) (formats.Request, error)) (formats.Request, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return formats.Request{}, err
 	}
-	return parse(body)
+	req, err := parse(body)
+	if slot, ok := r.Context().Value(identitySlotKey{}).(*Identity); ok && err == nil {
+		slot.EndUser = cmp.Or(req.User, req.SafetyIdentifier)
+	}
+	return req, err
 }
 
 // generation is an admitted request: what settles it and the events of
