@@ -42,8 +42,9 @@ type Identity struct {
 	// The zero Tier means policy.Default; a Tier with a Name and no
 	// limits limits nothing.
 	Tier ratelimit.Tier
-	// EndUser is the end user a request names (chat's and responses'
-	// user, responses' safety_identifier, messages' metadata.user_id),
+	// EndUser is the end user a request names (the user of chat,
+	// responses, legacy completions and embeddings, responses'
+	// safety_identifier, messages' metadata.user_id),
 	// set once the request is parsed, which the access log records for
 	// abuse tracking; "" when it names none. Keys never set it.
 	EndUser string
