@@ -94,10 +94,10 @@ type CachePoint struct {
 	// Messages are the conversation in the prefix, the last message cut
 	// after the marked block.
 	Messages []inference.Message
-	// Tokens is the number of prompt tokens of the prefix: what the
-	// engine counts for Prefix's prompt on its own (CountTokens), so its
-	// template's generation prompt included. It is 0 until a server
-	// counts it; the messages style reads it when it writes the usage.
+	// Tokens is the number of prompt tokens of the prefix, as it begins
+	// the whole prompt (without the generation prompt that the prefix
+	// rendered on its own would end with). It is 0 until a server counts
+	// it; the messages style reads it when it writes the usage.
 	Tokens int
 }
 

@@ -79,14 +79,53 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 
 // cacheTokens counts the prompt tokens of the prefix that req's cache
 // breakpoint ends (formats.CachePoint.Tokens), which the usage of its
-// answer counts as written to the cache: the prefix's own prompt, as
-// the engine counts it, images fetched.
+// answer counts as written to the cache: the prefix's own prompt, as the
+// engine counts it (images fetched), less the end of it that the whole
+// prompt does not share, the template's generation prompt, where the
+// engine can render and tokenize prompts (prompter).
 func (h *Handler) cacheTokens(r *http.Request, req formats.Request) (int, error) {
 	ir := req.Prefix(*req.Cache).Inference()
 	if err := h.fetchImages(r, &ir); err != nil {
 		return 0, err
 	}
-	return h.engine.CountTokens(ir)
+	n, err := h.engine.CountTokens(ir)
+	if err != nil {
+		return 0, err
+	}
+	p, ok := h.engine.(prompter)
+	if !ok {
+		return n, nil
+	}
+	prefix, err := promptTokens(p, ir)
+	if err != nil {
+		return 0, err
+	}
+	whole, err := promptTokens(p, req.Inference())
+	if err != nil {
+		return 0, err
+	}
+	shared := 0
+	for shared < min(len(prefix), len(whole)) && prefix[shared] == whole[shared] {
+		shared++
+	}
+	return n - (len(prefix) - shared), nil
+}
+
+// prompter renders and tokenizes prompts without decoding them, as
+// *inference.Engine does: an Engine that is one counts a cache
+// breakpoint's prefix exactly (see cacheTokens).
+type prompter interface {
+	RenderPrompt(req inference.Request) (string, error)
+	Tokenize(model, text string) ([]int, error)
+}
+
+// promptTokens returns the tokens of req's prompt text.
+func promptTokens(p prompter, req inference.Request) ([]int, error) {
+	text, err := p.RenderPrompt(req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Tokenize(req.Model, text)
 }
 
 // countTokens serves POST /v1/messages/count_tokens: {"input_tokens": n}

@@ -64,8 +64,12 @@ func TestUsageAddsUpRealEngine(t *testing.T) {
 		}
 		return promptUsage{prompt: int(res.Usage.InputTokens), read: int(res.Usage.InputTokensDetails.CachedTokens)}
 	}
-	msgs := func(breakpoint bool) func(anthropic.Client) promptUsage {
+	msgs := func(breakpoint bool, user ...string) func(anthropic.Client) promptUsage {
 		return func(c anthropic.Client) promptUsage {
+			text := usageUser
+			if len(user) > 0 {
+				text = user[0]
+			}
 			system := anthropic.TextBlockParam{Text: usageSystem}
 			if breakpoint {
 				system.CacheControl = anthropic.NewCacheControlEphemeralParam()
@@ -74,7 +78,7 @@ func TestUsageAddsUpRealEngine(t *testing.T) {
 				Model: policy.Core25Mini, MaxTokens: maxTokens, Temperature: anthropic.Float(0),
 				Thinking: anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}},
 				System:   []anthropic.TextBlockParam{system},
-				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(usageUser))},
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(text))},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -114,6 +118,16 @@ func TestUsageAddsUpRealEngine(t *testing.T) {
 		if g.written != 0 || g.input != g.prompt-g.read {
 			t.Errorf("messages without a breakpoint, request %d: %+v; want nothing written, the rest input", i, g)
 		}
+	}
+	// The same system prompt before another user turn reads the system
+	// prefix from the cache, and writes nothing: the breakpoint's prefix
+	// counts the tokens it shares with the whole prompt, not the
+	// generation prompt that the prefix alone would end with.
+	url := sdkServer(t, path)
+	first := msgs(true)(anthropicSDK(url, key))
+	other := msgs(true, "Write a poem about the moon.")(anthropicSDK(url, key))
+	if first.written == 0 || other.read == 0 || other.written != 0 || other.input != other.prompt-other.read {
+		t.Errorf("messages with a breakpoint, then another user turn: %+v, then %+v; want the system prefix read, nothing written", first, other)
 	}
 	cold, warm := runs["messages with cache_control"][0], runs["messages with cache_control"][1]
 	// The system prefix is most of the prompt, but not the user's turn.
