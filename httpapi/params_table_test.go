@@ -23,6 +23,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/formats/chat"
+	"github.com/inferkit/inferkit/formats/completions"
 	"github.com/inferkit/inferkit/formats/messages"
 	fresponses "github.com/inferkit/inferkit/formats/responses"
 	"github.com/inferkit/inferkit/httpapi"
@@ -31,8 +32,8 @@ import (
 	"github.com/inferkit/inferkit/policy"
 )
 
-// The three generation styles of the parameter table, by its columns.
-var tableStyles = []string{"chat", "messages", "responses"}
+// The generation styles of the parameter table, by its columns.
+var tableStyles = []string{"chat", "messages", "responses", "completions"}
 
 // readParamTable reads the table of package formats' doc: each
 // parameter's cell (H, R, HR or -) by style.
@@ -119,6 +120,8 @@ func (c paramClient) base() []kv {
 	case "messages":
 		return []kv{{"model", policy.Core25Mini}, {"messages", []map[string]any{{"role": "user", "content": user}}},
 			{"max_tokens", 24}, {"temperature", 0}, {"thinking", map[string]any{"type": "disabled"}}}
+	case "completions":
+		return []kv{{"model", policy.Core25Mini}, {"prompt", "Once upon a time"}, {"max_tokens", 24}, {"temperature", 0}}
 	}
 	return []kv{{"model", policy.Core25Mini}, {"input", user}, {"max_output_tokens", 24}, {"temperature", 0},
 		{"reasoning", map[string]any{"effort": "none"}}}
@@ -153,6 +156,20 @@ func (c paramClient) send(sets ...kv) (answer, error) {
 			a.text, a.finish, a.toolCalls, a.logprobs = ch.Message.Content, ch.FinishReason, len(ch.Message.ToolCalls), len(ch.Logprobs.Content)
 			if a.logprobs > 0 {
 				a.topLogprobs = len(ch.Logprobs.Content[0].TopLogprobs)
+			}
+		}
+		return a, nil
+	case "completions":
+		r, err := c.oa.Completions.New(ctx, openai.CompletionNewParams{}, jsonSets(option.WithJSONSet, option.WithJSONDel, all)...)
+		if err != nil {
+			return answer{}, err
+		}
+		a := answer{id: r.ID, model: r.Model, raw: r.RawJSON(), prompt: int(r.Usage.PromptTokens), completion: int(r.Usage.CompletionTokens), choices: len(r.Choices)}
+		if len(r.Choices) > 0 {
+			ch := r.Choices[0]
+			a.text, a.finish, a.logprobs = ch.Text, string(ch.FinishReason), len(ch.Logprobs.Tokens)
+			if a.logprobs > 0 {
+				a.topLogprobs = len(ch.Logprobs.TopLogprobs[0])
 			}
 		}
 		return a, nil
@@ -208,6 +225,16 @@ func (c paramClient) stream(sets ...kv) (text string, prompt int, err error) {
 			ch := s.Current()
 			if len(ch.Choices) > 0 {
 				text += ch.Choices[0].Delta.Content
+			}
+			prompt = max(prompt, int(ch.Usage.PromptTokens))
+		}
+		return text, prompt, s.Err()
+	case "completions":
+		s := c.oa.Completions.NewStreaming(ctx, openai.CompletionNewParams{}, jsonSets(option.WithJSONSet, option.WithJSONDel, all)...)
+		for s.Next() {
+			ch := s.Current()
+			if len(ch.Choices) > 0 {
+				text += ch.Choices[0].Text
 			}
 			prompt = max(prompt, int(ch.Usage.PromptTokens))
 		}
@@ -468,7 +495,7 @@ func paramChecks() map[string]map[string]paramCheck {
 				t.Errorf("streamed %q, %v; want %q", text, err, want)
 			}
 		}},
-		"stream_options": {"chat": func(t *testing.T, c paramClient) {
+		"stream_options": {"*": func(t *testing.T, c paramClient) {
 			if _, prompt, err := c.stream(kv{"stream_options", map[string]any{"include_usage": true}}); err != nil || prompt == 0 {
 				t.Errorf("include_usage: prompt %d in the stream, %v", prompt, err)
 			}
@@ -517,7 +544,7 @@ func paramChecks() map[string]map[string]paramCheck {
 		}},
 		"top_p": {"*": sameAsGreedy(kv{"top_p", 1e-9})},
 		"top_k": {"*": sameAsGreedy(kv{"top_k", 1})},
-		"min_p": {"chat": sameAsGreedy(kv{"min_p", 1})},
+		"min_p": {"*": sameAsGreedy(kv{"min_p", 1})},
 		"seed": {"*": func(t *testing.T, c paramClient) {
 			a, b := c.must(t, kv{"temperature", hot}, kv{"seed", 7}), c.must(t, kv{"temperature", hot}, kv{"seed", 7})
 			if a.text != b.text {
@@ -532,17 +559,37 @@ func paramChecks() map[string]map[string]paramCheck {
 		"frequency_penalty":  {"*": changesSampling(kv{"frequency_penalty", 2})},
 		"presence_penalty":   {"*": changesSampling(kv{"presence_penalty", 2})},
 		"repetition_penalty": {"*": changesSampling(kv{"repetition_penalty", 2})},
-		"n": {"chat": func(t *testing.T, c paramClient) {
+		"n": {"*": func(t *testing.T, c paramClient) {
 			if a := c.must(t, kv{"n", 2}); a.choices != 2 {
 				t.Errorf("n 2: %d choices", a.choices)
 			}
 		}},
 		"web_search_options": {"chat": grows(kv{"web_search_options", map[string]any{}})}, // the results read
-		"logprobs": {"chat": func(t *testing.T, c paramClient) {
-			if a := c.must(t, kv{"logprobs", true}); a.logprobs == 0 || a.logprobs > a.completion { // the end of turn has none
-				t.Errorf("logprobs: %d entries for %d tokens", a.logprobs, a.completion)
+		"logprobs": {
+			"chat": func(t *testing.T, c paramClient) {
+				if a := c.must(t, kv{"logprobs", true}); a.logprobs == 0 || a.logprobs > a.completion { // the end of turn has none
+					t.Errorf("logprobs: %d entries for %d tokens", a.logprobs, a.completion)
+				}
+			},
+			"completions": func(t *testing.T, c paramClient) {
+				if a := c.must(t, kv{"logprobs", 2}); a.logprobs == 0 || a.logprobs > a.completion || a.topLogprobs != 2 {
+					t.Errorf("logprobs 2: %d entries for %d tokens, %d alternatives", a.logprobs, a.completion, a.topLogprobs)
+				}
+				c.refused(t, "logprobs", kv{"logprobs", 21})
+			},
+		},
+		"echo": {"completions": func(t *testing.T, c paramClient) {
+			if a := c.must(t, kv{"echo", true}); !strings.HasPrefix(a.text, "Once upon a time") || a.text == "Once upon a time" {
+				t.Errorf("echo: %q", a.text)
 			}
 		}},
+		"suffix":     {"completions": refuses("suffix", kv{"suffix", "The end."})},
+		"logit_bias": {"completions": refuses("logit_bias", kv{"logit_bias", map[string]int{"50256": -100}})},
+		"best_of": {"completions": both(func(t *testing.T, c paramClient) {
+			if a := c.must(t, kv{"n", 2}, kv{"best_of", 2}); a.choices != 2 {
+				t.Errorf("n 2, best_of 2: %d choices", a.choices)
+			}
+		}, refuses("best_of", kv{"best_of", 3}))},
 		"top_logprobs": {"*": func(t *testing.T, c paramClient) {
 			sets := []kv{{"top_logprobs", 2}}
 			if c.style == "chat" {
@@ -598,7 +645,10 @@ func paramChecks() map[string]map[string]paramCheck {
 		}},
 		"prompt_cache_key": {"responses": echoes(`"prompt_cache_key":"pk"`, kv{"prompt_cache_key", "pk"})},
 		"conversation":     {"responses": refuses("conversation", kv{"conversation", "conv_1"})},
-		"prompt":           {"responses": refuses("prompt", kv{"prompt", map[string]any{"id": "pmpt_1"}})},
+		"prompt": {
+			"responses":   refuses("prompt", kv{"prompt", map[string]any{"id": "pmpt_1"}}),
+			"completions": grows(kv{"prompt", long}),
+		},
 	}
 }
 
@@ -628,6 +678,7 @@ func TestParameterTable(t *testing.T) {
 	table := readParamTable(t)
 	for style, rt := range map[string]reflect.Type{
 		"chat": reflect.TypeFor[chat.Request](), "messages": reflect.TypeFor[messages.Request](), "responses": reflect.TypeFor[fresponses.Request](),
+		"completions": reflect.TypeFor[completions.Request](),
 	} {
 		for i := range rt.NumField() {
 			key, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
