@@ -138,6 +138,21 @@
 //	best_of                  -     -         -          HR
 //	logit_bias               -     -         -          R
 //
+// The embeddings and rerank styles, by the same rules (rerank refuses
+// any field beyond its shape; httpapi's TestEmbedRerankParameterTable
+// runs these cells):
+//
+//	parameter                embeddings  rerank
+//	model                    H           H
+//	input                    H           -
+//	encoding_format          HR          -
+//	dimensions               HR          -
+//	user                     H           -
+//	query                    -           H
+//	documents                -           H
+//	top_n                    -           H
+//	return_documents         -           H
+//
 // Notes: thinking (messages) is thinking.type; reasoning is
 // reasoning.effort and reasoning.summary. thinking.budget_tokens is
 // refused at or above max_tokens (Anthropic's rule) and otherwise kept
@@ -153,7 +168,9 @@
 // max_tool_calls are echoed in the response, max_tool_calls also bounding
 // the searches. Legacy completions refuse suffix (no model here fills in
 // the middle), logit_bias, and best_of other than n (candidates are not
-// ranked). Embeddings' user is logged as the end user too. Fields unknown to a style are ignored, as the SDKs'
+// ranked). Embeddings' user is logged as the end user too;
+// encoding_format is float or base64, and dimensions is refused for a
+// model not trained for shorter vectors (catalog MinDimensions). Fields unknown to a style are ignored, as the SDKs'
 // forward-compatible clients expect.
 //
 // The package is pure Go and holds no state; its values are safe for

@@ -35,9 +35,9 @@ import (
 // The generation styles of the parameter table, by its columns.
 var tableStyles = []string{"chat", "messages", "responses", "completions"}
 
-// readParamTable reads the table of package formats' doc: each
-// parameter's cell (H, R, HR or -) by style.
-func readParamTable(t *testing.T) map[string]map[string]string {
+// readParamTable reads the table of package formats' doc whose columns
+// are styles: each parameter's cell (H, R, HR or -) by style.
+func readParamTable(t *testing.T, styles []string) map[string]map[string]string {
 	t.Helper()
 	b, err := os.ReadFile("../formats/doc.go")
 	if err != nil {
@@ -48,20 +48,20 @@ func readParamTable(t *testing.T) map[string]map[string]string {
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(strings.TrimPrefix(line, "//\t"))
 		switch {
-		case strings.HasPrefix(line, "//\tparameter "):
+		case strings.HasPrefix(line, "//\tparameter ") && slices.Equal(f[1:], styles):
 			in = true
 		case in && !strings.HasPrefix(line, "//\t"):
 			return table
-		case in && len(f) == 1+len(tableStyles):
+		case in && len(f) == 1+len(styles):
 			table[f[0]] = map[string]string{}
-			for i, s := range tableStyles {
+			for i, s := range styles {
 				table[f[0]][s] = f[1+i]
 			}
 		case in:
-			t.Fatalf("table line %q has not %d cells", line, 1+len(tableStyles))
+			t.Fatalf("table line %q has not %d cells", line, 1+len(styles))
 		}
 	}
-	t.Fatal("no parameter table in formats/doc.go")
+	t.Fatalf("no parameter table of %v in formats/doc.go", styles)
 	return nil
 }
 
@@ -675,7 +675,7 @@ func stops(field string) paramCheck {
 // fails for a field of a style's request type without a row, a row
 // without a check, or a check without a row.
 func TestParameterTable(t *testing.T) {
-	table := readParamTable(t)
+	table := readParamTable(t, tableStyles)
 	for style, rt := range map[string]reflect.Type{
 		"chat": reflect.TypeFor[chat.Request](), "messages": reflect.TypeFor[messages.Request](), "responses": reflect.TypeFor[fresponses.Request](),
 		"completions": reflect.TypeFor[completions.Request](),
