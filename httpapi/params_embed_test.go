@@ -5,7 +5,6 @@ package httpapi_test
 import (
 	"encoding/json"
 	"log/slog"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -56,19 +55,9 @@ func TestEmbedRerankParameterTable(t *testing.T) {
 		{ID: "qwen-embed", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3", Pooling: "last", Seed: 1}), Kind: catalog.KindEmbedding, MinDimensions: 16},
 		{ID: "rr", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert"}), Kind: catalog.KindRerank},
 	}
-	eng, err := inference.New(inference.Config{Models: models, Parallel: 1, ContextTokens: sdkContext, Threads: 1, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
 	logs := &syncBuffer{}
-	keys, _ := httpapi.NewStaticKeys(key)
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: models, Keys: keys, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	url := serveEngine(t, inference.Config{Models: models, Parallel: 1, ContextTokens: sdkContext},
+		httpapi.Config{Models: models, Logger: slog.New(slog.NewTextHandler(logs, nil))}, "")
 
 	// post sends the style's base request with fields set (a value of
 	// nil deletes the field) and returns the status and the answer.
@@ -85,7 +74,7 @@ func TestEmbedRerankParameterTable(t *testing.T) {
 			}
 		}
 		b, _ := json.Marshal(body)
-		status, raw := send(t, "POST", srv.URL+"/v1/"+style, string(b))
+		status, raw := send(t, "POST", url+"/v1/"+style, string(b))
 		var a embedAnswer
 		if err := json.Unmarshal(raw, &a); err != nil {
 			t.Fatalf("%s: %v", raw, err)

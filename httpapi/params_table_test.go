@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"slices"
@@ -706,20 +705,9 @@ func TestParameterTable(t *testing.T) {
 	pro, _ := policy.Model(policy.Core25Pro)
 	pro.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3, Arch: "qwen35", ChatTemplate: inferencetest.Qwen35Template})
 	models := []catalog.Model{mini, pro}
-	eng, err := inference.New(inference.Config{Models: models, Parallel: 2, ContextTokens: 2048, Threads: 1,
-		Search: pinned(docsIndex(t)), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
 	logs := &syncBuffer{}
-	keys, _ := httpapi.NewStaticKeys(key)
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: models, Keys: keys, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	url := serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: 2048, Search: pinned(docsIndex(t))},
+		httpapi.Config{Models: models, Logger: slog.New(slog.NewTextHandler(logs, nil))}, "")
 
 	checks := paramChecks()
 	for name, cells := range table {
@@ -736,7 +724,7 @@ func TestParameterTable(t *testing.T) {
 				if check == nil {
 					t.Fatalf("no check for %s on %s", name, style)
 				}
-				check(t, paramClient{style: style, oa: openaiSDK(srv.URL, key), an: anthropicSDK(srv.URL, key), log: logs})
+				check(t, paramClient{style: style, oa: openaiSDK(url, key), an: anthropicSDK(url, key), log: logs})
 			})
 		}
 	}

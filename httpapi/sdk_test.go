@@ -56,7 +56,8 @@ func serveSpecIDs(t *testing.T, path string, context int) string {
 }
 
 // serveEngine serves a Handler of hc over a real engine of ec (one thread
-// unless ec says otherwise, logs discarded) on an httptest server, with
+// unless ec says otherwise, the engine's logs discarded, and the
+// Handler's unless hc has a Logger) on an httptest server, with
 // key's static key unless hc has Keys, mounted under prefix ("" for the
 // root) as a caller would mount it; it returns the base URL, prefix
 // included. Both close when the test ends.
@@ -70,7 +71,10 @@ func serveEngine(t *testing.T, ec inference.Config, hc httpapi.Config, prefix st
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc.Engine, hc.Logger = eng, slog.New(slog.DiscardHandler)
+	hc.Engine = eng
+	if hc.Logger == nil {
+		hc.Logger = slog.New(slog.DiscardHandler)
+	}
 	if hc.Keys == nil {
 		hc.Keys, _ = httpapi.NewStaticKeys(key)
 	}
