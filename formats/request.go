@@ -69,12 +69,54 @@ type Request struct {
 	// The one built-in tool is web search: it bounds the searches
 	// (Search.MaxSearches is at most it), and 0 offers no search.
 	MaxToolCalls *int
+	// Cache is the prefix the client asked to be cached (the messages
+	// style's last cache_control breakpoint); nil when it asked for none.
+	Cache *CachePoint
 
 	// Sent is what a style keeps of its request as sent, for its
 	// response to echo (the responses style's web search tool and the
 	// tool_choice that forced it); nil for most requests. The hub neither
 	// sets nor reads it: only the style that set it does.
 	Sent any `json:"-"`
+}
+
+// CachePoint is a client's cache breakpoint: the prefix of the prompt
+// that ends after the marked tool, system block or content block, which
+// the client asks to be written to the prefix cache. The prefix cache
+// keeps every prompt it decodes, breakpoint or not; the breakpoint says
+// which of the decoded tokens count as written to the cache for the
+// client (the messages style's cache_creation_input_tokens), and the
+// rest of those decoded count as plain input. The prefix is, in the
+// order the messages style caches, the first Tools tools, then
+// Instructions, then Messages.
+type CachePoint struct {
+	// Tools is the number of the request's tools in the prefix.
+	Tools int
+	// Instructions are the system prompt in the prefix: all of the
+	// request's, or its system blocks up to the marked one.
+	Instructions string
+	// Messages are the conversation in the prefix, the last message cut
+	// after the marked block.
+	Messages []inference.Message
+	// Tokens is the number of prompt tokens of the prefix, as it begins
+	// the whole prompt (without the generation prompt that the prefix
+	// rendered on its own would end with). It is 0 until a server counts
+	// it; the messages style reads it when it writes the usage.
+	Tokens int
+}
+
+// Prefix returns r cut at its cache point c: the request whose prompt is
+// the prefix the client asked to be cached. A prefix of tools alone gets
+// an empty system message, so that the template renders them.
+func (r Request) Prefix(c CachePoint) Request {
+	r.Tools = r.Tools[:min(c.Tools, len(r.Tools))]
+	r.Instructions = c.Instructions
+	r.Messages = c.Messages
+	if r.Instructions == "" && len(r.Messages) == 0 {
+		r.Messages = []inference.Message{inference.Text(inference.RoleSystem, "")}
+	}
+	r.Cache = nil
+	return r
 }
 
 // Reasoning is the thinking a request asks for. Inference turns it into
@@ -84,6 +126,10 @@ type Reasoning struct {
 	Effort string
 	// BudgetTokens bounds the thinking tokens; 0 means no bound of its own.
 	BudgetTokens int
+	// BudgetAsked says BudgetTokens is the client's (thinking.budget_tokens),
+	// not the style's default: it is kept whole (see Budget), a style
+	// having checked that it leaves the answer room.
+	BudgetAsked bool
 	// Summary is "none", "auto", "concise" or "detailed": whether a
 	// summary of the reasoning, which the engine generates
 	// (inference.Request.Summary), is returned (chat reasoning_content,
@@ -119,11 +165,18 @@ func (r Reasoning) SummaryLevel() inference.SummaryLevel {
 func (r Reasoning) Thinking() bool { return r.Effort != "none" }
 
 // Budget returns the thinking budget for an output limit of maxTokens (0:
-// none): BudgetTokens when set, else by effort low 1,024, medium 4,096 and
-// high 16,384 tokens. Thinking never takes more than three quarters of the
-// limit, nor less than one token, so that the answer has room.
+// none). A budget the client asked for (BudgetAsked) is BudgetTokens,
+// whole: the style refuses one that leaves the answer no room (the
+// messages style's budget_tokens at or above max_tokens). A default one
+// is BudgetTokens when set, else by effort low 1,024, medium 4,096 and
+// high 16,384 tokens, fitted under the limit: at most three quarters of
+// maxTokens, rounded down, and at least one token, so that the answer has
+// the last quarter.
 func (r Reasoning) Budget(maxTokens int) int {
 	budget := r.BudgetTokens
+	if r.BudgetAsked {
+		return budget
+	}
 	if budget == 0 {
 		budget = map[string]int{"low": 1024, "medium": 4096, "high": 16384}[r.Effort]
 	}

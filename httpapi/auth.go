@@ -42,6 +42,12 @@ type Identity struct {
 	// The zero Tier means policy.Default; a Tier with a Name and no
 	// limits limits nothing.
 	Tier ratelimit.Tier
+	// EndUser is the end user a request names (the user of chat,
+	// responses, legacy completions and embeddings, responses'
+	// safety_identifier, messages' metadata.user_id),
+	// set once the request is parsed, which the access log records for
+	// abuse tracking; "" when it names none. Keys never set it.
+	EndUser string
 }
 
 // identityKey is the context key of a request's Identity.

@@ -45,6 +45,9 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	if slot, ok := r.Context().Value(identitySlotKey{}).(*Identity); ok {
+		slot.EndUser = req.User
+	}
 	m, info, ok := h.embeddingModel(req.Request.Model)
 	emb, can := h.engine.(Embedder)
 	if !ok || !can {

@@ -212,3 +212,23 @@ func TestNewEmbeddingCatalog(t *testing.T) {
 		t.Errorf("default catalog: %d %s", w.Code, w.Body)
 	}
 }
+
+// TestEndUserLogged checks that the user of a legacy completion and of
+// an embeddings request, which answer without it, reaches the access log
+// as end_user, for abuse tracking: the field is honoured, not dropped.
+func TestEndUserLogged(t *testing.T) {
+	e := newEnv(t, withEmbeddings)
+	for path, body := range map[string]string{
+		"/v1/embeddings":  `{"model":"e","input":"one","user":"u-emb"}`,
+		"/v1/completions": `{"model":"core-2-5-mini","prompt":"one","max_tokens":4,"user":"u-cmp"}`,
+	} {
+		if w := do(e.h, "POST", path, key, body); w.Code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, w.Code, w.Body)
+		}
+	}
+	for _, u := range []string{"end_user=u-emb", "end_user=u-cmp"} {
+		if !strings.Contains(e.logs.String(), u) {
+			t.Errorf("the access log has no %s:\n%s", u, e.logs.String())
+		}
+	}
+}

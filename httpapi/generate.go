@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,12 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	if req.Cache != nil {
+		if req.Cache.Tokens, err = h.cacheTokens(r, req); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	g, err := h.admit(w, r, req)
 	if err != nil {
 		h.fail(w, r, err)
@@ -68,6 +75,57 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	if results, ok := h.complete(w, r, g); ok {
 		h.writeJSON(w, r, messages.NewMessage(req, results[0], h.opts))
 	}
+}
+
+// cacheTokens counts the prompt tokens of the prefix that req's cache
+// breakpoint ends (formats.CachePoint.Tokens), which the usage of its
+// answer counts as written to the cache: the prefix's own prompt, as the
+// engine counts it (images fetched), less the end of it that the whole
+// prompt does not share, the template's generation prompt, where the
+// engine can render and tokenize prompts (prompter).
+func (h *Handler) cacheTokens(r *http.Request, req formats.Request) (int, error) {
+	ir := req.Prefix(*req.Cache).Inference()
+	if err := h.fetchImages(r, &ir); err != nil {
+		return 0, err
+	}
+	n, err := h.engine.CountTokens(ir)
+	if err != nil {
+		return 0, err
+	}
+	p, ok := h.engine.(prompter)
+	if !ok {
+		return n, nil
+	}
+	prefix, err := promptTokens(p, ir)
+	if err != nil {
+		return 0, err
+	}
+	whole, err := promptTokens(p, req.Inference())
+	if err != nil {
+		return 0, err
+	}
+	shared := 0
+	for shared < min(len(prefix), len(whole)) && prefix[shared] == whole[shared] {
+		shared++
+	}
+	return n - (len(prefix) - shared), nil
+}
+
+// prompter renders and tokenizes prompts without decoding them, as
+// *inference.Engine does: an Engine that is one counts a cache
+// breakpoint's prefix exactly (see cacheTokens).
+type prompter interface {
+	RenderPrompt(req inference.Request) (string, error)
+	Tokenize(model, text string) ([]int, error)
+}
+
+// promptTokens returns the tokens of req's prompt text.
+func promptTokens(p prompter, req inference.Request) ([]int, error) {
+	text, err := p.RenderPrompt(req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Tokenize(req.Model, text)
 }
 
 // countTokens serves POST /v1/messages/count_tokens: {"input_tokens": n}
@@ -96,13 +154,18 @@ func (h *Handler) countTokens(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, r, messages.TokenCount{InputTokens: p.InputTokens})
 }
 
-// parse reads the body and parses it with the style's parser.
+// parse reads the body and parses it with the style's parser, and gives
+// the access log the end user it names (Identity.EndUser).
 func (h *Handler) parse(r *http.Request, parse func([]byte) (formats.Request, error)) (formats.Request, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return formats.Request{}, err
 	}
-	return parse(body)
+	req, err := parse(body)
+	if slot, ok := r.Context().Value(identitySlotKey{}).(*Identity); ok && err == nil {
+		slot.EndUser = cmp.Or(req.User, req.SafetyIdentifier)
+	}
+	return req, err
 }
 
 // generation is an admitted request: what settles it and the events of

@@ -19,7 +19,7 @@ import (
 // TestMessagesStreamWire reads a served messages stream as raw SSE: every
 // frame has an event line naming its data's type, the closing [DONE]
 // included, and message_delta's usage splits the prompt into cache reads
-// and writes.
+// and the rest, with no cache write without a breakpoint.
 func TestMessagesStreamWire(t *testing.T) {
 	e := newEnv(t, func(_ *httpapi.Config, f *fakeEngine) {
 		f.result.Usage = inference.Usage{PromptTokens: 5, CachedTokens: 2, CompletionTokens: 2}
@@ -49,7 +49,7 @@ func TestMessagesStreamWire(t *testing.T) {
 			t.Errorf("frame %d: event %q, data %s", i, event, data)
 		}
 		if event == "message_delta" {
-			if u := v.Usage; u["input_tokens"] != 0 || u["cache_read_input_tokens"] != 2 || u["cache_creation_input_tokens"] != 3 || u["output_tokens"] != 2 {
+			if u := v.Usage; u["input_tokens"] != 3 || u["cache_read_input_tokens"] != 2 || u["cache_creation_input_tokens"] != 0 || u["output_tokens"] != 2 {
 				t.Errorf("message_delta usage %v", u)
 			}
 		}
@@ -73,7 +73,7 @@ func TestMessagesStreamWire(t *testing.T) {
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if u := m.Usage; m.Content[0].Text != "Hello world" || u.InputTokens != 0 || u.CacheReadInputTokens != 2 || u.CacheCreationInputTokens != 3 {
+	if u := m.Usage; m.Content[0].Text != "Hello world" || u.InputTokens != 3 || u.CacheReadInputTokens != 2 || u.CacheCreationInputTokens != 0 {
 		t.Errorf("accumulated %+v", m)
 	}
 }

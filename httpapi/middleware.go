@@ -157,8 +157,8 @@ type AccessLog struct {
 }
 
 // Stage returns the stage that logs one line per request once it is
-// answered (method, path, status, duration and the key's id, never the
-// key) as route's (a route's pattern, say). A request whose client went
+// answered (method, path, status, duration, the key's id, never the
+// key, and the end user the request names, Identity.EndUser) as route's (a route's pattern, say). A request whose client went
 // away before it was answered (the handler wrote nothing, or the server
 // error that the cancellation caused) is logged with status 499.
 func (a AccessLog) Stage(route string) func(http.Handler) http.Handler {
@@ -185,9 +185,12 @@ func (a AccessLog) Stage(route string) func(http.Handler) http.Handler {
 			if a.Observe != nil {
 				a.Observe(route, status, *ident)
 			}
-			log.LogAttrs(r.Context(), a.Level, "httpapi: request",
-				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
-				slog.Duration("duration", now().Sub(start)), slog.String("key_id", ident.KeyID))
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+				slog.Duration("duration", now().Sub(start)), slog.String("key_id", ident.KeyID)}
+			if ident.EndUser != "" {
+				attrs = append(attrs, slog.String("end_user", ident.EndUser))
+			}
+			log.LogAttrs(r.Context(), a.Level, "httpapi: request", attrs...)
 		})
 	}
 }

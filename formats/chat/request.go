@@ -26,8 +26,10 @@ const (
 // /v1/web/chat/completions). Beside the spec's fields it accepts what the
 // OpenAI SDKs send: max_tokens and max_completion_tokens for
 // max_new_tokens, reasoning_effort, verbosity, stop, seed, top_k,
-// penalties, n (only 1), user, metadata, store and parallel_tool_calls.
-// Unknown fields are ignored.
+// penalties, n, user (logged as the end user), parallel_tool_calls, and
+// store and metadata only to refuse them (store false and no metadata
+// pass). Each field is applied or refused with a 400 that names it (see
+// the table of package formats); unknown fields are ignored.
 type Request struct {
 	Model         string         `json:"model"`
 	Messages      []Message      `json:"messages"`
@@ -418,12 +420,17 @@ func (r *Request) Canonical() (formats.Request, error) {
 			return formats.Request{}, err
 		}
 	}
-	if err := wire.CheckMetadata("metadata", r.Metadata); err != nil {
-		return formats.Request{}, err
+	// OpenAI keeps a chat completion, and its metadata, only when store
+	// asks; completions are not stored here, so both are refused rather
+	// than accepted and dropped.
+	if r.Store != nil && *r.Store {
+		return formats.Request{}, formats.Invalid("store", "store true is not supported: chat completions are not stored; use the responses API (store) to keep a conversation")
+	}
+	if len(r.Metadata) > 0 {
+		return formats.Request{}, formats.Invalid("metadata", "metadata is not supported: it is kept only with a stored completion, and chat completions are not stored")
 	}
 	out.Stream = r.Stream
 	out.IncludeUsage = r.StreamOptions != nil && r.StreamOptions.IncludeUsage
-	out.Metadata = r.Metadata
 	out.User = r.User
 	return out, nil
 }
@@ -542,7 +549,6 @@ func NewRequest(r formats.Request) Request {
 		Seed:         r.Seed,
 		Stop:         formats.Stop(slices.Clone(r.Stop)),
 		User:         r.User,
-		Metadata:     r.Metadata,
 		Verbosity:    r.Verbosity,
 	}
 	if r.IncludeUsage {

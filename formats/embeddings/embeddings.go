@@ -24,7 +24,8 @@ type Request struct {
 	EncodingFormat string `json:"encoding_format,omitzero"`
 	// Dimensions asks for shorter vectors, for models trained for it.
 	Dimensions *int `json:"dimensions,omitzero"`
-	// User identifies the end user; it is accepted and ignored.
+	// User identifies the end user, for abuse tracking: Canonical.User,
+	// which httpapi's access log records.
 	User string `json:"user,omitzero"`
 }
 
@@ -177,6 +178,8 @@ type Canonical struct {
 	// Base64 writes each vector as the base64 of its little-endian
 	// float32 bytes instead of an array of numbers.
 	Base64 bool
+	// User is the request's end user (user), "" when none.
+	User string
 }
 
 // Parse decodes and checks an embeddings request body: a model, 1 to
@@ -222,7 +225,7 @@ func (r *Request) Canonical() (Canonical, error) {
 			return Canonical{}, formats.Invalid(p, "%s: empty; every input needs at least one character or token", p)
 		}
 	}
-	out := Canonical{Request: inference.EmbedRequest{Model: r.Model, Input: in.Texts, Tokens: in.Tokens}}
+	out := Canonical{Request: inference.EmbedRequest{Model: r.Model, Input: in.Texts, Tokens: in.Tokens}, User: r.User}
 	switch r.EncodingFormat {
 	case "", "float":
 	case "base64":

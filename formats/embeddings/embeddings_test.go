@@ -26,7 +26,7 @@ func TestParse(t *testing.T) {
 		{`{"model":"m","input":"hello"}`, Canonical{Request: inference.EmbedRequest{Model: "m", Input: []string{"hello"}}}},
 		{`{"model":"m","input":["a","b"],"encoding_format":"base64"}`, Canonical{Request: inference.EmbedRequest{Model: "m", Input: []string{"a", "b"}}, Base64: true}},
 		{`{"model":"m","input":[1,2,3],"encoding_format":"float","dimensions":8}`, Canonical{Request: inference.EmbedRequest{Model: "m", Tokens: [][]int{{1, 2, 3}}, Dimensions: 8}}},
-		{`{"model":"m","input":[[1],[2,3]],"user":"u"}`, Canonical{Request: inference.EmbedRequest{Model: "m", Tokens: [][]int{{1}, {2, 3}}}}},
+		{`{"model":"m","input":[[1],[2,3]],"user":"u"}`, Canonical{Request: inference.EmbedRequest{Model: "m", Tokens: [][]int{{1}, {2, 3}}}, User: "u"}},
 	} {
 		got, err := Parse([]byte(c.body))
 		if err != nil {

@@ -119,6 +119,9 @@ type Block struct {
 	// WebSearch is the content of a web_search_tool_result, written as
 	// its "content".
 	WebSearch *WebSearchContent `json:"-"`
+	// CacheControl marks the end of a prefix the client asks to be
+	// cached: see CacheControl.
+	CacheControl *CacheControl `json:"cache_control,omitzero"`
 }
 
 // Citation is a citation of a web search result

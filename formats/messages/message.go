@@ -39,19 +39,20 @@ type Message struct {
 	Usage        Usage   `json:"usage"`
 }
 
-// Usage counts the tokens of a message. As in the Anthropic API,
-// the whole prompt is input_tokens + cache_creation_input_tokens +
+// Usage counts the tokens of a message. As in the Anthropic API, the
+// whole prompt is input_tokens + cache_creation_input_tokens +
 // cache_read_input_tokens, each prompt token counted once:
 // cache_read_input_tokens are the tokens read from the prefix cache
-// (inference.Usage.CachedTokens), and cache_creation_input_tokens the rest,
-// since the engine decodes every other prompt token into a slot's KV cache,
-// where the next request with the same prefix reads it (the spec: "tokens
-// used to create the cache"). No prompt token is neither read from nor
-// written to the cache, so input_tokens, Anthropic's tokens after the last
-// cache breakpoint, is 0 in a finished message. message_start, sent
-// before the prompt is decoded, cannot split it yet: it counts the whole
-// prompt as input_tokens, and message_delta's usage, the whole message's
-// total that the SDKs' accumulators take in its place, gives the split.
+// (inference.Usage.CachedTokens); cache_creation_input_tokens those of
+// the rest that lie up to the client's last cache_control breakpoint
+// (see CacheControl), 0 without one; and input_tokens all the others.
+// The engine's cache keeps every prompt it decodes, so a request sent
+// again reads its prefix from the cache whether or not it marked one;
+// the breakpoint only says which decoded tokens the client asked to be
+// written. message_start, sent before the prompt is decoded, cannot split
+// the prompt yet: it counts the whole prompt as input_tokens, and
+// message_delta's usage, the whole message's total that the SDKs'
+// accumulators take in its place, gives the split.
 type Usage struct {
 	InputTokens              int `json:"input_tokens"`
 	OutputTokens             int `json:"output_tokens"`
@@ -71,9 +72,14 @@ type ServerToolUse struct {
 
 // newUsage converts the engine's usage of a finished request.
 func newUsage(req formats.Request, u inference.Usage) Usage {
+	written := 0
+	if req.Cache != nil {
+		written = min(max(req.Cache.Tokens-u.CachedTokens, 0), u.PromptTokens-u.CachedTokens)
+	}
 	out := Usage{
+		InputTokens:              u.PromptTokens - u.CachedTokens - written,
 		OutputTokens:             u.CompletionTokens,
-		CacheCreationInputTokens: u.PromptTokens - u.CachedTokens,
+		CacheCreationInputTokens: written,
 		CacheReadInputTokens:     u.CachedTokens,
 	}
 	if req.Search != nil {

@@ -24,8 +24,11 @@ const (
 // Request is the body of POST /v1/messages. Beside the spec's
 // fields it accepts what the Anthropic SDKs send: system as a string,
 // content as a string, stop_sequences, top_k, tools (the web search tool
-// among them), tool_choice and metadata.user_id. Unknown fields are
-// ignored.
+// among them), tool_choice, metadata.user_id, cache_control breakpoints
+// and output_config; and the sampling parameters that /v1/models lists
+// (seed and the penalties). Each field is applied or refused with a 400
+// that names it (see the table of package formats); unknown fields are
+// ignored, as the Anthropic API's forward-compatible clients expect.
 type Request struct {
 	Model    string         `json:"model"`
 	Messages []InputMessage `json:"messages"`
@@ -39,6 +42,13 @@ type Request struct {
 	TopP          *float64 `json:"top_p,omitzero"`
 	TopK          *int     `json:"top_k,omitzero"`
 	StopSequences []string `json:"stop_sequences,omitzero"`
+	// Seed, FrequencyPenalty, PresencePenalty and RepetitionPenalty are
+	// the sampling parameters that /v1/models lists beyond Anthropic's
+	// own, applied by the sampler as in the other styles.
+	Seed              *int64   `json:"seed,omitzero"`
+	FrequencyPenalty  *float64 `json:"frequency_penalty,omitzero"`
+	PresencePenalty   *float64 `json:"presence_penalty,omitzero"`
+	RepetitionPenalty *float64 `json:"repetition_penalty,omitzero"`
 
 	Tools      []Tool      `json:"tools,omitzero"`
 	ToolChoice *ToolChoice `json:"tool_choice,omitzero"`
@@ -135,6 +145,9 @@ type Tool struct {
 	// domains only.
 	BlockedDomains []string                   `json:"blocked_domains,omitzero"`
 	UserLocation   *formats.WebSearchLocation `json:"user_location,omitzero"`
+	// CacheControl marks the tools up to this one as a prefix to cache:
+	// see CacheControl.
+	CacheControl *CacheControl `json:"cache_control,omitzero"`
 }
 
 // webSearchTypes are the web search tool's types, as the Anthropic SDKs
@@ -219,7 +232,11 @@ func Parse(body []byte) (formats.Request, error) {
 
 // Canonical validates r and returns the hub's formats.Request with the
 // messages defaults: 512 max tokens, thinking enabled with 8192 budget
-// tokens (effort high, its text returned), temperature 0.1, top_p 1. The
+// tokens (effort high, its text returned), temperature 0.1, top_p 1.
+// The default budget is fitted under max_tokens: at most three quarters
+// of it (formats.Reasoning.Budget), 384 tokens under the default 512. A
+// budget_tokens given is kept whole, and refused when it is not less
+// than max_tokens, as the Anthropic API does. The
 // web search tool becomes Search (see Tool); a tool_choice that
 // names it, or any with no other tool, makes the model search first
 // (Search.Force).
@@ -271,7 +288,15 @@ func (r *Request) Canonical() (formats.Request, error) {
 			return formats.Request{}, err
 		}
 		if t.BudgetTokens != nil && t.Type != "disabled" {
-			out.Reasoning.BudgetTokens = *t.BudgetTokens
+			// Anthropic's rule: the thinking leaves the answer room.
+			if *t.BudgetTokens >= out.MaxTokens {
+				limit := fmt.Sprint(out.MaxTokens)
+				if r.MaxTokens == nil {
+					limit += ", the default"
+				}
+				return formats.Request{}, formats.Invalid("thinking.budget_tokens", "thinking.budget_tokens must be less than max_tokens (%s), got %d", limit, *t.BudgetTokens)
+			}
+			out.Reasoning.BudgetTokens, out.Reasoning.BudgetAsked = *t.BudgetTokens, true
 		}
 		out.Reasoning.Asked = t.Type == "enabled"
 	}
@@ -348,7 +373,8 @@ func (r *Request) Canonical() (formats.Request, error) {
 		out.OneToolCall = c.DisableParallelToolUse
 	}
 	if err := (wire.Sampling{
-		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK,
+		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, Seed: r.Seed,
+		Frequency: r.FrequencyPenalty, Presence: r.PresencePenalty, Repetition: r.RepetitionPenalty,
 		Stop: r.StopSequences, StopParam: "stop_sequences",
 	}).Set(&out, defaultTemperature, defaultTopP); err != nil {
 		return formats.Request{}, err
@@ -356,6 +382,9 @@ func (r *Request) Canonical() (formats.Request, error) {
 	out.Stream = r.Stream
 	if r.Metadata != nil {
 		out.User = r.Metadata.UserID
+	}
+	if out.Cache, err = r.cachePoint(out); err != nil {
+		return formats.Request{}, err
 	}
 	return out, nil
 }
@@ -373,14 +402,16 @@ func NewRequest(r formats.Request) Request {
 		TopP:          r.TopP,
 		TopK:          r.TopK,
 		StopSequences: slices.Clone(r.Stop),
+		Seed:          r.Seed,
 	}
+	out.FrequencyPenalty, out.PresencePenalty, out.RepetitionPenalty = wire.Penalties(r.Request)
 	if r.User != "" {
 		out.Metadata = &Metadata{UserID: r.User}
 	}
 	switch {
 	case !r.Reasoning.Thinking():
 		out.Thinking = &Thinking{Type: "disabled"}
-	case r.Reasoning.BudgetTokens > 0:
+	case r.Reasoning.BudgetAsked:
 		out.Thinking = &Thinking{Type: "enabled", BudgetTokens: ptr(r.Reasoning.BudgetTokens)}
 	case r.Reasoning.Effort != "":
 		out.Thinking = &Thinking{Type: "enabled"}

@@ -172,28 +172,44 @@ func TestMessagesErrorTypes(t *testing.T) {
 }
 
 // TestMessagesUsageSplit checks that each prompt token is counted once:
-// read from the prefix cache (cache_read_input_tokens) or written to it
-// (cache_creation_input_tokens), with input_tokens 0, in the message and
-// in the stream's message_delta; message_start counts the whole prompt as
-// input_tokens.
+// read from the prefix cache (cache_read_input_tokens), decoded up to the
+// client's cache breakpoint (cache_creation_input_tokens, 0 without one)
+// or decoded after it (input_tokens), in the message and in the stream's
+// message_delta; message_start counts the whole prompt as input_tokens.
 func TestMessagesUsageSplit(t *testing.T) {
-	for _, u := range []inference.Usage{
-		{PromptTokens: 20, CachedTokens: 8, CompletionTokens: 15},
-		{PromptTokens: 12, CompletionTokens: 4},
-		{PromptTokens: 30, CachedTokens: 30, CompletionTokens: 1},
+	for _, c := range []struct {
+		u          inference.Usage
+		breakpoint int // the prefix's tokens; 0: no breakpoint
+		want       Usage
+	}{
+		{inference.Usage{PromptTokens: 20, CachedTokens: 8, CompletionTokens: 15}, 0, Usage{InputTokens: 12, OutputTokens: 15, CacheReadInputTokens: 8}},
+		{inference.Usage{PromptTokens: 12, CompletionTokens: 4}, 0, Usage{InputTokens: 12, OutputTokens: 4}},
+		{inference.Usage{PromptTokens: 30, CachedTokens: 30, CompletionTokens: 1}, 0, Usage{OutputTokens: 1, CacheReadInputTokens: 30}},
+		// cold: the prefix written, the rest plain input
+		{inference.Usage{PromptTokens: 20, CompletionTokens: 3}, 14, Usage{InputTokens: 6, OutputTokens: 3, CacheCreationInputTokens: 14}},
+		// part of the prefix read, the rest of it written
+		{inference.Usage{PromptTokens: 20, CachedTokens: 10, CompletionTokens: 3}, 14, Usage{InputTokens: 6, OutputTokens: 3, CacheCreationInputTokens: 4, CacheReadInputTokens: 10}},
+		// warm: more than the prefix read, nothing written
+		{inference.Usage{PromptTokens: 20, CachedTokens: 19, CompletionTokens: 3}, 14, Usage{InputTokens: 1, OutputTokens: 3, CacheReadInputTokens: 19}},
+		// a prefix counted with its generation prompt, past the prompt
+		{inference.Usage{PromptTokens: 20, CompletionTokens: 3}, 23, Usage{OutputTokens: 3, CacheCreationInputTokens: 20}},
 	} {
+		u, want := c.u, c.want
+		req := formats.Request{}
+		if c.breakpoint > 0 {
+			req.Cache = &formats.CachePoint{Tokens: c.breakpoint}
+		}
 		res := inference.Result{Text: "hi", FinishReason: inference.FinishStop, Usage: u}
-		m := NewMessage(formats.Request{}, res, formatstest.Options())
-		want := Usage{OutputTokens: u.CompletionTokens, CacheCreationInputTokens: u.PromptTokens - u.CachedTokens, CacheReadInputTokens: u.CachedTokens}
+		m := NewMessage(req, res, formatstest.Options())
 		if m.Usage != want || m.Usage.InputTokens+m.Usage.CacheCreationInputTokens+m.Usage.CacheReadInputTokens != u.PromptTokens {
-			t.Errorf("%+v: usage %+v, want %+v", u, m.Usage, want)
+			t.Errorf("%+v, breakpoint %d: usage %+v, want %+v", u, c.breakpoint, m.Usage, want)
 		}
 		if got := m.Result().Usage; got != u {
 			t.Errorf("%+v: the message's usage reads back as %+v", u, got)
 		}
 
 		var b bytes.Buffer
-		s := NewStream(&b, formats.Request{}, formatstest.Options())
+		s := NewStream(&b, req, formatstest.Options())
 		s.InputTokens = u.PromptTokens
 		formatstest.Stream(t, s, []inference.Event{{Text: "hi"}, {Final: &res}}, nil)
 		var start, delta Event

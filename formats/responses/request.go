@@ -56,9 +56,17 @@ type Request struct {
 	TopLogprobs       *int        `json:"top_logprobs,omitzero"`
 	PresencePenalty   *float64    `json:"presence_penalty,omitzero"`
 	FrequencyPenalty  *float64    `json:"frequency_penalty,omitzero"`
-	MaxToolCalls      *int        `json:"max_tool_calls,omitzero"`
-	PromptCacheKey    string      `json:"prompt_cache_key,omitzero"`
-	SafetyIdentifier  string      `json:"safety_identifier,omitzero"`
+	// TopK, Seed, Stop and RepetitionPenalty are the sampling parameters
+	// that /v1/models lists beyond OpenAI's own for this style, applied
+	// by the sampler as in the other styles; Stop is a string or up to 16
+	// strings, as chat's stop.
+	TopK              *int         `json:"top_k,omitzero"`
+	Seed              *int64       `json:"seed,omitzero"`
+	Stop              formats.Stop `json:"stop,omitzero"`
+	RepetitionPenalty *float64     `json:"repetition_penalty,omitzero"`
+	MaxToolCalls      *int         `json:"max_tool_calls,omitzero"`
+	PromptCacheKey    string       `json:"prompt_cache_key,omitzero"`
+	SafetyIdentifier  string       `json:"safety_identifier,omitzero"`
 	// Conversation and Prompt are read only to refuse them: stored
 	// conversations and prompt templates are not served.
 	Conversation json.RawMessage `json:"conversation,omitzero"`
@@ -190,8 +198,10 @@ func (r *Request) Canonical() (formats.Request, error) {
 			case "json_object", "json":
 				out.Format.Type = "json"
 			case "json_schema":
-				if err := wire.CheckToolName("text.format.name", f.Name); err != nil {
-					return formats.Request{}, err
+				if f.Name != "" { // optional, as the spec has it
+					if err := wire.CheckToolName("text.format.name", f.Name); err != nil {
+						return formats.Request{}, err
+					}
 				}
 				if len(f.Schema) == 0 {
 					return formats.Request{}, formats.Missing("text.format.schema")
@@ -209,7 +219,9 @@ func (r *Request) Canonical() (formats.Request, error) {
 		return formats.Request{}, err
 	}
 	out.OneToolCall = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
-	if err := (wire.Sampling{Temperature: r.Temperature, TopP: r.TopP, Presence: r.PresencePenalty, Frequency: r.FrequencyPenalty}).Set(&out,
+	if err := (wire.Sampling{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, Seed: r.Seed,
+		Presence: r.PresencePenalty, Frequency: r.FrequencyPenalty, Repetition: r.RepetitionPenalty,
+		Stop: r.Stop, StopParam: "stop"}).Set(&out,
 		defaultTemperature, defaultTopP); err != nil {
 		return formats.Request{}, err
 	}
@@ -388,12 +400,8 @@ func NewRequest(r formats.Request) Request {
 	if r.MaxToolCalls != nil {
 		out.MaxToolCalls = ptr(*r.MaxToolCalls)
 	}
-	if r.PresencePenalty != 0 {
-		out.PresencePenalty = ptr(r.PresencePenalty)
-	}
-	if r.FrequencyPenalty != 0 {
-		out.FrequencyPenalty = ptr(r.FrequencyPenalty)
-	}
+	out.FrequencyPenalty, out.PresencePenalty, out.RepetitionPenalty = wire.Penalties(r.Request)
+	out.TopK, out.Seed, out.Stop = r.TopK, r.Seed, slices.Clone(r.Stop)
 	if r.Reasoning != (formats.Reasoning{}) {
 		summary := r.Reasoning.Summary
 		if summary == "none" {

@@ -120,7 +120,6 @@ func ChatParams() openai.ChatCompletionNewParams {
 		PresencePenalty:     openai.Float(0.2),
 		ReasoningEffort:     shared.ReasoningEffortLow,
 		Stop:                openai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{"END"}},
-		Metadata:            shared.Metadata{"k": "v"},
 		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name: "get_weather", Parameters: shared.FunctionParameters{"type": "object"}})},
 		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}},

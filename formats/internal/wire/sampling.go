@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/inferkit/inferkit/formats"
+	"github.com/inferkit/inferkit/inference"
 )
 
 // Sampling holds the sampling parameters the styles share, as a request
@@ -64,3 +65,18 @@ func (p Sampling) Set(out *formats.Request, temperature, topP float64) error {
 
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
+
+// Penalties returns the penalties of r as a request writes them: nil
+// for those that are off (0, or a repetition penalty of 1).
+func Penalties(r inference.Request) (frequency, presence, repetition *float64) {
+	if r.FrequencyPenalty != 0 {
+		frequency = ptr(r.FrequencyPenalty)
+	}
+	if r.PresencePenalty != 0 {
+		presence = ptr(r.PresencePenalty)
+	}
+	if r.RepetitionPenalty != 0 && r.RepetitionPenalty != 1 {
+		repetition = ptr(r.RepetitionPenalty)
+	}
+	return frequency, presence, repetition
+}
