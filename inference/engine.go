@@ -730,9 +730,16 @@ func (m *model) prepare(req Request) (*Prepared, error) {
 		// Nothing to switch off or bound.
 	case req.NoThinking:
 		budget = 0
+	case req.ThinkingBudget > 0 && req.ThinkingBudget >= maxTokens && !req.ThinkingDefaults:
+		// Anthropic's rule: the answer needs room after the thinking.
+		return nil, &FieldError{Path: Field("ThinkingBudget"), Err: ErrInvalidRequest,
+			Reason: fmt.Sprintf("%d thinking tokens leave no room under the output limit of %d", req.ThinkingBudget, maxTokens)}
 	case req.ThinkingBudget > 0:
-		// Leave the answer a quarter of the output limit at least.
-		budget = min(req.ThinkingBudget, max(1, maxTokens*3/4))
+		// A default leaves the answer a quarter of the output limit.
+		budget = req.ThinkingBudget
+		if req.ThinkingDefaults {
+			budget = min(budget, max(1, maxTokens*3/4))
+		}
 	}
 	pl := &plan{prompt: tokens, thinking: thinking, grammar: gbnf, budget: budget}
 	if len(images) > 0 {

@@ -168,12 +168,36 @@ func TestThinkingBudget(t *testing.T) {
 	}
 }
 
+// A budget the caller gave is kept whole below the output limit, and one
+// that leaves the answer no room is refused by name (Anthropic's rule).
+func TestThinkingBudgetKeptOrRefused(t *testing.T) {
+	e := tinyThinker(t)
+	one := 1.0
+	seed := int64(3)
+	req := inference.Request{
+		Model: "tiny", Prompt: "<|im_start|>assistant\n<think>\n", MaxTokens: 60, IgnoreEOS: true,
+		Temperature: &one, Seed: &seed, ThinkingBudget: 50,
+	}
+	res, err := e.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.ReasoningTokens != 52 {
+		t.Errorf("%d reasoning tokens, want the whole budget of 50, a newline and the closing marker", res.Usage.ReasoningTokens)
+	}
+	req.ThinkingBudget = 60
+	var fe *inference.FieldError
+	if _, err := e.Generate(context.Background(), req); !errors.As(err, &fe) || fe.Path.String() != "ThinkingBudget" {
+		t.Errorf("a budget of the whole output limit: %v, want a FieldError naming ThinkingBudget", err)
+	}
+}
+
 // Closing a thinking section adds tokens the model did not sample: they
 // never take the output past MaxTokens.
 func TestThinkingCloseWithinMaxTokens(t *testing.T) {
 	e := tinyThinker(t)
 	one := 1.0
-	for maxTokens := 1; maxTokens <= 12; maxTokens++ {
+	for maxTokens := 2; maxTokens <= 12; maxTokens++ {
 		for seed := range int64(3) {
 			res, err := e.Generate(context.Background(), inference.Request{
 				Model: "tiny", Prompt: "<|im_start|>assistant\n<think>\n", MaxTokens: maxTokens,

@@ -111,10 +111,11 @@ type Request struct {
 	NoThinking bool
 	// ThinkingBudget bounds the tokens spent thinking: when they are
 	// spent, the engine closes the thinking section and the model
-	// answers. 0 is no bound. It never exceeds three quarters of the
-	// output limit, so that the answer has room. A budget on a model that
-	// does not think fails with a FieldError naming it, unless
-	// ThinkingDefaults.
+	// answers. 0 is no bound. It must be below the output limit, so that
+	// the answer has room (a FieldError naming it otherwise); a default a
+	// wire format filled in (ThinkingDefaults) is cut to three quarters
+	// of the output limit instead. A budget on a model that does not
+	// think fails with a FieldError naming it, unless ThinkingDefaults.
 	ThinkingBudget int
 	// Effort is how much the model is asked to think: "low", "medium"
 	// or "high", passed to the chat template through its family's
