@@ -60,6 +60,10 @@ type Runner struct {
 	diskKey           string
 	saveMin, saveLong int
 
+	// ckpt keeps checkpoints of a recurrent model's sequences (see
+	// checkpoint.go); nil for other models.
+	ckpt *checkpoints
+
 	// Read by Stats from other goroutines.
 	steps   atomic.Int64 // decode steps run
 	active  atomic.Int32 // slots serving a request
@@ -131,6 +135,16 @@ type Config struct {
 	Disk              *PrefixStore
 	DiskKey           string
 	SaveMin, SaveLong int
+
+	// CheckpointBytes bounds the memory that checkpoints of the
+	// sequences' recurrent state take, on a model that has one (its
+	// context is a backend.Checkpointer): they let work reuse a prefix of
+	// what a sequence holds, which such a memory cannot cut back to.
+	// 0 keeps none. CheckpointEvery is how often a long prompt is
+	// checkpointed, in tokens, besides the end of each prompt and turn;
+	// 0: only there.
+	CheckpointBytes int64
+	CheckpointEvery int
 }
 
 // New starts a runner on ctx, a context of llm with Sequences+Branches
@@ -162,6 +176,7 @@ func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
 		r.branchSeqs = append(r.branchSeqs, cfg.Sequences+i)
 	}
 	r.branchCells = cfg.BranchCells
+	r.ckpt = newCheckpoints(ctx, cfg.CheckpointBytes, cfg.CheckpointEvery, cfg.Logger)
 	go r.run()
 	return r
 }
@@ -421,6 +436,9 @@ func (r *Runner) start(w *Work) {
 			c.cache = c.cache[:0]
 		}
 		n := Reusable(c.cache, w.Prompt, cached)
+		if r.ckpt != nil && len(w.Images) == 0 {
+			n = r.ckpt.reachable(c.seq, c.cache, n) // recurrent: what a checkpoint keeps
+		}
 		if s == nil || n > reuse || n == reuse && c.used.Before(s.used) {
 			s, reuse = c, n
 		}
@@ -458,9 +476,11 @@ func (r *Runner) start(w *Work) {
 		cache = append(s.cache[:0], w.Prompt[:copied]...)
 	} else if at := PosAt(w.Images, reuse); !r.ctx.RemoveTokens(s.seq, at, -1) || r.ctx.MaxPos(s.seq) != at-1 {
 		// The memory could not keep exactly the prefix (a recurrent
-		// state): start afresh.
-		r.ctx.ClearSequence(s.seq)
-		cache = cache[:0]
+		// state): back to a checkpoint there, or start afresh.
+		if len(w.Images) > 0 || !r.ckpt.restore(s.seq, cache) {
+			r.ctx.ClearSequence(s.seq)
+			cache = cache[:0]
+		}
 	}
 	r.admission++
 	r.active.Add(1)
@@ -636,6 +656,13 @@ func (r *Runner) step() error {
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
 		// Text only: an image waits for the next step's prefillImages.
 		n := min(b.Cap()-b.Len(), s.textUntil()-s.prefilled)
+		// A recurrent model's prefill stops where a checkpoint is taken,
+		// after this step's Decode (checkpoint.go).
+		atMark := false
+		if r.ckpt != nil && len(s.w.Images) == 0 {
+			m := r.ckpt.nextMark(s.prefilled, len(s.w.Prompt)) - s.prefilled
+			n, atMark = min(n, m), n >= m
+		}
 		if s.w.PromptLP {
 			// Each scored token's logits are an output row of the whole
 			// vocabulary, which llama.cpp holds for the batch: bound them.
@@ -660,6 +687,9 @@ func (r *Runner) step() error {
 			}
 		}
 		r.prefilled(s, n)
+		if atMark {
+			break
+		}
 	}
 	r.steps.Add(1)
 	if err := r.ctx.Decode(b); err != nil {
@@ -672,6 +702,9 @@ func (r *Runner) step() error {
 		if s.w != nil && s.w.NoOutput && s.prefilled == len(s.w.Prompt) {
 			r.finish(s, FinishLength, "")
 			continue
+		}
+		if s.w != nil && r.ckpt != nil && s.generated == 0 && len(s.w.Images) == 0 && r.ckpt.mark(s.prefilled, len(s.w.Prompt)) {
+			r.ckpt.take(s.seq, s.cache) // a prompt's end, or every so many tokens
 		}
 		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong && !s.w.Logprobs && !s.w.PromptLP {
 			r.snapshot(s) // a long prompt, all in the KV cache now
@@ -1000,6 +1033,9 @@ func (r *Runner) release(s *slot, res *Result, err error) {
 	// The cache's age counts from before the caller hears of the end: a
 	// caller that waits out the TTL and comes back finds it expired.
 	s.used = r.now()
+	if res != nil && s.w.Score == nil {
+		r.ckpt.take(s.seq, s.cache) // the end of a turn
+	}
 	s.w.Close()
 	// The count drops before the caller hears of the end, so that what a
 	// caller reads of Stats after a response counts it no more.
