@@ -127,6 +127,22 @@ type Config struct {
 	// CacheBytes bounds the bytes of the files under CacheDir; the least
 	// recently used entries go first. Default 4 GiB.
 	CacheBytes int64
+	// CheckpointBytes bounds, per model, the memory of checkpoints of
+	// recurrent state. A recurrent or hybrid model (Mamba, Jamba) keeps a
+	// state per sequence that cannot be cut back to the prefix that a
+	// later prompt shares, so the engine keeps copies of it at the end of
+	// each prompt (and the token before, which a repeated prompt decodes
+	// again), at the end of each turn and every CheckpointEvery tokens of
+	// a long prompt; a prompt then resumes from the last one within what
+	// it shares, and Usage.CachedTokens counts the tokens before it. The
+	// least recently used go first. Default 256 MiB; negative: none, and
+	// such a model reuses a sequence only when a prompt continues all of
+	// it. Other models ignore it.
+	CheckpointBytes int64
+	// CheckpointEvery is how many tokens of a long prompt a recurrent
+	// model decodes between checkpoints (see CheckpointBytes). Default
+	// 512; negative: none but the ends of prompts and turns.
+	CheckpointEvery int
 	// Now tells the time for CacheTTL, KeepAlive and the recency of
 	// CacheDir's entries. Default time.Now.
 	Now func() time.Time
@@ -223,6 +239,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.saveMin == 0 {
 		c.saveMin, c.saveLong = 256, 1024
+	}
+	if c.CheckpointBytes == 0 {
+		c.CheckpointBytes = 256 << 20
+	}
+	if c.CheckpointEvery == 0 {
+		c.CheckpointEvery = 512
 	}
 	return c, nil
 }
