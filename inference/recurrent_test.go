@@ -82,7 +82,7 @@ func TestRecurrentScore(t *testing.T) {
 // fresh engine without checkpoints gives.
 func TestRecurrentCheckpoints(t *testing.T) {
 	const every = 64
-	for _, arch := range recurrentArchs {
+	for _, arch := range append(recurrentArchs, "qwen35") { // qwen35 on the Go engine
 		t.Run(arch, func(t *testing.T) {
 			// Room for a turn's prompt beside the last turn's tokens,
 			// which the sequence keeps only if they fit together.
