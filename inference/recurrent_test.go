@@ -122,6 +122,12 @@ func TestRecurrentCheckpoints(t *testing.T) {
 				if turn > 0 && prefilled > fresh+every {
 					t.Errorf("turn %d prefilled %d tokens, %d new ones and more than %d others", turn, prefilled, fresh, every)
 				}
+				// Qwen3.5's template renders a past turn without the
+				// thinking its prompt opened: the checkpoint where that
+				// starts serves the next turn, which decodes only its own.
+				if arch == "qwen35" && turn > 0 && prefilled != fresh {
+					t.Errorf("turn %d prefilled %d tokens, not only its %d new ones", turn, prefilled, fresh)
+				}
 				t.Logf("turn %d: %d prompt tokens, %d prefilled, %d of them not in the sequence", turn, got.Usage.PromptTokens, prefilled, fresh)
 				req.Messages = append(req.Messages, Text(RoleAssistant, got.Text))
 			}

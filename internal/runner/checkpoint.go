@@ -13,7 +13,9 @@ import (
 // positions, for a model whose memory cannot be cut back (a recurrent or
 // hybrid one, whose context is a backend.Checkpointer): the end of each
 // prompt and the token before it (which a repeated prompt decodes again),
-// every few tokens of a long prompt, and the end of each turn. A later
+// the start of the thinking section that a prompt opens (the next turn's
+// template renders this turn without it), every few tokens of a long
+// prompt, and the end of each turn. A later
 // prompt that shares part of what a sequence holds takes the sequence
 // back to the checkpoint at or below the shared prefix, and decodes the
 // rest, where without one it would decode all.
@@ -33,6 +35,8 @@ type checkpoints struct {
 	tick   int64 // counts takes and restores, for recency
 	list   []*checkpoint
 	log    *slog.Logger
+	llm    backend.Model
+	opens  map[string][]backend.Token // tokens of a thinking marker
 }
 
 // checkpoint is the recurrent state of sequence seq after tokens.
@@ -49,24 +53,46 @@ func (c *checkpoint) size() int64 { return int64(len(c.state)) + 4*int64(len(c.t
 // bytes, with one every `every` prompt tokens (0: none but the ends of
 // prompts and turns); nil when ctx cannot take them or budget is not
 // positive.
-func newCheckpoints(ctx backend.Context, budget int64, every int, log *slog.Logger) *checkpoints {
+func newCheckpoints(llm backend.Model, ctx backend.Context, budget int64, every int, log *slog.Logger) *checkpoints {
 	cp := backend.FindCheckpointer(ctx)
 	if cp == nil || budget <= 0 {
 		return nil
 	}
-	return &checkpoints{cp: cp, budget: budget, every: max(every, 0), log: log}
+	return &checkpoints{cp: cp, budget: budget, every: max(every, 0), log: log, llm: llm, opens: map[string][]backend.Token{}}
 }
 
-// mark reports whether a prompt of n tokens, prefilled up to p, is where
-// a checkpoint is taken.
-func (k *checkpoints) mark(p, n int) bool {
-	return p > 0 && (p == n-1 || p == n || k.every > 0 && p%k.every == 0)
+// thinking is where the thinking section that w's prompt opens at its end
+// starts, or 0: the family's opening marker among the prompt's last
+// tokens.
+func (k *checkpoints) thinking(w *Work) int {
+	if k == nil || !w.Thinking || w.Family == nil || w.Family.Thinking == nil || w.Family.Thinking.Open == "" {
+		return 0
+	}
+	open := w.Family.Thinking.Open
+	toks, ok := k.opens[open]
+	if !ok {
+		toks, _ = k.llm.Tokenize(open, true)
+		k.opens[open] = toks
+	}
+	const tail = 16 // the generation prompt's newlines and the like after it
+	for i := len(w.Prompt) - len(toks); i > 0 && i >= len(w.Prompt)-len(toks)-tail; i-- {
+		if len(toks) > 0 && slices.Equal(w.Prompt[i:i+len(toks)], toks) {
+			return i
+		}
+	}
+	return 0
 }
 
-// nextMark is the next position after p at which a prompt of n tokens is
+// mark reports whether a prompt of n tokens whose thinking starts at
+// think (0: none), prefilled up to p, is where a checkpoint is taken.
+func (k *checkpoints) mark(p, n, think int) bool {
+	return p > 0 && (p == n-1 || p == n || p == think || k.every > 0 && p%k.every == 0)
+}
+
+// nextMark is the next position after p at which such a prompt is
 // checkpointed: a prefill chunk from p stops there.
-func (k *checkpoints) nextMark(p, n int) int {
-	for _, m := range []int{n - 1, n} {
+func (k *checkpoints) nextMark(p, n, think int) int {
+	for _, m := range []int{think, n - 1, n} {
 		if m > p {
 			if k.every > 0 {
 				return min(m, (p/k.every+1)*k.every)

@@ -106,6 +106,7 @@ type slot struct {
 	sentPrompt bool            // an event has carried promptLPs
 	thought    int             // tokens generated inside a thinking section
 	forced     []backend.Token // tokens to decode after next, unsampled
+	think      int             // where the prompt's thinking starts, for a checkpoint; 0: none
 
 	admitted, first time.Time
 	thinking        time.Duration
@@ -176,7 +177,7 @@ func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
 		r.branchSeqs = append(r.branchSeqs, cfg.Sequences+i)
 	}
 	r.branchCells = cfg.BranchCells
-	r.ckpt = newCheckpoints(ctx, cfg.CheckpointBytes, cfg.CheckpointEvery, cfg.Logger)
+	r.ckpt = newCheckpoints(llm, ctx, cfg.CheckpointBytes, cfg.CheckpointEvery, cfg.Logger)
 	go r.run()
 	return r
 }
@@ -489,6 +490,7 @@ func (r *Runner) start(w *Work) {
 		idx: -1, order: r.admission, out: NewOutput(w.Family, w.Stops, w.Tools, w.Thinking), admitted: time.Now(),
 	}
 	s.prefilled, s.pos = len(cache), PosAt(w.Images, len(cache))
+	s.think = r.ckpt.thinking(w)
 	if w.PromptLP {
 		s.promptLPs = make([]Logprob, 0, len(w.Prompt))
 		s.promptLPs = append(s.promptLPs, Logprob{Token: int(w.Prompt[0]), Bytes: r.llm.Piece(w.Prompt[0], false)})
@@ -660,7 +662,7 @@ func (r *Runner) step() error {
 		// after this step's Decode (checkpoint.go).
 		atMark := false
 		if r.ckpt != nil && len(s.w.Images) == 0 {
-			m := r.ckpt.nextMark(s.prefilled, len(s.w.Prompt)) - s.prefilled
+			m := r.ckpt.nextMark(s.prefilled, len(s.w.Prompt), s.think) - s.prefilled
 			n, atMark = min(n, m), n >= m
 		}
 		if s.w.PromptLP {
@@ -703,7 +705,7 @@ func (r *Runner) step() error {
 			r.finish(s, FinishLength, "")
 			continue
 		}
-		if s.w != nil && r.ckpt != nil && s.generated == 0 && len(s.w.Images) == 0 && r.ckpt.mark(s.prefilled, len(s.w.Prompt)) {
+		if s.w != nil && r.ckpt != nil && s.generated == 0 && len(s.w.Images) == 0 && r.ckpt.mark(s.prefilled, len(s.w.Prompt), s.think) {
 			r.ckpt.take(s.seq, s.cache) // a prompt's end, or every so many tokens
 		}
 		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong && !s.w.Logprobs && !s.w.PromptLP {
