@@ -288,7 +288,10 @@ func (c *Context) SetSequenceState(seq int, state []byte) error {
 // A checkpoint is "fakerc\n", the sequence (uint32) and token count
 // (uint32) it was taken at, and the hash of the sequence's tokens up to
 // there (uint64), the recurrent state; zeros pad it to its size.
-const ckptMagic = "fakerc\n"
+const (
+	ckptMagic  = "fakerc\n"
+	ckptHeader = len(ckptMagic) + 4 + 4 + 8
+)
 
 // Checkpoints reports whether the model is recurrent, which makes the
 // context a backend.Checkpointer.

@@ -65,7 +65,8 @@ type Options struct {
 	// so its memory cannot be cut back (RemoveTokens refuses to cut a
 	// sequence short, CopyTokens copies whole sequences only, SharesKV
 	// is false) and a prefix is reused through checkpoints
-	// (backend.Checkpointer) of CheckpointBytes bytes each (default 64).
+	// (backend.Checkpointer) of CheckpointBytes bytes each (default 64,
+	// at least 23).
 	Recurrent       bool
 	CheckpointBytes int
 }
@@ -256,7 +257,10 @@ func (m *Model) NewContext(p backend.ContextParams) (backend.Context, error) {
 	}
 	c := &Context{size: p.Context, batch: p.Batch, seqs: make([][]*cell, p.Sequences)}
 	if m.opt.Recurrent {
-		c.ckptBytes = max(m.opt.CheckpointBytes, len(ckptMagic)+4+8)
+		c.ckptBytes = 64
+		if m.opt.CheckpointBytes > 0 {
+			c.ckptBytes = max(m.opt.CheckpointBytes, ckptHeader)
+		}
 	}
 	return c, nil
 }
