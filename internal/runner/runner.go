@@ -25,7 +25,10 @@ import (
 // prompt cache). New work takes the free sequence whose tokens share the
 // longest prefix with its prompt and prefills only the rest; a longer prefix
 // held by a busy sequence is shared through a KV sequence copy, and one still
-// being prefilled is followed: its tokens are decoded once for both.
+// being prefilled is followed: its tokens are decoded once for both. On a
+// recurrent model, whose memory cannot be cut back, the prefix kept is
+// the longest that a checkpoint of the sequence's state reaches
+// (Config.CheckpointBytes).
 type Runner struct {
 	llm       backend.Model
 	ctx       backend.Context
