@@ -241,7 +241,11 @@ type Checkpointer interface {
 }
 
 // FindCheckpointer returns ctx as a Checkpointer when its memory holds a
-// recurrent state that it can save and restore, or nil.
+// recurrent state that it can save and restore, or nil. A Context says so
+// through a method Checkpoints() bool beside Checkpointer's two, since
+// one backend's Context type serves attention models too (for which
+// Checkpoints reports false). internal/backend/backendtest.Checkpoints
+// checks an implementation.
 func FindCheckpointer(ctx Context) Checkpointer {
 	if c, ok := ctx.(interface {
 		Checkpointer
