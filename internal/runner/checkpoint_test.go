@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/inferkit/inferkit/internal/family"
 )
 
 // recurrentFake is a runner on a hybrid fake model, whose memory cannot be
@@ -118,5 +121,34 @@ func TestCheckpointBudget(t *testing.T) {
 	}
 	if res := f.generate(t, prompt(11), 4); res.Usage.Cached != len(prompt(11))-1 {
 		t.Errorf("the last prompt again: %d cached, want %d", res.Usage.Cached, len(prompt(11))-1)
+	}
+}
+
+// A prompt that opens a thinking section, as Qwen3.5's generation prompt
+// does, is checkpointed where the section starts: the next turn, whose
+// template renders this one without it, decodes only its own tokens.
+func TestCheckpointAtThinking(t *testing.T) {
+	fam := *family.Lookup("", "") // ChatML's, which thinks here
+	fam.Thinking = &family.Thinking{Open: "<think>", Close: "</think>"}
+	thinking := func(f *fake, prompt string) *Result {
+		w := f.work(t, prompt, 8, greedy)
+		w.Family, w.Thinking = &fam, true
+		res, err := f.run(context.Background(), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	turn1 := system + "<user>First?</user><assistant>"
+	turn2 := turn1 + "An answer.</assistant><user>Second?</user><assistant>"
+	f := recurrentFake(t, 1, 1<<20, 0)
+	thinking(f, turn1+"<think>\n")
+	before := f.Stats().Decoded
+	res := thinking(f, turn2+"<think>\n")
+	if got, want := f.Stats().Decoded-before, int64(len(turn2)-len(turn1)+len("<think>\n")); got != want {
+		t.Errorf("the second turn decoded %d prompt tokens, want its %d new ones", got, want)
+	}
+	if want := thinking(recurrentFake(t, 1, 0, 0), turn2+"<think>\n"); res.Reasoning != want.Reasoning || res.Text != want.Text {
+		t.Errorf("the second turn gave %q %q, a cold runner %q %q", res.Reasoning, res.Text, want.Reasoning, want.Text)
 	}
 }
