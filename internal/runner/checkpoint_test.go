@@ -3,8 +3,12 @@ package runner
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inferkit/inferkit/internal/family"
 )
@@ -150,5 +154,44 @@ func TestCheckpointAtThinking(t *testing.T) {
 	}
 	if want := thinking(recurrentFake(t, 1, 0, 0), turn2+"<think>\n"); res.Reasoning != want.Reasoning || res.Text != want.Text {
 		t.Errorf("the second turn gave %q %q, a cold runner %q %q", res.Reasoning, res.Text, want.Reasoning, want.Text)
+	}
+}
+
+// On disk too, a recurrent model's prefixes are kept at its checkpoints'
+// positions: after a restart, a prompt that shares part of a long one
+// resumes from a multiple of CheckpointEvery within what it shares, with
+// a cold runner's output.
+func TestCheckpointsOnDisk(t *testing.T) {
+	const every = 64
+	path := filepath.Join(t.TempDir(), "fake.gguf")
+	if err := os.WriteFile(path, []byte("a fake model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key, err := PrefixKey(path, "f16/f16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	open := func() *fake {
+		store, err := OpenPrefixStore(dir, 1<<30, slog.New(slog.DiscardHandler), time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newFake(t, fakeConfig{seqs: 1, context: 4096, recurrent: true, ckptBytes: 1 << 20, ckptEvery: every,
+			disk: store, key: key, saveMin: 16, saveLong: 1 << 30})
+	}
+	long := strings.Repeat("A long document that a few questions ask about. ", 12)
+	first, second := long+"First question?", long[:len(long)-40]+"Second question?"
+	want := recurrentFake(t, 1, 0, 0).generate(t, second, 8).Text
+	f := open()
+	f.generate(t, first, 8)
+	f.Stop() // waits for the saves
+	f = open()
+	res := f.generate(t, second, 8)
+	if res.Usage.Cached == 0 || res.Usage.Cached%every != 0 || res.Usage.Cached > bytePrefixLen(first, second) {
+		t.Errorf("after a restart %d tokens cached, want a multiple of %d within the %d shared", res.Usage.Cached, every, bytePrefixLen(first, second))
+	}
+	if res.Text != want {
+		t.Errorf("after a restart %q, a cold runner %q", res.Text, want)
 	}
 }

@@ -710,6 +710,12 @@ func (r *Runner) step() error {
 		}
 		if s.w != nil && r.ckpt != nil && s.generated == 0 && len(s.w.Images) == 0 && r.ckpt.mark(s.prefilled, len(s.w.Prompt), s.think) {
 			r.ckpt.take(s.seq, s.cache) // a prompt's end, or every so many tokens
+			if !s.w.Logprobs && !s.w.PromptLP {
+				// The same prefix on disk, where a later prompt that
+				// shares it finds it after a restart: a recurrent state
+				// cannot be cut back to a shorter one.
+				r.snapshot(s)
+			}
 		}
 		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong && !s.w.Logprobs && !s.w.PromptLP {
 			r.snapshot(s) // a long prompt, all in the KV cache now
