@@ -110,7 +110,10 @@ type Config struct {
 	// A prefix of at least 256 tokens is saved when a request reuses it
 	// from memory, when a request decodes a prompt of 1,024 tokens or
 	// more, and when the engine closes or unloads the model with it
-	// cached. Entries are keyed by the model file and the KV cache types,
+	// cached; a recurrent model's (Mamba, Jamba), whose state cannot be
+	// cut back to a shorter prefix, also at its checkpoints' positions
+	// (CheckpointEvery). Ollama's Go engine (Qwen3.5) cannot save a
+	// sequence, so its models keep no prefixes on disk. Entries are keyed by the model file and the KV cache types,
 	// written atomically and checked before use: only regular files are
 	// read (opened without blocking and without following links, so a
 	// FIFO or a device under an entry's name is refused at once), a

@@ -134,3 +134,47 @@ func TestRecurrentCheckpoints(t *testing.T) {
 		})
 	}
 }
+
+// On llama.cpp a recurrent model's prefixes on disk (Config.CacheDir) are
+// kept at its checkpoints' positions: after a restart, a prompt that
+// shares part of a long one resumes from within what it shares, with a
+// fresh engine's output.
+func TestRecurrentCheckpointsOnDisk(t *testing.T) {
+	const every = 64
+	for _, arch := range recurrentArchs {
+		t.Run(arch, func(t *testing.T) {
+			dir := t.TempDir()
+			path := inferencetest.Model(t, inferencetest.Options{Arch: arch})
+			open := func(budget int64) *Engine {
+				cfg := Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Threads: 1, Parallel: 1, ContextTokens: 2048,
+					CheckpointEvery: every, CheckpointBytes: budget}
+				if budget > 0 {
+					cfg.CacheDir = dir
+				}
+				cfg.saveMin, cfg.saveLong = 16, 1<<30
+				e, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			first, second := system+"First question?", system[:len(system)-30]+"Second question?"
+			cold := open(-1)
+			want := generate(t, cold, second)
+			cold.Close()
+			e := open(1 << 20)
+			generate(t, e, first)
+			e.Close() // waits for the saves
+			e = open(1 << 20)
+			defer e.Close()
+			got := generate(t, e, second)
+			shared := bytePrefix(first, second)
+			if got.Usage.CachedTokens == 0 || got.Usage.CachedTokens > shared {
+				t.Errorf("after a restart %d tokens cached, want some of the %d shared", got.Usage.CachedTokens, shared)
+			}
+			if got.Text != want.Text {
+				t.Errorf("after a restart %q, a fresh engine gives %q", got.Text, want.Text)
+			}
+		})
+	}
+}
