@@ -122,7 +122,10 @@ type Config struct {
 	// A prefix of at least 256 tokens is saved when a request reuses it
 	// from memory, when a request decodes a prompt of 1,024 tokens or
 	// more, and when the engine closes or unloads the model with it
-	// cached. Entries are keyed by the model file and the KV cache types,
+	// cached; a recurrent model's (Mamba, Jamba), whose state cannot be
+	// cut back to a shorter prefix, also at its checkpoints' positions
+	// (CheckpointEvery). Ollama's Go engine (Qwen3.5) cannot save a
+	// sequence, so its models keep no prefixes on disk. Entries are keyed by the model file and the KV cache types,
 	// written atomically and checked before use: only regular files are
 	// read (opened without blocking and without following links, so a
 	// FIFO or a device under an entry's name is refused at once), a
@@ -139,6 +142,22 @@ type Config struct {
 	// CacheBytes bounds the bytes of the files under CacheDir; the least
 	// recently used entries go first. Default 4 GiB.
 	CacheBytes int64
+	// CheckpointBytes bounds, per model, the memory of checkpoints of
+	// recurrent state. A recurrent or hybrid model (Mamba, Jamba) keeps a
+	// state per sequence that cannot be cut back to the prefix that a
+	// later prompt shares, so the engine keeps copies of it at the end of
+	// each prompt (and the token before, which a repeated prompt decodes
+	// again), at the end of each turn and every CheckpointEvery tokens of
+	// a long prompt; a prompt then resumes from the last one within what
+	// it shares, and Usage.CachedTokens counts the tokens before it. The
+	// least recently used go first. Default 256 MiB; negative: none, and
+	// such a model reuses a sequence only when a prompt continues all of
+	// it. Other models ignore it.
+	CheckpointBytes int64
+	// CheckpointEvery is how many tokens of a long prompt a recurrent
+	// model decodes between checkpoints (see CheckpointBytes). Default
+	// 512; negative: none but the ends of prompts and turns.
+	CheckpointEvery int
 	// Now tells the time for CacheTTL, KeepAlive and the recency of
 	// CacheDir's entries. Default time.Now.
 	Now func() time.Time
@@ -274,6 +293,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.saveMin == 0 {
 		c.saveMin, c.saveLong = 256, 1024
+	}
+	if c.CheckpointBytes == 0 {
+		c.CheckpointBytes = 256 << 20
+	}
+	if c.CheckpointEvery == 0 {
+		c.CheckpointEvery = 512
 	}
 	return c, nil
 }

@@ -315,6 +315,7 @@ func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*runner.
 		Context: perSeq, Cells: cfg.slotCells(perSeq), Queue: cfg.Queue,
 		TTL: cfg.CacheTTL, Now: cfg.Now, Logger: cfg.Logger,
 		Disk: e.disk, DiskKey: key, SaveMin: cfg.saveMin, SaveLong: cfg.saveLong,
+		CheckpointBytes: max(cfg.CheckpointBytes, 0), CheckpointEvery: max(cfg.CheckpointEvery, 0),
 	}), nil
 }
 

@@ -128,11 +128,14 @@ func checkArchitecture(t *testing.T, opts inferencetest.Options, base Config, ba
 			t.Errorf("continuing: %q, a cold engine gives %q", got.Text, w.Text)
 		}
 		// One that shares part of it: an attention cache keeps
-		// that part; a recurrent state starts afresh.
+		// that part, a recurrent state goes back to its checkpoint at
+		// the end of the scored prefix where the backend keeps
+		// checkpoints, and starts afresh where it does not.
 		other := system + "Something else?"
 		got = greedyTiny(t, e, other, 8, false)
-		if partial := got.Usage.CachedTokens > 0; partial != one.names["tiny"].runner.SharesKV() {
-			t.Errorf("a shared part: %d cached, memory shared %v", got.Usage.CachedTokens, one.names["tiny"].runner.SharesKV())
+		r := one.names["tiny"].runner
+		if partial := got.Usage.CachedTokens > 0; partial != (r.SharesKV() || r.Checkpoints()) {
+			t.Errorf("a shared part: %d cached, memory shared %v, checkpoints %v", got.Usage.CachedTokens, r.SharesKV(), r.Checkpoints())
 		}
 		if w := greedyTiny(t, cold, other, 8, false); got.Text != w.Text {
 			t.Errorf("a shared part: %q, a cold engine gives %q", got.Text, w.Text)

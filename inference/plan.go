@@ -29,7 +29,9 @@ type ModelPlan struct {
 	// Projector is the tensors of its vision projector, if it has one.
 	Projector uint64
 	// KV is its KV cache (keys and values of every cell, at the
-	// configured cache types) and the recurrent state of its sequences.
+	// configured cache types) and the recurrent state of its sequences,
+	// with, for a model that has one, what the checkpoints of that state
+	// may take (Config.CheckpointBytes).
 	KV uint64
 	// Compute is llama.cpp's compute and output buffers, estimated from
 	// the batch, the widths and the vocabulary: the least exact part, and
@@ -162,6 +164,9 @@ func planModel(cfg Config, path string) (ModelPlan, error) {
 			r = (conv - 1) * (inner + 2*groups*state)
 		}
 		p.KV += uint64(seqs) * (r + state*inner) * 4
+	}
+	if kv.SSMInnerSize() > 0 && cfg.CheckpointBytes > 0 { // recurrent layers
+		p.KV += uint64(cfg.CheckpointBytes)
 	}
 	// The compute buffer holds a batch's activations, the widest layer's
 	// several times over; the output buffer a row of logits per sequence.

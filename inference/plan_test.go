@@ -98,3 +98,26 @@ func TestMemoryLimit(t *testing.T) {
 		t.Error("MemAvailable unread on Linux")
 	}
 }
+
+// A recurrent model's plan counts the checkpoints of its state
+// (Config.CheckpointBytes); an attention model's does not.
+func TestPlanCountsCheckpoints(t *testing.T) {
+	for _, arch := range []string{"mamba", "jamba", "llama"} {
+		path := inferencetest.Model(t, inferencetest.Options{Arch: arch})
+		kv := map[int64]uint64{}
+		for _, budget := range []int64{-1, 1 << 20} {
+			plan, err := Plan(Config{Models: []catalog.Model{{ID: "a", Path: path}}, Threads: 1, ContextTokens: 256, CheckpointBytes: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv[budget] = plan.Models[0].KV
+		}
+		want := uint64(1 << 20)
+		if arch == "llama" {
+			want = 0
+		}
+		if got := kv[1<<20] - kv[-1]; got != want {
+			t.Errorf("%s: checkpoints of 1 MiB add %d bytes to the plan, want %d", arch, got, want)
+		}
+	}
+}

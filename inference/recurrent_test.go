@@ -3,6 +3,8 @@
 package inference
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/inferkit/inferkit/catalog"
@@ -18,7 +20,9 @@ func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *runner.Ru
 	t.Helper()
 	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: arch})}}
 	cfg.Threads = 1
-	cfg.ContextTokens = 1024
+	if cfg.ContextTokens == 0 {
+		cfg.ContextTokens = 1024
+	}
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +72,109 @@ func TestRecurrentScore(t *testing.T) {
 			one, _ := recurrentEngine(t, arch, Config{Parallel: 1})
 			many, _ := recurrentEngine(t, arch, Config{Parallel: 2, Branches: 2})
 			checkBranching(t, one, many)
+		})
+	}
+}
+
+// Checkpoints of the recurrent state: the same request twice reuses all
+// but its last token, and a four-turn conversation's fourth turn decodes
+// its new tokens and at most CheckpointEvery more; every output is what a
+// fresh engine without checkpoints gives.
+func TestRecurrentCheckpoints(t *testing.T) {
+	const every = 64
+	for _, arch := range append(recurrentArchs, "qwen35") { // qwen35 on the Go engine
+		t.Run(arch, func(t *testing.T) {
+			// Room for a turn's prompt beside the last turn's tokens,
+			// which the sequence keeps only if they fit together.
+			e, r := recurrentEngine(t, arch, Config{Parallel: 1, ContextTokens: 2048, CheckpointEvery: every})
+			cold, _ := recurrentEngine(t, arch, Config{Parallel: 1, ContextTokens: 2048, CheckpointBytes: -1})
+			prompt := system + "What is a checkpoint?"
+			generate(t, e, prompt)
+			again := generate(t, e, prompt)
+			if again.Usage.CachedTokens*10 < again.Usage.PromptTokens*9 {
+				t.Errorf("the same prompt again: %d of %d tokens cached, want 90%% at least", again.Usage.CachedTokens, again.Usage.PromptTokens)
+			}
+			if want := generate(t, cold, prompt); again.Text != want.Text {
+				t.Errorf("the same prompt again: %q, a fresh engine gives %q", again.Text, want.Text)
+			}
+
+			zero := 0.0
+			req := Request{Model: "tiny", MaxTokens: 6, Temperature: &zero, Messages: []Message{Text(RoleSystem, system)}}
+			for turn := range 4 {
+				req.Messages = append(req.Messages, Text(RoleUser, fmt.Sprintf("Question number %d?", turn)))
+				toks, _, err := e.names["tiny"].prompt(req, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				held := runner.CommonPrefix(r.Cache(0), toks[0])
+				got, err := e.Generate(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := cold.Generate(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Text != want.Text {
+					t.Errorf("turn %d: %q, a fresh engine gives %q", turn, got.Text, want.Text)
+				}
+				prefilled, fresh := got.Usage.PromptTokens-got.Usage.CachedTokens, len(toks[0])-held
+				if turn > 0 && prefilled > fresh+every {
+					t.Errorf("turn %d prefilled %d tokens, %d new ones and more than %d others", turn, prefilled, fresh, every)
+				}
+				// Qwen3.5's template renders a past turn without the
+				// thinking its prompt opened: the checkpoint where that
+				// starts serves the next turn, which decodes only its own.
+				if arch == "qwen35" && turn > 0 && prefilled != fresh {
+					t.Errorf("turn %d prefilled %d tokens, not only its %d new ones", turn, prefilled, fresh)
+				}
+				t.Logf("turn %d: %d prompt tokens, %d prefilled, %d of them not in the sequence", turn, got.Usage.PromptTokens, prefilled, fresh)
+				req.Messages = append(req.Messages, Text(RoleAssistant, got.Text))
+			}
+		})
+	}
+}
+
+// On llama.cpp a recurrent model's prefixes on disk (Config.CacheDir) are
+// kept at its checkpoints' positions: after a restart, a prompt that
+// shares part of a long one resumes from within what it shares, with a
+// fresh engine's output.
+func TestRecurrentCheckpointsOnDisk(t *testing.T) {
+	const every = 64
+	for _, arch := range recurrentArchs {
+		t.Run(arch, func(t *testing.T) {
+			dir := t.TempDir()
+			path := inferencetest.Model(t, inferencetest.Options{Arch: arch})
+			open := func(budget int64) *Engine {
+				cfg := Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Threads: 1, Parallel: 1, ContextTokens: 2048,
+					CheckpointEvery: every, CheckpointBytes: budget}
+				if budget > 0 {
+					cfg.CacheDir = dir
+				}
+				cfg.saveMin, cfg.saveLong = 16, 1<<30
+				e, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			first, second := system+"First question?", system[:len(system)-30]+"Second question?"
+			cold := open(-1)
+			want := generate(t, cold, second)
+			cold.Close()
+			e := open(1 << 20)
+			generate(t, e, first)
+			e.Close() // waits for the saves
+			e = open(1 << 20)
+			defer e.Close()
+			got := generate(t, e, second)
+			shared := bytePrefix(first, second)
+			if got.Usage.CachedTokens == 0 || got.Usage.CachedTokens > shared {
+				t.Errorf("after a restart %d tokens cached, want some of the %d shared", got.Usage.CachedTokens, shared)
+			}
+			if got.Text != want.Text {
+				t.Errorf("after a restart %q, a fresh engine gives %q", got.Text, want.Text)
+			}
 		})
 	}
 }

@@ -212,6 +212,52 @@ type Grammar interface {
 	Close()
 }
 
+// Checkpointer is a Context whose memory holds a recurrent state (a
+// recurrent or hybrid model: Mamba, Jamba, Qwen3.5's linear-attention
+// layers), which RemoveTokens cannot cut back, and which can save that
+// state alone and put it back. A caller keeps checkpoints of a sequence
+// at chosen positions and, where a later prompt shares only part of what
+// the sequence holds, returns it to the checkpoint at or below the shared
+// prefix instead of clearing it. A Context implements it only where both
+// work; FindCheckpointer finds it.
+//
+// A checkpoint holds the recurrent part only: the attention layers' cells
+// of a hybrid model stay in the sequence, cut back when it is restored.
+// It is the sequence's own: restoring it into another sequence, or after
+// the sequence was cleared or given other tokens below its position, is
+// the caller's error, which the backend refuses where it can tell.
+type Checkpointer interface {
+	// Checkpoint returns the recurrent state of seq as it is now, after
+	// the MaxPos(seq)+1 positions it holds: a checkpoint at that many
+	// tokens.
+	Checkpoint(seq int) ([]byte, error)
+	// RestoreCheckpoint makes seq hold its first n positions: its
+	// recurrent state from state, which Checkpoint returned when seq
+	// held n positions, and its attention cells (if any) cut back to n.
+	// seq must hold at least n positions, the same tokens as then. The
+	// state is checked before the backend reads it: one this context
+	// could not have written for seq at n is refused with an error
+	// wrapping ErrBadState, and seq is left as it was. After another
+	// error, what seq holds is unknown: the caller clears it.
+	RestoreCheckpoint(seq, n int, state []byte) error
+}
+
+// FindCheckpointer returns ctx as a Checkpointer when its memory holds a
+// recurrent state that it can save and restore, or nil. A Context says so
+// through a method Checkpoints() bool beside Checkpointer's two, since
+// one backend's Context type serves attention models too (for which
+// Checkpoints reports false). internal/backend/backendtest.Checkpoints
+// checks an implementation.
+func FindCheckpointer(ctx Context) Checkpointer {
+	if c, ok := ctx.(interface {
+		Checkpointer
+		Checkpoints() bool
+	}); ok && c.Checkpoints() {
+		return c
+	}
+	return nil
+}
+
 // SequenceStateLimit returns the most bytes a state that ctx's
 // SetSequenceState accepts can take (a sequence holding every cell it
 // may), so that a caller reading a stored state can refuse a longer one

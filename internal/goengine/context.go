@@ -28,9 +28,16 @@ type Context struct {
 
 	logits []float32 // VocabSize per output row of the last Decode
 	rows   []int     // per batch index of the last Decode: its row, or -1
+
+	// states reaches Qwen3.5's recurrent state for checkpoints
+	// (checkpoint.go); nil for other models.
+	states *states
 }
 
-var _ backend.Context = (*Context)(nil)
+var (
+	_ backend.Context      = (*Context)(nil)
+	_ backend.Checkpointer = (*Context)(nil)
+)
 
 func newContext(m *Model, p backend.ContextParams) (*Context, error) {
 	switch {
@@ -66,7 +73,7 @@ func newContext(m *Model, p backend.ContextParams) (*Context, error) {
 		return nil, err
 	}
 	m.ctxMade = true
-	c := &Context{m: m, cache: cache, nCtx: perSeq * seqs, nBatch: nBatch, maxPos: make([]int, seqs)}
+	c := &Context{m: m, cache: cache, nCtx: perSeq * seqs, nBatch: nBatch, maxPos: make([]int, seqs), states: newStates(m)}
 	for i := range c.maxPos {
 		c.maxPos[i] = -1
 	}

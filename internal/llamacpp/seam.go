@@ -17,6 +17,7 @@ var (
 	_ backend.EncoderModel     = (*Model)(nil)
 	_ backend.Encoder          = (*Context)(nil)
 	_ backend.LogSumExper      = (*Context)(nil)
+	_ backend.Checkpointer     = (*Context)(nil)
 )
 
 // Backend returns backend.LlamaCpp.

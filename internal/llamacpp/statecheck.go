@@ -134,9 +134,58 @@ func (l *stateLayout) check(state []byte) error {
 	seen := make([]uint64, (l.positions+63)/64) // positions of one part
 	for _, p := range l.parts {
 		if p.recurrent {
-			l.checkRecurrent(r, p)
+			l.checkRecurrentPart(r, p)
 		} else {
 			l.checkAttention(r, p, seen)
+		}
+		if r.err != nil {
+			return r.err
+		}
+	}
+	if r.off != len(state) {
+		r.fail("%d bytes past the state's end", len(state)-r.off)
+	}
+	return r.err
+}
+
+// recurrentParts counts the layout's recurrent parts.
+func (l *stateLayout) recurrentParts() int {
+	n := 0
+	for _, p := range l.parts {
+		if p.recurrent {
+			n++
+		}
+	}
+	return n
+}
+
+// checkRecurrent reports whether state is exactly what
+// llama_state_seq_get_data_ext writes with
+// LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY for one sequence whose recurrent
+// state has read the token at position last: the recurrent parts alone,
+// each of one cell at last. An error wrapping backend.ErrBadState names
+// the first field that is not.
+func (l *stateLayout) checkRecurrent(state []byte, last int) error {
+	if l.posPerEmbd > 1 {
+		return fmt.Errorf("llamacpp: llama.cpp cannot restore a state of a model with %d positions per token: %w", l.posPerEmbd, backend.ErrBadState)
+	}
+	r := &stateReader{b: state}
+	for _, p := range l.parts {
+		if !p.recurrent {
+			continue
+		}
+		at := r.off
+		l.checkRecurrentPart(r, p)
+		if r.err != nil {
+			return r.err
+		}
+		// The part checked: its cell count, and the cell's position.
+		if cells := binary.LittleEndian.Uint32(state[at:]); cells != 1 {
+			r.off = at
+			r.fail("a checkpoint of %d recurrent cells", cells)
+		} else if pos := int32(binary.LittleEndian.Uint32(state[at+4:])); int(pos) != last {
+			r.off = at + 4
+			r.fail("a checkpoint at position %d, restored at %d", pos, last)
 		}
 		if r.err != nil {
 			return r.err
@@ -204,7 +253,7 @@ func (l *stateLayout) checkAttention(r *stateReader, p statePart, seen []uint64)
 	}
 }
 
-func (l *stateLayout) checkRecurrent(r *stateReader, p statePart) {
+func (l *stateLayout) checkRecurrentPart(r *stateReader, p statePart) {
 	cells := r.u32("recurrent cell count")
 	if r.err != nil {
 		return

@@ -8,7 +8,11 @@
 // prompts (continuous batching). Sequences keep the tokens of their last
 // work (the prompt cache): new work reuses the longest prefix a sequence
 // holds, copies one a busy sequence holds, or follows one being
-// prefilled; a PrefixStore keeps prefixes on disk across restarts.
+// prefilled; a PrefixStore keeps prefixes on disk across restarts. A
+// recurrent or hybrid model's memory cannot be cut back to a prefix: the
+// runner keeps checkpoints of its sequences' recurrent state within a
+// byte budget (checkpoint.go), and new work resumes from the one at or
+// below the prefix it shares.
 // Scoring work decodes its branches, each with the CandidateTree of its
 // candidates, on sequences of their own after the prefix.
 //

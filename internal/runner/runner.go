@@ -25,7 +25,10 @@ import (
 // prompt cache). New work takes the free sequence whose tokens share the
 // longest prefix with its prompt and prefills only the rest; a longer prefix
 // held by a busy sequence is shared through a KV sequence copy, and one still
-// being prefilled is followed: its tokens are decoded once for both.
+// being prefilled is followed: its tokens are decoded once for both. On a
+// recurrent model, whose memory cannot be cut back, the prefix kept is
+// the longest that a checkpoint of the sequence's state reaches
+// (Config.CheckpointBytes).
 type Runner struct {
 	llm       backend.Model
 	ctx       backend.Context
@@ -59,6 +62,10 @@ type Runner struct {
 	disk              *PrefixStore
 	diskKey           string
 	saveMin, saveLong int
+
+	// ckpt keeps checkpoints of a recurrent model's sequences (see
+	// checkpoint.go); nil for other models.
+	ckpt *checkpoints
 
 	// Read by Stats from other goroutines.
 	steps   atomic.Int64 // decode steps run
@@ -102,6 +109,7 @@ type slot struct {
 	sentPrompt bool            // an event has carried promptLPs
 	thought    int             // tokens generated inside a thinking section
 	forced     []backend.Token // tokens to decode after next, unsampled
+	think      int             // where the prompt's thinking starts, for a checkpoint; 0: none
 
 	admitted, first time.Time
 	thinking        time.Duration
@@ -131,6 +139,16 @@ type Config struct {
 	Disk              *PrefixStore
 	DiskKey           string
 	SaveMin, SaveLong int
+
+	// CheckpointBytes bounds the memory that checkpoints of the
+	// sequences' recurrent state take, on a model that has one (its
+	// context is a backend.Checkpointer): they let work reuse a prefix of
+	// what a sequence holds, which such a memory cannot cut back to.
+	// 0 keeps none. CheckpointEvery is how often a long prompt is
+	// checkpointed, in tokens, besides the end of each prompt and turn;
+	// 0: only there.
+	CheckpointBytes int64
+	CheckpointEvery int
 }
 
 // New starts a runner on ctx, a context of llm with Sequences+Branches
@@ -162,6 +180,7 @@ func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
 		r.branchSeqs = append(r.branchSeqs, cfg.Sequences+i)
 	}
 	r.branchCells = cfg.BranchCells
+	r.ckpt = newCheckpoints(llm, ctx, cfg.CheckpointBytes, cfg.CheckpointEvery, cfg.Logger)
 	go r.run()
 	return r
 }
@@ -235,6 +254,11 @@ func (r *Runner) QueueCap() int { return cap(r.queue) }
 // SharesKV reports whether sequences share KV cells
 // (backend.Model.SharesKV): a prefix that one holds is copied to another.
 func (r *Runner) SharesKV() bool { return r.share }
+
+// Checkpoints reports whether the runner keeps checkpoints of a recurrent
+// memory (the backend's Checkpointer and Config.CheckpointBytes), so
+// that a prompt sharing only part of a sequence's tokens reuses them.
+func (r *Runner) Checkpoints() bool { return r.ckpt != nil }
 
 // Cache returns the tokens that sequence i holds in the KV cache: its
 // last work's prompt and output. Call it only while no work runs.
@@ -421,6 +445,9 @@ func (r *Runner) start(w *Work) {
 			c.cache = c.cache[:0]
 		}
 		n := Reusable(c.cache, w.Prompt, cached)
+		if r.ckpt != nil && len(w.Images) == 0 {
+			n = r.ckpt.reachable(c.seq, c.cache, n) // recurrent: what a checkpoint keeps
+		}
 		if s == nil || n > reuse || n == reuse && c.used.Before(s.used) {
 			s, reuse = c, n
 		}
@@ -458,9 +485,11 @@ func (r *Runner) start(w *Work) {
 		cache = append(s.cache[:0], w.Prompt[:copied]...)
 	} else if at := PosAt(w.Images, reuse); !r.ctx.RemoveTokens(s.seq, at, -1) || r.ctx.MaxPos(s.seq) != at-1 {
 		// The memory could not keep exactly the prefix (a recurrent
-		// state): start afresh.
-		r.ctx.ClearSequence(s.seq)
-		cache = cache[:0]
+		// state): back to a checkpoint there, or start afresh.
+		if len(w.Images) > 0 || !r.ckpt.restore(s.seq, cache) {
+			r.ctx.ClearSequence(s.seq)
+			cache = cache[:0]
+		}
 	}
 	r.admission++
 	r.active.Add(1)
@@ -469,6 +498,7 @@ func (r *Runner) start(w *Work) {
 		idx: -1, order: r.admission, out: NewOutput(w.Family, w.Stops, w.Tools, w.Thinking), admitted: time.Now(),
 	}
 	s.prefilled, s.pos = len(cache), PosAt(w.Images, len(cache))
+	s.think = r.ckpt.thinking(w)
 	if w.PromptLP {
 		s.promptLPs = make([]Logprob, 0, len(w.Prompt))
 		s.promptLPs = append(s.promptLPs, Logprob{Token: int(w.Prompt[0]), Bytes: r.llm.Piece(w.Prompt[0], false)})
@@ -636,6 +666,13 @@ func (r *Runner) step() error {
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
 		// Text only: an image waits for the next step's prefillImages.
 		n := min(b.Cap()-b.Len(), s.textUntil()-s.prefilled)
+		// A recurrent model's prefill stops where a checkpoint is taken,
+		// after this step's Decode (checkpoint.go).
+		atMark := false
+		if r.ckpt != nil && len(s.w.Images) == 0 {
+			m := r.ckpt.nextMark(s.prefilled, len(s.w.Prompt), s.think) - s.prefilled
+			n, atMark = min(n, m), n >= m
+		}
 		if s.w.PromptLP {
 			// Each scored token's logits are an output row of the whole
 			// vocabulary, which llama.cpp holds for the batch: bound them.
@@ -660,6 +697,9 @@ func (r *Runner) step() error {
 			}
 		}
 		r.prefilled(s, n)
+		if atMark {
+			break
+		}
 	}
 	r.steps.Add(1)
 	if err := r.ctx.Decode(b); err != nil {
@@ -672,6 +712,15 @@ func (r *Runner) step() error {
 		if s.w != nil && s.w.NoOutput && s.prefilled == len(s.w.Prompt) {
 			r.finish(s, FinishLength, "")
 			continue
+		}
+		if s.w != nil && r.ckpt != nil && s.generated == 0 && len(s.w.Images) == 0 && r.ckpt.mark(s.prefilled, len(s.w.Prompt), s.think) {
+			r.ckpt.take(s.seq, s.cache) // a prompt's end, or every so many tokens
+			if !s.w.Logprobs && !s.w.PromptLP {
+				// The same prefix on disk, where a later prompt that
+				// shares it finds it after a restart: a recurrent state
+				// cannot be cut back to a shorter one.
+				r.snapshot(s)
+			}
 		}
 		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong && !s.w.Logprobs && !s.w.PromptLP {
 			r.snapshot(s) // a long prompt, all in the KV cache now
@@ -1000,6 +1049,9 @@ func (r *Runner) release(s *slot, res *Result, err error) {
 	// The cache's age counts from before the caller hears of the end: a
 	// caller that waits out the TTL and comes back finds it expired.
 	s.used = r.now()
+	if res != nil && s.w.Score == nil {
+		r.ckpt.take(s.seq, s.cache) // the end of a turn
+	}
 	s.w.Close()
 	// The count drops before the caller hears of the end, so that what a
 	// caller reads of Stats after a response counts it no more.

@@ -33,6 +33,11 @@ type fakeConfig struct {
 	disk                                               *PrefixStore
 	key                                                string
 	saveMin, saveLong                                  int
+	// recurrent makes the model a hybrid one (fakebackend.Options), whose
+	// checkpoints take ckptBytes in all, one each ckptEvery prompt tokens.
+	recurrent            bool
+	ckptBytes            int64
+	ckptEvery, ckptState int
 }
 
 // fake is a runner on a fake model: one token per byte of a prompt, no
@@ -65,7 +70,7 @@ func newFake(t *testing.T, c fakeConfig) *fake {
 	if c.saveMin == 0 {
 		c.saveMin, c.saveLong = 1<<30, 1<<30
 	}
-	llm := fakebackend.New(fakebackend.Options{})
+	llm := fakebackend.New(fakebackend.Options{Recurrent: c.recurrent, CheckpointBytes: c.ckptState})
 	cells := c.seqs * c.context
 	ctx, err := llm.NewContext(backend.ContextParams{Context: cells + c.branchCells, Batch: c.batch, Sequences: c.seqs + c.branches, Threads: 1})
 	if err != nil {
@@ -76,6 +81,7 @@ func newFake(t *testing.T, c fakeConfig) *fake {
 		Context: c.context, Cells: cells, Queue: c.queue,
 		TTL: 5 * time.Minute, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
 		Disk: c.disk, DiskKey: c.key, SaveMin: c.saveMin, SaveLong: c.saveLong,
+		CheckpointBytes: c.ckptBytes, CheckpointEvery: c.ckptEvery,
 	})
 	t.Cleanup(r.Stop)
 	return &fake{Runner: r, llm: llm}

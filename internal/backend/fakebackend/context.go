@@ -26,9 +26,15 @@ type Context struct {
 	used        int       // cells held by at least one sequence
 	seqs        [][]*cell // by sequence, by position
 	logits      map[int][]float32
+	// ckptBytes is the size of a checkpoint of a recurrent model's
+	// sequence, 0 for a model without recurrent state.
+	ckptBytes int
 }
 
-var _ backend.Context = (*Context)(nil)
+var (
+	_ backend.Context      = (*Context)(nil)
+	_ backend.Checkpointer = (*Context)(nil)
+)
 
 // Size is the context's cells.
 func (c *Context) Size() int { return c.size }
@@ -145,6 +151,9 @@ func (c *Context) RemoveTokens(seq, from, to int) bool {
 	if from >= len(cs) {
 		return true
 	}
+	if from > 0 && c.ckptBytes > 0 {
+		return false // a recurrent state cannot be cut back
+	}
 	c.release(cs[from:])
 	clear(cs[from:])
 	c.seqs[seq] = cs[:from]
@@ -164,6 +173,9 @@ func (c *Context) CopyTokens(src, dst, from, to int) error {
 	from = max(from, 0)
 	if from >= to || src == dst {
 		return nil
+	}
+	if c.ckptBytes > 0 && (from > 0 || to < len(s)) {
+		return fmt.Errorf("fakebackend: CopyTokens: part of a sequence of a recurrent model: %w", backend.ErrUnsupported)
 	}
 	d := c.seqs[dst]
 	if from > len(d) {
@@ -270,6 +282,68 @@ func (c *Context) SetSequenceState(seq int, state []byte) error {
 		c.seqs[seq] = append(c.seqs[seq], x)
 		c.used++
 	}
+	return nil
+}
+
+// A checkpoint is "fakerc\n", the sequence (uint32) and token count
+// (uint32) it was taken at, and the hash of the sequence's tokens up to
+// there (uint64), the recurrent state; zeros pad it to its size.
+const (
+	ckptMagic  = "fakerc\n"
+	ckptHeader = len(ckptMagic) + 4 + 4 + 8
+)
+
+// Checkpoints reports whether the model is recurrent, which makes the
+// context a backend.Checkpointer.
+func (c *Context) Checkpoints() bool { return c.ckptBytes > 0 }
+
+// Checkpoint returns seq's recurrent state.
+func (c *Context) Checkpoint(seq int) ([]byte, error) {
+	switch {
+	case c.ckptBytes == 0:
+		return nil, backend.Unsupported(Name, "checkpoints of a model without recurrent state")
+	case !c.seqOK(seq):
+		return nil, fmt.Errorf("fakebackend: Checkpoint: sequence %d out of range", seq)
+	}
+	cs := c.seqs[seq]
+	var h uint64
+	if len(cs) > 0 {
+		h = cs[len(cs)-1].hash
+	}
+	b := make([]byte, 0, c.ckptBytes)
+	b = append(b, ckptMagic...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(seq))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(cs)))
+	b = binary.LittleEndian.AppendUint64(b, h)
+	return b[:c.ckptBytes], nil
+}
+
+// RestoreCheckpoint cuts seq back to n positions, after checking that
+// state is a checkpoint of seq's tokens up to n, refusing any other with
+// an error wrapping backend.ErrBadState.
+func (c *Context) RestoreCheckpoint(seq, n int, state []byte) error {
+	switch {
+	case c.ckptBytes == 0:
+		return backend.Unsupported(Name, "checkpoints of a model without recurrent state")
+	case !c.seqOK(seq):
+		return fmt.Errorf("fakebackend: RestoreCheckpoint: sequence %d out of range", seq)
+	case len(state) != c.ckptBytes || string(state[:len(ckptMagic)]) != ckptMagic:
+		return fmt.Errorf("fakebackend: checkpoint header: %w", backend.ErrBadState)
+	}
+	b := state[len(ckptMagic):]
+	s, at, h := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint64(b[8:])
+	cs := c.seqs[seq]
+	switch {
+	case int64(s) != int64(seq) || int64(at) != int64(n):
+		return fmt.Errorf("fakebackend: a checkpoint of sequence %d at %d, restored to %d at %d: %w", s, at, seq, n, backend.ErrBadState)
+	case n <= 0 || n > len(cs):
+		return fmt.Errorf("fakebackend: a checkpoint at %d of a sequence of %d: %w", n, len(cs), backend.ErrBadState)
+	case cs[n-1].hash != h:
+		return fmt.Errorf("fakebackend: a checkpoint of other tokens: %w", backend.ErrBadState)
+	}
+	c.release(cs[n:])
+	clear(cs[n:])
+	c.seqs[seq] = cs[:n]
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/backend/backendtest"
 )
 
 func TestTokenize(t *testing.T) {
@@ -140,5 +141,24 @@ func TestSampler(t *testing.T) {
 	}
 	if _, err := m.NewGrammar("root ::= \"a\""); !errors.Is(err, backend.ErrUnsupported) {
 		t.Errorf("NewGrammar: %v", err)
+	}
+}
+
+// The recurrent fake takes checkpoints that keep the seam's promises; the
+// attention one takes none.
+func TestCheckpoints(t *testing.T) {
+	for _, recurrent := range []bool{true, false} {
+		m := New(Options{Recurrent: recurrent})
+		ctx, err := m.NewContext(backend.ContextParams{Context: 256, Sequences: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !recurrent {
+			if backend.FindCheckpointer(ctx) != nil {
+				t.Error("an attention model takes checkpoints")
+			}
+			continue
+		}
+		backendtest.Checkpoints(t, m, ctx)
 	}
 }

@@ -15,6 +15,11 @@
 // sequence (Decode fails on a gap), partial copies, and sequence states
 // as bytes that SetSequenceState checks before use.
 //
+// With Options.Recurrent it is a hybrid model instead: its memory cannot
+// be cut back, and its context saves and restores checkpoints of each
+// sequence's recurrent state (backend.Checkpointer), which it checks
+// against the tokens the sequence holds.
+//
 // What it lacks: grammars (NewGrammar fails with backend.ErrUnsupported),
 // images, encoders, and the samplers' repetition penalties, which it
 // ignores.
@@ -55,6 +60,15 @@ type Options struct {
 	TrainContext int
 	// AddBOS makes prompts start with BOS.
 	AddBOS bool
+	// Recurrent makes the model a hybrid one (Jamba's or Qwen3.5's
+	// shape): besides its cells, each sequence keeps a recurrent state,
+	// so its memory cannot be cut back (RemoveTokens refuses to cut a
+	// sequence short, CopyTokens copies whole sequences only, SharesKV
+	// is false) and a prefix is reused through checkpoints
+	// (backend.Checkpointer) of CheckpointBytes bytes each (default 64,
+	// at least 23).
+	Recurrent       bool
+	CheckpointBytes int
 }
 
 // Model is the fake model. Its methods are safe for concurrent use; Close
@@ -111,8 +125,9 @@ func (m *Model) Pooling() backend.Pooling { return backend.PoolingNone }
 // HeadDims returns a nominal 8, 8.
 func (m *Model) HeadDims() (k, v int) { return 8, 8 }
 
-// SharesKV is true: cells are shared by the sequences that hold them.
-func (m *Model) SharesKV() bool { return true }
+// SharesKV is true: cells are shared by the sequences that hold them;
+// false for a recurrent model.
+func (m *Model) SharesKV() bool { return !m.opt.Recurrent }
 
 func (m *Model) BOS() backend.Token { return BOS }
 func (m *Model) EOS() backend.Token { return EOS }
@@ -240,7 +255,14 @@ func (m *Model) NewContext(p backend.ContextParams) (backend.Context, error) {
 	if p.Sequences == 0 {
 		p.Sequences = 1
 	}
-	return &Context{size: p.Context, batch: p.Batch, seqs: make([][]*cell, p.Sequences)}, nil
+	c := &Context{size: p.Context, batch: p.Batch, seqs: make([][]*cell, p.Sequences)}
+	if m.opt.Recurrent {
+		c.ckptBytes = 64
+		if m.opt.CheckpointBytes > 0 {
+			c.ckptBytes = max(m.opt.CheckpointBytes, ckptHeader)
+		}
+	}
+	return c, nil
 }
 
 // NewSampler makes a sampler: greedy at Temperature <= 0, else seeded
