@@ -3,6 +3,7 @@ package libllama_test
 import (
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -107,25 +108,25 @@ func hostile(state []byte, n, nCtx int) map[string][]byte {
 	layers := offCell0 + 12*n + 4
 	minus1 := uint32(0xffffffff)
 	return map[string][]byte{
-		"empty":            nil,
-		"truncated":        state[:len(state)-1],
-		"header only":      state[:offCell0],
-		"bytes appended":   append(slices.Clone(state), 0),
-		"bad magic":        put(0, 0x12345678),
-		"position -1":      put(offCell0, minus1),
-		"position n_ctx":   put(offCell0, uint32(nCtx)),
-		"position twice":   put(offCell0+12, 0),
-		"huge cell count":  put(offCells, 0x7fffffff),
-		"cell count -1":    put(offCells, minus1),
-		"two sequences":    put(offCell0+4, 2),
-		"sequence id -1":   put(offCell0+8, minus1),
-		"stream count":     put(8, 2),
-		"transposition":    put(layers-4, 0),
-		"wrong layers":     put(layers, 99),
-		"wrong key type":   put(layers+4, 0),
-		"wrong key row":    put(layers+8, 7),
-		"one cell short":   put(offCells, uint32(n-1)),
-		"one cell more":    put(offCells, uint32(n+1)),
+		"empty":           nil,
+		"truncated":       state[:len(state)-1],
+		"header only":     state[:offCell0],
+		"bytes appended":  append(slices.Clone(state), 0),
+		"bad magic":       put(0, 0x12345678),
+		"position -1":     put(offCell0, minus1),
+		"position n_ctx":  put(offCell0, uint32(nCtx)),
+		"position twice":  put(offCell0+12, 0),
+		"huge cell count": put(offCells, 0x7fffffff),
+		"cell count -1":   put(offCells, minus1),
+		"two sequences":   put(offCell0+4, 2),
+		"sequence id -1":  put(offCell0+8, minus1),
+		"stream count":    put(8, 2),
+		"transposition":   put(layers-4, 0),
+		"wrong layers":    put(layers, 99),
+		"wrong key type":  put(layers+4, 0),
+		"wrong key row":   put(layers+8, 7),
+		"one cell short":  put(offCells, uint32(n-1)),
+		"one cell more":   put(offCells, uint32(n+1)),
 	}
 }
 
@@ -199,4 +200,30 @@ func FuzzSetSequenceState(f *testing.F) {
 			t.Fatalf("restored to position %d", ctx.MaxPos(0))
 		}
 	})
+}
+
+// A state whose cells' positions are valid but scrambled (any distinct
+// positions of the context, in any order, under any sequence ids) passes
+// the check; the library restores it, and the sequence decodes on.
+func TestScrambledPositionsRestore(t *testing.T) {
+	m := load(t, tinymodel.Options{})
+	p := backend.ContextParams{Context: 128, Sequences: 2}
+	state, n, _ := savedState(t, m, p)
+	ctx := newContext(t, m, p)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 50 {
+		b := slices.Clone(state)
+		perm := r.Perm(ctx.Size() - 1)[:n]
+		for i, pos := range perm {
+			binary.LittleEndian.PutUint32(b[offCell0+12*i:], uint32(pos))
+			binary.LittleEndian.PutUint32(b[offCell0+12*i+8:], uint32(r.IntN(256)))
+		}
+		if err := ctx.SetSequenceState(0, b); err != nil {
+			t.Fatalf("positions %v: %v", perm, err)
+		}
+		if got := ctx.MaxPos(0); got != slices.Max(perm) {
+			t.Fatalf("positions %v: last position %d", perm, got)
+		}
+		decodeAt(t, ctx, []backend.Token{1}, ctx.MaxPos(0)+1, 0)
+	}
 }
