@@ -1,9 +1,7 @@
 package libllama
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"strconv"
 
 	"github.com/inferkit/inferkit/internal/backend"
@@ -118,66 +116,6 @@ func stateLayout(m *Model, p backend.ContextParams, nCtx, nSeq int) (*seqLayout,
 	return l, nil
 }
 
-// stateReader reads a state's fields, little-endian as the library
-// writes them on the machines it runs on here.
-type stateReader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *stateReader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("libllama: sequence state at byte %d: %s: %w", r.off, fmt.Sprintf(format, args...), backend.ErrBadState)
-	}
-}
-
-func (r *stateReader) u32(what string) uint32 {
-	if r.err != nil {
-		return 0
-	}
-	if len(r.b)-r.off < 4 {
-		r.fail("%s: cut short", what)
-		return 0
-	}
-	v := binary.LittleEndian.Uint32(r.b[r.off:])
-	r.off += 4
-	return v
-}
-
-func (r *stateReader) u64(what string) uint64 {
-	lo := r.u32(what)
-	hi := r.u32(what)
-	return uint64(hi)<<32 | uint64(lo)
-}
-
-// expect reads a uint32 that must be want.
-func (r *stateReader) expect(what string, want uint32) {
-	if got := r.u32(what); r.err == nil && got != want {
-		r.fail("%s %d, this context's is %d", what, got, want)
-	}
-}
-
-// expect64 reads a uint64 that must be want.
-func (r *stateReader) expect64(what string, want uint64) {
-	if got := r.u64(what); r.err == nil && got != want {
-		r.fail("%s %d, this context's is %d", what, got, want)
-	}
-}
-
-// skip passes n×size bytes of data.
-func (r *stateReader) skip(what string, n, size uint64) {
-	if r.err != nil {
-		return
-	}
-	hi, lo := bits.Mul64(n, size)
-	if hi != 0 || lo > uint64(len(r.b)-r.off) {
-		r.fail("%s: %d bytes, %d left", what, lo, len(r.b)-r.off)
-		return
-	}
-	r.off += int(lo)
-}
-
 // check reports whether state is exactly what llama_state_seq_get_data
 // writes for one sequence of a context of layout l, field by field, with
 // no byte more: an error wrapping backend.ErrBadState names the first
@@ -187,89 +125,70 @@ func (r *stateReader) skip(what string, n, size uint64) {
 // context's types and row sizes; the library then reads it without
 // aborting or allocating more than the cells it can hold.
 func (l *seqLayout) check(state []byte) error {
-	r := &stateReader{b: state}
-	r.expect("magic", stateMagic)
-	if id := r.u32("source sequence"); r.err == nil && id >= maxSequences {
-		r.fail("source sequence %d", int32(id))
+	r := backend.NewStateReader("libllama", state)
+	r.Expect("magic", stateMagic)
+	if id := r.U32("source sequence"); r.Err() == nil && id >= maxSequences {
+		r.Fail("source sequence %d", int32(id))
 	}
-	r.expect("stream count", l.streams)
+	r.Expect("stream count", l.streams)
 	filled := false
 	for range l.streams {
-		cells := r.u32("cell count")
-		if r.err != nil {
-			return r.err
-		}
-		if cells == 0 {
+		cells := r.U32("cell count")
+		if r.Err() != nil || cells == 0 {
 			continue
 		}
 		// One sequence lives in one stream: a write fills one.
 		if filled {
-			r.fail("cells in two streams")
-			return r.err
+			r.Fail("cells in two streams")
+			break
 		}
 		filled = true
 		if cells > l.cells {
-			r.fail("%d cells, a stream has %d", cells, l.cells)
-			return r.err
+			r.Fail("%d cells, a stream has %d", cells, l.cells)
+			break
 		}
 		l.checkCells(r, cells)
 		l.checkData(r, uint64(cells))
-		if r.err != nil {
-			return r.err
-		}
 	}
-	if r.err == nil && r.off != len(state) {
-		r.fail("%d bytes past the state's end", len(state)-r.off)
-	}
-	return r.err
+	return r.Finish()
 }
 
 // checkCells reads the cells' positions and sequences.
-func (l *seqLayout) checkCells(r *stateReader, cells uint32) {
+func (l *seqLayout) checkCells(r *backend.StateReader, cells uint32) {
 	seen := make([]uint64, (l.positions+63)/64)
 	for range cells {
-		pos := int32(r.u32("cell's position"))
-		if r.err != nil {
+		r.Position(l.positions, seen)
+		if n := r.U32("cell's sequence count"); r.Err() == nil && n != 1 {
+			r.Fail("a cell of %d sequences, a write gives each one", n)
+		}
+		if id := r.U32("cell's sequence"); r.Err() == nil && id >= maxSequences {
+			r.Fail("sequence id %d", int32(id))
+		}
+		if r.Err() != nil {
 			return
-		}
-		if pos < 0 || uint32(pos) >= l.positions {
-			r.fail("position %d, this context's are 0 to %d", pos, l.positions-1)
-			return
-		}
-		w, b := pos/64, uint64(1)<<(pos%64)
-		if seen[w]&b != 0 {
-			r.fail("position %d twice", pos)
-			return
-		}
-		seen[w] |= b
-		if n := r.u32("cell's sequence count"); r.err == nil && n != 1 {
-			r.fail("a cell of %d sequences, a write gives each one", n)
-		}
-		if id := r.u32("cell's sequence"); r.err == nil && id >= maxSequences {
-			r.fail("sequence id %d", int32(id))
 		}
 	}
 }
 
 // checkData reads the layers' keys and values of cells cells.
-func (l *seqLayout) checkData(r *stateReader, cells uint64) {
-	r.expect("value transposition", b2u(l.vTrans))
-	r.expect("layer count", l.nLayer)
+func (l *seqLayout) checkData(r *backend.StateReader, cells uint64) {
+	r.ExpectBool("value transposition", l.vTrans)
+	r.Expect("layer count", l.nLayer)
 	for i := range l.nLayer {
-		r.expect(fmt.Sprintf("layer %d key type", i), uint32(l.kType))
-		r.expect64(fmt.Sprintf("layer %d key row size", i), l.kRow)
-		r.skip("keys", cells, l.kRow)
+		r.Expect(fmt.Sprintf("layer %d key type", i), uint32(l.kType))
+		r.Expect64(fmt.Sprintf("layer %d key row size", i), l.kRow)
+		r.Skip("keys", cells, l.kRow)
 	}
 	for i := range l.nLayer {
-		r.expect(fmt.Sprintf("layer %d value type", i), uint32(l.vType))
+		r.Expect(fmt.Sprintf("layer %d value type", i), uint32(l.vType))
 		if l.vTrans {
-			r.expect(fmt.Sprintf("layer %d value element size", i), l.vEl)
-			r.expect(fmt.Sprintf("layer %d value rows", i), l.vEmbd)
-			r.skip("values", cells*uint64(l.vEmbd), uint64(l.vEl))
+			r.Expect(fmt.Sprintf("layer %d value element size", i), l.vEl)
+			r.Expect(fmt.Sprintf("layer %d value rows", i), l.vEmbd)
+			r.Skip("values", cells*uint64(l.vEmbd), uint64(l.vEl))
 			continue
 		}
-		r.expect64(fmt.Sprintf("layer %d value row size", i), l.vRow)
-		r.skip("values", cells, l.vRow)
+		r.Expect64(fmt.Sprintf("layer %d value row size", i), l.vRow)
+		r.Skip("values", cells, l.vRow)
 	}
 }
 
@@ -284,15 +203,5 @@ func (l *seqLayout) maxSize() int64 {
 	} else {
 		n += uint64(l.nLayer) * (12 + cells*l.vRow)
 	}
-	if n > 1<<62 {
-		return 1 << 62
-	}
-	return int64(n)
-}
-
-func b2u(b bool) uint32 {
-	if b {
-		return 1
-	}
-	return 0
+	return int64(min(n, 1<<62))
 }
