@@ -311,16 +311,27 @@ func (c *Context) SequenceState(seq int) ([]byte, error) {
 	}
 	n := int(C.ikl_llama_state_seq_get_size(c.api, c.c, C.llama_seq_id(seq)))
 	if n <= 0 || int64(n) > c.states.maxSize() {
-		return nil, fmt.Errorf("libllama: sequence %d's state of %d bytes, at most %d", seq, n, c.states.maxSize())
+		return nil, c.statesOff(fmt.Errorf("a state of %d bytes, at most %d", n, c.states.maxSize()))
 	}
 	buf := make([]byte, n)
 	if got := int(C.ikl_llama_state_seq_get_data(c.api, c.c, (*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(n), C.llama_seq_id(seq))); got != n {
 		return nil, fmt.Errorf("libllama: sequence %d's state: %d bytes of %d", seq, got, n)
 	}
 	if err := c.states.check(buf); err != nil {
-		return nil, fmt.Errorf("libllama: the library wrote a state of a layout other than the one derived for this model: %w", err)
+		return nil, c.statesOff(err)
 	}
 	return buf, nil
+}
+
+// statesOff turns states off on c, after the library wrote one that the
+// layout derived for its model does not describe (why): SetSequenceState
+// would refuse what it saves. It returns the error, wrapping
+// backend.ErrUnsupported, that the state methods give from then on.
+func (c *Context) statesOff(why error) error {
+	c.states = nil
+	c.noStates = fmt.Errorf("%w: the library writes another layout than the one derived for this model (%v)",
+		backend.Unsupported(backend.LibLlama, "sequence states (the prompt cache on disk)"), why)
+	return c.noStates
 }
 
 // SetSequenceState replaces seq's memory with state, after checking it

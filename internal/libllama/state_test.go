@@ -51,13 +51,15 @@ func savedState(t testing.TB, m *libllama.Model, p backend.ContextParams) (state
 
 // A sequence's state, restored into another sequence of a fresh context,
 // continues greedily as the original did, for each cache the backend
-// makes (f16 values transposed, q8_0 values with flash attention, split
-// streams).
+// makes (f16 values transposed, quantized values with flash attention,
+// quantized keys beside transposed f16 values, split streams).
 func TestSequenceStateRoundTrip(t *testing.T) {
 	m := load(t, tinymodel.Options{HeadDim: 32})
 	for _, p := range []backend.ContextParams{
 		{Context: 128, Sequences: 2},
 		{Context: 128, Sequences: 2, KeyType: backend.CacheQ8_0, ValueType: backend.CacheQ8_0},
+		{Context: 128, Sequences: 2, KeyType: backend.CacheQ4_0, ValueType: backend.CacheQ4_0},
+		{Context: 128, Sequences: 2, KeyType: backend.CacheQ8_0}, // f16 values transposed
 		{Context: 512, Sequences: 2, SplitKV: true},
 	} {
 		state, n, want := savedState(t, m, p)
@@ -225,5 +227,26 @@ func TestScrambledPositionsRestore(t *testing.T) {
 			t.Fatalf("positions %v: last position %d", perm, got)
 		}
 		decodeAt(t, ctx, []backend.Token{1}, ctx.MaxPos(0)+1, 0)
+	}
+}
+
+// Where the library writes a state that the derived layout does not
+// describe, SequenceState turns states off with ErrUnsupported (the
+// runner then turns the disk cache off) rather than hand out a state
+// that SetSequenceState would refuse.
+func TestMisderivedLayoutTurnsStatesOff(t *testing.T) {
+	m := load(t, tinymodel.Options{})
+	ctx := newContext(t, m, backend.ContextParams{Context: 64})
+	toks, _ := m.Tokenize("Some prompt", false)
+	decodeAt(t, ctx, toks, 0, 0)
+	libllama.SkewStateLayout(ctx)
+	if _, err := ctx.SequenceState(0); !errors.Is(err, backend.ErrUnsupported) {
+		t.Fatalf("SequenceState: %v, want ErrUnsupported", err)
+	}
+	if err := ctx.SetSequenceState(0, []byte("anything")); !errors.Is(err, backend.ErrUnsupported) {
+		t.Fatalf("SetSequenceState: %v", err)
+	}
+	if ctx.MaxPos(0) != -1 || backend.SequenceStateLimit(ctx) != 0 || ctx.SequenceStateSize(0) != 0 {
+		t.Fatalf("states still on: last position %d, limit %d", ctx.MaxPos(0), backend.SequenceStateLimit(ctx))
 	}
 }
