@@ -35,8 +35,9 @@ type Config struct {
 	// recurrent layers reuse a cached prompt prefix only where the cache
 	// holds nothing past it, and decode each sequence in a pass of its
 	// own. Its CPU thread count is one for the whole process: the last
-	// model loaded sets it. On libllama, a model has no prompt cache on
-	// disk and no images.
+	// model loaded sets it. On libllama, a model has no images, and a
+	// prompt cache on disk only for architectures llama, qwen2 and qwen3
+	// without a sliding window (see the README).
 	Backend string
 	// Library is the llama.cpp shared library (libllama.so,
 	// libllama.dylib) of release v0.4.0's API that backend "libllama"

@@ -49,8 +49,15 @@ const (
 )
 
 func TestPromptCacheSurvivesRestart(t *testing.T) {
+	checkSurvivesRestart(t, Config{})
+}
+
+// checkSurvivesRestart checks that a prefix saved by an engine of cfg is
+// restored by the next one after a restart, and continues as the first
+// engine did.
+func checkSurvivesRestart(t *testing.T, cfg Config) {
 	dir := t.TempDir()
-	a := diskEngine(t, dir, Config{})
+	a := diskEngine(t, dir, cfg)
 	generate(t, a, diskFirst)
 	if res := generate(t, a, diskSecond); res.Usage.CachedTokens != bytePrefix(diskFirst, diskSecond) {
 		t.Fatalf("in process: %d cached tokens, want %d", res.Usage.CachedTokens, bytePrefix(diskFirst, diskSecond))
@@ -63,7 +70,7 @@ func TestPromptCacheSurvivesRestart(t *testing.T) {
 		t.Fatal("no entry saved at Close")
 	}
 
-	b := diskEngine(t, dir, Config{})
+	b := diskEngine(t, dir, cfg)
 	got := generate(t, b, diskSecond)
 	if got.Usage.CachedTokens != len(diskSecond)-1 {
 		t.Errorf("after a restart: %d cached tokens, want %d", got.Usage.CachedTokens, len(diskSecond)-1)
@@ -71,7 +78,6 @@ func TestPromptCacheSurvivesRestart(t *testing.T) {
 	if got.Text != warm.Text {
 		t.Errorf("after a restart: %q, in process %q", got.Text, warm.Text)
 	}
-
 }
 
 func TestPromptCacheSavesLongPrompts(t *testing.T) {

@@ -28,11 +28,11 @@ func warnLogger(l *logBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// savedEntries runs an engine on dir that serves diskSecond twice and
-// closes, and returns the entries it saved.
-func savedEntries(t *testing.T, dir string) []string {
+// savedEntries runs an engine of cfg on dir that serves diskSecond twice
+// and closes, and returns the entries it saved.
+func savedEntries(t *testing.T, dir string, cfg Config) []string {
 	t.Helper()
-	a := diskEngine(t, dir, Config{})
+	a := diskEngine(t, dir, cfg)
 	generate(t, a, diskSecond)
 	generate(t, a, diskSecond)
 	a.Close()
@@ -79,11 +79,7 @@ func set32(s []byte, off int, v uint32) []byte {
 // what it claimed), removed, and said so once; the request is served as
 // an engine without the cache serves it.
 func TestPromptCacheDamagedStates(t *testing.T) {
-	want := generate(t, diskEngine(t, "", Config{}), diskSecond)
-	for _, tc := range []struct {
-		name   string
-		damage func(s []byte) []byte
-	}{
+	checkDamagedStates(t, Config{}, []damagedState{
 		{"a position of -1", func(s []byte) []byte { return set32(s, 8+12*5, 0xffffffff) }},
 		{"a huge cell count", func(s []byte) []byte { return set32(s, 4, 1<<24) }},
 		{"another layer count", func(s []byte) []byte {
@@ -94,17 +90,34 @@ func TestPromptCacheDamagedStates(t *testing.T) {
 		}},
 		{"a truncated state", func(s []byte) []byte { return s[:len(s)-100] }},
 		{"a state longer than the context holds", func(s []byte) []byte { return make([]byte, 4<<20) }},
-	} {
+	})
+}
+
+// damagedState is a named way to damage a saved state.
+type damagedState struct {
+	name   string
+	damage func(s []byte) []byte
+}
+
+// checkDamagedStates saves entries with an engine of cfg, damages their
+// states under sound checksums, and checks that the next engine refuses
+// each before its library reads it, removes it, says so once, and serves
+// the request as an engine without the cache.
+func checkDamagedStates(t *testing.T, cfg Config, cases []damagedState) {
+	want := generate(t, diskEngine(t, "", cfg), diskSecond)
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			kv := savedEntries(t, dir)
+			kv := savedEntries(t, dir, cfg)
 			damaged := map[string][]byte{}
 			for _, path := range kv {
 				rewriteState(t, path, tc.damage)
 				damaged[path], _ = os.ReadFile(path)
 			}
 			var logs logBuffer
-			b := diskEngine(t, dir, Config{Logger: warnLogger(&logs)})
+			cfg := cfg
+			cfg.Logger = warnLogger(&logs)
+			b := diskEngine(t, dir, cfg)
 			got := generate(t, b, diskSecond)
 			if got.Usage.CachedTokens != 0 || got.Text != want.Text {
 				t.Errorf("got %q with %d cached tokens, want %q with none", got.Text, got.Usage.CachedTokens, want.Text)
@@ -174,7 +187,7 @@ func TestPromptCacheNonRegularEntries(t *testing.T) {
 	for _, kind := range []string{"fifo", "directory", "symlink to /dev/zero"} {
 		t.Run(kind+" at start", func(t *testing.T) {
 			dir := t.TempDir()
-			kv := savedEntries(t, dir)
+			kv := savedEntries(t, dir, Config{})
 			odd := filepath.Join(filepath.Dir(kv[0]), strings.Repeat("ab", 16)+".kv")
 			nonRegular(t, kind, odd)
 			var b *Engine
@@ -191,7 +204,7 @@ func TestPromptCacheNonRegularEntries(t *testing.T) {
 		})
 		t.Run(kind+" while serving", func(t *testing.T) {
 			dir := t.TempDir()
-			kv := savedEntries(t, dir)
+			kv := savedEntries(t, dir, Config{})
 			var logs logBuffer
 			b := diskEngine(t, dir, Config{Logger: warnLogger(&logs)})
 			for _, path := range kv {

@@ -180,6 +180,7 @@ union ikl_context_params_probe {
 	F(int32_t, llama_model_n_ctx_train, (const struct llama_model *m), (m)) \
 	F(int32_t, llama_model_n_embd, (const struct llama_model *m), (m)) \
 	F(int32_t, llama_model_n_head, (const struct llama_model *m), (m)) \
+	F(int32_t, llama_model_n_layer, (const struct llama_model *m), (m)) \
 	F(uint32_t, llama_model_n_cls_out, (const struct llama_model *m), (m)) \
 	F(uint64_t, llama_model_size, (const struct llama_model *m), (m)) \
 	F(uint64_t, llama_model_n_params, (const struct llama_model *m), (m)) \
@@ -215,6 +216,9 @@ union ikl_context_params_probe {
 	F(bool, llama_memory_seq_rm, (llama_memory_t m, llama_seq_id s, llama_pos p0, llama_pos p1), (m, s, p0, p1)) \
 	V(llama_memory_seq_cp, (llama_memory_t m, llama_seq_id src, llama_seq_id dst, llama_pos p0, llama_pos p1), (m, src, dst, p0, p1)) \
 	F(llama_pos, llama_memory_seq_pos_max, (llama_memory_t m, llama_seq_id s), (m, s)) \
+	F(size_t, llama_state_seq_get_size, (struct llama_context * c, llama_seq_id s), (c, s)) \
+	F(size_t, llama_state_seq_get_data, (struct llama_context * c, uint8_t *dst, size_t size, llama_seq_id s), (c, dst, size, s)) \
+	F(size_t, llama_state_seq_set_data, (struct llama_context * c, const uint8_t *src, size_t size, llama_seq_id s), (c, src, size, s)) \
 	F(struct llama_sampler *, llama_sampler_chain_init, (struct llama_sampler_chain_params p), (p)) \
 	V(llama_sampler_chain_add, (struct llama_sampler * chain, struct llama_sampler *s), (chain, s)) \
 	F(struct llama_sampler *, llama_sampler_init_greedy, (), ()) \

@@ -3,7 +3,6 @@ package libllama_test
 import (
 	"errors"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/inferkit/inferkit/internal/backend"
@@ -129,25 +128,6 @@ func TestPrefixReuse(t *testing.T) {
 	ctx.ClearSequence(0)
 	if ctx.MaxPos(0) != -1 || ctx.MaxPos(1) != n-1 {
 		t.Fatalf("after clearing sequence 0: last positions %d and %d", ctx.MaxPos(0), ctx.MaxPos(1))
-	}
-}
-
-// Sequence states are refused with an error that names them, and a
-// refused restore leaves the sequence empty, so that the engine turns
-// its disk cache off for the model.
-func TestSequenceStatesRefused(t *testing.T) {
-	m := load(t, tinymodel.Options{})
-	ctx := newContext(t, m, backend.ContextParams{Context: 64})
-	toks, _ := m.Tokenize("Some prompt", false)
-	decodeAt(t, ctx, toks, 0, 0)
-	if _, err := ctx.SequenceState(0); !errors.Is(err, backend.ErrUnsupported) || !strings.Contains(err.Error(), "sequence states") {
-		t.Fatalf("SequenceState: %v, want ErrUnsupported naming sequence states", err)
-	}
-	if err := ctx.SetSequenceState(0, []byte("anything")); !errors.Is(err, backend.ErrUnsupported) {
-		t.Fatalf("SetSequenceState: %v", err)
-	}
-	if ctx.MaxPos(0) != -1 || backend.SequenceStateLimit(ctx) != 0 || ctx.SequenceStateSize(0) != 0 {
-		t.Fatalf("after a refused state: last position %d, limit %d", ctx.MaxPos(0), backend.SequenceStateLimit(ctx))
 	}
 }
 

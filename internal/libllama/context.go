@@ -27,6 +27,10 @@ type Context struct {
 	nSeq    int
 	unified bool
 	pooling backend.Pooling
+	// states is the layout of the context's sequence states, nil when
+	// they are off; noStates says why then.
+	states   *seqLayout
+	noStates error
 	// last holds, after Encode with PoolingLast, the batch index of each
 	// sequence's last token, or -1.
 	last []int
@@ -134,6 +138,11 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		unified: !p.SplitKV,
 		pooling: p.Pooling,
 		last:    make([]int, p.Sequences),
+	}
+	if ctx.mem == nil {
+		ctx.noStates = backend.Unsupported(backend.LibLlama, "sequence states of a context without memory")
+	} else {
+		ctx.states, ctx.noStates = stateLayout(m, p, ctx.nCtx, p.Sequences)
 	}
 	return ctx, nil
 }
@@ -279,27 +288,84 @@ func (c *Context) MaxPos(seq int) int {
 	return int(C.ikl_llama_memory_seq_pos_max(c.api, c.mem, C.llama_seq_id(seq)))
 }
 
-// errStates is the error of the sequence-state methods: the library's
-// states are not read here before it reads them, and it trusts their
-// cell counts and positions (a damaged file could abort the process), so
-// the disk prompt cache stays off on this backend.
-var errStates = backend.Unsupported(backend.LibLlama, "sequence states (the prompt cache on disk), which cannot be checked before the library reads them")
-
-// SequenceStateSize is 0: see errStates.
-func (c *Context) SequenceStateSize(int) int { return 0 }
-
-// SequenceState fails with errStates.
-func (c *Context) SequenceState(int) ([]byte, error) { return nil, errStates }
-
-// SetSequenceState fails with errStates, leaving seq empty as the
-// interface asks of a refused state.
-func (c *Context) SetSequenceState(seq int, _ []byte) error {
-	c.ClearSequence(seq)
-	return errStates
+// SequenceStateSize is the bytes of seq's state, 0 when states are off.
+func (c *Context) SequenceStateSize(seq int) int {
+	if !c.validSeq(seq) || c.states == nil {
+		return 0
+	}
+	return int(C.ikl_llama_state_seq_get_size(c.api, c.c, C.llama_seq_id(seq)))
 }
 
-// SequenceStateLimit is 0: no state is restored.
-func (c *Context) SequenceStateLimit() int64 { return 0 }
+// SequenceState returns the state of seq: its KV cells' positions, keys
+// and values, as the library serialises them for this context's model
+// and cache types. SetSequenceState puts it back, into this context or
+// another made over the same model file with the same cache types and
+// cells. The state is checked as SetSequenceState checks it, so that
+// one it would refuse is never handed out.
+func (c *Context) SequenceState(seq int) ([]byte, error) {
+	if !c.validSeq(seq) {
+		return nil, fmt.Errorf("libllama: sequence %d of %d", seq, c.nSeq)
+	}
+	if c.states == nil {
+		return nil, c.noStates
+	}
+	n := int(C.ikl_llama_state_seq_get_size(c.api, c.c, C.llama_seq_id(seq)))
+	if n <= 0 || int64(n) > c.states.maxSize() {
+		return nil, c.statesOff(fmt.Errorf("a state of %d bytes, at most %d", n, c.states.maxSize()))
+	}
+	buf := make([]byte, n)
+	if got := int(C.ikl_llama_state_seq_get_data(c.api, c.c, (*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(n), C.llama_seq_id(seq))); got != n {
+		return nil, fmt.Errorf("libllama: sequence %d's state: %d bytes of %d", seq, got, n)
+	}
+	if err := c.states.check(buf); err != nil {
+		return nil, c.statesOff(err)
+	}
+	return buf, nil
+}
+
+// statesOff turns states off on c, after the library wrote one that the
+// layout derived for its model does not describe (why): SetSequenceState
+// would refuse what it saves. It returns the error, wrapping
+// backend.ErrUnsupported, that the state methods give from then on.
+func (c *Context) statesOff(why error) error {
+	c.states = nil
+	c.noStates = fmt.Errorf("%w: the library writes another layout than the one derived for this model (%v)",
+		backend.Unsupported(backend.LibLlama, "sequence states (the prompt cache on disk)"), why)
+	return c.noStates
+}
+
+// SetSequenceState replaces seq's memory with state, after checking it
+// field by field against this context's layout (seqLayout.check): a
+// state it refuses, with an error wrapping backend.ErrBadState, never
+// reaches the library. seq is left empty when the state is refused or
+// does not fit.
+func (c *Context) SetSequenceState(seq int, state []byte) error {
+	if !c.validSeq(seq) {
+		return fmt.Errorf("libllama: sequence %d of %d", seq, c.nSeq)
+	}
+	c.ClearSequence(seq)
+	if c.states == nil {
+		return c.noStates
+	}
+	if err := c.states.check(state); err != nil {
+		return err
+	}
+	if got := int(C.ikl_llama_state_seq_set_data(c.api, c.c, (*C.uint8_t)(unsafe.Pointer(&state[0])), C.size_t(len(state)), C.llama_seq_id(seq))); got != len(state) {
+		c.ClearSequence(seq)
+		return fmt.Errorf("libllama: sequence %d: the library restored %d bytes of a %d-byte state (no free cells for it?)", seq, got, len(state))
+	}
+	return nil
+}
+
+// SequenceStateLimit is the most bytes a state SetSequenceState accepts
+// can take: one sequence holding every cell of its stream. 0 when states
+// are off.
+func (c *Context) SequenceStateLimit() int64 {
+	if c.states == nil {
+		return 0
+	}
+	return c.states.maxSize()
+}
 
 // LogSumExp is backend.LogSumExp in C.
 func (c *Context) LogSumExp(logits []float32) float64 {

@@ -17,8 +17,9 @@
 // Its types implement internal/backend's interfaces. What the library
 // cannot do for the engine fails with an error wrapping
 // backend.ErrUnsupported that names it: images (the library ships no
-// multimodal projector) and sequence states (the disk prompt cache), whose
-// bytes this package cannot check before the library reads them. Every
-// token id, position, sequence id and length is checked in Go before it
-// reaches C.
+// multimodal projector), and sequence states (the disk prompt cache) of
+// models whose cache layout this package does not derive (state.go);
+// where it does, every state is checked field by field before the
+// library reads it. Every token id, position, sequence id and length is
+// checked in Go before it reaches C.
 package libllama

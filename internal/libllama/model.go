@@ -148,8 +148,14 @@ func (m *Model) Pooling() backend.Pooling {
 // <arch>.attention.key_length and value_length, or the embedding width
 // over the heads where the GGUF leaves them out; 0 without attention.
 func (m *Model) HeadDims() (k, v int) {
-	return backend.MetaHeadDims(m.Meta, m.EmbeddingSize(), int(C.ikl_llama_model_n_head(m.api, m.c)))
+	return backend.MetaHeadDims(m.Meta, m.EmbeddingSize(), m.heads())
 }
+
+// heads is the model's attention heads per layer.
+func (m *Model) heads() int { return int(C.ikl_llama_model_n_head(m.api, m.c)) }
+
+// layers is the model's layer count.
+func (m *Model) layers() int { return int(C.ikl_llama_model_n_layer(m.api, m.c)) }
 
 // SharesKV reports whether sequences may share a prompt prefix: not on a
 // recurrent or hybrid model, whose state cannot be cut back.

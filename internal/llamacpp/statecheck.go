@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 
 	"github.com/inferkit/inferkit/internal/backend"
 )
@@ -56,68 +55,6 @@ type stateLayer struct {
 // name.
 const llamaMaxSeq = 256
 
-// stateReader reads a state's fields, little-endian as llama.cpp writes
-// them on the machines it runs on here.
-type stateReader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *stateReader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("llamacpp: sequence state at byte %d: %s: %w", r.off, fmt.Sprintf(format, args...), backend.ErrBadState)
-	}
-}
-
-// take returns the next n bytes, or nil once the state is cut short.
-func (r *stateReader) take(what string, n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if len(r.b)-r.off < n {
-		r.fail("%s: cut short", what)
-		return nil
-	}
-	b := r.b[r.off : r.off+n]
-	r.off += n
-	return b
-}
-
-func (r *stateReader) u32(what string) uint32 {
-	if b := r.take(what, 4); b != nil {
-		return binary.LittleEndian.Uint32(b)
-	}
-	return 0
-}
-
-func (r *stateReader) u64(what string) uint64 {
-	if b := r.take(what, 8); b != nil {
-		return binary.LittleEndian.Uint64(b)
-	}
-	return 0
-}
-
-// skip passes n×size bytes of data.
-func (r *stateReader) skip(what string, n, size uint64) {
-	if r.err != nil {
-		return
-	}
-	hi, lo := bits.Mul64(n, size)
-	if hi != 0 || lo > uint64(len(r.b)-r.off) {
-		r.fail("%s: %d bytes, %d left", what, lo, len(r.b)-r.off)
-		return
-	}
-	r.off += int(lo)
-}
-
-// expect reads a uint32 that must be want.
-func (r *stateReader) expect(what string, want uint32) {
-	if got := r.u32(what); r.err == nil && got != want {
-		r.fail("%s %d, this context's is %d", what, got, want)
-	}
-}
-
 // check reports whether state is exactly what llama_state_seq_get_data
 // writes for one sequence of a context of layout l, field by field, with
 // no byte more: an error wrapping backend.ErrBadState names the first
@@ -130,7 +67,7 @@ func (l *stateLayout) check(state []byte) error {
 	if l.posPerEmbd > 1 {
 		return fmt.Errorf("llamacpp: llama.cpp cannot restore a state of a model with %d positions per token: %w", l.posPerEmbd, backend.ErrBadState)
 	}
-	r := &stateReader{b: state}
+	r := backend.NewStateReader("llamacpp", state)
 	seen := make([]uint64, (l.positions+63)/64) // positions of one part
 	for _, p := range l.parts {
 		if p.recurrent {
@@ -138,14 +75,11 @@ func (l *stateLayout) check(state []byte) error {
 		} else {
 			l.checkAttention(r, p, seen)
 		}
-		if r.err != nil {
-			return r.err
+		if r.Err() != nil {
+			return r.Err()
 		}
 	}
-	if r.off != len(state) {
-		r.fail("%d bytes past the state's end", len(state)-r.off)
-	}
-	return r.err
+	return r.Finish()
 }
 
 // recurrentParts counts the layout's recurrent parts.
@@ -169,149 +103,121 @@ func (l *stateLayout) checkRecurrent(state []byte, last int) error {
 	if l.posPerEmbd > 1 {
 		return fmt.Errorf("llamacpp: llama.cpp cannot restore a state of a model with %d positions per token: %w", l.posPerEmbd, backend.ErrBadState)
 	}
-	r := &stateReader{b: state}
+	r := backend.NewStateReader("llamacpp", state)
 	for _, p := range l.parts {
 		if !p.recurrent {
 			continue
 		}
-		at := r.off
+		at := r.Offset()
 		l.checkRecurrentPart(r, p)
-		if r.err != nil {
-			return r.err
+		if r.Err() != nil {
+			return r.Err()
 		}
 		// The part checked: its cell count, and the cell's position.
 		if cells := binary.LittleEndian.Uint32(state[at:]); cells != 1 {
-			r.off = at
-			r.fail("a checkpoint of %d recurrent cells", cells)
-		} else if pos := int32(binary.LittleEndian.Uint32(state[at+4:])); int(pos) != last {
-			r.off = at + 4
-			r.fail("a checkpoint at position %d, restored at %d", pos, last)
+			return fmt.Errorf("llamacpp: sequence state at byte %d: a checkpoint of %d recurrent cells: %w", at, cells, backend.ErrBadState)
 		}
-		if r.err != nil {
-			return r.err
+		if pos := int32(binary.LittleEndian.Uint32(state[at+4:])); int(pos) != last {
+			return fmt.Errorf("llamacpp: sequence state at byte %d: a checkpoint at position %d, restored at %d: %w", at+4, pos, last, backend.ErrBadState)
 		}
 	}
-	if r.off != len(state) {
-		r.fail("%d bytes past the state's end", len(state)-r.off)
-	}
-	return r.err
+	return r.Finish()
 }
 
-func (l *stateLayout) checkAttention(r *stateReader, p statePart, seen []uint64) {
-	r.expect("stream count", p.streams)
+func (l *stateLayout) checkAttention(r *backend.StateReader, p statePart, seen []uint64) {
+	r.Expect("stream count", p.streams)
 	filled := false
 	for range p.streams {
-		cells := r.u32("cell count")
-		if r.err != nil || cells == 0 {
+		cells := r.U32("cell count")
+		if r.Err() != nil || cells == 0 {
 			continue
 		}
 		// One sequence lives in one stream: a write fills one.
 		if filled {
-			r.fail("cells in two streams")
+			r.Fail("cells in two streams")
 			return
 		}
 		filled = true
 		if cells > p.cells {
-			r.fail("%d cells, a stream has %d", cells, p.cells)
+			r.Fail("%d cells, a stream has %d", cells, p.cells)
 			return
 		}
 		clear(seen)
 		for range cells {
-			l.position(r, seen)
-			if n := r.u32("cell's sequence count"); r.err == nil && n != 1 {
-				r.fail("a cell of %d sequences, a write gives each one", n)
+			r.Position(l.positions, seen)
+			if n := r.U32("cell's sequence count"); r.Err() == nil && n != 1 {
+				r.Fail("a cell of %d sequences, a write gives each one", n)
 			}
-			if id := r.u32("cell's sequence"); r.err == nil && id >= llamaMaxSeq {
-				r.fail("sequence id %d", int32(id))
+			if id := r.U32("cell's sequence"); r.Err() == nil && id >= llamaMaxSeq {
+				r.Fail("sequence id %d", int32(id))
 			}
-			if r.err != nil {
+			if r.Err() != nil {
 				return
 			}
 		}
-		r.expect("value transposition", b2u(p.vTrans))
-		r.expect("layer count", p.nLayer)
+		r.ExpectBool("value transposition", p.vTrans)
+		r.Expect("layer count", p.nLayer)
 		for i, y := range p.layers {
-			r.expect(fmt.Sprintf("layer %d key type", i), uint32(y.kType))
-			if row := r.u64("key row size"); r.err == nil && row != y.kRow {
-				r.fail("layer %d key row size %d, this model's is %d", i, row, y.kRow)
+			r.Expect(fmt.Sprintf("layer %d key type", i), uint32(y.kType))
+			if row := r.U64("key row size"); r.Err() == nil && row != y.kRow {
+				r.Fail("layer %d key row size %d, this model's is %d", i, row, y.kRow)
 			}
-			r.skip("keys", uint64(cells), y.kRow)
+			r.Skip("keys", uint64(cells), y.kRow)
 		}
 		for i, y := range p.layers {
-			r.expect(fmt.Sprintf("layer %d value type", i), uint32(y.vType))
+			r.Expect(fmt.Sprintf("layer %d value type", i), uint32(y.vType))
 			if p.vTrans {
-				r.expect(fmt.Sprintf("layer %d value element size", i), y.vEl)
-				r.expect(fmt.Sprintf("layer %d value rows", i), y.vEmbd)
-				r.skip("values", uint64(cells)*uint64(y.vEmbd), uint64(y.vEl))
+				r.Expect(fmt.Sprintf("layer %d value element size", i), y.vEl)
+				r.Expect(fmt.Sprintf("layer %d value rows", i), y.vEmbd)
+				r.Skip("values", uint64(cells)*uint64(y.vEmbd), uint64(y.vEl))
 				continue
 			}
-			if row := r.u64("value row size"); r.err == nil && row != y.vRow {
-				r.fail("layer %d value row size %d, this model's is %d", i, row, y.vRow)
+			if row := r.U64("value row size"); r.Err() == nil && row != y.vRow {
+				r.Fail("layer %d value row size %d, this model's is %d", i, row, y.vRow)
 			}
-			r.skip("values", uint64(cells), y.vRow)
+			r.Skip("values", uint64(cells), y.vRow)
 		}
 	}
 }
 
-func (l *stateLayout) checkRecurrentPart(r *stateReader, p statePart) {
-	cells := r.u32("recurrent cell count")
-	if r.err != nil {
+func (l *stateLayout) checkRecurrentPart(r *backend.StateReader, p statePart) {
+	cells := r.U32("recurrent cell count")
+	if r.Err() != nil {
 		return
 	}
 	// A sequence's recurrent state is one cell; more than one trips an
 	// assertion of llama.cpp's.
 	if cells > 1 || cells > p.cells {
-		r.fail("%d recurrent cells, a sequence has one", cells)
+		r.Fail("%d recurrent cells, a sequence has one", cells)
 		return
 	}
 	if cells == 1 {
-		l.position(r, nil)
-		if n := r.u32("cell's sequence count"); r.err == nil && n != 0 {
-			r.fail("a recurrent cell of %d sequences, a write gives none", n)
+		r.Position(l.positions, nil)
+		if n := r.U32("cell's sequence count"); r.Err() == nil && n != 0 {
+			r.Fail("a recurrent cell of %d sequences, a write gives none", n)
 		}
 	}
-	r.expect("state transposition", 0)
-	r.expect("layer count", p.nLayer)
+	r.Expect("state transposition", 0)
+	r.Expect("layer count", p.nLayer)
 	for i, y := range p.layers {
 		if !y.hasK {
 			continue
 		}
-		r.expect(fmt.Sprintf("layer %d r type", i), uint32(y.kType))
-		if row := r.u64("r row size"); r.err == nil && row != y.kRow {
-			r.fail("layer %d r row size %d, this model's is %d", i, row, y.kRow)
+		r.Expect(fmt.Sprintf("layer %d r type", i), uint32(y.kType))
+		if row := r.U64("r row size"); r.Err() == nil && row != y.kRow {
+			r.Fail("layer %d r row size %d, this model's is %d", i, row, y.kRow)
 		}
-		r.skip("r states", uint64(cells), y.kRow)
+		r.Skip("r states", uint64(cells), y.kRow)
 	}
 	for i, y := range p.layers {
 		if !y.hasV {
 			continue
 		}
-		r.expect(fmt.Sprintf("layer %d s type", i), uint32(y.vType))
-		if row := r.u64("s row size"); r.err == nil && row != y.vRow {
-			r.fail("layer %d s row size %d, this model's is %d", i, row, y.vRow)
+		r.Expect(fmt.Sprintf("layer %d s type", i), uint32(y.vType))
+		if row := r.U64("s row size"); r.Err() == nil && row != y.vRow {
+			r.Fail("layer %d s row size %d, this model's is %d", i, row, y.vRow)
 		}
-		r.skip("s states", uint64(cells), y.vRow)
-	}
-}
-
-// position reads a cell's position, which must be in [0, l.positions)
-// and, with seen, one no other cell of the part has.
-func (l *stateLayout) position(r *stateReader, seen []uint64) {
-	pos := int32(r.u32("cell's position"))
-	if r.err != nil {
-		return
-	}
-	if pos < 0 || uint32(pos) >= l.positions {
-		r.fail("position %d, this context's are 0 to %d", pos, l.positions-1)
-		return
-	}
-	if seen != nil {
-		w, b := pos/64, uint64(1)<<(pos%64)
-		if seen[w]&b != 0 {
-			r.fail("position %d twice", pos)
-			return
-		}
-		seen[w] |= b
+		r.Skip("s states", uint64(cells), y.vRow)
 	}
 }
 
@@ -345,13 +251,6 @@ func (l *stateLayout) maxSize() int64 {
 		return 1 << 62
 	}
 	return int64(n)
-}
-
-func b2u(b bool) uint32 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // errNoLayout is check's error for a context whose memory's layout
