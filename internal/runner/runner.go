@@ -60,6 +60,11 @@ type Runner struct {
 	diskKey           string
 	saveMin, saveLong int
 
+	// drafter, when set, proposes tokens to verify, up to maxDraft a
+	// step (draft.go).
+	drafter  Drafter
+	maxDraft int
+
 	// Read by Stats from other goroutines.
 	steps   atomic.Int64 // decode steps run
 	active  atomic.Int32 // slots serving a request
@@ -102,6 +107,7 @@ type slot struct {
 	sentPrompt bool            // an event has carried promptLPs
 	thought    int             // tokens generated inside a thinking section
 	forced     []backend.Token // tokens to decode after next, unsampled
+	spec       speculation     // drafting (draft.go)
 
 	admitted, first time.Time
 	thinking        time.Duration
@@ -131,6 +137,13 @@ type Config struct {
 	Disk              *PrefixStore
 	DiskKey           string
 	SaveMin, SaveLong int
+
+	// Drafter, when set, proposes tokens after those of Speculative
+	// work, which each step verifies (speculative decoding, draft.go);
+	// the runner closes it when it stops. MaxDraft bounds the tokens
+	// drafted per step; 0 is DefaultMaxDraft.
+	Drafter  Drafter
+	MaxDraft int
 }
 
 // New starts a runner on ctx, a context of llm with Sequences+Branches
@@ -154,6 +167,11 @@ func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
 		log:      cfg.Logger,
+		drafter:  cfg.Drafter,
+		maxDraft: cfg.MaxDraft,
+	}
+	if r.maxDraft <= 0 {
+		r.maxDraft = DefaultMaxDraft
 	}
 	for i := range cfg.Sequences {
 		r.slots = append(r.slots, &slot{seq: i, seqs: []int{i}, idx: -1})
@@ -207,6 +225,9 @@ func (r *Runner) Stop() {
 		r.embd.Close()
 	}
 	r.ctx.Close()
+	if r.drafter != nil {
+		r.drafter.Close()
+	}
 	close(r.closed)
 }
 
@@ -467,7 +488,9 @@ func (r *Runner) start(w *Work) {
 	*s = slot{
 		seq: s.seq, seqs: s.seqs, w: w, cache: cache, used: now,
 		idx: -1, order: r.admission, out: NewOutput(w.Family, w.Stops, w.Tools, w.Thinking), admitted: time.Now(),
+		spec: s.spec,
 	}
+	s.spec.reset()
 	s.prefilled, s.pos = len(cache), PosAt(w.Images, len(cache))
 	if w.PromptLP {
 		s.promptLPs = make([]Logprob, 0, len(w.Prompt))
@@ -609,6 +632,7 @@ func (r *Runner) step() error {
 	}
 	b := r.batch
 	b.Clear()
+	room := r.draftRoom()
 	for _, s := range r.slots {
 		if s.w == nil || s.w.Score != nil || s.prefilled < len(s.w.Prompt) {
 			continue
@@ -630,7 +654,14 @@ func (r *Runner) step() error {
 			s.pos++
 			s.cache = append(s.cache, t)
 		}
+		drafts := room
+		if len(s.forced) > 0 {
+			drafts = 0
+		}
 		s.forced = nil
+		if err := r.addDraft(b, s, drafts); err != nil {
+			return err
+		}
 	}
 	scored := 0 // prompt tokens of PromptLogprobs requests in the batch
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
@@ -677,32 +708,40 @@ func (r *Runner) step() error {
 			r.snapshot(s) // a long prompt, all in the KV cache now
 		}
 		if s.w != nil && s.idx >= 0 {
-			g := s.w.Grammar
-			if s.out.Thinking() {
-				g = nil // the grammar constrains the answer only
-			}
-			tok := s.w.Sampler.Sample(r.ctx, s.idx, g)
-			if tok < 0 {
-				s.idx = -1
-				err := ErrGrammar
-				if g == nil {
-					// Not the request's doing: the model's logits were
-					// missing or none was a number.
-					err = ErrNoToken
-				}
-				r.release(s, nil, err)
-				continue
-			}
-			// Thinking tokens keep no entry (push): none is computed.
-			var lp *Logprob
-			if !s.out.Thinking() {
-				lp = r.logprob(s, tok)
-			}
-			s.idx = -1
-			r.emit(s, tok, lp)
+			r.sample(s, s.idx)
 		}
+		r.verify(s) // drafted tokens, after the first sample
 	}
 	return nil
+}
+
+// sample samples the slot's next token from the logits at batch index idx
+// and emits it; the slot is released when none can be sampled.
+func (r *Runner) sample(s *slot, idx int) {
+	s.idx = idx
+	g := s.w.Grammar
+	if s.out.Thinking() {
+		g = nil // the grammar constrains the answer only
+	}
+	tok := s.w.Sampler.Sample(r.ctx, s.idx, g)
+	if tok < 0 {
+		s.idx = -1
+		err := ErrGrammar
+		if g == nil {
+			// Not the request's doing: the model's logits were
+			// missing or none was a number.
+			err = ErrNoToken
+		}
+		r.release(s, nil, err)
+		return
+	}
+	// Thinking tokens keep no entry (push): none is computed.
+	var lp *Logprob
+	if !s.out.Thinking() {
+		lp = r.logprob(s, tok)
+	}
+	s.idx = -1
+	r.emit(s, tok, lp)
 }
 
 // maxScoredPerStep bounds the prompt tokens of a PromptLogprobs request
@@ -982,6 +1021,8 @@ func (r *Runner) finish(s *slot, reason Finish, stop string) {
 			Cached:     len(s.w.Prompt) - s.decoded,
 			Completion: s.generated,
 			Reasoning:  s.thought,
+			Drafted:    s.spec.drafted,
+			Accepted:   s.spec.accepted,
 		},
 		Timings: Timings{
 			Queued:   s.admitted.Sub(s.w.Job.enqueued),

@@ -33,6 +33,7 @@ type fakeConfig struct {
 	disk                                               *PrefixStore
 	key                                                string
 	saveMin, saveLong                                  int
+	drafter                                            Drafter
 }
 
 // fake is a runner on a fake model: one token per byte of a prompt, no
@@ -76,6 +77,7 @@ func newFake(t *testing.T, c fakeConfig) *fake {
 		Context: c.context, Cells: cells, Queue: c.queue,
 		TTL: 5 * time.Minute, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
 		Disk: c.disk, DiskKey: c.key, SaveMin: c.saveMin, SaveLong: c.saveLong,
+		Drafter: c.drafter,
 	})
 	t.Cleanup(r.Stop)
 	return &fake{Runner: r, llm: llm}
