@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -320,3 +321,117 @@ func (d *oracle) Draft(_ int, tokens []backend.Token, k int, buf []backend.Token
 }
 
 func (d *oracle) Close() {}
+
+// Ngram proposes what followed the latest earlier occurrence of the
+// longest tail it finds, and nothing where the tail is new.
+func TestNgramDraft(t *testing.T) {
+	toks := func(s string) []backend.Token {
+		var ts []backend.Token
+		for _, b := range []byte(s) {
+			ts = append(ts, backend.Token(b))
+		}
+		return ts
+	}
+	cases := []struct {
+		seq  string
+		k    int
+		want string
+	}{
+		{"abcdXYZ abcd", 3, "XYZ"},
+		{"abcdXYZ bcdQ abcd", 3, "XYZ"}, // the 4-gram beats the later 3-gram
+		{"zcdXYZ bcdQRS cd", 2, "QR"},   // the latest 2-gram
+		{"abcdefg", 4, ""},              // nothing repeats
+		{"abab", 8, "ab"},               // up to the end
+		{"xyz wxyz", 0, ""},
+	}
+	for _, c := range cases {
+		got := Ngram{}.Draft(0, toks(c.seq), c.k, nil)
+		if string(fmt.Sprint(got)) != fmt.Sprint(toks(c.want)) && !(len(got) == 0 && c.want == "") {
+			t.Errorf("%q, k=%d: drafted %v, want %q", c.seq, c.k, got, c.want)
+		}
+	}
+}
+
+// Both drafters keep greedy output the same: n-gram lookup on prompts
+// that repeat themselves (the fake model never copies, so its drafts are
+// rejected and rolled back), and a draft model (the fake model itself,
+// whose drafts are all right), which saves most steps.
+func TestDrafterGreedySame(t *testing.T) {
+	llm := fakebackend.New(fakebackend.Options{})
+	model := func() Drafter {
+		ctx, err := llm.NewContext(backend.ContextParams{Context: 2048, Batch: 64, Sequences: 2, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := NewModelDrafter(llm, llm, ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name string
+		d    func() Drafter
+	}{{"ngram", func() Drafter { return Ngram{} }}, {"model", model}} {
+		t.Run(c.name, func(t *testing.T) {
+			plain := newFake(t, fakeConfig{seqs: 2})
+			f := newFake(t, fakeConfig{seqs: 2, drafter: c.d()})
+			drafted, accepted := 0, 0
+			for _, p := range prompts {
+				want, err := plain.run(context.Background(), plain.work(t, p, 40, plain.noEOS()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The prompt again, after its own output: a copy that
+				// n-gram lookup finds.
+				p2 := p + want.Text + " " + p
+				want2, err := plain.run(context.Background(), plain.work(t, p2, 40, plain.noEOS()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range []struct {
+					p    string
+					want *Result
+				}{{p, want}, {p2, want2}} {
+					got, err := f.run(context.Background(), speculative(f.work(t, c.p, 40, f.noEOS())))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Text != c.want.Text {
+						t.Fatalf("%q: with drafts %q, without %q", c.p, got.Text, c.want.Text)
+					}
+					drafted += got.Usage.Drafted
+					accepted += got.Usage.Accepted
+				}
+			}
+			if drafted == 0 || c.name == "model" && accepted != drafted {
+				t.Fatalf("%d drafted, %d accepted", drafted, accepted)
+			}
+			t.Logf("%d drafted, %d accepted, %d steps with drafts, %d without", drafted, accepted, f.Stats().Steps, plain.Stats().Steps)
+			if c.name == "model" && f.Stats().Steps > plain.Stats().Steps/3 {
+				t.Fatalf("%d steps with a perfect draft model for %d without", f.Stats().Steps, plain.Stats().Steps)
+			}
+		})
+	}
+}
+
+// otherVocab is the fake model with one token's text changed.
+type otherVocab struct{ *fakebackend.Model }
+
+func (o otherVocab) TokenText(t backend.Token) string {
+	if t == 'q' {
+		return "Q"
+	}
+	return o.Model.TokenText(t)
+}
+
+// A draft model of another vocabulary is refused, with the token named.
+func TestModelDrafterVocabulary(t *testing.T) {
+	llm := fakebackend.New(fakebackend.Options{})
+	ctx, _ := llm.NewContext(backend.ContextParams{Context: 64, Batch: 8, Sequences: 1})
+	defer ctx.Close()
+	_, err := NewModelDrafter(llm, otherVocab{llm}, ctx, 1)
+	if err == nil || !strings.Contains(err.Error(), "token 113") {
+		t.Fatalf("got %v, want an error naming token 113", err)
+	}
+}
