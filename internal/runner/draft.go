@@ -212,6 +212,8 @@ func (r *Runner) verify(s *slot) {
 		}
 		s.pos = from
 	}
+	r.drafted.Add(int64(len(sp.draft)))
+	r.accepted.Add(int64(kept))
 	sp.hits *= draftDecay
 	sp.tries *= draftDecay
 	sp.draft, sp.idx = sp.draft[:0], sp.idx[:0]

@@ -69,6 +69,8 @@ type Runner struct {
 	steps   atomic.Int64 // decode steps run
 	active  atomic.Int32 // slots serving a request
 	decoded atomic.Int64 // prompt tokens decoded
+	// drafted and accepted count drafted tokens (draft.go).
+	drafted, accepted atomic.Int64
 }
 
 // slot is one sequence of the context and the request it serves.
@@ -233,17 +235,19 @@ func (r *Runner) Stop() {
 
 // Stats are a runner's counters: the work waiting for a sequence (or for
 // KV cells), the sequences at work and of all, the decode steps run and
-// the prompt tokens decoded since New.
+// the prompt tokens decoded since New, and the tokens drafted and
+// accepted (Config.Drafter).
 type Stats struct {
 	Queued, Active, Sequences int
 	Steps, Decoded            int64
+	Drafted, Accepted         int64
 }
 
 // Stats reads the runner's counters and takes no lock that a decode step
 // holds; they may be a step stale.
 func (r *Runner) Stats() Stats {
 	st := Stats{Queued: len(r.queue), Active: int(r.active.Load()), Sequences: len(r.slots),
-		Steps: r.steps.Load(), Decoded: r.decoded.Load()}
+		Steps: r.steps.Load(), Decoded: r.decoded.Load(), Drafted: r.drafted.Load(), Accepted: r.accepted.Load()}
 	if r.held.Load() {
 		st.Queued++ // waiting for KV cells
 	}
