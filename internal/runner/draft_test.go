@@ -13,39 +13,6 @@ import (
 	"github.com/inferkit/inferkit/internal/backend/fakebackend"
 )
 
-// replay is a drafter that knows a sequence's continuation, want (its
-// prompt and a run's output): it proposes the next tokens of want, each
-// right for pct of the positions (chosen by a hash of the position) and
-// another token elsewhere. A sequence that has left want gets nothing.
-type replay struct {
-	want  []backend.Token
-	pct   int
-	calls int
-}
-
-func (d *replay) Draft(_ int, tokens []backend.Token, k int, buf []backend.Token) []backend.Token {
-	d.calls++
-	if len(tokens) > len(d.want) || !slices.Equal(tokens, d.want[:len(tokens)]) {
-		return buf
-	}
-	for p := len(tokens); p < min(len(d.want), len(tokens)+k); p++ {
-		t := d.want[p]
-		if int(mix64(uint64(p))%100) >= d.pct {
-			t ^= 1 // wrong
-		}
-		buf = append(buf, t)
-	}
-	return buf
-}
-
-func (d *replay) Close() {}
-
-func mix64(x uint64) uint64 {
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
 // speculative is w with drafting asked for.
 func speculative(w *Work) *Work {
 	w.Speculative = true
@@ -67,7 +34,7 @@ func TestDraftGreedySame(t *testing.T) {
 		wantCache, wantSteps := plain.Cache(0), plain.Stats().Steps
 		for _, pct := range []int{0, 50, 75, 100} {
 			t.Run(fmt.Sprintf("%s/%d%%", prompt, pct), func(t *testing.T) {
-				d := &replay{want: wantCache, pct: pct}
+				d := &Replay{Want: wantCache, Percent: pct}
 				f := newFake(t, fakeConfig{seqs: 1, drafter: d})
 				got, err := f.run(context.Background(), speculative(f.work(t, prompt, 64, f.noEOS())))
 				if err != nil {
@@ -123,7 +90,7 @@ func TestDraftLimitsAndSampling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := &replay{want: append(slices.Clone(plain.Cache(0)), 0), pct: 100}
+			d := &counting{Replay: Replay{Want: append(slices.Clone(plain.Cache(0)), 0), Percent: 100}}
 			f := newFake(t, fakeConfig{seqs: 1, drafter: d})
 			w = speculative(f.work(t, prompts[2], c.max, c.params))
 			w.Stops = c.stops
@@ -300,6 +267,17 @@ func TestDraftSampledDistribution(t *testing.T) {
 	if chi > 54.1 {
 		t.Fatalf("chi-square %.1f: the drafted runs' outcomes do not follow the model's distribution", chi)
 	}
+}
+
+// counting is a Replay that counts its calls.
+type counting struct {
+	Replay
+	calls int
+}
+
+func (d *counting) Draft(seq int, tokens []backend.Token, k int, buf []backend.Token) []backend.Token {
+	d.calls++
+	return d.Replay.Draft(seq, tokens, k, buf)
 }
 
 // oracle drafts the most likely token after the sequences it knows.
