@@ -369,24 +369,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		minDims[id] = n
 		return nil
 	})
-	projectors := map[string]string{}
-	fs.Func("projector", "read images with the projector GGUF (mmproj) at PATH for the model `ID=PATH` (repeatable)", func(s string) error {
-		id, path, ok := strings.Cut(s, "=")
-		if !ok || id == "" || path == "" {
-			return fmt.Errorf("want ID=PATH, got %q", s)
-		}
-		projectors[id] = path
-		return nil
-	})
-	drafts := map[string]string{}
-	fs.Func("draft", "draft tokens for the model `ID=PATH` with the smaller GGUF of the same vocabulary at PATH (repeatable)", func(s string) error {
-		id, path, ok := strings.Cut(s, "=")
-		if !ok || id == "" || path == "" {
-			return fmt.Errorf("want ID=PATH, got %q", s)
-		}
-		drafts[id] = path
-		return nil
-	})
+	projectors, drafts := map[string]string{}, map[string]string{}
+	fs.Func("projector", "read images with the projector GGUF (mmproj) at PATH for the model `ID=PATH` (repeatable)", idPaths(projectors))
+	fs.Func("draft", "draft tokens for the model `ID=PATH` with the smaller GGUF of the same vocabulary at PATH (repeatable)", idPaths(drafts))
 	fs.BoolVar(&o.ngram, "ngram", false, "draft by n-gram lookup in each request's prompt and output for the models without -draft")
 	fs.Func("datacenter", "list the model `ID=CC[,CC...]` as running in these countries (ISO 3166-1 alpha-2 codes, such as US,DE) in the catalog's datacenters (repeatable)", func(s string) error {
 		id, list, ok := strings.Cut(s, "=")
@@ -570,6 +555,18 @@ func loadProgress(logger *slog.Logger) func(path string, fraction float64) {
 			last[path] = q
 		}
 		logger.Info("inferkit-server: loading model", "path", path, "percent", int(fraction*100))
+	}
+}
+
+// idPaths parses a repeatable ID=PATH flag into paths by id.
+func idPaths(paths map[string]string) func(string) error {
+	return func(s string) error {
+		id, path, ok := strings.Cut(s, "=")
+		if !ok || id == "" || path == "" {
+			return fmt.Errorf("want ID=PATH, got %q", s)
+		}
+		paths[id] = path
+		return nil
 	}
 }
 

@@ -413,3 +413,31 @@ func TestModelDrafterVocabulary(t *testing.T) {
 		t.Fatalf("got %v, want an error naming token 113", err)
 	}
 }
+
+// Replay with nothing to replay records the longest tokens it was asked
+// to follow; with them, it proposes what follows, right or wrong by
+// position, and nothing after a sequence leaves them.
+func TestReplay(t *testing.T) {
+	d := &Replay{}
+	for _, seq := range [][]backend.Token{{1, 2}, {1, 2, 3, 4}, {1, 2, 3}} {
+		if got := d.Draft(0, seq, 4, nil); len(got) != 0 {
+			t.Fatalf("drafted %v with nothing to replay", got)
+		}
+	}
+	if !slices.Equal(d.Seen, []backend.Token{1, 2, 3, 4}) {
+		t.Fatalf("seen %v", d.Seen)
+	}
+	want := []backend.Token{10, 11, 12, 13, 14, 15, 16, 17}
+	right, wrong := &Replay{Want: want, Percent: 100}, &Replay{Want: want, Percent: 0}
+	if got := right.Draft(0, want[:3], 3, nil); !slices.Equal(got, want[3:6]) {
+		t.Fatalf("all right: %v", got)
+	}
+	for i, tk := range wrong.Draft(0, want[:3], 3, nil) {
+		if tk == want[3+i] {
+			t.Fatalf("all wrong: %d is right", tk)
+		}
+	}
+	if got := right.Draft(0, []backend.Token{10, 99}, 3, nil); len(got) != 0 {
+		t.Fatalf("drafted %v after leaving Want", got)
+	}
+}
