@@ -19,7 +19,7 @@ import (
 )
 
 // specGenerate is the tokens each speculative run generates.
-const specGenerate = 96
+const specGenerate = 64
 
 // specThreads is BenchmarkSpeculative's threads: 2, as the issue
 // measures; 1 on a machine shared with other work, where llama.cpp's
@@ -50,14 +50,15 @@ func (s *switchable) Draft(seq int, tokens []backend.Token, k int, buf []backend
 func (s *switchable) Close() {}
 
 // BenchmarkSpeculative measures speculative decoding on the Qwen3-0.6B
-// shape with 2 threads, greedy: one stream's decode tokens per second
+// shape with 2 threads (-spec-threads), greedy: one stream's decode tokens per second
 // without drafting (off) and with a replay drafter right at 0, 50, 75 and
 // 100% of the positions (the mechanism at each acceptance rate), with
 // n-gram lookup on a prompt that repeats itself (copy) and on prose that
 // does not, with a small draft model of the same vocabulary, and 8
 // concurrent streams with and without drafting. Random weights never
 // copy: n-gram lookup and the draft model show the cost of drafts that
-// fail. Run with -count 3: the rounds interleave the configurations.
+// fail. Go runs the -count rounds of a sub-benchmark back to back: for
+// interleaved rounds, run the test binary several times.
 func BenchmarkSpeculative(b *testing.B) {
 	path := testmodels.Qwen3Bench(b)
 	// About 125 tokens of text that repeats every 25, and of prose that
