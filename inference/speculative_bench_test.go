@@ -161,4 +161,3 @@ func BenchmarkSpeculative(b *testing.B) {
 		b.Run("stream=1/draftmodel/"+p.name, func(b *testing.B) { measure(b, de, request(p.prompt, true)) })
 	}
 }
-
