@@ -41,6 +41,11 @@ type Model struct {
 	// model read images; empty means text only. Entries that share Path
 	// share one projector too, so they must name the same one or none.
 	Projector string
+	// Draft is a smaller GGUF of the same vocabulary that drafts tokens
+	// for this model to verify (speculative decoding, see
+	// inference.Config.Draft); empty means none. Entries that share Path
+	// must name the same draft model or none.
+	Draft string
 
 	// Kind is chat (the zero value), decision, embedding or rerank.
 	Kind Kind

@@ -24,6 +24,8 @@ import (
 //	inferkit_prompt_tokens_total{model}                  counter
 //	inferkit_cached_tokens_total{model}                  counter
 //	inferkit_generated_tokens_total{model}               counter
+//	inferkit_drafted_tokens_total{model}                 counter
+//	inferkit_accepted_draft_tokens_total{model}          counter
 //	inferkit_prefix_cache_hit_ratio{model}               gauge
 //	inferkit_time_to_first_token_seconds{model}          histogram
 //	inferkit_time_per_output_token_seconds{model}        histogram
@@ -85,14 +87,15 @@ type metrics struct {
 	ids      []string               // the keys of models, sorted
 
 	prompt, cached, generated, ratio *prometheus.Desc
-	searches                         *prometheus.Desc
+	searches, drafted, accepted      *prometheus.Desc
 	queue, active, sequences, load   *prometheus.Desc
 }
 
 // modelUsage is the running totals of one catalog model.
 type modelUsage struct {
 	prompt, cached, generated atomic.Int64
-	searches                  atomic.Int64
+	searches, drafted         atomic.Int64
+	accepted                  atomic.Int64
 	ttft, tpot                prometheus.Observer
 }
 
@@ -114,6 +117,8 @@ func newMetrics(engine Engine, models []catalog.Model) *metrics {
 		generated: desc("generated_tokens_total", "Tokens generated, reasoning included."),
 		ratio:     desc("prefix_cache_hit_ratio", "Cached prompt tokens over prompt tokens since the server started."),
 		searches:  desc("web_searches_total", "Web searches that generations ran (their results count as prompt tokens)."),
+		drafted:   desc("drafted_tokens_total", "Tokens drafted for the model to verify (speculative decoding)."),
+		accepted:  desc("accepted_draft_tokens_total", "Drafted tokens the model accepted: generated tokens that saved a decode step."),
 		queue:     desc("queue_depth", "Requests waiting for a free sequence of the model."),
 		active:    desc("active_sequences", "Sequences of the model serving a request."),
 		sequences: desc("sequences", "Sequences the model decodes at once."),
@@ -136,7 +141,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.requests.Describe(ch)
 	m.ttft.Describe(ch)
 	m.tpot.Describe(ch)
-	for _, d := range []*prometheus.Desc{m.prompt, m.cached, m.generated, m.ratio, m.searches, m.queue, m.active, m.sequences, m.load} {
+	for _, d := range []*prometheus.Desc{m.prompt, m.cached, m.generated, m.ratio, m.searches, m.drafted, m.accepted, m.queue, m.active, m.sequences, m.load} {
 		ch <- d
 	}
 }
@@ -154,6 +159,8 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.cached, prometheus.CounterValue, float64(cached), id)
 		ch <- prometheus.MustNewConstMetric(m.generated, prometheus.CounterValue, float64(u.generated.Load()), id)
 		ch <- prometheus.MustNewConstMetric(m.searches, prometheus.CounterValue, float64(u.searches.Load()), id)
+		ch <- prometheus.MustNewConstMetric(m.drafted, prometheus.CounterValue, float64(u.drafted.Load()), id)
+		ch <- prometheus.MustNewConstMetric(m.accepted, prometheus.CounterValue, float64(u.accepted.Load()), id)
 		if prompt > 0 {
 			ch <- prometheus.MustNewConstMetric(m.ratio, prometheus.GaugeValue, float64(cached)/float64(prompt), id)
 		}
@@ -223,6 +230,8 @@ func (m *metrics) generation(id string, res *inference.Result) {
 	u.cached.Add(int64(us.CachedTokens))
 	u.generated.Add(int64(us.CompletionTokens))
 	u.searches.Add(int64(us.WebSearches))
+	u.drafted.Add(int64(us.DraftedTokens))
+	u.accepted.Add(int64(us.AcceptedTokens))
 	if us.CompletionTokens > 0 {
 		u.ttft.Observe((tm.Queued + tm.Prefill).Seconds())
 	}

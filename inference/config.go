@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/runner"
 	"github.com/inferkit/inferkit/search"
 )
 
@@ -111,6 +112,17 @@ type Config struct {
 	// documents, or an application's own. nil: requests that ask to
 	// search fail with a *FieldError naming Search.
 	Search search.Searcher
+	// Draft chooses how generation drafts tokens for a model to verify
+	// in one batch (speculative decoding): DraftDefault (the zero value)
+	// uses the draft model of a catalog entry that names one
+	// (catalog.Model.Draft) and drafts nothing for the others;
+	// DraftNgram also drafts, for those, by n-gram lookup in the
+	// request's own prompt and output; DraftNone never drafts. Drafting
+	// changes no output: greedy requests give the same tokens and sampled
+	// ones the same distribution; it only saves decode steps when the
+	// drafts are right (Usage.AcceptedTokens), and steps aside while other
+	// requests fill the batch. Requests opt out with Request.Speculative.
+	Draft Drafting
 	// Logger receives the engine's log. Default slog.Default().
 	Logger *slog.Logger
 	// CacheTTL is how long the tokens of a finished request stay usable as
@@ -169,6 +181,9 @@ type Config struct {
 	// load, when set (by tests), loads the models instead of the backends
 	// of loader.go: a fake backend, without cgo.
 	load func(path string, progress func(float32) bool) (backend.Model, error)
+	// drafter, when set (by tests and benchmarks), makes the drafter of
+	// every generative model instead of Draft.
+	drafter func() runner.Drafter
 	// keyType and valueType are KeyCache and ValueCache, parsed.
 	keyType, valueType backend.CacheType
 	// loadLibrary loads a model with Library, opened by withDefaults;
@@ -179,6 +194,22 @@ type Config struct {
 // libraryEnv is the environment variable that names the default
 // Config.Library.
 const libraryEnv = "INFERKIT_LIBLLAMA"
+
+// Drafting is how a model's tokens are drafted (Config.Draft).
+type Drafting string
+
+// The ways of drafting.
+const (
+	// DraftDefault drafts with the draft models that catalog entries
+	// name, and for no other model.
+	DraftDefault Drafting = ""
+	// DraftNgram drafts by n-gram lookup in each request's prompt and
+	// output where an entry names no draft model: no second model, and
+	// a gain where the output copies its prompt (quoting, editing, code).
+	DraftNgram Drafting = "ngram"
+	// DraftNone never drafts.
+	DraftNone Drafting = "none"
+)
 
 // slotCells is the KV cells a generative model's sequences share when
 // each holds perSeq tokens: KVTokens, or all their contexts if fewer.
@@ -270,6 +301,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.valueType, err = backend.ParseCacheType(c.ValueCache); err != nil {
 		return c, fmt.Errorf("inference: Config.ValueCache: %w", err)
+	}
+	switch c.Draft {
+	case DraftDefault, DraftNgram, DraftNone:
+	default:
+		return c, fmt.Errorf("inference: Config.Draft is %q: want %q, %q or \"\"", c.Draft, DraftNgram, DraftNone)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -79,6 +79,11 @@ type model struct {
 	// llama.cpp model has one.
 	projector     backend.Projector
 	projectorPath string
+	// draftPath is the catalog's draft model for it, loaded as draft
+	// beside llm; drafts says whether its runner has a drafter.
+	draftPath string
+	draft     backend.Model
+	drafts    bool
 
 	// The fields from llm to projector are set while the model is
 	// loaded: code that reads them holds a lease on the model
@@ -108,9 +113,20 @@ func New(cfg Config) (*Engine, error) {
 			e.Close()
 			return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
 		}
+		draft := entry.Draft
+		if draft != "" {
+			if draft, err = filepath.Abs(draft); err != nil {
+				e.Close()
+				return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
+			}
+		}
 		m := byPath[path]
+		if m != nil && m.draftPath != draft {
+			e.Close()
+			return nil, fmt.Errorf("inference: model %q: draft model %q, but another entry gave this model file %q", entry.ID, draft, m.draftPath)
+		}
 		if m == nil {
-			if m, err = e.load(path); err != nil {
+			if m, err = e.load(path, draft); err != nil {
 				e.Close()
 				return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
 			}
@@ -173,8 +189,8 @@ func loadProjector(path string, llm backend.Model, threads int) (backend.Project
 
 // load opens the model file at path for the first time: what open loads,
 // and what the engine keeps of the model while it is unloaded.
-func (e *Engine) load(path string) (*model, error) {
-	m := &model{path: path}
+func (e *Engine) load(path, draft string) (*model, error) {
+	m := &model{path: path, draftPath: draft}
 	perSeq, took, err := e.open(m)
 	if err != nil {
 		return nil, err
@@ -275,9 +291,13 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	if pooling := llm.Pooling(); pooling != backend.PoolingNone {
 		enc, err = runner.NewEncoder(llm, pooling, max(e.cfg.Batch, perSeq), e.cfg.Threads)
 	} else {
-		rn, err = e.newRunner(m.path, llm, perSeq)
+		rn, err = e.newRunner(m, llm, perSeq)
 	}
 	if err != nil {
+		if m.draft != nil {
+			m.draft.Close()
+			m.draft = nil
+		}
 		if projector != nil {
 			projector.Close()
 		}
@@ -288,8 +308,10 @@ func (e *Engine) open(m *model) (perSeq int, took time.Duration, err error) {
 	return perSeq, time.Since(start), nil
 }
 
-// newRunner makes the context of a generative model and its runner.
-func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*runner.Runner, error) {
+// newRunner makes the context of a generative model, its drafter (with
+// the draft model, loaded into m.draft) and its runner.
+func (e *Engine) newRunner(m *model, llm backend.Model, perSeq int) (*runner.Runner, error) {
+	path := m.path
 	k, v := e.cfg.keyType, e.cfg.valueType
 	var key string
 	if e.disk != nil {
@@ -309,6 +331,12 @@ func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*runner.
 	if err != nil {
 		return nil, err
 	}
+	drafter, err := e.newDrafter(m, llm, perSeq)
+	if err != nil {
+		ctx.Close()
+		return nil, err
+	}
+	m.drafts = drafter != nil
 	cfg := e.cfg
 	return runner.New(llm, ctx, runner.Config{
 		Sequences: cfg.Parallel, Branches: cfg.Branches, BranchCells: cfg.BranchContext,
@@ -316,7 +344,56 @@ func (e *Engine) newRunner(path string, llm backend.Model, perSeq int) (*runner.
 		TTL: cfg.CacheTTL, Now: cfg.Now, Logger: cfg.Logger,
 		Disk: e.disk, DiskKey: key, SaveMin: cfg.saveMin, SaveLong: cfg.saveLong,
 		CheckpointBytes: max(cfg.CheckpointBytes, 0), CheckpointEvery: max(cfg.CheckpointEvery, 0),
+		Drafter: drafter,
 	}), nil
+}
+
+// newDrafter makes the drafter of m as Config.Draft says: a draft model
+// (loaded into m.draft, in a context with a sequence for each of the
+// model's, of as many cells), n-gram lookup, or none (nil).
+func (e *Engine) newDrafter(m *model, llm backend.Model, perSeq int) (runner.Drafter, error) {
+	switch {
+	case e.cfg.drafter != nil:
+		return e.cfg.drafter(), nil
+	case e.cfg.Draft == DraftNone:
+		return nil, nil
+	case m.draftPath == "" && e.cfg.Draft == DraftNgram:
+		return runner.Ngram{}, nil
+	case m.draftPath == "":
+		return nil, nil
+	}
+	load := e.loadBackend
+	if e.cfg.load != nil {
+		load = e.cfg.load
+	}
+	draft, err := load(m.draftPath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("draft model %s: %w", m.draftPath, err)
+	}
+	if draft.Pooling() != backend.PoolingNone {
+		draft.Close()
+		return nil, fmt.Errorf("draft model %s: an encoder model, which does not generate", m.draftPath)
+	}
+	if !draft.SharesKV() {
+		// Its state could not drop the target's rejected tokens.
+		draft.Close()
+		return nil, fmt.Errorf("draft model %s: a recurrent model, whose state cannot roll back rejected drafts", m.draftPath)
+	}
+	ctx, err := draft.NewContext(backend.ContextParams{
+		Context: e.cfg.slotCells(perSeq), Batch: e.cfg.Batch, Sequences: e.cfg.Parallel, Threads: e.cfg.Threads,
+	})
+	if err != nil {
+		draft.Close()
+		return nil, fmt.Errorf("draft model %s: %w", m.draftPath, err)
+	}
+	d, err := runner.NewModelDrafter(llm, draft, ctx, e.cfg.Parallel)
+	if err != nil {
+		ctx.Close()
+		draft.Close()
+		return nil, fmt.Errorf("draft model %s: %w", m.draftPath, err)
+	}
+	m.draft = draft
+	return d, nil
 }
 
 // free stops the model's runner (which saves its prompt cache's prefixes,
@@ -330,6 +407,10 @@ func (m *model) free() {
 	}
 	if m.encoder != nil {
 		m.encoder.Close() // after the call at work
+	}
+	if m.draft != nil {
+		m.draft.Close() // after the runner, which closed its context
+		m.draft = nil
 	}
 	m.llm.Close()
 	m.llm, m.runner, m.encoder, m.projector = nil, nil, nil, nil
@@ -385,6 +466,7 @@ func (e *Engine) Stats() []ModelStats {
 		if res.loaded && m.runner != nil && !e.closed {
 			st := m.runner.Stats()
 			stats[i].Queued, stats[i].Active, stats[i].Sequences = st.Queued, st.Active, st.Sequences
+			stats[i].DraftedTokens, stats[i].AcceptedTokens = st.Drafted, st.Accepted
 		}
 		res.mu.Unlock()
 	}
@@ -867,6 +949,9 @@ func messagesImageError(err error) error {
 // grammar, and what its output is parsed with.
 func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.ImageSpan) (*runner.Work, error) {
 	req := p.Request
+	if req.Speculative != nil && *req.Speculative && !m.drafts {
+		return nil, fieldError(Field("Speculative"), "the model has no drafter (Config.Draft, catalog.Model.Draft)")
+	}
 	sp, err := samplerParams(req)
 	if err != nil {
 		return nil, err
@@ -877,7 +962,8 @@ func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.
 	w := &runner.Work{Prompt: prompt, Images: spans, MaxTokens: p.MaxOutputTokens, Stops: req.Stop, Thinking: p.plan.thinking,
 		ThinkClose: m.thinkClose, Budget: p.plan.budget, Logprobs: req.Logprobs, Top: req.TopLogprobs,
 		PromptLP: req.PromptLogprobs, NoOutput: req.PromptOnly,
-		Family: m.family, Tools: familyTools(req.shownTools()), Single: req.ToolChoice.Single}
+		Family: m.family, Tools: familyTools(req.shownTools()), Single: req.ToolChoice.Single,
+		Speculative: m.drafts && (req.Speculative == nil || *req.Speculative)}
 	if p.plan.grammar != "" {
 		if w.Grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {
 			return nil, fieldError(Field("Format"), "%v", err)

@@ -48,6 +48,8 @@ func result(r *runner.Result, calls []ToolCall) *Result {
 			CachedTokens:     r.Usage.Cached,
 			CompletionTokens: r.Usage.Completion,
 			ReasoningTokens:  r.Usage.Reasoning,
+			DraftedTokens:    r.Usage.Drafted,
+			AcceptedTokens:   r.Usage.Accepted,
 		},
 		Timings: Timings(r.Timings),
 	}

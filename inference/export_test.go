@@ -2,7 +2,11 @@
 
 package inference
 
-import "context"
+import (
+	"context"
+
+	"github.com/inferkit/inferkit/internal/runner"
+)
 
 // PromptTokens returns the tokens Prepare made of a request's prompt.
 func PromptTokens(p *Prepared) []int32 { return p.plan.prompt }
@@ -35,3 +39,10 @@ func WithSaveThresholds(cfg Config, min, long int) Config {
 // OnMidSave sets a function that runs in the middle of writing each prompt
 // cache entry, before the engine saves any.
 func (e *Engine) OnMidSave(f func()) { e.disk.OnMidWrite(f) }
+
+// WithDrafter returns cfg with d drafting for every generative model,
+// instead of Config.Draft's choice.
+func WithDrafter(cfg Config, d runner.Drafter) Config {
+	cfg.drafter = func() runner.Drafter { return d }
+	return cfg
+}

@@ -96,6 +96,13 @@ type Request struct {
 	MinP        *float64
 	Seed        *int64
 
+	// Speculative says whether the engine may draft tokens for the model
+	// to verify (speculative decoding, Config.Draft): nil drafts where
+	// the model has a drafter, false never, and true is nil's, failing
+	// with a FieldError naming it on a model without a drafter. Drafting
+	// changes no output, only the time it takes.
+	Speculative *bool
+
 	RepetitionPenalty float64 // 0 or 1: off
 	FrequencyPenalty  float64
 	PresencePenalty   float64

@@ -29,6 +29,11 @@ type Usage struct {
 	CompletionTokens int
 	// ReasoningTokens is the part of CompletionTokens spent thinking.
 	ReasoningTokens int
+	// DraftedTokens is the tokens drafted for the model to verify
+	// (Config.Draft), and AcceptedTokens the part of CompletionTokens
+	// that came from them: each saved a decode step. They are the
+	// engine's own figures, which no wire format carries.
+	DraftedTokens, AcceptedTokens int
 	// WebSearches is the number of searches the request ran
 	// (Request.Search). Their results count in PromptTokens, as the model
 	// reads them: each turn after a search is a prompt of its own.
@@ -91,6 +96,8 @@ func (r *Result) add(turn *Result, first bool) {
 	r.Usage.CachedTokens += turn.Usage.CachedTokens
 	r.Usage.CompletionTokens += turn.Usage.CompletionTokens
 	r.Usage.ReasoningTokens += turn.Usage.ReasoningTokens
+	r.Usage.DraftedTokens += turn.Usage.DraftedTokens
+	r.Usage.AcceptedTokens += turn.Usage.AcceptedTokens
 	if first {
 		r.Timings = turn.Timings
 		return
@@ -146,6 +153,8 @@ func ChoicesUsage(results []Result, n int) Usage {
 		}
 		u.CompletionTokens += res.Usage.CompletionTokens
 		u.ReasoningTokens += res.Usage.ReasoningTokens
+		u.DraftedTokens += res.Usage.DraftedTokens
+		u.AcceptedTokens += res.Usage.AcceptedTokens
 	}
 	return u
 }

@@ -15,4 +15,8 @@ type ModelStats struct {
 	// Sequences is the number of sequences the model decodes at once
 	// (Config.Parallel); 0 for an encoder model, which has no queue.
 	Sequences int
+	// DraftedTokens and AcceptedTokens count the tokens drafted for the
+	// model to verify (Config.Draft) and those of them it accepted,
+	// since it was loaded.
+	DraftedTokens, AcceptedTokens int64
 }

@@ -247,3 +247,19 @@ func TestDatacenterFlag(t *testing.T) {
 		t.Errorf("the demo models: %v", err)
 	}
 }
+
+// -draft gives a model its draft model, and names an unknown id; -ngram
+// turns n-gram lookup on.
+func TestDraftFlags(t *testing.T) {
+	none := func(string) string { return "" }
+	o, err := parseFlags([]string{"-model", "mine=a.gguf", "-draft", "mine=small.gguf", "-ngram"}, none, io.Discard)
+	if err != nil || len(o.models) != 1 || o.models[0].Draft != "small.gguf" || !o.ngram {
+		t.Fatalf("%+v %v", o.models, err)
+	}
+	if _, err := parseFlags([]string{"-model", "mine=a.gguf", "-draft", "other=small.gguf"}, none, io.Discard); err == nil || !strings.Contains(err.Error(), "-draft other") {
+		t.Fatalf("an unknown id: %v", err)
+	}
+	if _, err := parseFlags([]string{"-draft", "mine"}, none, io.Discard); err == nil {
+		t.Fatal("-draft without a path: no error")
+	}
+}

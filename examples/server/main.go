@@ -52,6 +52,12 @@
 //	                  ("mmproj") PATH, in generation and decision
 //	                  requests (repeatable). A model without one reads
 //	                  text only, and its listing says so.
+//	-draft ID=PATH    let model ID draft tokens with the smaller GGUF PATH
+//	                  of the same vocabulary, which it verifies in one
+//	                  batch (speculative decoding; repeatable). Output is
+//	                  unchanged; requests go faster where drafts are right
+//	-ngram            draft by n-gram lookup in each request's own prompt
+//	                  and output for the models without -draft
 //	-datacenter ID=CC[,CC...]
 //	                  list model ID in the catalog's datacenters as
 //	                  running in these countries, ISO 3166-1 alpha-2 codes
@@ -267,6 +273,8 @@ type options struct {
 	// keepAlive is how long an idle model stays loaded (-keep-alive); 0
 	// is for ever.
 	keepAlive time.Duration
+	// ngram drafts by n-gram lookup (-ngram, inference.DraftNgram).
+	ngram bool
 	// searchURL and searchIndex name the search backend (-search-url,
 	// -search-index); at most one.
 	searchURL, searchIndex string
@@ -367,15 +375,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		minDims[id] = n
 		return nil
 	})
-	projectors := map[string]string{}
-	fs.Func("projector", "read images with the projector GGUF (mmproj) at PATH for the model `ID=PATH` (repeatable)", func(s string) error {
-		id, path, ok := strings.Cut(s, "=")
-		if !ok || id == "" || path == "" {
-			return fmt.Errorf("want ID=PATH, got %q", s)
-		}
-		projectors[id] = path
-		return nil
-	})
+	projectors, drafts := map[string]string{}, map[string]string{}
+	fs.Func("projector", "read images with the projector GGUF (mmproj) at PATH for the model `ID=PATH` (repeatable)", idPaths(projectors))
+	fs.Func("draft", "draft tokens for the model `ID=PATH` with the smaller GGUF of the same vocabulary at PATH (repeatable)", idPaths(drafts))
+	fs.BoolVar(&o.ngram, "ngram", false, "draft by n-gram lookup in each request's prompt and output for the models without -draft")
 	fs.Func("datacenter", "list the model `ID=CC[,CC...]` as running in these countries (ISO 3166-1 alpha-2 codes, such as US,DE) in the catalog's datacenters (repeatable)", func(s string) error {
 		id, list, ok := strings.Cut(s, "=")
 		if !ok || id == "" || list == "" {
@@ -455,6 +458,13 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	if err := attachProjectors(o.models, projectors); err != nil {
 		return o, err
+	}
+	for id, path := range drafts {
+		i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.ID == id && (m.Kind == "" || m.Kind == catalog.KindChat) })
+		if i < 0 {
+			return o, fmt.Errorf("inferkit-server: -draft %s: no -model has that id", id)
+		}
+		o.models[i].Draft = path
 	}
 	for id, t := range calibrations {
 		i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.ID == id && m.Kind == catalog.KindDecision })
@@ -555,6 +565,18 @@ func loadProgress(logger *slog.Logger) func(path string, fraction float64) {
 	}
 }
 
+// idPaths parses a repeatable ID=PATH flag into paths by id.
+func idPaths(paths map[string]string) func(string) error {
+	return func(s string) error {
+		id, path, ok := strings.Cut(s, "=")
+		if !ok || id == "" || path == "" {
+			return fmt.Errorf("want ID=PATH, got %q", s)
+		}
+		paths[id] = path
+		return nil
+	}
+}
+
 // attachProjectors gives each model its projector, and says a decision
 // model without one reads text only, whatever the spec's defaults say.
 func attachProjectors(models []catalog.Model, projectors map[string]string) error {
@@ -636,6 +658,9 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
 		CacheDir: o.cacheDir, CacheBytes: o.cacheMiB << 20, KeepAlive: o.keepAlive, Progress: loadProgress(logger),
 		Search: searcher,
+	}
+	if o.ngram {
+		cfg.Draft = inference.DraftNgram
 	}
 	if o.keepAlive == 0 {
 		cfg.KeepAlive = -1 // for ever

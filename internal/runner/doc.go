@@ -15,6 +15,10 @@
 // below the prefix it shares.
 // Scoring work decodes its branches, each with the CandidateTree of its
 // candidates, on sequences of their own after the prefix.
+// A Drafter (n-gram lookup, a draft model, or Replay for measurement)
+// proposes tokens that a step verifies beside a sequence's next one
+// (speculative decoding, draft.go): the work's own sampler keeps what it
+// would have sampled, and the rest leave the KV cache.
 //
 // Each Work carries a Job, which brings its Events back to the caller
 // (Stream, Job.Wait) and ends with a Result or an error: ErrClosed,

@@ -66,11 +66,17 @@ type Runner struct {
 	// ckpt keeps checkpoints of a recurrent model's sequences (see
 	// checkpoint.go); nil for other models.
 	ckpt *checkpoints
+	// drafter, when set, proposes tokens to verify, up to maxDraft a
+	// step (draft.go).
+	drafter  Drafter
+	maxDraft int
 
 	// Read by Stats from other goroutines.
 	steps   atomic.Int64 // decode steps run
 	active  atomic.Int32 // slots serving a request
 	decoded atomic.Int64 // prompt tokens decoded
+	// drafted and accepted count drafted tokens (draft.go).
+	drafted, accepted atomic.Int64
 }
 
 // slot is one sequence of the context and the request it serves.
@@ -110,6 +116,7 @@ type slot struct {
 	thought    int             // tokens generated inside a thinking section
 	forced     []backend.Token // tokens to decode after next, unsampled
 	think      int             // where the prompt's thinking starts, for a checkpoint; 0: none
+	spec       speculation     // drafting (draft.go)
 
 	admitted, first time.Time
 	thinking        time.Duration
@@ -149,6 +156,12 @@ type Config struct {
 	// 0: only there.
 	CheckpointBytes int64
 	CheckpointEvery int
+	// Drafter, when set, proposes tokens after those of Speculative
+	// work, which each step verifies (speculative decoding, draft.go);
+	// the runner closes it when it stops. MaxDraft bounds the tokens
+	// drafted per step; 0 is DefaultMaxDraft.
+	Drafter  Drafter
+	MaxDraft int
 }
 
 // New starts a runner on ctx, a context of llm with Sequences+Branches
@@ -172,6 +185,11 @@ func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
 		log:      cfg.Logger,
+		drafter:  cfg.Drafter,
+		maxDraft: cfg.MaxDraft,
+	}
+	if r.maxDraft <= 0 {
+		r.maxDraft = DefaultMaxDraft
 	}
 	for i := range cfg.Sequences {
 		r.slots = append(r.slots, &slot{seq: i, seqs: []int{i}, idx: -1})
@@ -226,22 +244,27 @@ func (r *Runner) Stop() {
 		r.embd.Close()
 	}
 	r.ctx.Close()
+	if r.drafter != nil {
+		r.drafter.Close()
+	}
 	close(r.closed)
 }
 
 // Stats are a runner's counters: the work waiting for a sequence (or for
 // KV cells), the sequences at work and of all, the decode steps run and
-// the prompt tokens decoded since New.
+// the prompt tokens decoded since New, and the tokens drafted and
+// accepted (Config.Drafter).
 type Stats struct {
 	Queued, Active, Sequences int
 	Steps, Decoded            int64
+	Drafted, Accepted         int64
 }
 
 // Stats reads the runner's counters and takes no lock that a decode step
 // holds; they may be a step stale.
 func (r *Runner) Stats() Stats {
 	st := Stats{Queued: len(r.queue), Active: int(r.active.Load()), Sequences: len(r.slots),
-		Steps: r.steps.Load(), Decoded: r.decoded.Load()}
+		Steps: r.steps.Load(), Decoded: r.decoded.Load(), Drafted: r.drafted.Load(), Accepted: r.accepted.Load()}
 	if r.held.Load() {
 		st.Queued++ // waiting for KV cells
 	}
@@ -496,7 +519,9 @@ func (r *Runner) start(w *Work) {
 	*s = slot{
 		seq: s.seq, seqs: s.seqs, w: w, cache: cache, used: now,
 		idx: -1, order: r.admission, out: NewOutput(w.Family, w.Stops, w.Tools, w.Thinking), admitted: time.Now(),
+		spec: s.spec,
 	}
+	s.spec.reset()
 	s.prefilled, s.pos = len(cache), PosAt(w.Images, len(cache))
 	s.think = r.ckpt.thinking(w)
 	if w.PromptLP {
@@ -639,6 +664,7 @@ func (r *Runner) step() error {
 	}
 	b := r.batch
 	b.Clear()
+	room := r.draftRoom()
 	for _, s := range r.slots {
 		if s.w == nil || s.w.Score != nil || s.prefilled < len(s.w.Prompt) {
 			continue
@@ -660,7 +686,14 @@ func (r *Runner) step() error {
 			s.pos++
 			s.cache = append(s.cache, t)
 		}
+		drafts := room
+		if len(s.forced) > 0 {
+			drafts = 0
+		}
 		s.forced = nil
+		if err := r.addDraft(b, s, drafts); err != nil {
+			return err
+		}
 	}
 	scored := 0 // prompt tokens of PromptLogprobs requests in the batch
 	for s := r.nextPrefill(); s != nil && b.Len() < b.Cap(); s = r.nextPrefill() {
@@ -726,32 +759,40 @@ func (r *Runner) step() error {
 			r.snapshot(s) // a long prompt, all in the KV cache now
 		}
 		if s.w != nil && s.idx >= 0 {
-			g := s.w.Grammar
-			if s.out.Thinking() {
-				g = nil // the grammar constrains the answer only
-			}
-			tok := s.w.Sampler.Sample(r.ctx, s.idx, g)
-			if tok < 0 {
-				s.idx = -1
-				err := ErrGrammar
-				if g == nil {
-					// Not the request's doing: the model's logits were
-					// missing or none was a number.
-					err = ErrNoToken
-				}
-				r.release(s, nil, err)
-				continue
-			}
-			// Thinking tokens keep no entry (push): none is computed.
-			var lp *Logprob
-			if !s.out.Thinking() {
-				lp = r.logprob(s, tok)
-			}
-			s.idx = -1
-			r.emit(s, tok, lp)
+			r.sample(s, s.idx)
 		}
+		r.verify(s) // drafted tokens, after the first sample
 	}
 	return nil
+}
+
+// sample samples the slot's next token from the logits at batch index idx
+// and emits it; the slot is released when none can be sampled.
+func (r *Runner) sample(s *slot, idx int) {
+	s.idx = idx
+	g := s.w.Grammar
+	if s.out.Thinking() {
+		g = nil // the grammar constrains the answer only
+	}
+	tok := s.w.Sampler.Sample(r.ctx, s.idx, g)
+	if tok < 0 {
+		s.idx = -1
+		err := ErrGrammar
+		if g == nil {
+			// Not the request's doing: the model's logits were
+			// missing or none was a number.
+			err = ErrNoToken
+		}
+		r.release(s, nil, err)
+		return
+	}
+	// Thinking tokens keep no entry (push): none is computed.
+	var lp *Logprob
+	if !s.out.Thinking() {
+		lp = r.logprob(s, tok)
+	}
+	s.idx = -1
+	r.emit(s, tok, lp)
 }
 
 // maxScoredPerStep bounds the prompt tokens of a PromptLogprobs request
@@ -1031,6 +1072,8 @@ func (r *Runner) finish(s *slot, reason Finish, stop string) {
 			Cached:     len(s.w.Prompt) - s.decoded,
 			Completion: s.generated,
 			Reasoning:  s.thought,
+			Drafted:    s.spec.drafted,
+			Accepted:   s.spec.accepted,
 		},
 		Timings: Timings{
 			Queued:   s.admitted.Sub(s.w.Job.enqueued),

@@ -38,6 +38,7 @@ type fakeConfig struct {
 	recurrent            bool
 	ckptBytes            int64
 	ckptEvery, ckptState int
+	drafter              Drafter
 }
 
 // fake is a runner on a fake model: one token per byte of a prompt, no
@@ -82,6 +83,7 @@ func newFake(t *testing.T, c fakeConfig) *fake {
 		TTL: 5 * time.Minute, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
 		Disk: c.disk, DiskKey: c.key, SaveMin: c.saveMin, SaveLong: c.saveLong,
 		CheckpointBytes: c.ckptBytes, CheckpointEvery: c.ckptEvery,
+		Drafter: c.drafter,
 	})
 	t.Cleanup(r.Stop)
 	return &fake{Runner: r, llm: llm}

@@ -40,6 +40,9 @@ type Work struct {
 	Top       int             // and this many alternatives each
 	PromptLP  bool            // record the prompt tokens' log-probabilities
 	NoOutput  bool            // decode the prompt only
+	// Speculative lets the runner's Drafter propose tokens for this
+	// work (Config.Drafter).
+	Speculative bool
 
 	// Score, when set, makes this scoring work: the prompt is the
 	// prefix, and the branches are decoded once it is in the KV cache.
@@ -134,9 +137,11 @@ type TopLogprob struct {
 	Logprob float64
 }
 
-// Usage counts the tokens of a work.
+// Usage counts the tokens of a work: Drafted are the tokens a Drafter
+// proposed and the step decoded, Accepted those of them emitted.
 type Usage struct {
 	Prompt, Cached, Completion, Reasoning int
+	Drafted, Accepted                     int
 }
 
 // Timings measure where a work spent its time: waiting for a sequence,

@@ -170,3 +170,16 @@ func writeOnce(path string, opts tinymodel.Options) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// Qwen3BenchDraft returns the path of a draft model for Qwen3Bench: the
+// same vocabulary (padded alike) in a much smaller Qwen3 of 4 layers of
+// 256 dimensions, at q8_0 with random weights, about 45 MB. It is
+// written once into .build/bench and kept.
+func Qwen3BenchDraft(tb testing.TB) string {
+	tb.Helper()
+	opts := tinymodel.Qwen3_0_6B()
+	opts.Layers, opts.Embd, opts.Heads, opts.KVHeads, opts.HeadDim, opts.FF = 4, 256, 4, 2, 64, 768
+	opts.Name = "Qwen3-0.6B-draft-shaped"
+	opts.Tokenizer = Tokenizer(tb, Qwen3)
+	return model(tb, filepath.Join(".build", "bench", "qwen3-draft-q8_0.gguf"), opts)
+}
