@@ -70,6 +70,10 @@ type Runner struct {
 	// step (draft.go).
 	drafter  Drafter
 	maxDraft int
+	// holding defers the ends of work released during a step's sampling
+	// into ends, called once the step's drafts are settled.
+	holding bool
+	ends    []func()
 
 	// Read by Stats from other goroutines.
 	steps   atomic.Int64 // decode steps run
@@ -758,10 +762,20 @@ func (r *Runner) step() error {
 		if s.w != nil && s.idx >= 0 && s.generated == 0 && s.decoded >= r.saveLong && !s.w.Logprobs && !s.w.PromptLP {
 			r.snapshot(s) // a long prompt, all in the KV cache now
 		}
+		// A work that ends on this step's samples hears of it only once
+		// its rejected drafts have left the memory, so that a caller
+		// who reads the sequence after the result finds what it holds.
+		r.holding = true
 		if s.w != nil && s.idx >= 0 {
 			r.sample(s, s.idx)
 		}
 		r.verify(s) // drafted tokens, after the first sample
+		r.holding = false
+		for _, end := range r.ends {
+			end()
+		}
+		clear(r.ends)
+		r.ends = r.ends[:0]
 	}
 	return nil
 }
@@ -1099,7 +1113,11 @@ func (r *Runner) release(s *slot, res *Result, err error) {
 	// The count drops before the caller hears of the end, so that what a
 	// caller reads of Stats after a response counts it no more.
 	r.active.Add(-1)
-	s.w.Job.finish(res, err)
+	if j := s.w.Job; r.holding {
+		r.ends = append(r.ends, func() { j.finish(res, err) })
+	} else {
+		j.finish(res, err)
+	}
 	s.w = nil
 	s.leader = nil
 	s.text.Reset()
