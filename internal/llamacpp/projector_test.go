@@ -67,31 +67,47 @@ func decodeChunks(t *testing.T, p *Projector, ctx *Context, chunks []Chunk) []fl
 	return append([]float32(nil), ctx.Logits(last)...)
 }
 
+// projectorKind is a kind of projector and a model it fits.
+type projectorKind struct {
+	name      string
+	model     inferencetest.Options
+	projector inferencetest.ProjectorOptions
+}
+
+// projectorKinds are the kinds of projector the tests cover:
+// positions one per token (LLaVA), an image read whole with causal
+// attention off (Gemma 3), and 2-D M-RoPE positions (Qwen2-VL).
+var projectorKinds = []projectorKind{
+	{"llava", inferencetest.Options{}, inferencetest.ProjectorOptions{}},
+	{"gemma3", inferencetest.Options{Arch: "gemma3"}, inferencetest.ProjectorOptions{Type: "gemma3"}},
+	{"qwen2vl", inferencetest.Options{Arch: "qwen2vl"}, inferencetest.ProjectorOptions{Type: "qwen2vl"}},
+}
+
+// loadProjectorKind loads tc's model and projector, both closed when
+// the test ends.
+func loadProjectorKind(t *testing.T, tc projectorKind) (*Model, *Projector) {
+	t.Helper()
+	m, err := LoadModel(inferencetest.Model(t, tc.model), ModelParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	p, err := LoadProjector(inferencetest.Projector(t, tc.projector), m, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return m, p
+}
+
 // Images decoded through Batch and Context give the logits that llama.cpp's
 // own mtmd helper gives, for each kind of projector: positions one per
 // token (LLaVA), an image read whole with causal attention off (Gemma 3),
 // and 2-D M-RoPE positions (Qwen2-VL).
 func TestProjectorMatchesHelper(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		model     inferencetest.Options
-		projector inferencetest.ProjectorOptions
-	}{
-		{"llava", inferencetest.Options{}, inferencetest.ProjectorOptions{}},
-		{"gemma3", inferencetest.Options{Arch: "gemma3"}, inferencetest.ProjectorOptions{Type: "gemma3"}},
-		{"qwen2vl", inferencetest.Options{Arch: "qwen2vl"}, inferencetest.ProjectorOptions{Type: "qwen2vl"}},
-	} {
+	for _, tc := range projectorKinds {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := LoadModel(inferencetest.Model(t, tc.model), ModelParams{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			p, err := LoadProjector(inferencetest.Projector(t, tc.projector), m, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			m, p := loadProjectorKind(t, tc)
 			const text = "Look: " + MediaMarker + " and " + MediaMarker + ". Answer:"
 			images := [][]byte{inferencetest.PNG(40, 30, 1), inferencetest.PNG(24, 36, 2)}
 			newContext := func() *Context {
@@ -154,26 +170,9 @@ func TestProjectorMRoPEMismatch(t *testing.T) {
 // projector (Qwen2-VL's count depends on the size), and refuses a size
 // past bitmap.MaxSide or an RGB that is not of its size.
 func TestProjectorImageTokens(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		model     inferencetest.Options
-		projector inferencetest.ProjectorOptions
-	}{
-		{"llava", inferencetest.Options{}, inferencetest.ProjectorOptions{}},
-		{"gemma3", inferencetest.Options{Arch: "gemma3"}, inferencetest.ProjectorOptions{Type: "gemma3"}},
-		{"qwen2vl", inferencetest.Options{Arch: "qwen2vl"}, inferencetest.ProjectorOptions{Type: "qwen2vl"}},
-	} {
+	for _, tc := range projectorKinds {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := LoadModel(inferencetest.Model(t, tc.model), ModelParams{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			p, err := LoadProjector(inferencetest.Projector(t, tc.projector), m, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			_, p := loadProjectorKind(t, tc)
 			for _, size := range [][2]int{{40, 30}, {24, 36}, {300, 20}, {40, 30}} {
 				img := &bitmap.RGB{Width: size[0], Height: size[1], Pix: make([]byte, 3*size[0]*size[1])}
 				chunks, err := p.Tokenize(MediaMarker, []*bitmap.RGB{img})
