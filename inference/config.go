@@ -156,7 +156,9 @@ type Config struct {
 	// recently used entries go first. Default 4 GiB.
 	CacheBytes int64
 	// CheckpointBytes bounds, per model, the memory of checkpoints of
-	// recurrent state. A recurrent or hybrid model (Mamba, Jamba) keeps a
+	// recurrent state, on every backend: llama.cpp's Mamba and Jamba,
+	// the Go engine's Qwen3.5 and the library's (Config.Library) three
+	// of them. A recurrent or hybrid model keeps a
 	// state per sequence that cannot be cut back to the prefix that a
 	// later prompt shares, so the engine keeps copies of it at the end of
 	// each prompt (and the token before, which a repeated prompt decodes

@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/runner"
 )
 
@@ -18,7 +19,14 @@ var recurrentArchs = []string{"mamba", "jamba"}
 
 func recurrentEngine(t *testing.T, arch string, cfg Config) (*Engine, *runner.Runner) {
 	t.Helper()
-	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: arch})}}
+	return recurrentFileEngine(t, inferencetest.Options{Arch: arch}, cfg)
+}
+
+// recurrentFileEngine is recurrentEngine on the file opts describe.
+func recurrentFileEngine(t *testing.T, opts inferencetest.Options, cfg Config) (*Engine, *runner.Runner) {
+	t.Helper()
+	arch := opts.Arch
+	cfg.Models = []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, opts)}}
 	cfg.Threads = 1
 	if cfg.ContextTokens == 0 {
 		cfg.ContextTokens = 1024
@@ -79,15 +87,38 @@ func TestRecurrentScore(t *testing.T) {
 // Checkpoints of the recurrent state: the same request twice reuses all
 // but its last token, and a four-turn conversation's fourth turn decodes
 // its new tokens and at most CheckpointEvery more; every output is what a
-// fresh engine without checkpoints gives.
+// fresh engine without checkpoints gives. On every backend that runs a
+// recurrent model: Mamba and Jamba on both llama.cpp builds, Qwen3.5 on
+// the Go engine and on the library (there with its multi-token-prediction
+// block too, which the Go engine refuses).
 func TestRecurrentCheckpoints(t *testing.T) {
 	const every = 64
-	for _, arch := range append(recurrentArchs, "qwen35") { // qwen35 on the Go engine
-		t.Run(arch, func(t *testing.T) {
+	type run struct {
+		opts    inferencetest.Options
+		backend string
+	}
+	runs := []run{{inferencetest.Options{Arch: "qwen35"}, backend.Ollama}}
+	for _, arch := range recurrentArchs {
+		runs = append(runs, run{inferencetest.Options{Arch: arch}, backend.LlamaCpp}, run{inferencetest.Options{Arch: arch}, backend.LibLlama})
+	}
+	runs = append(runs, run{inferencetest.Options{Arch: "qwen35"}, backend.LibLlama}, run{inferencetest.Options{Arch: "qwen35", NextN: 1}, backend.LibLlama})
+	for _, c := range runs {
+		arch := c.opts.Arch
+		name := arch + "/" + c.backend
+		if c.opts.NextN > 0 {
+			name += "/mtp"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := Config{Parallel: 1, ContextTokens: 2048, Backend: c.backend, Library: LibraryFor(t, c.backend)}
 			// Room for a turn's prompt beside the last turn's tokens,
 			// which the sequence keeps only if they fit together.
-			e, r := recurrentEngine(t, arch, Config{Parallel: 1, ContextTokens: 2048, CheckpointEvery: every})
-			cold, _ := recurrentEngine(t, arch, Config{Parallel: 1, ContextTokens: 2048, CheckpointBytes: -1})
+			on, off := cfg, cfg
+			on.CheckpointEvery, off.CheckpointBytes = every, -1
+			e, r := recurrentFileEngine(t, c.opts, on)
+			cold, _ := recurrentFileEngine(t, c.opts, off)
+			if b := e.Models()[0].Backend; b != c.backend {
+				t.Fatalf("backend %q, want %q", b, c.backend)
+			}
 			prompt := system + "What is a checkpoint?"
 			generate(t, e, prompt)
 			again := generate(t, e, prompt)

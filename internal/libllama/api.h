@@ -20,6 +20,11 @@
 typedef int32_t llama_pos;
 typedef int32_t llama_token;
 typedef int32_t llama_seq_id;
+typedef uint32_t llama_state_seq_flags;
+
+// LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY: a sequence state of a recurrent
+// memory alone, without a hybrid model's attention cells.
+#define IKL_STATE_SEQ_PARTIAL_ONLY 1
 
 struct llama_model;
 struct llama_vocab;
@@ -219,6 +224,9 @@ union ikl_context_params_probe {
 	F(size_t, llama_state_seq_get_size, (struct llama_context * c, llama_seq_id s), (c, s)) \
 	F(size_t, llama_state_seq_get_data, (struct llama_context * c, uint8_t *dst, size_t size, llama_seq_id s), (c, dst, size, s)) \
 	F(size_t, llama_state_seq_set_data, (struct llama_context * c, const uint8_t *src, size_t size, llama_seq_id s), (c, src, size, s)) \
+	F(size_t, llama_state_seq_get_size_ext, (struct llama_context * c, llama_seq_id s, llama_state_seq_flags f), (c, s, f)) \
+	F(size_t, llama_state_seq_get_data_ext, (struct llama_context * c, uint8_t *dst, size_t size, llama_seq_id s, llama_state_seq_flags f), (c, dst, size, s, f)) \
+	F(size_t, llama_state_seq_set_data_ext, (struct llama_context * c, const uint8_t *src, size_t size, llama_seq_id s, llama_state_seq_flags f), (c, src, size, s, f)) \
 	F(struct llama_sampler *, llama_sampler_chain_init, (struct llama_sampler_chain_params p), (p)) \
 	V(llama_sampler_chain_add, (struct llama_sampler * chain, struct llama_sampler *s), (chain, s)) \
 	F(struct llama_sampler *, llama_sampler_init_greedy, (), ()) \

@@ -31,6 +31,10 @@ type Context struct {
 	// they are off; noStates says why then.
 	states   *seqLayout
 	noStates error
+	// recurrent is the layout of the context's checkpoints of recurrent
+	// state, nil when it takes none; noRecurrent says why then.
+	recurrent   *recurrentLayout
+	noRecurrent error
 	// last holds, after Encode with PoolingLast, the batch index of each
 	// sequence's last token, or -1.
 	last []int
@@ -144,6 +148,7 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 	} else {
 		ctx.states, ctx.noStates = stateLayout(m, p, ctx.nCtx, p.Sequences)
 	}
+	ctx.recurrent, ctx.noRecurrent = recurrentLayoutOf(ctx, m, p)
 	return ctx, nil
 }
 

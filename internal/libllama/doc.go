@@ -20,6 +20,9 @@
 // multimodal projector), and sequence states (the disk prompt cache) of
 // models whose cache layout this package does not derive (state.go);
 // where it does, every state is checked field by field before the
-// library reads it. Every token id, position, sequence id and length is
+// library reads it. Recurrent and hybrid models (Mamba, Jamba, Qwen3.5
+// with or without its multi-token-prediction block) take checkpoints of
+// their recurrent state (checkpoint.go), checked the same way against
+// the layout the library writes for an empty sequence. Every token id, position, sequence id and length is
 // checked in Go before it reaches C.
 package libllama

@@ -12,6 +12,7 @@ var (
 	_ backend.EncoderModel = (*Model)(nil)
 	_ backend.Encoder      = (*Context)(nil)
 	_ backend.LogSumExper  = (*Context)(nil)
+	_ backend.Checkpointer = (*Context)(nil)
 )
 
 // NewContext creates a context over m.

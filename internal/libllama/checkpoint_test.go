@@ -1,0 +1,94 @@
+package libllama_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/backend/backendtest"
+	"github.com/inferkit/inferkit/internal/tinymodel"
+)
+
+// Recurrent (Mamba) and hybrid models (Jamba, Qwen3.5 with and without
+// its multi-token-prediction block, Qwen3.5's mixture of experts) take
+// checkpoints that keep the seam's promises (backendtest.Checkpoints);
+// an attention model takes none.
+func TestCheckpoints(t *testing.T) {
+	for _, opts := range []tinymodel.Options{
+		{Arch: "mamba"}, {Arch: "jamba"}, {Arch: "qwen35"}, {Arch: "qwen35", NextN: 1}, {Arch: "qwen35moe", NextN: 1}, {Arch: "qwen3"},
+	} {
+		name := opts.Arch
+		if opts.NextN > 0 {
+			name += "-mtp"
+		}
+		t.Run(name, func(t *testing.T) {
+			m := load(t, opts)
+			ctx := newContext(t, m, backend.ContextParams{Context: 512, Sequences: 2})
+			if opts.Arch == "qwen3" {
+				if backend.FindCheckpointer(ctx) != nil {
+					t.Error("an attention model takes checkpoints")
+				}
+				return
+			}
+			backendtest.Checkpoints(t, m, ctx)
+		})
+	}
+}
+
+// A checkpoint whose fields were altered one at a time never reaches the
+// library: each is refused with ErrBadState, leaving the sequence as it
+// was, and the checkpoint itself still restores afterwards.
+func TestCheckpointFieldsChecked(t *testing.T) {
+	m := load(t, tinymodel.Options{Arch: "jamba"})
+	ctx := newContext(t, m, backend.ContextParams{Context: 256, Sequences: 2})
+	cp := backend.FindCheckpointer(ctx)
+	toks, err := m.Tokenize("A prompt long enough to hold a few tokens.", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodeAt(t, ctx, toks, 0, 0)
+	state, err := cp.Checkpoint(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(toks)
+	decodeAt(t, ctx, toks[:3], n, 0)
+	end := ctx.MaxPos(0)
+	set := func(off int, v uint32) []byte {
+		b := slices.Clone(state)
+		binary.LittleEndian.PutUint32(b[off:], v)
+		return b
+	}
+	for _, c := range []struct {
+		what  string
+		state []byte
+	}{
+		{"magic", set(0, 0x12345678)},
+		{"source sequence", set(4, 1000)},
+		{"cell count of a billion", set(8, 1<<30)},
+		{"cell count of none", set(8, 0)},
+		{"position", set(12, uint32(n))},
+		{"negative position", set(12, 0xffffffff)},
+		{"sequence count", set(16, 3)},
+		{"transposition", set(20, 1)},
+		{"layer count", set(24, 1000)},
+		{"row type", set(28, 1)}, // f16: the rows are f32
+		{"row size", set(32, 0xffffff)},
+		{"empty", nil},
+	} {
+		if err := cp.RestoreCheckpoint(0, n, c.state); !errors.Is(err, backend.ErrBadState) {
+			t.Errorf("%s: %v, want ErrBadState", c.what, err)
+		}
+		if got := ctx.MaxPos(0); got != end {
+			t.Errorf("%s: the sequence ends at %d, want %d", c.what, got, end)
+		}
+	}
+	if err := cp.RestoreCheckpoint(0, n, state); err != nil {
+		t.Fatal(err)
+	}
+	if got := ctx.MaxPos(0); got != n-1 {
+		t.Errorf("restored sequence ends at %d, want %d", got, n-1)
+	}
+}
