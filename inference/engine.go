@@ -320,23 +320,32 @@ func (e *Engine) newRunner(m *model, llm backend.Model, perSeq int) (*runner.Run
 			return nil, err
 		}
 	}
-	ctx, err := llm.NewContext(backend.ContextParams{
+	drafter, err := e.newDrafter(m, llm, perSeq)
+	if err != nil {
+		return nil, err
+	}
+	params := backend.ContextParams{
 		Context:   e.cfg.slotCells(perSeq) + e.cfg.BranchContext,
 		Batch:     e.cfg.Batch,
 		Sequences: e.cfg.Parallel + e.cfg.Branches,
 		Threads:   e.cfg.Threads,
 		KeyType:   k,
 		ValueType: v,
-	})
+	}
+	if drafter != nil {
+		// A recurrent state drops rejected drafts where the backend
+		// keeps a snapshot per drafted token (the library's Qwen3.5).
+		params.Rollback = runner.DefaultMaxDraft
+	}
+	ctx, err := llm.NewContext(params)
 	if err != nil {
+		if drafter != nil {
+			drafter.Close() // the caller closes m.draft
+		}
 		return nil, err
 	}
-	drafter, err := e.newDrafter(m, llm, perSeq)
-	if err != nil {
-		ctx.Close()
-		return nil, err
-	}
-	m.drafts = drafter != nil
+	rollsBack := llm.SharesKV() || backend.RollbackLimit(ctx) > 0
+	m.drafts = drafter != nil && rollsBack
 	cfg := e.cfg
 	return runner.New(llm, ctx, runner.Config{
 		Sequences: cfg.Parallel, Branches: cfg.Branches, BranchCells: cfg.BranchContext,
@@ -950,7 +959,7 @@ func messagesImageError(err error) error {
 func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.ImageSpan) (*runner.Work, error) {
 	req := p.Request
 	if req.Speculative != nil && *req.Speculative && !m.drafts {
-		return nil, fieldError(Field("Speculative"), "the model has no drafter (Config.Draft, catalog.Model.Draft)")
+		return nil, fieldError(Field("Speculative"), "the model drafts nothing: it has no drafter (Config.Draft, catalog.Model.Draft), or a recurrent state that its backend cannot roll back")
 	}
 	sp, err := samplerParams(req)
 	if err != nil {

@@ -5,6 +5,7 @@ package inference_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,17 +13,20 @@ import (
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/runner"
 )
 
-// Drafting changes no output: on llama.cpp and on the Go engine, greedy
-// requests give the same tokens with n-gram lookup and with a draft
-// model as without drafting — free text, a stop string, a token limit
-// and a grammar — on the trained tiny llama (whose stories repeat
-// themselves, so n-gram drafts are accepted) and on a random Qwen3 with a
-// smaller Qwen3 of the same vocabulary as its draft model. A recurrent
-// or hybrid model (Qwen3.5 on the Go engine, Mamba and Jamba on
-// llama.cpp), whose state cannot roll back, drafts nothing and answers the
-// same.
+// Drafting changes no output: on every backend, greedy requests give the
+// same tokens with n-gram lookup and with a draft model as without
+// drafting — free text, a stop string, a token limit and a grammar — on
+// the trained tiny llama (whose stories repeat themselves, so n-gram
+// drafts are accepted) and on a random Qwen3 with a smaller Qwen3 of the
+// same vocabulary as its draft model. Qwen3.5 on the library, whose
+// recurrent state rolls back over a step's drafted tokens, drafts too,
+// with and without its multi-token-prediction block; a recurrent or
+// hybrid model whose state cannot roll back (Qwen3.5 on the Go engine,
+// Mamba and Jamba on both llama.cpp builds) drafts nothing and answers
+// the same.
 func TestSpeculativeGreedySame(t *testing.T) {
 	qwenOpts := inferencetest.Options{Arch: "qwen3", Seed: 3, ContextLength: 512}
 	qwen := inferencetest.Model(t, qwenOpts)
@@ -31,31 +35,36 @@ func TestSpeculativeGreedySame(t *testing.T) {
 	qwenDraft := inferencetest.Model(t, small)
 	type model struct {
 		name, path, draft string
-		recurrent         bool
-		only              string // the one backend that loads it, or ""
+		on                []string // the backends that load it
+		rollsBack         []string // those that draft on its recurrent state; nil: all of on
 	}
+	all := []string{backend.LlamaCpp, backend.Ollama, backend.LibLlama}
+	qwen35 := inferencetest.Model(t, inferencetest.Options{Arch: "qwen35", Seed: 5})
 	models := []model{
-		{"stories", storiesPath(t), storiesPath(t), false, ""},
-		{"qwen3", qwen, qwenDraft, false, ""},
-		{"qwen35", inferencetest.Model(t, inferencetest.Options{Arch: "qwen35", Seed: 5}), "", true, backend.Ollama},
-		{"mamba", inferencetest.Model(t, inferencetest.Options{Arch: "mamba", Seed: 6}), "", true, backend.LlamaCpp},
-		{"jamba", inferencetest.Model(t, inferencetest.Options{Arch: "jamba", Seed: 7}), "", true, backend.LlamaCpp},
+		{"stories", storiesPath(t), storiesPath(t), all, nil},
+		{"qwen3", qwen, qwenDraft, all, nil},
+		{"qwen35", qwen35, "", []string{backend.Ollama, backend.LibLlama}, []string{backend.LibLlama}},
+		{"qwen35-mtp", inferencetest.Model(t, inferencetest.Options{Arch: "qwen35", Seed: 5, NextN: 1}), "", []string{backend.LibLlama}, []string{backend.LibLlama}},
+		{"mamba", inferencetest.Model(t, inferencetest.Options{Arch: "mamba", Seed: 6}), "", []string{backend.LlamaCpp, backend.LibLlama}, []string{}},
+		{"jamba", inferencetest.Model(t, inferencetest.Options{Arch: "jamba", Seed: 7}), "", []string{backend.LlamaCpp, backend.LibLlama}, []string{}},
 	}
 	prompt := "Once upon a time, there was a little girl named Lily. She loved to play outside. One day, Lily"
 	copyPrompt := prompt + " " + prompt
-	for _, be := range []string{backend.LlamaCpp, backend.Ollama} {
+	for _, be := range all {
 		for _, m := range models {
-			if m.only != "" && m.only != be {
+			if !slices.Contains(m.on, be) {
 				continue
 			}
+			drafts := m.rollsBack == nil || slices.Contains(m.rollsBack, be)
 			t.Run(be+"/"+m.name, func(t *testing.T) {
+				lib := inference.LibraryFor(t, be)
 				engines := map[string]*inference.Engine{}
 				for _, d := range []string{"none", "ngram", "model"} {
 					if d == "model" && m.draft == "" {
 						continue
 					}
 					cm := catalog.Model{ID: "m", Path: m.path}
-					cfg := inference.Config{Models: []catalog.Model{cm}, Parallel: 2, ContextTokens: 512, Backend: be}
+					cfg := inference.Config{Models: []catalog.Model{cm}, Parallel: 2, ContextTokens: 512, Backend: be, Library: lib}
 					switch d {
 					case "none":
 						cfg.Draft = inference.DraftNone
@@ -75,9 +84,10 @@ func TestSpeculativeGreedySame(t *testing.T) {
 				reqs["stop"] = stop
 				grammar := greedyM(prompt, 40)
 				grammar.Format = &inference.Format{Grammar: `root ::= [a-z ]+ "."`}
-				if be == backend.LlamaCpp {
+				if be != backend.Ollama {
 					reqs["grammar"] = grammar
 				}
+				drafted := 0
 				for name, req := range reqs {
 					want, err := engines["none"].Generate(context.Background(), req)
 					if err != nil {
@@ -102,13 +112,19 @@ func TestSpeculativeGreedySame(t *testing.T) {
 						}
 						u := got.Usage
 						t.Logf("%s, %s: %d tokens, %d drafted, %d accepted", d, name, u.CompletionTokens, u.DraftedTokens, u.AcceptedTokens)
+						if d != "none" {
+							drafted += u.DraftedTokens
+						}
 						switch {
-						case d == "none" && u.DraftedTokens != 0, m.recurrent && u.DraftedTokens != 0:
+						case d == "none" && u.DraftedTokens != 0, !drafts && u.DraftedTokens != 0:
 							t.Errorf("%s, %s: %d tokens drafted", d, name, u.DraftedTokens)
 						case d == "model" && name == "free" && m.name == "stories" && u.AcceptedTokens < u.CompletionTokens/2:
 							t.Errorf("the model drafting for itself: %d of %d tokens accepted", u.AcceptedTokens, u.CompletionTokens)
 						}
 					}
+				}
+				if drafts && drafted == 0 {
+					t.Error("nothing drafted on a model that drafts")
 				}
 			})
 		}
@@ -154,5 +170,70 @@ func TestSpeculativeKnobs(t *testing.T) {
 	_, err = inference.New(inference.Config{Models: []catalog.Model{{ID: "m", Path: path, Draft: other}}, Parallel: 1, ContextTokens: 256, Threads: 1})
 	if err == nil || !strings.Contains(err.Error(), "same vocabulary") {
 		t.Fatalf("a draft model of another vocabulary: %v", err)
+	}
+}
+
+// On the library's Qwen3.5 (with and without its multi-token-prediction
+// block) a drafter right at 0, 50, 75 and 100% of the positions gives
+// the greedy tokens of an engine that drafts nothing: the hybrid memory
+// drops the rejected tokens from its attention cells and its recurrent
+// state alike. The conversation's next turn, which resumes from the
+// checkpoint at the end of the drafted one, gives a cold engine's text
+// too.
+func TestSpeculativeRecurrentRollback(t *testing.T) {
+	for _, opts := range []inferencetest.Options{{Arch: "qwen35", Seed: 5}, {Arch: "qwen35", Seed: 5, NextN: 1}} {
+		t.Run(fmt.Sprintf("mtp=%d", opts.NextN), func(t *testing.T) {
+			lib := inference.LibraryFor(t, backend.LibLlama)
+			cfg := inference.Config{Models: []catalog.Model{{ID: "m", Path: inferencetest.Model(t, opts)}}, Parallel: 1, ContextTokens: 1024,
+				Backend: backend.LibLlama, Library: lib}
+			off := cfg
+			off.Draft = inference.DraftNone
+			cold := newEngine(t, off)
+			sw := &switchable{}
+			e := newEngine(t, inference.WithDrafter(cfg, sw))
+			zero := 0.0
+			first := inference.Request{Model: "m", MaxTokens: 48, Temperature: &zero,
+				Messages: []inference.Message{inference.Text(inference.RoleUser, "Tell me a story about a fox.")}}
+			want, err := cold.Generate(context.Background(), first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The continuation the drafter replays: what a run that
+			// drafts nothing was asked to follow.
+			replay := &runner.Replay{}
+			sw.d = replay
+			if _, err := e.Generate(context.Background(), first); err != nil {
+				t.Fatal(err)
+			}
+			seen := replay.Seen
+			for _, pct := range []int{0, 50, 75, 100} {
+				sw.d = &runner.Replay{Want: seen, Percent: pct}
+				got, err := e.Generate(context.Background(), first)
+				if err != nil {
+					t.Fatal(err)
+				}
+				u := got.Usage
+				t.Logf("%d%% right: %d tokens, %d drafted, %d accepted", pct, u.CompletionTokens, u.DraftedTokens, u.AcceptedTokens)
+				if got.Text != want.Text {
+					t.Errorf("%d%% right: %q, without drafting %q", pct, got.Text, want.Text)
+				}
+				if u.DraftedTokens == 0 || pct >= 50 && u.AcceptedTokens == 0 || pct == 0 && u.AcceptedTokens != 0 {
+					t.Errorf("%d%% right: %d drafted, %d accepted", pct, u.DraftedTokens, u.AcceptedTokens)
+				}
+			}
+			next := first
+			next.Messages = append(slices.Clone(first.Messages), inference.Text(inference.RoleAssistant, want.Text), inference.Text(inference.RoleUser, "And then?"))
+			sw.d = runner.Ngram{}
+			got, err := e.Generate(context.Background(), next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, err := cold.Generate(context.Background(), next); err != nil || got.Text != w.Text {
+				t.Errorf("the next turn: %q, a cold engine %q (%v)", got.Text, w.Text, err)
+			}
+			if got.Usage.CachedTokens == 0 {
+				t.Error("the next turn reused nothing of the drafted one")
+			}
+		})
 	}
 }

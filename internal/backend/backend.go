@@ -258,6 +258,17 @@ func FindCheckpointer(ctx Context) Checkpointer {
 	return nil
 }
 
+// RollbackLimit returns how many of its last positions a sequence of
+// ctx, a recurrent or hybrid model's context, can drop after a Decode
+// (ContextParams.Rollback): 0 where its recurrent state cannot roll back
+// at all. A Context reports it through a method RollbackLimit() int.
+func RollbackLimit(ctx Context) int {
+	if c, ok := ctx.(interface{ RollbackLimit() int }); ok {
+		return max(c.RollbackLimit(), 0)
+	}
+	return 0
+}
+
 // SequenceStateLimit returns the most bytes a state that ctx's
 // SetSequenceState accepts can take (a sequence holding every cell it
 // may), so that a caller reading a stored state can refuse a longer one

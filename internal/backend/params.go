@@ -23,6 +23,14 @@ type ContextParams struct {
 	// Pooling, when not PoolingNone, makes an encoder context: one
 	// output per sequence instead of logits per token.
 	Pooling Pooling
+	// Rollback asks a recurrent or hybrid model's context to let each
+	// sequence drop up to this many of its last positions after a
+	// Decode (RemoveTokens to the end, once per Decode), as verifying
+	// drafted tokens needs: the backend keeps as many snapshots of each
+	// sequence's recurrent state, where it can, and RollbackLimit says
+	// how many it keeps. 0: none. An attention cache cuts back anywhere
+	// and ignores it.
+	Rollback int
 }
 
 // SamplerParams configures a sampler. Temperature <= 0 is greedy.

@@ -212,6 +212,7 @@ union ikl_context_params_probe {
 	F(llama_memory_t, llama_get_memory, (const struct llama_context *c), (c)) \
 	F(uint32_t, llama_n_ctx, (const struct llama_context *c), (c)) \
 	F(uint32_t, llama_n_batch, (const struct llama_context *c), (c)) \
+	F(uint32_t, llama_n_rs_seq, (const struct llama_context *c), (c)) \
 	F(int32_t, llama_decode, (struct llama_context * c, struct llama_batch b), (c, b)) \
 	F(int32_t, llama_encode, (struct llama_context * c, struct llama_batch b), (c, b)) \
 	F(float *, llama_get_logits_ith, (struct llama_context * c, int32_t i), (c, i)) \

@@ -200,6 +200,7 @@ func (c *Context) RestoreCheckpoint(seq, n int, state []byte) error {
 	if err := c.recurrent.check(state, n); err != nil {
 		return err
 	}
+	c.stale(seq)
 	if C.ikl_llama_state_seq_set_data_ext(c.api, c.c, (*C.uint8_t)(unsafe.Pointer(&state[0])), C.size_t(len(state)), C.llama_seq_id(seq), C.IKL_STATE_SEQ_PARTIAL_ONLY) != C.size_t(len(state)) {
 		c.ClearSequence(seq)
 		return errors.New("libllama: the library refused the checkpoint")

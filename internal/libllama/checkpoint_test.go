@@ -92,3 +92,56 @@ func TestCheckpointFieldsChecked(t *testing.T) {
 		t.Errorf("restored sequence ends at %d, want %d", got, n-1)
 	}
 }
+
+// With ContextParams.Rollback, Qwen3.5's hybrid memory drops up to that
+// many of the last Decode's tokens of a sequence, once, and then gives
+// the logits of a sequence that never held them; a cut reaching before
+// the last Decode, a second cut, and a cut after the state was replaced
+// otherwise are refused, since the library would restore a stale
+// snapshot. Mamba, which the library does not roll back, keeps none.
+func TestRollback(t *testing.T) {
+	m := load(t, tinymodel.Options{Arch: "qwen35"})
+	ctx := newContext(t, m, backend.ContextParams{Context: 256, Sequences: 2, Rollback: 4})
+	if got := backend.RollbackLimit(ctx); got != 4 {
+		t.Fatalf("RollbackLimit %d, want 4", got)
+	}
+	toks, err := m.Tokenize("A prompt, then a few drafted tokens to drop.", false)
+	if err != nil || len(toks) < 12 {
+		t.Fatalf("%d tokens (%v)", len(toks), err)
+	}
+	n := len(toks) - 4
+	decodeAt(t, ctx, toks[:n], 0, 1)
+	want := decodeAt(t, ctx, toks[n:n+1], n, 1) // the cold sequence
+
+	decodeAt(t, ctx, toks[:n-1], 0, 0)
+	decodeAt(t, ctx, toks[n-1:n+4], n-1, 0) // one kept, four to drop
+	if !ctx.RemoveTokens(0, n, -1) || ctx.MaxPos(0) != n-1 {
+		t.Fatalf("dropping the last 4 of a Decode of 5: refused, or the sequence ends at %d", ctx.MaxPos(0))
+	}
+	if ctx.RemoveTokens(0, n-1, -1) {
+		t.Error("a second cut before the next Decode was allowed")
+	}
+	if got := decodeAt(t, ctx, toks[n:n+1], n, 0); !slices.Equal(got, want) {
+		t.Error("after the rollback, other logits than a sequence that never held the tokens")
+	}
+	if ctx.RemoveTokens(0, n, -1) {
+		t.Error("a cut of the whole of the last Decode (its one token) was allowed")
+	}
+	decodeAt(t, ctx, toks[n+1:n+3], n+1, 0)
+	cp := backend.FindCheckpointer(ctx)
+	state, err := cp.Checkpoint(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.RestoreCheckpoint(0, n+3, state); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.RemoveTokens(0, n+2, -1) {
+		t.Error("a cut after a restored checkpoint was allowed")
+	}
+
+	mamba := newContext(t, load(t, tinymodel.Options{Arch: "mamba"}), backend.ContextParams{Context: 256, Rollback: 4})
+	if got := backend.RollbackLimit(mamba); got != 0 {
+		t.Errorf("mamba: RollbackLimit %d, want 0", got)
+	}
+}

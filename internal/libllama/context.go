@@ -35,6 +35,17 @@ type Context struct {
 	// state, nil when it takes none; noRecurrent says why then.
 	recurrent   *recurrentLayout
 	noRecurrent error
+	// rollback is how many of its last positions a recurrent
+	// sequence can drop after a Decode (RollbackLimit). The library
+	// keeps a snapshot of the state after each of a sequence's last
+	// tokens in a Decode, and none from before it, yet accepts a cut
+	// of up to rollback positions whatever the last Decode gave the
+	// sequence, restoring a stale snapshot then: decoded counts each
+	// sequence's tokens in the last Decode, which a cut must stay
+	// below, once (it is zeroed by the cut and by whatever else
+	// replaces the sequence's state).
+	rollback int
+	decoded  []int
 	// last holds, after Encode with PoolingLast, the batch index of each
 	// sequence's last token, or -1.
 	last []int
@@ -46,6 +57,10 @@ type Context struct {
 
 // maxSequences is llama.cpp's LLAMA_MAX_SEQ.
 const maxSequences = 256
+
+// maxRollback bounds ContextParams.Rollback: each token of it is a copy
+// of every sequence's recurrent state.
+const maxRollback = 64
 
 // cacheType is t as ggml_type.
 func cacheType(t backend.CacheType) C.int32_t {
@@ -75,6 +90,8 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		return nil, fmt.Errorf("libllama: context of %d cells", p.Context)
 	case p.Batch > math.MaxInt32 || p.Threads < 0 || p.Threads > 4096:
 		return nil, fmt.Errorf("libllama: batch of %d, %d threads", p.Batch, p.Threads)
+	case p.Rollback < 0 || p.Rollback > maxRollback:
+		return nil, fmt.Errorf("libllama: a rollback of %d tokens, at most %d", p.Rollback, maxRollback)
 	}
 	var params C.struct_llama_context_params
 	C.ikl_context_defaults(m.api, &params)
@@ -88,6 +105,12 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		params.n_threads_batch = C.int32_t(p.Threads)
 	}
 	params.kv_unified = C.bool(!p.SplitKV)
+	if !m.SharesKV() {
+		// Snapshots of each sequence's recurrent state, which the
+		// library keeps only on the architectures that it rolls back
+		// (llama_n_rs_seq reads back what it kept).
+		params.n_rs_seq = C.uint32_t(p.Rollback)
+	}
 	// Window layers keep every cell, so that a prompt cut back to any
 	// prefix, or copied, still has all it attends to.
 	params.swa_full = true
@@ -142,6 +165,10 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		unified: !p.SplitKV,
 		pooling: p.Pooling,
 		last:    make([]int, p.Sequences),
+	}
+	if !m.SharesKV() {
+		ctx.rollback = int(C.ikl_llama_n_rs_seq(m.api, c))
+		ctx.decoded = make([]int, p.Sequences)
 	}
 	if ctx.mem == nil {
 		ctx.noStates = backend.Unsupported(backend.LibLlama, "sequence states of a context without memory")
@@ -203,11 +230,19 @@ func (c *Context) Decode(bb backend.Batch) error {
 		return nil
 	}
 	b.c.n_tokens = C.int32_t(b.n)
+	clear(c.decoded)
 	rc := C.ikl_llama_decode(c.api, c.c, b.c)
 	switch {
 	case rc == 0:
 		for i := range b.n {
 			c.outputs = append(c.outputs, b.logits[i] != 0)
+		}
+		if c.rollback > 0 {
+			for i := range b.n {
+				for _, seq := range b.seqs[i*b.nSeq : i*b.nSeq+int(b.nSeqID[i])] {
+					c.decoded[seq]++
+				}
+			}
 		}
 		return nil
 	case rc == 1:
@@ -245,6 +280,17 @@ func (c *Context) RemoveTokens(seq, from, to int) bool {
 	if to < 0 {
 		to = -1
 	}
+	if !c.model.SharesKV() && from > 0 {
+		// A recurrent state rolls back only over the last Decode's
+		// tokens of seq (see rollback), and only to the end.
+		end := c.MaxPos(seq) + 1
+		if from < end && (to >= 0 && to < end || end-from >= c.decoded[seq]) {
+			return false
+		}
+		if from < end {
+			c.stale(seq)
+		}
+	}
 	return bool(C.ikl_llama_memory_seq_rm(c.api, c.mem, C.llama_seq_id(seq), C.llama_pos(from), C.llama_pos(to)))
 }
 
@@ -268,12 +314,22 @@ func (c *Context) CopyTokens(src, dst, from, to int) error {
 		return backend.Unsupported(backend.LibLlama, "sequence copies in a context without memory")
 	}
 	C.ikl_llama_memory_seq_cp(c.api, c.mem, C.llama_seq_id(src), C.llama_seq_id(dst), C.llama_pos(from), C.llama_pos(to))
+	c.stale(dst)
 	return nil
+}
+
+// stale zeroes what a cut of seq's recurrent state may roll back over,
+// once something other than a Decode has replaced that state.
+func (c *Context) stale(seq int) {
+	if c.decoded != nil {
+		c.decoded[seq] = 0
+	}
 }
 
 // ClearSequence drops every cell of seq.
 func (c *Context) ClearSequence(seq int) {
 	if c.validSeq(seq) && c.mem != nil {
+		c.stale(seq)
 		C.ikl_llama_memory_seq_rm(c.api, c.mem, C.llama_seq_id(seq), -1, -1)
 	}
 }
@@ -282,8 +338,16 @@ func (c *Context) ClearSequence(seq int) {
 func (c *Context) Clear() {
 	if c.mem != nil {
 		C.ikl_llama_memory_clear(c.api, c.mem, true)
+		clear(c.decoded)
 	}
 }
+
+// RollbackLimit is how many of its last positions a sequence of a
+// recurrent or hybrid model can drop after a Decode: what
+// ContextParams.Rollback asked for on an architecture whose recurrent
+// state the library rolls back (Qwen3.5, Nemotron-H, LFM2 among them),
+// else 0.
+func (c *Context) RollbackLimit() int { return c.rollback }
 
 // MaxPos is the largest position seq holds, -1 when empty.
 func (c *Context) MaxPos(seq int) int {

@@ -121,9 +121,11 @@ func (r *Runner) draftRoom() int {
 }
 
 // rollsBack reports whether the memory can remove the rejected drafts:
-// a KV cache can; a recurrent state, which cannot be cut back
-// (SharesKV false), cannot, and its model does not draft.
-func (r *Runner) rollsBack() bool { return r.share }
+// a KV cache can; a recurrent state (SharesKV false) only where the
+// backend keeps snapshots of the last tokens of each Decode
+// (backend.RollbackLimit, which also bounds maxDraft then), and
+// otherwise its model does not draft.
+func (r *Runner) rollsBack() bool { return r.share || r.rollback > 0 }
 
 // addDraft drafts up to room tokens after s.next, which the batch holds
 // at s.pos-1, and adds them to the batch with logits. The slot's cache

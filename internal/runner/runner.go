@@ -48,6 +48,7 @@ type Runner struct {
 	stopped   bool
 	slots     []*slot
 	share     bool  // sequences may share KV cells (backend.Model.SharesKV)
+	rollback  int   // recurrent memory: the last positions a Decode lets go (backend.RollbackLimit)
 	admission int   // counts admissions, to prefill in arrival order
 	seqBuf    []int // sequence ids of one token, reused
 	log       *slog.Logger
@@ -194,6 +195,10 @@ func New(llm backend.Model, ctx backend.Context, cfg Config) *Runner {
 	}
 	if r.maxDraft <= 0 {
 		r.maxDraft = DefaultMaxDraft
+	}
+	if !r.share {
+		r.rollback = backend.RollbackLimit(ctx)
+		r.maxDraft = min(r.maxDraft, r.rollback)
 	}
 	for i := range cfg.Sequences {
 		r.slots = append(r.slots, &slot{seq: i, seqs: []int{i}, idx: -1})
@@ -1106,17 +1111,23 @@ func (r *Runner) release(s *slot, res *Result, err error) {
 	// The cache's age counts from before the caller hears of the end: a
 	// caller that waits out the TTL and comes back finds it expired.
 	s.used = r.now()
-	if res != nil && s.w.Score == nil {
-		r.ckpt.take(s.seq, s.cache) // the end of a turn
-	}
+	turn := res != nil && s.w.Score == nil
 	s.w.Close()
 	// The count drops before the caller hears of the end, so that what a
 	// caller reads of Stats after a response counts it no more.
 	r.active.Add(-1)
-	if j := s.w.Job; r.holding {
-		r.ends = append(r.ends, func() { j.finish(res, err) })
-	} else {
+	end := func(j *Job) {
+		if turn {
+			r.ckpt.take(s.seq, s.cache) // the end of a turn
+		}
 		j.finish(res, err)
+	}
+	if j := s.w.Job; r.holding {
+		// After the step's rejected drafts leave the memory, so that
+		// the checkpoint holds what the output does.
+		r.ends = append(r.ends, func() { end(j) })
+	} else {
+		end(j)
 	}
 	s.w = nil
 	s.leader = nil
