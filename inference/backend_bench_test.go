@@ -181,7 +181,9 @@ func benchBackend(b *testing.B, m backend.Model, streams ...int) {
 
 // BenchmarkLibraryRounds compares, on the Qwen3-0.6B-shaped file with
 // runtime.NumCPU() threads, the compiled-in llama.cpp, the libllama
-// backend and node-llama-cpp itself on the same llama.cpp release:
+// backend without and with flash attention on its f16 cache
+// (Config.FlashAttention; libllama-fa), and node-llama-cpp itself on the
+// same llama.cpp release, which turns flash attention on:
 // prefill of benchPrefillLen tokens in one batch, and single-stream
 // greedy decode of benchGenerate tokens after benchPrompt. Three rounds
 // interleave the three, so that a noisy machine slows each alike, and
@@ -195,6 +197,7 @@ func BenchmarkLibraryRounds(b *testing.B) {
 	type contender struct {
 		name            string
 		m               backend.Model
+		fa              bool
 		prefill, decode []float64
 	}
 	var cs []*contender
@@ -203,6 +206,7 @@ func BenchmarkLibraryRounds(b *testing.B) {
 		defer m.Close()
 		cs = append(cs, &contender{name: name, m: m})
 	}
+	cs = append(cs, &contender{name: backend.LibLlama + "-fa", m: cs[1].m, fa: true})
 	pre, prompt := promptTokens(b, cs[0].m, benchPrefillLen), promptTokens(b, cs[0].m, benchPrompt)
 	dir := os.Getenv("INFERKIT_NODE_LLAMA_CPP")
 	node, err := exec.LookPath("node")
@@ -219,7 +223,7 @@ func BenchmarkLibraryRounds(b *testing.B) {
 				if c.m == nil {
 					p, d = runNode(b, node, dir, path, pre, prompt)
 				} else {
-					p, d = bareRates(b, c.m, pre, prompt)
+					p, d = bareRates(b, c.m, c.fa, pre, prompt)
 				}
 				c.prefill, c.decode = append(c.prefill, p), append(c.decode, d)
 			}
@@ -239,9 +243,10 @@ func BenchmarkLibraryRounds(b *testing.B) {
 
 // bareRates measures m as benchBackend does, once: prefill of pre in one
 // batch, and greedy decode of benchGenerate tokens after prompt, one
-// sequence, in tokens per second.
-func bareRates(b *testing.B, m backend.Model, pre, prompt []backend.Token) (prefill, decode float64) {
-	ctx, err := m.NewContext(backend.ContextParams{Context: benchPerSeq, Batch: 512, Threads: runtime.NumCPU()})
+// sequence, in tokens per second; with fa, flash attention on the f16
+// cache where the backend lets it be chosen.
+func bareRates(b *testing.B, m backend.Model, fa bool, pre, prompt []backend.Token) (prefill, decode float64) {
+	ctx, err := m.NewContext(backend.ContextParams{Context: benchPerSeq, Batch: 512, Threads: runtime.NumCPU(), FlashAttention: fa})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -48,6 +48,18 @@ type Config struct {
 	// Backend "libllama" and ""; with another Backend, only the
 	// environment variable may be set, and it is not used.
 	Library string
+	// FlashAttention runs the library's attention (Config.Library)
+	// through flash attention on f16 KV caches too, as the library's
+	// own default and node-llama-cpp do: prefill is faster (see
+	// BENCHMARKS.md), but a sequence's log-probabilities then vary, by
+	// up to about 2e-3, with what else shares its batch, so a decision
+	// scored beside others is not exactly the one scored alone. Off by
+	// default, so that scores do not depend on the load; a quantized
+	// value cache (ValueCache) uses flash attention anyway. It applies
+	// to the models that run on the library: with Backend "llama.cpp"
+	// (whose compiled-in build always uses it) or "ollama", New refuses
+	// it.
+	FlashAttention bool
 	// Parallel is the number of sequences each model decodes at once.
 	// Default 4.
 	Parallel int
@@ -225,6 +237,9 @@ func (c *Config) withLibrary() error {
 		if c.Library != "" {
 			return fmt.Errorf("inference: Config.Library is set, but Config.Backend is %q: the library is for %q (or \"\")", c.Backend, backend.LibLlama)
 		}
+		if c.FlashAttention {
+			return fmt.Errorf("inference: Config.FlashAttention is set, but Config.Backend is %q: it is the library's choice, for %q (or \"\")", c.Backend, backend.LibLlama)
+		}
 		return nil
 	default:
 		return fmt.Errorf("inference: Config.Backend is %q: want %q, %q, %q or \"\" (libllama when a library is configured, then llama.cpp, then the Go engine for files llama.cpp cannot load)", c.Backend, backend.LlamaCpp, backend.Ollama, backend.LibLlama)
@@ -235,6 +250,9 @@ func (c *Config) withLibrary() error {
 	if c.Library == "" {
 		if c.Backend == backend.LibLlama {
 			return fmt.Errorf("inference: Config.Backend is %q, but no library is configured: set Config.Library or %s to the path of libllama", backend.LibLlama, libraryEnv)
+		}
+		if c.FlashAttention {
+			return fmt.Errorf("inference: Config.FlashAttention is set, but no library is configured (Config.Library or %s): it is the library's choice", libraryEnv)
 		}
 		return nil
 	}

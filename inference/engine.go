@@ -331,6 +331,9 @@ func (e *Engine) newRunner(m *model, llm backend.Model, perSeq int) (*runner.Run
 		Threads:   e.cfg.Threads,
 		KeyType:   k,
 		ValueType: v,
+		// The library's choice (Config.FlashAttention): the other
+		// backends do not take it.
+		FlashAttention: e.cfg.FlashAttention,
 	}
 	if drafter != nil {
 		// A recurrent state drops rejected drafts where the backend

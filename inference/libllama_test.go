@@ -84,8 +84,8 @@ func TestLibraryFromEnvironment(t *testing.T) {
 
 // New refuses, before loading any model, a library path that names
 // nothing, a library of another llama.cpp API (naming both versions), a
-// libllama backend without a library, and a library beside another
-// backend.
+// libllama backend without a library, a library beside another
+// backend, and the library's flash attention without the library.
 func TestLibraryRefusedAtNew(t *testing.T) {
 	t.Setenv(libraryEnv, "")
 	models := []catalog.Model{{ID: "m", Path: inferencetest.Model(t, inferencetest.Options{})}}
@@ -99,6 +99,8 @@ func TestLibraryRefusedAtNew(t *testing.T) {
 		{"missing", Config{Library: missing}, []string{"Config.Library", missing}, fs.ErrNotExist},
 		{"no library", Config{Backend: backend.LibLlama}, []string{libraryEnv, "Config.Library"}, nil},
 		{"another backend", Config{Backend: backend.Ollama, Library: missing}, []string{"Config.Library", "ollama"}, nil},
+		{"flash attention on another backend", Config{Backend: backend.LlamaCpp, FlashAttention: true}, []string{"Config.FlashAttention", "llama.cpp"}, nil},
+		{"flash attention without a library", Config{FlashAttention: true}, []string{"Config.FlashAttention", libraryEnv}, nil},
 	}
 	if cc, err := exec.LookPath("cc"); err == nil {
 		dir := t.TempDir()
@@ -276,4 +278,28 @@ func TestLibraryFormatsAndEncoders(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Config.FlashAttention changes how the library computes attention on an
+// f16 cache: a decision's log-probabilities move, by less than 5e-3,
+// and a prompt's prefix saved to disk with it comes back after a
+// restart (its values are then stored untransposed).
+func TestLibraryFlashAttention(t *testing.T) {
+	lib := testLibrary(t)
+	opts := inferencetest.Options{Arch: "qwen3"}
+	path := inferencetest.Model(t, opts)
+	var scores [2][]float64
+	for i, fa := range []bool{false, true} {
+		e := archEngine(t, opts, path, Config{Parallel: 1, Backend: backend.LibLlama, Library: lib, FlashAttention: fa})
+		scores[i] = score(t, e, system, Branch{Text: "Yes or no?", Candidates: singles(allTokens(e)[:64]...)}).Branches[0].LogProbs
+	}
+	var moved, worst float64
+	for i := range scores[0] {
+		d := math.Abs(scores[0][i] - scores[1][i])
+		moved, worst = moved+d, max(worst, d)
+	}
+	if moved == 0 || worst > 5e-3 {
+		t.Errorf("with flash attention the log-probabilities moved by %.3g in all, %.3g at most; want some, under 5e-3", moved, worst)
+	}
+	checkSurvivesRestart(t, Config{Backend: backend.LibLlama, Library: lib, FlashAttention: true})
 }

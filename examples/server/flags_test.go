@@ -40,6 +40,9 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-backend", "libllama", "-libllama", "/opt/llama/libllama.so"}, func(string) string { return "" }, io.Discard); err != nil || o.backend != "libllama" || o.library != "/opt/llama/libllama.so" {
 		t.Errorf("-backend libllama -libllama: %+v %v", o, err)
 	}
+	if o, err := parseFlags([]string{"-libllama", "/opt/llama/libllama.so", "-flash-attention"}, func(string) string { return "" }, io.Discard); err != nil || !o.flash {
+		t.Errorf("-flash-attention: %+v %v", o, err)
+	}
 	if o, err := parseFlags([]string{"-fetch-images"}, func(string) string { return "" }, io.Discard); err != nil || !o.fetchImages {
 		t.Errorf("-fetch-images: %+v %v", o, err)
 	}

@@ -136,6 +136,10 @@
 //	-libllama PATH    the llama.cpp shared library (libllama.so) of
 //	                  release v0.4.0's API that -backend libllama loads
 //	                  at run time (default $INFERKIT_LIBLLAMA)
+//	-flash-attention  run the library's attention through flash attention
+//	                  on f16 KV caches too: faster prefill, but
+//	                  log-probabilities that vary slightly with what
+//	                  shares a request's batch
 //	-kv-tokens N      KV cells each model's sequences share (default
 //	                  twice -ctx: two requests of a whole context at once,
 //	                  or many short ones); a request waits while those at
@@ -235,6 +239,7 @@ type options struct {
 	threads  int
 	backend  string
 	library  string
+	flash    bool
 	store    string
 	redis    string
 	// tier pins the default account's tier (-tier); "" leaves it.
@@ -425,6 +430,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per model (default all cores)")
 	fs.StringVar(&o.backend, "backend", "", "run the models on `NAME`: llama.cpp, ollama (Ollama's Go engine) or libllama (the library of -libllama) (default libllama when a library is given, then llama.cpp, and the Go engine for files llama.cpp cannot load)")
 	fs.StringVar(&o.library, "libllama", "", "the llama.cpp shared library (libllama.so) at `PATH`, of release v0.4.0's API, that -backend libllama loads (default $INFERKIT_LIBLLAMA)")
+	fs.BoolVar(&o.flash, "flash-attention", false, "run the library's attention (-libllama) through flash attention on f16 KV caches too: faster prefill, log-probabilities that vary slightly with the batch")
 	fs.IntVar(&o.kvTokens, "kv-tokens", 0, "KV cells each model's sequences share (default twice -ctx)")
 	fs.StringVar(&o.keyCache, "cache-type-k", "f16", "element `TYPE` of the KV cache's keys: f16, q8_0 or q4_0")
 	fs.StringVar(&o.valueCache, "cache-type-v", "f16", "element `TYPE` of the KV cache's values: f16, q8_0 or q4_0 (quantized values use flash attention)")
@@ -654,7 +660,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 
 	start := time.Now()
 	cfg := inference.Config{
-		Models: o.models, Parallel: o.parallel, ContextTokens: o.ctx, Threads: o.threads, Backend: o.backend, Library: o.library, Logger: logger,
+		Models: o.models, Parallel: o.parallel, ContextTokens: o.ctx, Threads: o.threads, Backend: o.backend, Library: o.library, FlashAttention: o.flash, Logger: logger,
 		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
 		CacheDir: o.cacheDir, CacheBytes: o.cacheMiB << 20, KeepAlive: o.keepAlive, Progress: loadProgress(logger),
 		Search: searcher,

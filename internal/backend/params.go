@@ -23,6 +23,12 @@ type ContextParams struct {
 	// Pooling, when not PoolingNone, makes an encoder context: one
 	// output per sequence instead of logits per token.
 	Pooling Pooling
+	// FlashAttention runs attention through flash attention on an f16
+	// value cache too, where the backend lets the caller choose (the
+	// library's, internal/libllama): faster prefill, but a sequence's
+	// logits then vary slightly with what else shares its batch. A
+	// quantized value cache uses it anyway.
+	FlashAttention bool
 	// Rollback asks a recurrent or hybrid model's context to let each
 	// sequence drop up to this many of its last positions after a
 	// Decode (RemoveTokens to the end, once per Decode), as verifying

@@ -73,8 +73,19 @@ func cacheType(t backend.CacheType) C.int32_t {
 	return C.IKL_TYPE_F16
 }
 
-// newContext creates a context over m. A quantized value cache needs
-// flash attention, which newContext then switches on. With a Pooling, it
+// flashAttention reports whether a context of p runs attention through
+// flash attention: where a quantized value cache needs it, and on f16
+// caches only when p asks. The release's default (auto) turns it on for
+// f16 caches too, and its CPU kernel then makes a sequence's
+// log-probabilities differ by up to about 2e-3 with what else is in the
+// batch (the compiled-in build's stays within 1e-3), where scoring
+// branches together should give what each gives alone.
+func flashAttention(p backend.ContextParams) bool {
+	return p.ValueType.Quantized() || p.FlashAttention
+}
+
+// newContext creates a context over m, with flash attention where
+// flashAttention says. With a Pooling, it
 // is an encoder's context, which Encode runs.
 func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 	if p.Batch <= 0 {
@@ -139,14 +150,8 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		}
 	}
 	params.type_k, params.type_v = cacheType(p.KeyType), cacheType(p.ValueType)
-	// Flash attention only where a quantized value cache needs it. The
-	// release's default (auto) turns it on for f16 caches too, and its
-	// CPU kernel then makes a sequence's log-probabilities differ by over
-	// 1e-3 with what else is in the batch (the compiled-in build's, also
-	// on by default, stays within 1e-3): scoring branches together must
-	// give what each gives alone.
 	params.flash_attn_type = C.IKL_FLASH_ATTN_DISABLED
-	if p.ValueType.Quantized() {
+	if flashAttention(p) {
 		params.flash_attn_type = C.IKL_FLASH_ATTN_ENABLED
 	}
 	params.no_perf = true

@@ -96,7 +96,7 @@ func stateLayout(m *Model, p backend.ContextParams, nCtx, nSeq int) (*seqLayout,
 		streams:   1,
 		cells:     uint32(nCtx),
 		positions: uint32(nCtx),
-		vTrans:    !p.ValueType.Quantized(), // flash attention only then (newContext)
+		vTrans:    !flashAttention(p),
 		nLayer:    uint32(nLayer),
 		kType:     kt.id,
 		vType:     vt.id,

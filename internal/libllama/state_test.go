@@ -52,7 +52,8 @@ func savedState(t testing.TB, m *libllama.Model, p backend.ContextParams) (state
 // A sequence's state, restored into another sequence of a fresh context,
 // continues greedily as the original did, for each cache the backend
 // makes (f16 values transposed, quantized values with flash attention,
-// quantized keys beside transposed f16 values, split streams).
+// quantized keys beside transposed f16 values, f16 values with flash
+// attention, split streams).
 func TestSequenceStateRoundTrip(t *testing.T) {
 	m := load(t, tinymodel.Options{HeadDim: 32})
 	for _, p := range []backend.ContextParams{
@@ -60,6 +61,7 @@ func TestSequenceStateRoundTrip(t *testing.T) {
 		{Context: 128, Sequences: 2, KeyType: backend.CacheQ8_0, ValueType: backend.CacheQ8_0},
 		{Context: 128, Sequences: 2, KeyType: backend.CacheQ4_0, ValueType: backend.CacheQ4_0},
 		{Context: 128, Sequences: 2, KeyType: backend.CacheQ8_0}, // f16 values transposed
+		{Context: 128, Sequences: 2, FlashAttention: true},        // f16 values, not transposed
 		{Context: 512, Sequences: 2, SplitKV: true},
 	} {
 		state, n, want := savedState(t, m, p)
