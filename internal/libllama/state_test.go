@@ -61,7 +61,7 @@ func TestSequenceStateRoundTrip(t *testing.T) {
 		{Context: 128, Sequences: 2, KeyType: backend.CacheQ8_0, ValueType: backend.CacheQ8_0},
 		{Context: 128, Sequences: 2, KeyType: backend.CacheQ4_0, ValueType: backend.CacheQ4_0},
 		{Context: 128, Sequences: 2, KeyType: backend.CacheQ8_0}, // f16 values transposed
-		{Context: 128, Sequences: 2, FlashAttention: true},        // f16 values, not transposed
+		{Context: 128, Sequences: 2, FlashAttention: true},       // f16 values, not transposed
 		{Context: 512, Sequences: 2, SplitKV: true},
 	} {
 		state, n, want := savedState(t, m, p)
