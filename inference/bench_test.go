@@ -104,12 +104,8 @@ func BenchmarkEngine(b *testing.B) {
 			var tokens int
 			var elapsed time.Duration
 			for range b.N {
-				// Each stream records when each of its tokens arrives.
-				// The streams start one decode step apart (the first is
-				// admitted alone), so the steady state that compares
-				// with the bare loop is the window in which all of them
-				// generate: from the last first token to the first last
-				// token.
+				// Each stream records when each of its tokens arrives
+				// (steadyWindow).
 				arrivals := make([][]time.Time, streams)
 				var wg sync.WaitGroup
 				for s := range streams {
@@ -127,37 +123,36 @@ func BenchmarkEngine(b *testing.B) {
 					})
 				}
 				wg.Wait()
-				start, end := arrivals[0][0], arrivals[0][len(arrivals[0])-1]
-				for _, a := range arrivals {
-					start = later(start, a[0])
-					end = earlier(end, a[len(a)-1])
-				}
-				for _, a := range arrivals {
-					for _, t := range a {
-						if t.After(start) && !t.After(end) {
-							tokens++
-						}
-					}
-				}
-				elapsed += end.Sub(start)
+				n, d := steadyWindow(arrivals)
+				tokens, elapsed = tokens+n, elapsed+d
 			}
 			b.ReportMetric(float64(tokens)/elapsed.Seconds(), "tok/s")
 		})
 	}
 }
 
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
+// steadyWindow counts, of the arrival times of each stream's tokens, those
+// in the window in which every stream generates: from the last first
+// token to the first last token. Streams admitted one decode step apart
+// compare with a bare loop there.
+func steadyWindow(arrivals [][]time.Time) (tokens int, elapsed time.Duration) {
+	start, end := arrivals[0][0], arrivals[0][len(arrivals[0])-1]
+	for _, a := range arrivals {
+		if a[0].After(start) {
+			start = a[0]
+		}
+		if last := a[len(a)-1]; last.Before(end) {
+			end = last
+		}
 	}
-	return a
-}
-
-func earlier(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
+	for _, a := range arrivals {
+		for _, t := range a {
+			if t.After(start) && !t.After(end) {
+				tokens++
+			}
+		}
 	}
-	return a
+	return tokens, end.Sub(start)
 }
 
 // BenchmarkPrefixCache measures the prompt cache: the time to the first
