@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/backend/backendtest"
 	"github.com/inferkit/inferkit/internal/goengine"
 	"github.com/inferkit/inferkit/internal/libllama"
 	"github.com/inferkit/inferkit/internal/llamacpp"
@@ -140,50 +141,11 @@ func benchBackend(b *testing.B, m backend.Model, streams ...int) {
 			p := promptTokens(b, m, benchPrompt)
 			var elapsed time.Duration
 			for range b.N {
-				elapsed += decodeStreams(b, m, ctx, batch, p, n)
+				elapsed += backendtest.DecodeStreams(b, m, ctx, batch, p, n, benchGenerate)
 			}
 			b.ReportMetric(float64(n*(benchGenerate-1)*b.N)/elapsed.Seconds(), "tok/s")
 		})
 	}
-}
-
-// decodeStreams prefills p on each of sequences 0 to n-1 of ctx, which
-// must have that many, and then decodes benchGenerate-1 greedy tokens of
-// all n in each batch: it returns how long those decodes took.
-func decodeStreams(b *testing.B, m backend.Model, ctx backend.Context, batch backend.Batch, p []backend.Token, n int) time.Duration {
-	ctx.Clear()
-	next := make([]backend.Token, n)
-	samplers := make([]backend.Sampler, n)
-	for s := range n {
-		sm, err := m.NewSampler(backend.SamplerParams{Ban: m.EOGTokens()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer sm.Close()
-		samplers[s] = sm
-		batch.Clear()
-		for i, t := range p {
-			batch.Add(t, i, []int{s}, i == len(p)-1)
-		}
-		if err := ctx.Decode(batch); err != nil {
-			b.Fatal(err)
-		}
-		next[s] = sm.Sample(ctx, len(p)-1, nil)
-	}
-	start := time.Now()
-	for step := range benchGenerate - 1 {
-		batch.Clear()
-		for s := range n {
-			batch.Add(next[s], len(p)+step, []int{s}, true)
-		}
-		if err := ctx.Decode(batch); err != nil {
-			b.Fatal(err)
-		}
-		for s := range n {
-			next[s] = samplers[s].Sample(ctx, s, nil)
-		}
-	}
-	return time.Since(start)
 }
 
 // BenchmarkLibraryRounds compares, on the Qwen3-0.6B-shaped file with

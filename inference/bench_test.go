@@ -14,6 +14,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/backend/backendtest"
 	"github.com/inferkit/inferkit/internal/llamacpp"
 	"github.com/inferkit/inferkit/internal/testmodels"
 )
@@ -105,7 +106,7 @@ func BenchmarkEngine(b *testing.B) {
 			var elapsed time.Duration
 			for range b.N {
 				// Each stream records when each of its tokens arrives
-				// (steadyWindow).
+				// (backendtest.SteadyWindow).
 				arrivals := make([][]time.Time, streams)
 				var wg sync.WaitGroup
 				for s := range streams {
@@ -123,109 +124,10 @@ func BenchmarkEngine(b *testing.B) {
 					})
 				}
 				wg.Wait()
-				n, d := steadyWindow(arrivals)
+				n, d := backendtest.SteadyWindow(arrivals)
 				tokens, elapsed = tokens+n, elapsed+d
 			}
 			b.ReportMetric(float64(tokens)/elapsed.Seconds(), "tok/s")
 		})
 	}
-}
-
-// steadyWindow counts, of the arrival times of each stream's tokens, those
-// in the window in which every stream generates: from the last first
-// token to the first last token. Streams admitted one decode step apart
-// compare with a bare loop there.
-func steadyWindow(arrivals [][]time.Time) (tokens int, elapsed time.Duration) {
-	start, end := arrivals[0][0], arrivals[0][len(arrivals[0])-1]
-	for _, a := range arrivals {
-		if a[0].After(start) {
-			start = a[0]
-		}
-		if last := a[len(a)-1]; last.Before(end) {
-			end = last
-		}
-	}
-	for _, a := range arrivals {
-		for _, t := range a {
-			if t.After(start) && !t.After(end) {
-				tokens++
-			}
-		}
-	}
-	return tokens, end.Sub(start)
-}
-
-// BenchmarkPrefixCache measures the prompt cache: the time to the first
-// token of a prompt whose 1,000-token prefix is cold or cached, and the
-// prompt tokens decoded by 8 concurrent requests sharing a 500-token system
-// prompt (without a cache every prompt token is decoded).
-func BenchmarkPrefixCache(b *testing.B) {
-	path := testmodels.Qwen3Bench(b)
-	e, err := inference.New(inference.Config{
-		Models:        []catalog.Model{{ID: "qwen3", Path: path}},
-		Parallel:      benchStreams,
-		ContextTokens: 1536,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	m, _ := llamacpp.LoadModel(path, llamacpp.ModelParams{})
-	text := func(n int) string {
-		var sb strings.Builder
-		for _, t := range promptTokens(b, m, n) {
-			sb.Write(m.Piece(t, false))
-		}
-		return sb.String()
-	}
-	prefix1000, system500 := text(1000), text(500)
-	m.Close()
-	zero := 0.0
-	ttft := func(prompt string) (time.Duration, inference.Usage) {
-		res, err := e.Generate(context.Background(), inference.Request{Model: "qwen3", Prompt: prompt, MaxTokens: 1, Temperature: &zero})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return res.Timings.Queued + res.Timings.Prefill, res.Usage
-	}
-	for _, mode := range []string{"cold", "cached"} {
-		b.Run("ttft-1000/"+mode, func(b *testing.B) {
-			var total time.Duration
-			for range b.N {
-				// A distinct first word makes the whole prompt new.
-				i := benchRun.Add(1)
-				prompt := fmt.Sprintf("Run %d of %s. %s Question %d?", i, mode, prefix1000, i)
-				if mode == "cached" {
-					prompt = fmt.Sprintf("%s Question %d?", prefix1000, i)
-					ttft(prefix1000 + " Warm up.")
-				}
-				d, u := ttft(prompt)
-				if mode == "cached" && u.CachedTokens < 1000 {
-					b.Fatalf("only %d of %d tokens cached", u.CachedTokens, u.PromptTokens)
-				}
-				total += d
-			}
-			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/ttft")
-		})
-	}
-	b.Run("shared-system-500/8-concurrent", func(b *testing.B) {
-		var prompt, decoded int
-		for range b.N {
-			i := benchRun.Add(1)
-			results := make([]inference.Usage, 8)
-			var wg sync.WaitGroup
-			for s := range 8 {
-				wg.Go(func() {
-					_, results[s] = ttft(fmt.Sprintf("Round %d. %s Question number %d: what comes next?", i, system500, s))
-				})
-			}
-			wg.Wait()
-			for _, u := range results {
-				prompt += u.PromptTokens
-				decoded += u.PromptTokens - u.CachedTokens
-			}
-		}
-		b.ReportMetric(float64(decoded)/float64(b.N), "decoded-tokens")
-		b.ReportMetric(float64(prompt)/float64(b.N), "uncached-tokens")
-	})
 }

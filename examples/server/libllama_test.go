@@ -20,13 +20,7 @@ import (
 // scripts/fetch-testdata.sh fetches: both chat, call tools, and answer
 // decisions.
 func TestServeOnLibLlama(t *testing.T) {
-	lib := os.Getenv("INFERKIT_LIBLLAMA")
-	if lib == "" {
-		lib = "../../.build/testdata/npm/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.4.0.so"
-	}
-	if _, err := os.Stat(lib); err != nil {
-		t.Skipf("skipping: no llama.cpp library at %s (scripts/fetch-testdata.sh fetches one)", lib)
-	}
+	lib := testLibrary(t)
 	qwen := inferencetest.Model(t, inferencetest.Options{Arch: "qwen35", NextN: 1})
 	gemma := inferencetest.Model(t, inferencetest.Options{Arch: "gemma4", SlidingWindow: 16})
 	o, err := parseFlags([]string{"-backend", "libllama", "-libllama", lib, "-api-key", "sk-test", "-threads", "1", "-parallel", "1", "-ctx", "1024",
@@ -90,4 +84,19 @@ func TestServeOnLibLlama(t *testing.T) {
 	if !strings.Contains(logs.String(), "backend=libllama") {
 		t.Errorf("no model loaded on libllama; logs:\n%s", logs.String())
 	}
+}
+
+// testLibrary returns the llama.cpp library that INFERKIT_LIBLLAMA
+// names, or the one scripts/fetch-testdata.sh fetches, or skips the test
+// when neither is there.
+func testLibrary(tb testing.TB) string {
+	tb.Helper()
+	lib := os.Getenv("INFERKIT_LIBLLAMA")
+	if lib == "" {
+		lib = "../../.build/testdata/npm/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.4.0.so"
+	}
+	if _, err := os.Stat(lib); err != nil {
+		tb.Skipf("skipping: no llama.cpp library at %s (scripts/fetch-testdata.sh fetches one)", lib)
+	}
+	return lib
 }

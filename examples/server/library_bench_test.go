@@ -1,6 +1,6 @@
 //go:build cgo
 
-package inference_test
+package main
 
 import (
 	"bufio"
@@ -22,22 +22,33 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/backend/backendtest"
+	"github.com/inferkit/inferkit/internal/libllama"
 	"github.com/inferkit/inferkit/internal/testmodels"
 )
 
 // BenchmarkLibraryServer compares, on the library (libllama) and the
 // Qwen3-0.6B-shaped file with runtime.NumCPU() threads, the aggregate
 // decode rate of benchStreams streaming chat completions through the
-// HTTP API (httpapi on an httptest server, greedy, ignore_eos, counted
-// in the window where all streams generate: steadyWindow) with a bare
+// HTTP API (the handler this server mounts, on an httptest server;
+// greedy, ignore_eos, counted
+// in the window where all streams generate: backendtest.SteadyWindow) with a bare
 // loop that decodes as many sequences in each batch over the backend
-// seam. Three rounds interleave the two; each reports its median:
+// seam (backendtest.DecodeStreams). Three rounds interleave the two;
+// each reports its median:
 //
-//	go test -run '^$' -bench LibraryServer -benchtime 1x ./inference
+//	go test -run '^$' -bench LibraryServer -benchtime 1x ./examples/server
 func BenchmarkLibraryServer(b *testing.B) {
 	path := testmodels.Qwen3Bench(b)
-	lib := inference.LibraryFor(b, backend.LibLlama)
-	m := loadBackend(b, backend.LibLlama, path)
+	lib := testLibrary(b)
+	opened, err := libllama.Open(lib)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := opened.LoadModel(path, libllama.ModelParams{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer m.Close()
 	ctx, err := m.NewContext(backend.ContextParams{Context: benchStreams * benchPerSeq, Batch: 512, Sequences: benchStreams, Threads: runtime.NumCPU()})
 	if err != nil {
@@ -47,7 +58,7 @@ func BenchmarkLibraryServer(b *testing.B) {
 	batch := ctx.NewBatch(512)
 	defer batch.Close()
 	p := promptTokens(b, m, benchPrompt)
-	var prompt strings.Builder
+	var prompt strings.Builder // the engine tokenizes it back to p
 	for _, t := range p {
 		prompt.Write(m.Piece(t, false))
 	}
@@ -98,7 +109,7 @@ func BenchmarkLibraryServer(b *testing.B) {
 	var chunks []int // per stream, of benchGenerate tokens
 	for range b.N {
 		for round := range 3 {
-			bare = append(bare, float64(benchStreams*(benchGenerate-1))/decodeStreams(b, m, ctx, batch, p, benchStreams).Seconds())
+			bare = append(bare, float64(benchStreams*(benchGenerate-1))/backendtest.DecodeStreams(b, m, ctx, batch, p, benchStreams, benchGenerate).Seconds())
 			arrivals := make([][]time.Time, benchStreams)
 			var wg sync.WaitGroup
 			for s := range benchStreams {
@@ -109,7 +120,7 @@ func BenchmarkLibraryServer(b *testing.B) {
 			for _, a := range arrivals {
 				chunks = append(chunks, len(a))
 			}
-			tokens, elapsed := steadyWindow(arrivals)
+			tokens, elapsed := backendtest.SteadyWindow(arrivals)
 			server = append(server, float64(tokens)/elapsed.Seconds())
 		}
 	}
@@ -149,6 +160,24 @@ func chat(b *testing.B, url, text string, stream bool) io.ReadCloser {
 		return nil
 	}
 	return res.Body
+}
+
+// The figures of the benchmark, as inference's benchmarks take them: 8
+// streams of 512 tokens, 128-token prompts, 48 tokens generated.
+const (
+	benchStreams  = 8
+	benchPerSeq   = 512
+	benchPrompt   = 128
+	benchGenerate = 48
+)
+
+// promptTokens is n tokens of English text on m.
+func promptTokens(b *testing.B, m backend.Model, n int) []backend.Token {
+	toks, err := m.Tokenize(strings.Repeat("The quick brown fox jumps over the lazy dog while the river runs past the old mill and the children sing in the square. ", n/8+1), false)
+	if err != nil || len(toks) < n {
+		b.Fatalf("tokenize: %d tokens, %v", len(toks), err)
+	}
+	return toks[:n]
 }
 
 // streamChat reads a streamed chat completion as it comes and returns
