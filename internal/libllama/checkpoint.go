@@ -150,6 +150,8 @@ func (c *Context) Checkpoint(seq int) ([]byte, error) {
 		return nil, fmt.Errorf("libllama: sequence %d of %d", seq, c.nSeq)
 	case c.recurrent == nil:
 		return nil, c.noRecurrent
+	case c.pending[seq]:
+		return nil, c.cutBack(seq, "checkpoints")
 	}
 	n := c.MaxPos(seq) + 1
 	if n <= 0 {

@@ -98,7 +98,8 @@ func TestCheckpointFieldsChecked(t *testing.T) {
 // the logits of a sequence that never held them; a cut reaching before
 // the last Decode, a second cut, and a cut after the state was replaced
 // otherwise are refused, since the library would restore a stale
-// snapshot. Mamba, which the library does not roll back, keeps none.
+// snapshot, and so are a copy and a checkpoint of the sequence before
+// its next Decode, which the library would take from before the cut. Mamba, which the library does not roll back, keeps none.
 func TestRollback(t *testing.T) {
 	m := load(t, tinymodel.Options{Arch: "qwen35"})
 	ctx := newContext(t, m, backend.ContextParams{Context: 256, Sequences: 2, Rollback: 4})
@@ -121,6 +122,15 @@ func TestRollback(t *testing.T) {
 	if ctx.RemoveTokens(0, n-1, -1) {
 		t.Error("a second cut before the next Decode was allowed")
 	}
+	// The library would copy, and write as a checkpoint, the state from
+	// before the cut: both are refused until the next Decode.
+	cp := backend.FindCheckpointer(ctx)
+	if err := ctx.CopyTokens(0, 1, 0, -1); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("copying the cut sequence: %v, want ErrUnsupported", err)
+	}
+	if _, err := cp.Checkpoint(0); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("a checkpoint of the cut sequence: %v, want ErrUnsupported", err)
+	}
 	if got := decodeAt(t, ctx, toks[n:n+1], n, 0); !slices.Equal(got, want) {
 		t.Error("after the rollback, other logits than a sequence that never held the tokens")
 	}
@@ -128,7 +138,6 @@ func TestRollback(t *testing.T) {
 		t.Error("a cut of the whole of the last Decode (its one token) was allowed")
 	}
 	decodeAt(t, ctx, toks[n+1:n+3], n+1, 0)
-	cp := backend.FindCheckpointer(ctx)
 	state, err := cp.Checkpoint(0)
 	if err != nil {
 		t.Fatal(err)

@@ -43,9 +43,16 @@ type Context struct {
 	// sequence, restoring a stale snapshot then: decoded counts each
 	// sequence's tokens in the last Decode, which a cut must stay
 	// below, once (it is zeroed by the cut and by whatever else
-	// replaces the sequence's state).
+	// replaces the sequence's state). pending marks the sequences cut
+	// back since their last Decode: the library keeps the cut as an
+	// index into the snapshots, which its next Decode of the sequence
+	// takes, but which neither a copy of the sequence takes nor a
+	// checkpoint of it writes (both then hold other state than the
+	// sequence's), so CopyTokens and Checkpoint refuse such a sequence
+	// (cutBack).
 	rollback int
 	decoded  []int
+	pending  []bool
 	// last holds, after Encode with PoolingLast, the batch index of each
 	// sequence's last token, or -1.
 	last []int
@@ -171,16 +178,19 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		pooling: p.Pooling,
 		last:    make([]int, p.Sequences),
 	}
-	if !m.SharesKV() {
-		ctx.rollback = int(C.ikl_llama_n_rs_seq(m.api, c))
-		ctx.decoded = make([]int, p.Sequences)
-	}
 	if ctx.mem == nil {
 		ctx.noStates = backend.Unsupported(backend.LibLlama, "sequence states of a context without memory")
 	} else {
 		ctx.states, ctx.noStates = stateLayout(m, p, ctx.nCtx, p.Sequences)
 	}
 	ctx.recurrent, ctx.noRecurrent = recurrentLayoutOf(ctx, m, p)
+	if ctx.recurrent != nil {
+		// A copy of a sequence cut back goes through a checkpoint
+		// (CopyTokens), so rollbacks need checkpoints.
+		ctx.rollback = int(C.ikl_llama_n_rs_seq(m.api, c))
+		ctx.decoded = make([]int, p.Sequences)
+		ctx.pending = make([]bool, p.Sequences)
+	}
 	return ctx, nil
 }
 
@@ -246,6 +256,7 @@ func (c *Context) Decode(bb backend.Batch) error {
 			for i := range b.n {
 				for _, seq := range b.seqs[i*b.nSeq : i*b.nSeq+int(b.nSeqID[i])] {
 					c.decoded[seq]++
+					c.pending[seq] = false // the Decode took the cut
 				}
 			}
 		}
@@ -285,6 +296,9 @@ func (c *Context) RemoveTokens(seq, from, to int) bool {
 	if to < 0 {
 		to = -1
 	}
+	if !c.model.SharesKV() && from == 0 {
+		c.stale(seq) // the whole state goes
+	}
 	if !c.model.SharesKV() && from > 0 {
 		// A recurrent state rolls back only over the last Decode's
 		// tokens of seq (see rollback), and only to the end.
@@ -293,7 +307,10 @@ func (c *Context) RemoveTokens(seq, from, to int) bool {
 			return false
 		}
 		if from < end {
+			ok := bool(C.ikl_llama_memory_seq_rm(c.api, c.mem, C.llama_seq_id(seq), C.llama_pos(from), C.llama_pos(to)))
 			c.stale(seq)
+			c.pending[seq] = ok
+			return ok
 		}
 	}
 	return bool(C.ikl_llama_memory_seq_rm(c.api, c.mem, C.llama_seq_id(seq), C.llama_pos(from), C.llama_pos(to)))
@@ -318,9 +335,20 @@ func (c *Context) CopyTokens(src, dst, from, to int) error {
 	if c.mem == nil {
 		return backend.Unsupported(backend.LibLlama, "sequence copies in a context without memory")
 	}
+	if c.pending != nil && c.pending[src] {
+		return c.cutBack(src, "copies")
+	}
 	C.ikl_llama_memory_seq_cp(c.api, c.mem, C.llama_seq_id(src), C.llama_seq_id(dst), C.llama_pos(from), C.llama_pos(to))
 	c.stale(dst)
 	return nil
+}
+
+// cutBack is the error of what (copies, checkpoints) of seq, which was
+// cut back since its last Decode: it wraps backend.ErrUnsupported, and
+// the sequence's next Decode ends it.
+func (c *Context) cutBack(seq int, what string) error {
+	return fmt.Errorf("%w: sequence %d was cut back since its last decode, and the library keeps the cut for that decode alone",
+		backend.Unsupported(backend.LibLlama, what+" of a recurrent state"), seq)
 }
 
 // stale zeroes what a cut of seq's recurrent state may roll back over,
@@ -328,6 +356,7 @@ func (c *Context) CopyTokens(src, dst, from, to int) error {
 func (c *Context) stale(seq int) {
 	if c.decoded != nil {
 		c.decoded[seq] = 0
+		c.pending[seq] = false // the library's cut goes with the state
 	}
 }
 
@@ -344,6 +373,7 @@ func (c *Context) Clear() {
 	if c.mem != nil {
 		C.ikl_llama_memory_clear(c.api, c.mem, true)
 		clear(c.decoded)
+		clear(c.pending)
 	}
 }
 

@@ -146,6 +146,13 @@ func (k *checkpoints) take(seq int, cache []backend.Token) {
 		return
 	}
 	state, err := k.cp.Checkpoint(seq)
+	if errors.Is(err, backend.ErrUnsupported) {
+		// Not now (a state cut back since its last decode, whose
+		// checkpoint the backend cannot write): an earlier checkpoint
+		// serves.
+		k.log.Debug("runner: no checkpoint of a recurrent state", "err", err)
+		return
+	}
 	if err != nil {
 		k.log.Warn("runner: taking a checkpoint of a recurrent state", "err", err)
 		return

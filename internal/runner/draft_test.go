@@ -441,3 +441,65 @@ func TestReplay(t *testing.T) {
 		t.Fatalf("drafted %v after leaving Want", got)
 	}
 }
+
+// On a recurrent state that rolls back over drafts (the current
+// llama.cpp's Qwen3.5), a greedy work gives the same output and leaves
+// the same cache with a drafter right 0, 50, 75 or 100% of the time as
+// without drafting, also when a stop string ends it in the middle of a
+// step's drafts; a decision on exactly what it left in its sequence,
+// which was cut back and is copied to the branches only after a decode
+// (backend.RollbackLimit), scores as a cold runner does.
+func TestDraftRecurrentRollback(t *testing.T) {
+	// Two sequences, so that a decision's reserved cells leave the
+	// idle one's cache in place.
+	recurrent := fakeConfig{seqs: 2, recurrent: true, ckptBytes: 1 << 20}
+	plain := newFake(t, recurrent)
+	full := plain.generate(t, prompts[2], 60)
+	fullCache := slices.Clone(plain.Cache(0))
+	stop := []string{full.Text[30:33]}
+	w := plain.work(t, prompts[2], 60, greedy)
+	w.Stops = stop
+	want, err := plain.run(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCache := slices.Clone(plain.Cache(0))
+	for _, pct := range []int{0, 50, 75, 100} {
+		t.Run(fmt.Sprintf("%d%%", pct), func(t *testing.T) {
+			cfg := recurrent
+			cfg.rollsBack = true
+			cfg.drafter = &Replay{Want: append(fullCache, 0), Percent: pct}
+			f := newFake(t, cfg)
+			w := speculative(f.work(t, prompts[2], 60, greedy))
+			w.Stops = stop
+			got, err := f.run(context.Background(), w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Text != want.Text || got.Finish != want.Finish {
+				t.Fatalf("with drafts %q %v, without %q %v", got.Text, got.Finish, want.Text, want.Finish)
+			}
+			if c := f.Cache(0); !slices.Equal(c, wantCache) || f.MaxPos(0) != len(c)-1 {
+				t.Fatalf("cache of %d tokens (memory to %d), want %d", len(c), f.MaxPos(0), len(wantCache))
+			}
+			if u := got.Usage; u.Drafted == 0 || pct >= 50 && u.Accepted == 0 {
+				t.Fatalf("drafted %d, accepted %d", u.Drafted, u.Accepted)
+			}
+			b := branch{"?", [][]int{{'a'}, {'b'}, {'c'}}}
+			res, err := f.scoreTokens(f.Cache(0), b)
+			if err != nil {
+				t.Fatalf("a decision on what the drafted work left: %v", err)
+			}
+			cold, err := newFake(t, recurrent).scoreTokens(wantCache, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Usage.Cached == 0 {
+				t.Error("the decision reused nothing of the sequence")
+			}
+			if !slices.Equal(res.Branches[0].LogProbs, cold.Branches[0].LogProbs) {
+				t.Errorf("a decision on what the drafted work left: %v, a cold runner %v", res.Branches[0].LogProbs, cold.Branches[0].LogProbs)
+			}
+		})
+	}
+}

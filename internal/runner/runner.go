@@ -453,9 +453,12 @@ func (r *Runner) start(w *Work) {
 	now := r.now()
 	// At least the last prompt token is decoded: its logits start the
 	// output. A scoring prefix needs no logits: it may come whole from the
-	// cache.
+	// cache, except on a recurrent state that rolls back, which the
+	// branches are copied from: a sequence cut back (its drafts
+	// rejected) holds its cut for its next decode alone, and is not
+	// copied before it (backend.RollbackLimit).
 	limit := len(w.Prompt) - 1
-	if w.Score != nil {
+	if w.Score != nil && r.rollback == 0 {
 		limit = len(w.Prompt)
 	}
 	// Log-probabilities are read from logits, whose last bits depend on

@@ -38,7 +38,10 @@ type fakeConfig struct {
 	recurrent            bool
 	ckptBytes            int64
 	ckptEvery, ckptState int
-	drafter              Drafter
+	// rollsBack makes the recurrent state roll back over drafts
+	// (fakebackend.Options.RollsBack, DefaultMaxDraft snapshots).
+	rollsBack bool
+	drafter   Drafter
 }
 
 // fake is a runner on a fake model: one token per byte of a prompt, no
@@ -71,9 +74,13 @@ func newFake(t *testing.T, c fakeConfig) *fake {
 	if c.saveMin == 0 {
 		c.saveMin, c.saveLong = 1<<30, 1<<30
 	}
-	llm := fakebackend.New(fakebackend.Options{Recurrent: c.recurrent, CheckpointBytes: c.ckptState})
+	llm := fakebackend.New(fakebackend.Options{Recurrent: c.recurrent, CheckpointBytes: c.ckptState, RollsBack: c.rollsBack})
 	cells := c.seqs * c.context
-	ctx, err := llm.NewContext(backend.ContextParams{Context: cells + c.branchCells, Batch: c.batch, Sequences: c.seqs + c.branches, Threads: 1})
+	p := backend.ContextParams{Context: cells + c.branchCells, Batch: c.batch, Sequences: c.seqs + c.branches, Threads: 1}
+	if c.rollsBack {
+		p.Rollback = DefaultMaxDraft
+	}
+	ctx, err := llm.NewContext(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,6 +536,11 @@ func (f *fake) scoreErr(prefix string, branches ...branch) (ScoreResult, error) 
 	if err != nil {
 		return ScoreResult{}, err
 	}
+	return f.scoreTokens(p, branches...)
+}
+
+// scoreTokens is scoreErr after the prefix's tokens p.
+func (f *fake) scoreTokens(p []backend.Token, branches ...branch) (ScoreResult, error) {
 	sw := &Score{}
 	for _, b := range branches {
 		toks, err := f.llm.Tokenize(b.text, false)

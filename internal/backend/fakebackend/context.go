@@ -29,6 +29,23 @@ type Context struct {
 	// ckptBytes is the size of a checkpoint of a recurrent model's
 	// sequence, 0 for a model without recurrent state.
 	ckptBytes int
+	// rollback, decoded and pending are a recurrent state's rollback
+	// (Options.RollsBack): the most positions a cut drops, each
+	// sequence's tokens in the last Decode, and the sequences cut since.
+	rollback int
+	decoded  []int
+	pending  []bool
+}
+
+// RollbackLimit is how many of its last positions a recurrent sequence
+// can drop after a Decode (Options.RollsBack), else 0.
+func (c *Context) RollbackLimit() int { return c.rollback }
+
+// forget ends what seq's state may roll back over.
+func (c *Context) forget(seq int) {
+	if c.decoded != nil {
+		c.decoded[seq], c.pending[seq] = 0, false
+	}
 }
 
 var (
@@ -66,6 +83,7 @@ func (c *Context) Decode(bb backend.Batch) error {
 		return fmt.Errorf("fakebackend: Decode: %d tokens, %d of %d cells free", len(b.entries), c.size-c.used, c.size)
 	}
 	c.logits = map[int][]float32{}
+	clear(c.decoded)
 	for i, e := range b.entries {
 		var prev uint64
 		for j, s := range e.seqs {
@@ -85,6 +103,10 @@ func (c *Context) Decode(bb backend.Batch) error {
 		c.used++
 		for _, s := range e.seqs {
 			c.seqs[s] = append(c.seqs[s], nc)
+			if c.decoded != nil {
+				c.decoded[s]++
+				c.pending[s] = false
+			}
 		}
 		if e.logits {
 			c.logits[i] = logitsOf(nc.hash)
@@ -152,7 +174,20 @@ func (c *Context) RemoveTokens(seq, from, to int) bool {
 		return true
 	}
 	if from > 0 && c.ckptBytes > 0 {
-		return false // a recurrent state cannot be cut back
+		// A recurrent state is cut back only over the last Decode.
+		n := len(cs) - from
+		if c.decoded == nil || c.pending[seq] || n >= c.decoded[seq] || n > c.rollback {
+			return false
+		}
+		c.release(cs[from:])
+		clear(cs[from:])
+		c.seqs[seq] = cs[:from]
+		c.forget(seq)
+		c.pending[seq] = true
+		return true
+	}
+	if from == 0 {
+		c.forget(seq)
 	}
 	c.release(cs[from:])
 	clear(cs[from:])
@@ -177,6 +212,10 @@ func (c *Context) CopyTokens(src, dst, from, to int) error {
 	if c.ckptBytes > 0 && (from > 0 || to < len(s)) {
 		return fmt.Errorf("fakebackend: CopyTokens: part of a sequence of a recurrent model: %w", backend.ErrUnsupported)
 	}
+	if c.pending != nil && c.pending[src] {
+		return fmt.Errorf("fakebackend: CopyTokens: sequence %d, cut back since its last Decode: %w", src, backend.ErrUnsupported)
+	}
+	c.forget(dst)
 	d := c.seqs[dst]
 	if from > len(d) {
 		return fmt.Errorf("fakebackend: CopyTokens: sequence %d holds %d positions, copying from %d would leave a gap", dst, len(d), from)
@@ -304,6 +343,8 @@ func (c *Context) Checkpoint(seq int) ([]byte, error) {
 		return nil, backend.Unsupported(Name, "checkpoints of a model without recurrent state")
 	case !c.seqOK(seq):
 		return nil, fmt.Errorf("fakebackend: Checkpoint: sequence %d out of range", seq)
+	case c.pending != nil && c.pending[seq]:
+		return nil, backend.Unsupported(Name, "checkpoints of a recurrent state cut back since its last Decode")
 	}
 	cs := c.seqs[seq]
 	var h uint64
@@ -344,6 +385,7 @@ func (c *Context) RestoreCheckpoint(seq, n int, state []byte) error {
 	c.release(cs[n:])
 	clear(cs[n:])
 	c.seqs[seq] = cs[:n]
+	c.forget(seq)
 	return nil
 }
 

@@ -69,6 +69,13 @@ type Options struct {
 	// at least 23).
 	Recurrent       bool
 	CheckpointBytes int
+	// RollsBack makes a Recurrent model's context keep the snapshots
+	// that ContextParams.Rollback asks for, as the current llama.cpp
+	// does for Qwen3.5, with the contract internal/libllama enforces on
+	// it: a sequence drops fewer of its last positions than its last
+	// Decode gave it, at most Rollback, once; until its next Decode it
+	// is neither copied nor checkpointed (ErrUnsupported).
+	RollsBack bool
 }
 
 // Model is the fake model. Its methods are safe for concurrent use; Close
@@ -260,6 +267,11 @@ func (m *Model) NewContext(p backend.ContextParams) (backend.Context, error) {
 		c.ckptBytes = 64
 		if m.opt.CheckpointBytes > 0 {
 			c.ckptBytes = max(m.opt.CheckpointBytes, ckptHeader)
+		}
+		if m.opt.RollsBack {
+			c.rollback = max(p.Rollback, 0)
+			c.decoded = make([]int, p.Sequences)
+			c.pending = make([]bool, p.Sequences)
 		}
 	}
 	return c, nil
