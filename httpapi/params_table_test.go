@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"os"
 	"reflect"
 	"slices"
@@ -711,8 +712,11 @@ func TestParameterTable(t *testing.T) {
 	pro.Path = inferencetest.Model(t, inferencetest.Options{Seed: 3, Arch: "qwen35", ChatTemplate: inferencetest.Qwen35Template})
 	models := []catalog.Model{mini, pro}
 	logs := &syncBuffer{}
+	// Every generation request of the checks, sent through the Go SDKs,
+	// goes through the TypeScript SDKs too at the end.
+	rec := &sdkRecorder{}
 	url := serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: 2048, Search: pinned(docsIndex(t))},
-		httpapi.Config{Models: models, Logger: slog.New(slog.NewTextHandler(logs, nil))}, "")
+		httpapi.Config{Models: models, Logger: slog.New(slog.NewTextHandler(logs, nil)), Middleware: []func(http.Handler) http.Handler{rec.Middleware}}, "")
 
 	checks := paramChecks()
 	for name, cells := range table {
@@ -729,6 +733,7 @@ func TestParameterTable(t *testing.T) {
 				if check == nil {
 					t.Fatalf("no check for %s on %s", name, style)
 				}
+				rec.SetRow(name + "/" + style)
 				check(t, paramClient{style: style, oa: openaiSDK(url, key), an: anthropicSDK(url, key), log: logs})
 			})
 		}
@@ -740,4 +745,13 @@ func TestParameterTable(t *testing.T) {
 			}
 		}
 	}
+	t.Run("typescript-sdks", func(t *testing.T) {
+		calls := rec.Calls()
+		rows := map[string]bool{}
+		for _, c := range calls {
+			rows[c.Row] = true
+		}
+		replayThroughNPM(t, url, calls)
+		t.Logf("%d requests of %d rows through the TypeScript SDKs", len(calls), len(rows))
+	})
 }

