@@ -86,7 +86,7 @@ func runNode(t *testing.T, node, dir, url, key string, out any, script string, a
 	}
 }
 
-// sdkCall is a request to a generation route that a Go SDK sent, with
+// sdkCall is a request to a route of replayRoutes as first sent, with
 // what the server answered: its status and, for an error, its message.
 type sdkCall struct {
 	Row     string          `json:"-"`
@@ -106,7 +106,7 @@ type npmResult struct {
 }
 
 // sdkRecorder is an httpapi middleware that keeps every POST to a
-// generation route, under the row set last (SetRow), for replay through
+// route of replayRoutes, under the row set last (SetRow), for replay through
 // the TypeScript SDKs. It is safe for concurrent use.
 type sdkRecorder struct {
 	mu    sync.Mutex
@@ -128,12 +128,16 @@ func (r *sdkRecorder) Calls() []sdkCall {
 	return append([]sdkCall(nil), r.calls...)
 }
 
-var generationRoutes = map[string]bool{"/v1/chat/completions": true, "/v1/completions": true, "/v1/responses": true, "/v1/messages": true}
+// replayRoutes are the routes whose requests replay.mjs sends again.
+var replayRoutes = map[string]bool{
+	"/v1/chat/completions": true, "/v1/completions": true, "/v1/responses": true, "/v1/messages": true,
+	"/v1/embeddings": true, "/v1/rerank": true,
+}
 
-// Middleware records the generation requests that pass through next.
+// Middleware records the requests to replay that pass through next.
 func (r *sdkRecorder) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost || !generationRoutes[req.URL.Path] {
+		if req.Method != http.MethodPost || !replayRoutes[req.URL.Path] {
 			next.ServeHTTP(w, req)
 			return
 		}
@@ -198,9 +202,9 @@ func (s *statusRecorder) Flush() {
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // replayThroughNPM sends calls again through the TypeScript SDKs
-// (replay.mjs) and checks that each ends as it did through the Go SDK:
-// an answer the SDK reads to its end where the Go SDK got one, and the
-// same status and message where it got an error.
+// (replay.mjs) and checks that each ends as it did when first sent (by a
+// Go SDK, or as raw HTTP): an answer the SDK reads to its end where the
+// first got one, and the same status and message where it got an error.
 func replayThroughNPM(t *testing.T, url string, calls []sdkCall) []npmResult {
 	t.Helper()
 	node, dir := npmSDKs(t)
@@ -221,9 +225,9 @@ func replayThroughNPM(t *testing.T, url string, calls []sdkCall) []npmResult {
 		r := got[i]
 		switch {
 		case c.Status < 400 && !r.OK:
-			t.Errorf("%s: %s %s: the Go SDK got %d, the TypeScript SDK failed: %d %s", c.Row, c.Path, c.Body, c.Status, r.Status, r.Message)
+			t.Errorf("%s: %s %s: first %d, through the TypeScript SDK an error: %d %s", c.Row, c.Path, c.Body, c.Status, r.Status, r.Message)
 		case c.Status >= 400 && (r.OK || r.Status != c.Status || r.Message != c.Message):
-			t.Errorf("%s: %s %s: the Go SDK got %d %q, the TypeScript SDK ok=%v %d %q", c.Row, c.Path, c.Body, c.Status, c.Message, r.OK, r.Status, r.Message)
+			t.Errorf("%s: %s %s: first %d %q, through the TypeScript SDK ok=%v %d %q", c.Row, c.Path, c.Body, c.Status, c.Message, r.OK, r.Status, r.Message)
 		}
 	}
 	return got

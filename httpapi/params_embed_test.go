@@ -5,6 +5,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -56,8 +57,9 @@ func TestEmbedRerankParameterTable(t *testing.T) {
 		{ID: "rr", Path: inferencetest.Model(t, inferencetest.Options{Arch: "bert"}), Kind: catalog.KindRerank},
 	}
 	logs := &syncBuffer{}
+	rec := &sdkRecorder{} // and through the TypeScript SDKs at the end
 	url := serveEngine(t, inference.Config{Models: models, Parallel: 1, ContextTokens: sdkContext},
-		httpapi.Config{Models: models, Logger: slog.New(slog.NewTextHandler(logs, nil))}, "")
+		httpapi.Config{Models: models, Logger: slog.New(slog.NewTextHandler(logs, nil)), Middleware: []func(http.Handler) http.Handler{rec.Middleware}}, "")
 
 	// post sends the style's base request with fields set (a value of
 	// nil deletes the field) and returns the status and the answer.
@@ -171,8 +173,14 @@ func TestEmbedRerankParameterTable(t *testing.T) {
 				if check == nil {
 					t.Fatalf("no check for %s on %s", name, style)
 				}
+				rec.SetRow(name + "/" + style)
 				check(t)
 			})
 		}
 	}
+	t.Run("typescript-sdks", func(t *testing.T) {
+		calls := rec.Calls()
+		replayThroughNPM(t, url, calls)
+		t.Logf("%d requests through the TypeScript SDKs", len(calls))
+	})
 }

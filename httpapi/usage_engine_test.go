@@ -4,6 +4,7 @@ package httpapi_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -35,12 +36,30 @@ const (
 // (sent again: its prefix read from the cache); on messages the three
 // counts sum to the prompt, cache_creation_input_tokens is 0 without a
 // cache_control breakpoint, and with one on the system block it is the
-// system prefix's tokens when cold and 0 when warm.
+// system prefix's tokens when cold and 0 when warm. Both the Go SDKs
+// and the TypeScript SDKs (testdata/sdk/usage.mjs) send it.
 func TestUsageAddsUpRealEngine(t *testing.T) {
 	path := tinyModel(t)
-	ctx := context.Background()
-	const maxTokens = 4
+	t.Run("go", func(t *testing.T) { checkUsageAddsUp(t, path, goUsage(t)) })
+	t.Run("typescript", func(t *testing.T) { checkUsageAddsUp(t, path, tsUsage(t)) })
+}
 
+// usageSDKs sends the conversation of usageSystem through one family of
+// SDKs to the server at a URL, on each style, and reads its usage.
+type usageSDKs struct {
+	chat, resp func(url string) promptUsage
+	// msgs sends it on messages, with a cache_control breakpoint on the
+	// system block or not, and the user's turn user ("": usageUser).
+	msgs func(url string, breakpoint bool, user string) promptUsage
+}
+
+// usageMaxTokens is the tokens the usage conversation generates.
+const usageMaxTokens = 4
+
+// goUsage is usageSDKs through the official Go SDKs.
+func goUsage(t *testing.T) usageSDKs {
+	ctx := context.Background()
+	const maxTokens = usageMaxTokens
 	chat := func(c openai.Client) promptUsage {
 		res, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 			Model: policy.Core25Mini, MaxTokens: openai.Int(maxTokens), Temperature: openai.Float(0),
@@ -64,11 +83,11 @@ func TestUsageAddsUpRealEngine(t *testing.T) {
 		}
 		return promptUsage{prompt: int(res.Usage.InputTokens), read: int(res.Usage.InputTokensDetails.CachedTokens)}
 	}
-	msgs := func(breakpoint bool, user ...string) func(anthropic.Client) promptUsage {
+	msgs := func(breakpoint bool, user string) func(anthropic.Client) promptUsage {
 		return func(c anthropic.Client) promptUsage {
 			text := usageUser
-			if len(user) > 0 {
-				text = user[0]
+			if user != "" {
+				text = user
 			}
 			system := anthropic.TextBlockParam{Text: usageSystem}
 			if breakpoint {
@@ -88,6 +107,42 @@ func TestUsageAddsUpRealEngine(t *testing.T) {
 			return promptUsage{prompt: p, read: int(u.CacheReadInputTokens), written: int(u.CacheCreationInputTokens), input: int(u.InputTokens)}
 		}
 	}
+	return usageSDKs{
+		chat: func(url string) promptUsage { return chat(openaiSDK(url, key)) },
+		resp: func(url string) promptUsage { return resp(openaiSDK(url, key)) },
+		msgs: func(url string, breakpoint bool, user string) promptUsage {
+			return msgs(breakpoint, user)(anthropicSDK(url, key))
+		},
+	}
+}
+
+// tsUsage is usageSDKs through the official TypeScript SDKs (usage.mjs),
+// with the same requests.
+func tsUsage(t *testing.T) usageSDKs {
+	node, dir := npmSDKs(t)
+	send := func(url string, args ...string) promptUsage {
+		var u struct{ Prompt, Read, Written, Input int }
+		runNode(t, node, dir, url, key, &u, "usage.mjs", append([]string{policy.Core25Mini, usageSystem, strconv.Itoa(usageMaxTokens)}, args...)...)
+		return promptUsage{prompt: u.Prompt, read: u.Read, written: u.Written, input: u.Input}
+	}
+	return usageSDKs{
+		chat: func(url string) promptUsage { return send(url, "chat", usageUser) },
+		resp: func(url string) promptUsage { return send(url, "responses", usageUser) },
+		msgs: func(url string, breakpoint bool, user string) promptUsage {
+			if user == "" {
+				user = usageUser
+			}
+			style := "messages"
+			if breakpoint {
+				style = "messages-breakpoint"
+			}
+			return send(url, style, user)
+		},
+	}
+}
+
+// checkUsageAddsUp is TestUsageAddsUpRealEngine through sdks.
+func checkUsageAddsUp(t *testing.T, path string, sdks usageSDKs) {
 	// coldWarm sends one request twice to a fresh server: the first reads
 	// nothing from the cache, the second its prefix.
 	coldWarm := func(send func(url string) promptUsage) [2]promptUsage {
@@ -95,11 +150,11 @@ func TestUsageAddsUpRealEngine(t *testing.T) {
 		return [2]promptUsage{send(url), send(url)}
 	}
 	runs := map[string][2]promptUsage{
-		"chat":      coldWarm(func(url string) promptUsage { return chat(openaiSDK(url, key)) }),
-		"responses": coldWarm(func(url string) promptUsage { return resp(openaiSDK(url, key)) }),
-		"messages":  coldWarm(func(url string) promptUsage { return msgs(false)(anthropicSDK(url, key)) }),
+		"chat":      coldWarm(sdks.chat),
+		"responses": coldWarm(sdks.resp),
+		"messages":  coldWarm(func(url string) promptUsage { return sdks.msgs(url, false, "") }),
 		"messages with cache_control": coldWarm(func(url string) promptUsage {
-			return msgs(true)(anthropicSDK(url, key))
+			return sdks.msgs(url, true, "")
 		}),
 	}
 	want := runs["chat"]
@@ -124,8 +179,8 @@ func TestUsageAddsUpRealEngine(t *testing.T) {
 	// counts the tokens it shares with the whole prompt, not the
 	// generation prompt that the prefix alone would end with.
 	url := sdkServer(t, path)
-	first := msgs(true)(anthropicSDK(url, key))
-	other := msgs(true, "Write a poem about the moon.")(anthropicSDK(url, key))
+	first := sdks.msgs(url, true, "")
+	other := sdks.msgs(url, true, "Write a poem about the moon.")
 	if first.written == 0 || other.read == 0 || other.written != 0 || other.input != other.prompt-other.read {
 		t.Errorf("messages with a breakpoint, then another user turn: %+v, then %+v; want the system prefix read, nothing written", first, other)
 	}

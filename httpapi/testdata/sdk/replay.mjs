@@ -81,11 +81,26 @@ async function messages(body) {
 	return {text, usage: final.usage};
 }
 
+// Embeddings come back as vectors (the SDK asks for base64 and decodes
+// it where the request names no encoding); reranking, which neither SDK
+// has a method for, goes through the OpenAI client's own post.
+async function embeddings(body) {
+	const res = await openai.embeddings.create(body);
+	return {text: res.data.map((d) => (typeof d.embedding === "string" ? d.embedding : d.embedding.length)).join(","), usage: res.usage};
+}
+
+async function rerank(body) {
+	const res = await openai.post("/rerank", {body});
+	return {text: res.results.map((r) => r.index).join(","), usage: res.usage};
+}
+
 const routes = {
 	"/v1/chat/completions": chat,
 	"/v1/completions": completions,
 	"/v1/responses": responses,
 	"/v1/messages": messages,
+	"/v1/embeddings": embeddings,
+	"/v1/rerank": rerank,
 };
 
 const calls = JSON.parse(readFileSync(process.argv[2], "utf8"));
