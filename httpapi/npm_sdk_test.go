@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/inferkit/inferkit/internal/testmodels"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // npmSDKPackages are the npm packages the TypeScript SDKs' tests load:
@@ -231,4 +233,36 @@ func replayThroughNPM(t *testing.T, url string, calls []sdkCall) []npmResult {
 		}
 	}
 	return got
+}
+
+// The OpenAI TypeScript SDK makes a background response, reads it until
+// it ends, streams it again after a sequence number, and cancels one at
+// work (background.mjs), as TestSDKBackground does with the Go SDK.
+func TestTypeScriptSDKBackground(t *testing.T) {
+	node, dir := npmSDKs(t)
+	e := newEnv(t, nil)
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	var run struct {
+		Created, Status, Text, Last string
+		First                      int
+	}
+	runNode(t, node, dir, srv.URL, key, &run, "background.mjs", "run", policy.Core25Mini)
+	if run.Created != "queued" || run.Status != "completed" || run.Text != "Hello world" || run.First != 3 || run.Last != "response.completed" {
+		t.Errorf("a background response through the SDK: %+v", run)
+	}
+
+	e.eng.block = true
+	w := do(e.h, "POST", "/v1/responses", key, `{"model":"`+policy.Core25Mini+`","input":"Hi","background":true}`)
+	if w.Code != 200 {
+		t.Fatalf("POST: %d %s", w.Code, w.Body)
+	}
+	id, _ := decode(t, w.Body.Bytes())["id"].(string)
+	<-e.eng.ctxs
+	poll(t, e.h, id, func(r map[string]any) bool { return r["output_text"] == "Hello world" })
+	var cancel struct{ Cancelled, Text, Retrieved string }
+	runNode(t, node, dir, srv.URL, key, &cancel, "background.mjs", "cancel", id)
+	if cancel.Cancelled != "cancelled" || cancel.Text != "Hello world" || cancel.Retrieved != "cancelled" {
+		t.Errorf("cancelling through the SDK: %+v", cancel)
+	}
 }
