@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferkit/inferkit/internal/redistest"
 	"github.com/inferkit/inferkit/internal/testmodels"
 	"github.com/inferkit/inferkit/policy"
 )
@@ -103,6 +104,8 @@ type npmResult struct {
 	OK      bool            `json:"ok"`
 	Status  int             `json:"status"`
 	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    string          `json:"code"`
 	Text    string          `json:"text"`
 	Usage   json.RawMessage `json:"usage"`
 }
@@ -264,5 +267,47 @@ func TestTypeScriptSDKBackground(t *testing.T) {
 	runNode(t, node, dir, srv.URL, key, &cancel, "background.mjs", "cancel", id)
 	if cancel.Cancelled != "cancelled" || cancel.Text != "Hello world" || cancel.Retrieved != "cancelled" {
 		t.Errorf("cancelling through the SDK: %+v", cancel)
+	}
+}
+
+// On a prepaid account whose balance is spent, the TypeScript SDKs see
+// each style's refusal as the Go SDKs do: 429, insufficient_quota (a
+// rate_limit_error on messages), the balance named, and no retry.
+func TestTypeScriptSDKQuota(t *testing.T) {
+	node, dir := npmSDKs(t)
+	a := prepaidReplica(t, redistest.Start(t))
+	admin(t, a.h, "POST", "/v1/admin/accounts", `{"id":"acct_pp","name":"Prepaid"}`, http.StatusCreated)
+	k := field(admin(t, a.h, "POST", "/v1/admin/api-keys", `{"name":"prepaid","account":"acct_pp"}`, http.StatusCreated), "key")
+	admin(t, a.h, "POST", "/v1/admin/credits", `{"id":"pay_1","account":"acct_pp","amount_usd":"5"}`, 200)
+	for range 25 { // 0.2 USD each
+		if w := do(a.h, "POST", "/v1/chat/completions", k, chatBody); w.Code != 200 {
+			t.Fatalf("spending the balance: %d %s", w.Code, w.Body)
+		}
+	}
+	srv := httptest.NewServer(a.h)
+	defer srv.Close()
+	calls := []sdkCall{
+		{Path: "/v1/chat/completions", Body: json.RawMessage(chatBody)},
+		{Path: "/v1/responses", Body: json.RawMessage(responsesBody)},
+		{Path: "/v1/messages", Body: json.RawMessage(messagesBody)},
+	}
+	b, _ := json.Marshal(calls)
+	file := filepath.Join(dir, "calls.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ran := a.eng.calls()
+	var got []npmResult
+	runNode(t, node, dir, srv.URL, k, &got, "replay.mjs", file)
+	for i, want := range []struct{ typ, code string }{
+		{"rate_limit_error", "insufficient_quota"}, {"rate_limit_error", "insufficient_quota"}, {"rate_limit_error", ""},
+	} {
+		r := got[i]
+		if r.OK || r.Status != http.StatusTooManyRequests || r.Type != want.typ || r.Code != want.code || !strings.Contains(r.Message, "0 USD left") {
+			t.Errorf("%s on a spent balance through the TypeScript SDK: %+v", calls[i].Path, r)
+		}
+	}
+	if a.eng.calls() != ran {
+		t.Error("the engine ran a refused request")
 	}
 }

@@ -8,8 +8,8 @@
 // {...}}, ...]. Each entry printed is {"ok": true, "text": ..., "usage":
 // ...} (and a response's "state") when the SDK returned (or streamed to
 // the end) without an error,
-// else {"ok": false, "status": ..., "message": ...}, the error the SDK
-// raised. Neither SDK retries (maxRetries 0), so each request is sent
+// else {"ok": false, "status": ..., "message": ..., "type": ..., "code":
+// ...}, the error the SDK raised. Neither SDK retries (maxRetries 0), so each request is sent
 // once.
 import {readFileSync} from "node:fs";
 import OpenAI from "openai";
@@ -114,7 +114,10 @@ for (const {path, body} of calls) {
 	try {
 		out.push({ok: true, ...(await send(body))});
 	} catch (err) {
-		out.push({ok: false, status: err.status ?? 0, message: err.error?.error?.message ?? err.error?.message ?? err.message});
+		// OpenAI's errors carry the body's error object, Anthropic's the
+		// whole body.
+		const e = err.error?.error ?? err.error ?? {};
+		out.push({ok: false, status: err.status ?? 0, message: e.message ?? err.message, type: e.type ?? "", code: e.code ?? ""});
 	}
 }
 console.log(JSON.stringify(out));
