@@ -248,7 +248,7 @@ func TestTypeScriptSDKBackground(t *testing.T) {
 	defer srv.Close()
 	var run struct {
 		Created, Status, Text, Last string
-		First                      int
+		First                       int
 	}
 	runNode(t, node, dir, srv.URL, key, &run, "background.mjs", "run", policy.Core25Mini)
 	if run.Created != "queued" || run.Status != "completed" || run.Text != "Hello world" || run.First != 3 || run.Last != "response.completed" {
