@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openai/openai-go/v3"
 
 	"github.com/inferkit/inferkit/internal/redistest"
 	"github.com/inferkit/inferkit/internal/testmodels"
@@ -309,5 +313,32 @@ func TestTypeScriptSDKQuota(t *testing.T) {
 	}
 	if a.eng.calls() != ran {
 		t.Error("the engine ran a refused request")
+	}
+}
+
+// Reranking, which neither family of SDKs has a method for, through
+// their generic requests: openai-go's Client.Post and the TypeScript
+// client's post (replay.mjs) rank the same documents alike, and a
+// request without documents is the same 400 through both.
+func TestSDKRerank(t *testing.T) {
+	url, _, _, _ := rerankServer(t)
+	body := map[string]any{"model": "rr", "query": "What is the weather like?", "documents": rerankDocs, "top_n": 2}
+	client := openaiSDK(url, key)
+	var res rerankResponse
+	if err := client.Post(t.Context(), "rerank", body, &res); err != nil || len(res.Results) != 2 {
+		t.Fatalf("openai-go Post: %v %+v", err, res)
+	}
+	var apiErr *openai.Error
+	err := client.Post(t.Context(), "rerank", map[string]any{"model": "rr", "query": "q"}, &res)
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, "documents") {
+		t.Fatalf("openai-go Post without documents: %v", err)
+	}
+	b, _ := json.Marshal(body)
+	got := replayThroughNPM(t, url, []sdkCall{
+		{Row: "rerank", Path: "/v1/rerank", Body: b, Status: http.StatusOK},
+		{Row: "rerank without documents", Path: "/v1/rerank", Body: json.RawMessage(`{"model":"rr","query":"q"}`), Status: http.StatusBadRequest, Message: apiErr.Message},
+	})
+	if want := fmt.Sprintf("%d,%d", res.Results[0].Index, res.Results[1].Index); got[0].Text != want {
+		t.Errorf("the TypeScript SDK ranks %s, openai-go %s", got[0].Text, want)
 	}
 }
