@@ -134,6 +134,11 @@ type Config struct {
 	// ones the same distribution; it only saves decode steps when the
 	// drafts are right (Usage.AcceptedTokens), and steps aside while other
 	// requests fill the batch. Requests opt out with Request.Speculative.
+	// A recurrent or hybrid model drafts only where its backend rolls its
+	// state back (the library's Qwen3.5): with a drafter, it keeps 8
+	// snapshots of each sequence's recurrent state for that, 8 times the
+	// state's memory; elsewhere (Mamba, Jamba, the Go engine's Qwen3.5)
+	// it drafts nothing.
 	Draft Drafting
 	// Logger receives the engine's log. Default slog.Default().
 	Logger *slog.Logger
