@@ -976,6 +976,9 @@ func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.
 		PromptLP: req.PromptLogprobs, NoOutput: req.PromptOnly,
 		Family: m.family, Tools: familyTools(req.shownTools()), Single: req.ToolChoice.Single,
 		Speculative: m.drafts && (req.Speculative == nil || *req.Speculative)}
+	if tools := req.shownTools(); len(tools) == 1 && tools[0].Name == SearchToolName {
+		w.MaxCall = searchCallBytes // a search turn: its one call is bounded
+	}
 	if p.plan.grammar != "" {
 		if w.Grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {
 			return nil, fieldError(Field("Format"), "%v", err)

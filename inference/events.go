@@ -52,6 +52,7 @@ func result(r *runner.Result, calls []ToolCall) *Result {
 			AcceptedTokens:   r.Usage.Accepted,
 		},
 		Timings: Timings(r.Timings),
+		callCut: r.CallCut,
 	}
 }
 

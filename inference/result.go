@@ -85,6 +85,9 @@ type Result struct {
 	Citations []Citation
 	Usage     Usage
 	Timings   Timings
+	// callCut says the output ended inside a tool call, which the
+	// engine's bound on an ungrammared search call cut (searchCallBytes).
+	callCut bool
 }
 
 // add counts a turn of a request that searches (searchLoop) into r: its

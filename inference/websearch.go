@@ -26,7 +26,10 @@ type SearchOptions struct {
 	// FinishLength.
 	MaxSearches int
 	// Force makes the model search before it answers: its first turn is
-	// a call of the search tool.
+	// a call of the search tool. A forced call's query is at most 100
+	// characters (its grammar); one the model chooses, with no other
+	// tool offered, is cut once past what such a query takes, and
+	// reported as a SearchIncomplete call.
 	Force bool
 	// Results is the number of results a search gives the model, 1 to
 	// search.MaxCount; 0 means 5.
@@ -55,8 +58,9 @@ const (
 	SearchSearching SearchStatus = "searching"
 	SearchCompleted SearchStatus = "completed"
 	SearchFailed    SearchStatus = "failed"
-	// SearchIncomplete: the output limit cut the model's call short, in
-	// its query; no search ran.
+	// SearchIncomplete: the output limit, or the bound on a call that
+	// no grammar bounds (a query past maxQueryChars), cut the model's
+	// call short, in its query; no search ran.
 	SearchIncomplete SearchStatus = "incomplete"
 )
 
@@ -64,6 +68,14 @@ const (
 // grammar of a forced call keeps it within (the search tool's schema),
 // so that a model cannot spend its whole output limit in one query.
 const maxQueryChars = 100
+
+// searchCallBytes bounds a search call that no grammar bounds (one the
+// model chooses to make): its name and JSON around a query of
+// maxQueryChars characters, each at most 6 bytes (a JSON escape), with
+// room to spare. A turn whose only tool is the search stops past it,
+// the call reported as incomplete, so that a model that rambles in its
+// query cannot spend its output limit there.
+const searchCallBytes = 6*maxQueryChars + 256
 
 // SearchCall is one search the engine ran for a request.
 type SearchCall struct {

@@ -274,3 +274,39 @@ func TestSearchCutShort(t *testing.T) {
 		t.Errorf("announced %+v, result's searches %+v: want the one incomplete call", announced, res.Searches)
 	}
 }
+
+// A search call the model chooses to make, which no grammar bounds, stops
+// once it passes the bound on a call with a query of 100 characters
+// (written here by a format's grammar, as a model that rambles in its
+// query would): the call is reported as an incomplete search and no
+// search runs, long before the output limit.
+func TestChosenSearchBounded(t *testing.T) {
+	fs := &fakeSearch{results: paris}
+	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3",
+		ChatTemplate: inferencetest.Qwen3Template, ContextLength: 4096})}}, Parallel: 1, ContextTokens: 4096, Search: fs})
+	req := searchRequest(&inference.SearchOptions{MaxSearches: 1})
+	req.MaxTokens = 2000
+	long := func(n int) *inference.Format {
+		return &inference.Format{Grammar: fmt.Sprintf(`root ::= "<tool_call>\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"" [a-z]{%d} "\"}}\n</tool_call>"`, n)}
+	}
+	req.Format = long(20)
+	if _, res := stream(t, e, req); len(fs.queries) != 1 || len(fs.queries[0].Text) != 20 || res.Usage.WebSearches != 1 {
+		t.Fatalf("a short chosen query: searched %+v, %d searches", fs.queries, res.Usage.WebSearches)
+	}
+	fs.queries = nil
+	req.Format = long(1500)
+	evs, res := stream(t, e, req)
+	var announced []inference.SearchCall
+	for _, ev := range evs {
+		if ev.Search != nil {
+			announced = append(announced, *ev.Search)
+		}
+	}
+	if len(fs.queries) != 0 || res.FinishReason != inference.FinishLength || res.Usage.CompletionTokens >= 1500 {
+		t.Errorf("a rambling chosen query: searched %v, finish %s after %d tokens", fs.queries, res.FinishReason, res.Usage.CompletionTokens)
+	}
+	if len(announced) != 1 || announced[0].Status != inference.SearchIncomplete || len(res.Searches) != 1 || !strings.Contains(res.Searches[0].Error, "100 characters") {
+		t.Errorf("announced %+v, result's searches %+v: want the one incomplete call", announced, res.Searches)
+	}
+	t.Logf("cut after %d tokens: %s", res.Usage.CompletionTokens, res.Searches[0].Error)
+}

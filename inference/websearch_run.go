@@ -109,10 +109,15 @@ func (e *Engine) searchLoop(ctx context.Context, l *lease, p *Prepared, yield fu
 		calls := slices.DeleteFunc(slices.Clone(final.ToolCalls), func(c ToolCall) bool { return !isSearchCall(c) })
 		own := slices.DeleteFunc(slices.Clone(final.ToolCalls), isSearchCall)
 		budget -= final.Usage.CompletionTokens
-		if len(calls) == 0 && n == 0 && opts.Force && final.FinishReason == FinishLength {
-			// The forced call, cut short in its query: it is reported,
-			// not dropped.
-			sc := SearchCall{ID: "ws_" + rand.Text(), Status: SearchIncomplete, Error: "the output limit cut the search call short",
+		if len(calls) == 0 && final.FinishReason == FinishLength && (n == 0 && opts.Force || final.callCut) {
+			// The forced call, or one the bound on a call cut short
+			// (searchCallBytes), in its query: it is reported, not
+			// dropped.
+			why := "the output limit cut the search call short"
+			if final.callCut {
+				why = fmt.Sprintf("the search call ran past %d bytes: a query is at most %d characters", searchCallBytes, maxQueryChars)
+			}
+			sc := SearchCall{ID: "ws_" + rand.Text(), Status: SearchIncomplete, Error: why,
 				First: len(c.sources) + 1, At: text.Len(), ReasoningAt: len(res.Reasoning)}
 			res.Searches = append(res.Searches, sc)
 			if !yield(Event{Search: &sc}, nil) {

@@ -60,6 +60,10 @@ type Parser interface {
 	// thinking section: the engine counts a thinking budget by it, and
 	// lets a grammar constrain only the answer.
 	Thinking() bool
+	// Calling is the bytes of the call the output pushed so far is
+	// inside, held until it ends; 0 outside a call. The engine bounds a
+	// call by it where no grammar does.
+	Calling() int
 }
 
 // ParserConfig configures a Parser.

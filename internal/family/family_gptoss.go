@@ -90,6 +90,15 @@ type harmonyParser struct {
 // Thinking implements Parser.
 func (p *harmonyParser) Thinking() bool { return p.state == harmonyThinking }
 
+// Calling implements Parser: the arguments read of the call the output
+// is inside.
+func (p *harmonyParser) Calling() int {
+	if p.state == harmonyCall {
+		return p.args.Len()
+	}
+	return 0
+}
+
 // Push implements Parser.
 func (p *harmonyParser) Push(text string) Output {
 	var out Output

@@ -213,3 +213,36 @@ func TestStops(t *testing.T) {
 		}
 	}
 }
+
+// Calling counts the bytes held of the call the output is inside, on
+// both kinds of parser (marked text, harmony's messages), and is 0
+// before the call opens and once it ends.
+func TestCalling(t *testing.T) {
+	tools := []Tool{{Name: "web_search", Parameters: []byte(`{"type":"object","properties":{"query":{"type":"string"}}}`)}}
+	for _, c := range []struct {
+		f                 *Family
+		before, in, after string
+	}{
+		{qwen3, "Let me look.", "<tool_call>\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"paris", "\"}}\n</tool_call>"},
+		{gptOSS, "<|channel|>final<|message|>Let me look.<|end|><|start|>assistant", "<|channel|>commentary to=functions.web_search <|constrain|>json<|message|>{\"query\": \"paris", "\"}"}, // the stop <|call|> ends the output
+	} {
+		t.Run(c.f.Name, func(t *testing.T) {
+			p := c.f.NewParser(ParserConfig{Tools: tools})
+			p.Push(c.before)
+			if n := p.Calling(); n != 0 {
+				t.Errorf("before the call: %d", n)
+			}
+			p.Push(c.in)
+			first := p.Calling()
+			p.Push(strings.Repeat("x", 100))
+			if n := p.Calling(); first == 0 || n != first+100 {
+				t.Errorf("inside the call: %d, then %d after 100 more bytes", first, n)
+			}
+			out := p.Push(c.after)
+			out.Calls = append(out.Calls, p.Flush(false).Calls...)
+			if n := p.Calling(); n != 0 || len(out.Calls) != 1 {
+				t.Errorf("after the call: %d held, calls %+v", n, out.Calls)
+			}
+		})
+	}
+}

@@ -98,6 +98,14 @@ func (s *splitter) Thinking() bool {
 	return s.phase == inThinking || s.phase == atStart && s.opened
 }
 
+// Calling implements Parser.
+func (s *splitter) Calling() int {
+	if s.phase == inCall || s.phase == inRest {
+		return len(s.pending)
+	}
+	return 0
+}
+
 // Push implements Parser.
 func (s *splitter) Push(text string) Output {
 	s.pending += text

@@ -121,6 +121,7 @@ type slot struct {
 	thought    int             // tokens generated inside a thinking section
 	forced     []backend.Token // tokens to decode after next, unsampled
 	think      int             // where the prompt's thinking starts, for a checkpoint; 0: none
+	callCut    bool            // Work.MaxCall ended the work
 	spec       speculation     // drafting (draft.go)
 
 	admitted, first time.Time
@@ -1006,6 +1007,9 @@ func (r *Runner) emit(s *slot, tok backend.Token, lp *Logprob) {
 		r.finish(s, FinishToolCalls, "") // one call, and the turn is over
 	case s.generated >= s.w.MaxTokens:
 		r.finish(s, FinishLength, "")
+	case s.w.MaxCall > 0 && s.out.Calling() > s.w.MaxCall:
+		s.callCut = true
+		r.finish(s, FinishLength, "")
 	case s.out.Thinking() && s.w.Budget >= 0 && s.thought >= s.w.Budget && len(s.w.ThinkClose) > 0 &&
 		s.generated+len(s.w.ThinkClose) >= s.w.MaxTokens:
 		r.finish(s, FinishLength, "") // no room left to close the thinking and answer
@@ -1087,6 +1091,7 @@ func (r *Runner) finish(s *slot, reason Finish, stop string) {
 		StopSequence:   stop,
 		StopToken:      s.stopToken,
 		Calls:          s.calls,
+		CallCut:        s.callCut,
 		Logprobs:       s.logprobs,
 		PromptLogprobs: s.promptLPs,
 		Usage: Usage{

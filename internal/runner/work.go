@@ -36,10 +36,14 @@ type Work struct {
 	Family    *family.Family  // parses the output; nil: plain text
 	Tools     []family.Tool   // the tools the model sees
 	Single    bool            // at most one tool call
-	Logprobs  bool            // record the answer tokens' log-probabilities
-	Top       int             // and this many alternatives each
-	PromptLP  bool            // record the prompt tokens' log-probabilities
-	NoOutput  bool            // decode the prompt only
+	// MaxCall bounds the bytes of a tool call where no grammar does:
+	// past it, the work ends (FinishLength) with the call dropped, and
+	// its Result says CallCut. 0: no bound.
+	MaxCall  int
+	Logprobs bool // record the answer tokens' log-probabilities
+	Top      int  // and this many alternatives each
+	PromptLP bool // record the prompt tokens' log-probabilities
+	NoOutput bool // decode the prompt only
 	// Speculative lets the runner's Drafter propose tokens for this
 	// work (Config.Drafter).
 	Speculative bool
@@ -115,10 +119,13 @@ type Result struct {
 	StopSequence    string // with FinishStopSequence
 	StopToken       int    // the end-of-turn token, with FinishStop and FinishToolCalls
 	Calls           []family.Call
-	Logprobs        []Logprob
-	PromptLogprobs  []Logprob
-	Usage           Usage
-	Timings         Timings
+	// CallCut says the work ended inside a tool call, which Work.MaxCall
+	// cut short (the call is dropped).
+	CallCut        bool
+	Logprobs       []Logprob
+	PromptLogprobs []Logprob
+	Usage          Usage
+	Timings        Timings
 }
 
 // Logprob is one token and its natural-log probability under the logits
