@@ -976,8 +976,10 @@ func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.
 		PromptLP: req.PromptLogprobs, NoOutput: req.PromptOnly,
 		Family: m.family, Tools: familyTools(req.shownTools()), Single: req.ToolChoice.Single,
 		Speculative: m.drafts && (req.Speculative == nil || *req.Speculative)}
-	if tools := req.shownTools(); len(tools) == 1 && tools[0].Name == SearchToolName {
-		w.MaxCall = searchCallBytes // a search turn: its one call is bounded
+	if slices.ContainsFunc(req.shownTools(), isSearchTool) {
+		// A search turn: a call of the search tool is bounded, also
+		// where no grammar forces it.
+		w.MaxCall, w.BoundCall = searchCallBytes, SearchToolName
 	}
 	if p.plan.grammar != "" {
 		if w.Grammar, err = m.llm.NewGrammar(p.plan.grammar); err != nil {

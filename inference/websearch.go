@@ -27,9 +27,8 @@ type SearchOptions struct {
 	MaxSearches int
 	// Force makes the model search before it answers: its first turn is
 	// a call of the search tool. A forced call's query is at most 100
-	// characters (its grammar); one the model chooses, with no other
-	// tool offered, is cut once past what such a query takes, and
-	// reported as a SearchIncomplete call.
+	// characters (its grammar); one the model chooses is cut once past
+	// what such a query takes, and reported as a SearchIncomplete call.
 	Force bool
 	// Results is the number of results a search gives the model, 1 to
 	// search.MaxCount; 0 means 5.
@@ -72,9 +71,9 @@ const maxQueryChars = 100
 // searchCallBytes bounds a search call that no grammar bounds (one the
 // model chooses to make): its name and JSON around a query of
 // maxQueryChars characters, each at most 6 bytes (a JSON escape), with
-// room to spare. A turn whose only tool is the search stops past it,
-// the call reported as incomplete, so that a model that rambles in its
-// query cannot spend its output limit there.
+// room to spare. A search turn stops past it, the call reported as
+// incomplete, so that a model that rambles in its query cannot spend its
+// output limit there; the request's own tools' calls are not bounded.
 const searchCallBytes = 6*maxQueryChars + 256
 
 // SearchCall is one search the engine ran for a request.

@@ -279,7 +279,9 @@ func TestSearchCutShort(t *testing.T) {
 // once it passes the bound on a call with a query of 100 characters
 // (written here by a format's grammar, as a model that rambles in its
 // query would): the call is reported as an incomplete search and no
-// search runs, long before the output limit.
+// search runs, long before the output limit. Beside a tool of the
+// request's own, the search call is cut the same, and a call of that
+// tool is not.
 func TestChosenSearchBounded(t *testing.T) {
 	fs := &fakeSearch{results: paris}
 	e := newEngine(t, inference.Config{Models: []catalog.Model{{ID: "tiny", Path: inferencetest.Model(t, inferencetest.Options{Arch: "qwen3",
@@ -309,4 +311,13 @@ func TestChosenSearchBounded(t *testing.T) {
 		t.Errorf("announced %+v, result's searches %+v: want the one incomplete call", announced, res.Searches)
 	}
 	t.Logf("cut after %d tokens: %s", res.Usage.CompletionTokens, res.Searches[0].Error)
+
+	req.Tools = []inference.Tool{{Name: "note", Description: "Keeps a note.", Parameters: []byte(`{"type":"object","properties":{"text":{"type":"string"}}}`)}}
+	if _, res := stream(t, e, req); len(fs.queries) != 0 || res.FinishReason != inference.FinishLength || len(res.Searches) != 1 || res.Searches[0].Status != inference.SearchIncomplete {
+		t.Errorf("a rambling chosen query beside a tool of the request's: searched %v, finish %s, searches %+v", fs.queries, res.FinishReason, res.Searches)
+	}
+	req.Format = &inference.Format{Grammar: `root ::= "<tool_call>\n{\"name\": \"note\", \"arguments\": {\"text\": \"" [a-z]{1500} "\"}}\n</tool_call>"`}
+	if _, res := stream(t, e, req); len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "note" || len(res.ToolCalls[0].Arguments) < 1500 || len(res.Searches) != 0 {
+		t.Errorf("a long call of the request's tool: calls %+v, finish %s, searches %+v", res.ToolCalls, res.FinishReason, res.Searches)
+	}
 }

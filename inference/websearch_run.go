@@ -240,3 +240,6 @@ func (e *Engine) search(ctx context.Context, call ToolCall, opts *SearchOptions,
 
 // isSearchCall reports whether c calls the search tool.
 func isSearchCall(c ToolCall) bool { return c.Name == SearchToolName }
+
+// isSearchTool reports whether t is the search tool.
+func isSearchTool(t Tool) bool { return t.Name == SearchToolName }

@@ -60,10 +60,11 @@ type Parser interface {
 	// thinking section: the engine counts a thinking budget by it, and
 	// lets a grammar constrain only the answer.
 	Thinking() bool
-	// Calling is the bytes of the call the output pushed so far is
-	// inside, held until it ends; 0 outside a call. The engine bounds a
-	// call by it where no grammar does.
-	Calling() int
+	// Calling is the text of the call the output pushed so far is
+	// inside, held until it ends ("" outside a call); a format that names
+	// the call outside that text (harmony's recipient) puts the name
+	// first. The engine bounds a call by it where no grammar does.
+	Calling() string
 }
 
 // ParserConfig configures a Parser.

@@ -90,13 +90,13 @@ type harmonyParser struct {
 // Thinking implements Parser.
 func (p *harmonyParser) Thinking() bool { return p.state == harmonyThinking }
 
-// Calling implements Parser: the arguments read of the call the output
-// is inside.
-func (p *harmonyParser) Calling() int {
+// Calling implements Parser: the function named by the recipient of the
+// call the output is inside, and its arguments so far.
+func (p *harmonyParser) Calling() string {
 	if p.state == harmonyCall {
-		return p.args.Len()
+		return p.name + " " + p.args.String()
 	}
-	return 0
+	return ""
 }
 
 // Push implements Parser.

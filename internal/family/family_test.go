@@ -214,9 +214,9 @@ func TestStops(t *testing.T) {
 	}
 }
 
-// Calling counts the bytes held of the call the output is inside, on
-// both kinds of parser (marked text, harmony's messages), and is 0
-// before the call opens and once it ends.
+// Calling is the text held of the call the output is inside, its name
+// first, on both kinds of parser (marked text, harmony's messages), and
+// "" before the call opens and once it ends.
 func TestCalling(t *testing.T) {
 	tools := []Tool{{Name: "web_search", Parameters: []byte(`{"type":"object","properties":{"query":{"type":"string"}}}`)}}
 	for _, c := range []struct {
@@ -229,19 +229,20 @@ func TestCalling(t *testing.T) {
 		t.Run(c.f.Name, func(t *testing.T) {
 			p := c.f.NewParser(ParserConfig{Tools: tools})
 			p.Push(c.before)
-			if n := p.Calling(); n != 0 {
-				t.Errorf("before the call: %d", n)
+			if held := p.Calling(); held != "" {
+				t.Errorf("before the call: %q", held)
 			}
 			p.Push(c.in)
 			first := p.Calling()
 			p.Push(strings.Repeat("x", 100))
-			if n := p.Calling(); first == 0 || n != first+100 {
-				t.Errorf("inside the call: %d, then %d after 100 more bytes", first, n)
+			held := p.Calling()
+			if first == "" || len(held) != len(first)+100 || !strings.Contains(held, "web_search") || !strings.HasSuffix(held, "paris"+strings.Repeat("x", 100)) {
+				t.Errorf("inside the call: %q, then %q after 100 more bytes", first, held)
 			}
 			out := p.Push(c.after)
 			out.Calls = append(out.Calls, p.Flush(false).Calls...)
-			if n := p.Calling(); n != 0 || len(out.Calls) != 1 {
-				t.Errorf("after the call: %d held, calls %+v", n, out.Calls)
+			if held := p.Calling(); held != "" || len(out.Calls) != 1 {
+				t.Errorf("after the call: %q held, calls %+v", held, out.Calls)
 			}
 		})
 	}

@@ -99,11 +99,11 @@ func (s *splitter) Thinking() bool {
 }
 
 // Calling implements Parser.
-func (s *splitter) Calling() int {
+func (s *splitter) Calling() string {
 	if s.phase == inCall || s.phase == inRest {
-		return len(s.pending)
+		return s.pending
 	}
-	return 0
+	return ""
 }
 
 // Push implements Parser.

@@ -40,7 +40,7 @@ type plainParser struct{}
 func (plainParser) Push(text string) family.Output { return family.Output{Text: text} }
 func (plainParser) Flush(bool) family.Output       { return family.Output{} }
 func (plainParser) Thinking() bool                 { return false }
-func (plainParser) Calling() int                   { return 0 }
+func (plainParser) Calling() string                { return "" }
 
 // Piece is what one Push or Flush releases.
 type Piece struct {
@@ -101,6 +101,7 @@ func (o *Output) release(out family.Output, last bool) Piece {
 // Thinking reports whether the output is inside a thinking section.
 func (o *Output) Thinking() bool { return o.parser.Thinking() }
 
-// Calling is the bytes of the tool call the output is inside, held until
-// it ends; 0 outside one.
-func (o *Output) Calling() int { return o.parser.Calling() }
+// Calling is the text of the tool call the output is inside, held until
+// it ends ("" outside one), with its name first where the family writes
+// it apart (family.Parser).
+func (o *Output) Calling() string { return o.parser.Calling() }

@@ -1007,7 +1007,7 @@ func (r *Runner) emit(s *slot, tok backend.Token, lp *Logprob) {
 		r.finish(s, FinishToolCalls, "") // one call, and the turn is over
 	case s.generated >= s.w.MaxTokens:
 		r.finish(s, FinishLength, "")
-	case s.w.MaxCall > 0 && s.out.Calling() > s.w.MaxCall:
+	case s.w.MaxCall > 0 && boundCall(s.w, s.out.Calling()):
 		s.callCut = true
 		r.finish(s, FinishLength, "")
 	case s.out.Thinking() && s.w.Budget >= 0 && s.thought >= s.w.Budget && len(s.w.ThinkClose) > 0 &&
@@ -1025,6 +1025,22 @@ func (r *Runner) emit(s *slot, tok backend.Token, lp *Logprob) {
 			}
 		}
 	}
+}
+
+// boundCall reports whether call, the text of the tool call w's output
+// is inside, has run past w.MaxCall as a call of w.BoundCall: of the
+// tools' names, BoundCall's is the first in it.
+func boundCall(w *Work, call string) bool {
+	if len(call) <= w.MaxCall {
+		return false
+	}
+	first, name := len(call), ""
+	for _, t := range w.Tools {
+		if i := strings.Index(call, t.Name); i >= 0 && (i < first || i == first && len(t.Name) > len(name)) {
+			first, name = i, t.Name
+		}
+	}
+	return name == w.BoundCall
 }
 
 // push runs the bytes of one generated token through the slot's output and

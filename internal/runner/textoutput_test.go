@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/inferkit/inferkit/internal/family"
 )
 
 // run feeds pieces through a textOutput and returns the emitted text, the
@@ -133,4 +135,27 @@ func FuzzTextOutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// boundCall cuts a call of the bound tool once past MaxCall: the tool is
+// the offered one whose name comes first in the call's text (the longer
+// where two start at the same place), so that the arguments of another
+// tool's call may name it freely.
+func TestBoundCall(t *testing.T) {
+	w := &Work{MaxCall: 20, BoundCall: "search", Tools: []family.Tool{{Name: "search"}, {Name: "search_docs"}, {Name: "note"}}}
+	long := strings.Repeat("x", 20)
+	for _, c := range []struct {
+		call string
+		want bool
+	}{
+		{`{"name": "search", "arguments": {"query": "` + long, true},
+		{`{"name": "search"`, false}, // within the bound
+		{`{"name": "note", "arguments": {"text": "search ` + long, false},
+		{`{"name": "search_docs", "arguments": {"q": "` + long, false},
+		{`{"arguments": {"query": "` + long, false}, // no name yet: not known to be the bound tool's
+	} {
+		if got := boundCall(w, c.call); got != c.want {
+			t.Errorf("%q: %v, want %v", c.call, got, c.want)
+		}
+	}
 }

@@ -36,14 +36,17 @@ type Work struct {
 	Family    *family.Family  // parses the output; nil: plain text
 	Tools     []family.Tool   // the tools the model sees
 	Single    bool            // at most one tool call
-	// MaxCall bounds the bytes of a tool call where no grammar does:
-	// past it, the work ends (FinishLength) with the call dropped, and
-	// its Result says CallCut. 0: no bound.
-	MaxCall  int
-	Logprobs bool // record the answer tokens' log-probabilities
-	Top      int  // and this many alternatives each
-	PromptLP bool // record the prompt tokens' log-probabilities
-	NoOutput bool // decode the prompt only
+	// MaxCall bounds the bytes of a call of the tool BoundCall where no
+	// grammar does: past it, the work ends (FinishLength) with the call
+	// dropped, and its Result says CallCut. A call is BoundCall's when,
+	// of the Tools' names, BoundCall's comes first in its text (every
+	// family writes the name before the arguments). 0: no bound.
+	MaxCall   int
+	BoundCall string
+	Logprobs  bool // record the answer tokens' log-probabilities
+	Top       int  // and this many alternatives each
+	PromptLP  bool // record the prompt tokens' log-probabilities
+	NoOutput  bool // decode the prompt only
 	// Speculative lets the runner's Drafter propose tokens for this
 	// work (Config.Drafter).
 	Speculative bool
