@@ -170,19 +170,23 @@ func TestRecurrentCheckpoints(t *testing.T) {
 	}
 }
 
-// On llama.cpp a recurrent model's prefixes on disk (Config.CacheDir) are
-// kept at its checkpoints' positions: after a restart, a prompt that
-// shares part of a long one resumes from within what it shares, with a
-// fresh engine's output.
+// A recurrent model's prefixes on disk (Config.CacheDir) are kept at its
+// checkpoints' positions, on llama.cpp (Mamba, Jamba) and on the library
+// (Mamba, whose whole state is its recurrent one): after a restart, a
+// prompt that shares part of a long one resumes from within what it
+// shares, with a fresh engine's output.
 func TestRecurrentCheckpointsOnDisk(t *testing.T) {
 	const every = 64
-	for _, arch := range recurrentArchs {
-		t.Run(arch, func(t *testing.T) {
+	runs := [][2]string{{"mamba", backend.LlamaCpp}, {"jamba", backend.LlamaCpp}, {"mamba", backend.LibLlama}}
+	for _, run := range runs {
+		arch, be := run[0], run[1]
+		t.Run(arch+"/"+be, func(t *testing.T) {
+			lib := LibraryFor(t, be)
 			dir := t.TempDir()
 			path := inferencetest.Model(t, inferencetest.Options{Arch: arch})
 			open := func(budget int64) *Engine {
 				cfg := Config{Models: []catalog.Model{{ID: "tiny", Path: path}}, Threads: 1, Parallel: 1, ContextTokens: 2048,
-					CheckpointEvery: every, CheckpointBytes: budget}
+					CheckpointEvery: every, CheckpointBytes: budget, Backend: be, Library: lib}
 				if budget > 0 {
 					cfg.CacheDir = dir
 				}

@@ -103,14 +103,22 @@ func recurrentLayoutOf(c *Context, m *Model, p backend.ContextParams) (*recurren
 // check reports whether state is exactly a checkpoint of layout l taken
 // after n positions, field by field, with no byte more; an error wrapping
 // backend.ErrBadState names the first field that is not.
-func (l *recurrentLayout) check(state []byte, n int) error {
+func (l *recurrentLayout) check(state []byte, n int) error { return l.checkAt(state, n, 0) }
+
+// checkAt is check, with n < 0 taking a checkpoint at any position below
+// positions.
+func (l *recurrentLayout) checkAt(state []byte, n int, positions uint32) error {
 	r := backend.NewStateReader(backend.LibLlama, state)
 	r.Expect("magic", stateMagic)
 	if id := r.U32("source sequence"); r.Err() == nil && id >= maxSequences {
 		r.Fail("source sequence %d", int32(id))
 	}
 	r.Expect("cell count", 1)
-	if pos := r.U32("position"); r.Err() == nil && int64(pos) != int64(n)-1 {
+	switch pos := r.U32("position"); {
+	case r.Err() != nil:
+	case n < 0 && pos >= positions:
+		r.Fail("a state at position %d, the context holds %d", int32(pos), positions)
+	case n >= 0 && int64(pos) != int64(n)-1:
 		r.Fail("a checkpoint at position %d, want %d", int32(pos), n-1)
 	}
 	r.Expect("cell's sequence count", 0)
@@ -123,6 +131,18 @@ func (l *recurrentLayout) check(state []byte, n int) error {
 	}
 	return r.Finish()
 }
+
+// wholeRecurrent is the stateChecker of a recurrent model without
+// attention cells (Mamba): a sequence's whole state is its recurrent
+// memory's, written as a checkpoint is, at any of the context's
+// positions.
+type wholeRecurrent struct {
+	l         *recurrentLayout
+	positions uint32
+}
+
+func (w wholeRecurrent) check(state []byte) error { return w.l.checkAt(state, -1, w.positions) }
+func (w wholeRecurrent) maxSize() int64           { return int64(w.l.size()) }
 
 // size is the bytes of a checkpoint of layout l.
 func (l *recurrentLayout) size() int {
@@ -176,6 +196,9 @@ func (c *Context) Checkpoint(seq int) ([]byte, error) {
 // returns the error, wrapping backend.ErrUnsupported, that Checkpoint
 // gives from then on. The runner asks Checkpoints before each use.
 func (c *Context) checkpointsOff(why error) error {
+	if _, ok := c.states.(wholeRecurrent); ok {
+		c.statesOff(why) // the same layout
+	}
 	c.recurrent = nil
 	c.noRecurrent = fmt.Errorf("%w: the library writes another layout than the one read for this model (%v)",
 		backend.Unsupported(backend.LibLlama, "checkpoints of the recurrent state"), why)

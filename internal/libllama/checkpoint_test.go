@@ -154,3 +154,56 @@ func TestRollback(t *testing.T) {
 		t.Errorf("mamba: RollbackLimit %d, want 0", got)
 	}
 }
+
+// A Mamba sequence's whole state is its recurrent one: it goes to
+// another context and back at its position, and one altered in its cell
+// count or position (past the context), or cut short, is refused before
+// the library reads it, leaving the sequence empty. A hybrid model's
+// states stay off.
+func TestRecurrentSequenceStates(t *testing.T) {
+	m := load(t, tinymodel.Options{Arch: "mamba"})
+	ctx := newContext(t, m, backend.ContextParams{Context: 256, Sequences: 2})
+	toks, err := m.Tokenize("A prompt whose state goes to disk and back.", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodeAt(t, ctx, toks[:len(toks)-1], 0, 0)
+	want := decodeAt(t, ctx, toks[len(toks)-1:], len(toks)-1, 0)
+	decodeAt(t, ctx, toks[:len(toks)-1], 0, 1)
+	state, err := ctx.SequenceState(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lim := backend.SequenceStateLimit(ctx); lim != int64(len(state)) {
+		t.Errorf("limit %d, a state of %d bytes", lim, len(state))
+	}
+	other := newContext(t, m, backend.ContextParams{Context: 256, Sequences: 2})
+	if err := other.SetSequenceState(1, state); err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeAt(t, other, toks[len(toks)-1:], len(toks)-1, 1); !slices.Equal(got, want) {
+		t.Error("the restored state gives other logits")
+	}
+	set := func(off int, v uint32) []byte {
+		b := slices.Clone(state)
+		binary.LittleEndian.PutUint32(b[off:], v)
+		return b
+	}
+	for _, c := range []struct {
+		what  string
+		state []byte
+	}{
+		{"a billion cells", set(8, 1<<30)},
+		{"a position past the context", set(12, 256)},
+		{"a position of -1", set(12, 0xffffffff)},
+		{"cut short", state[:len(state)-1]},
+	} {
+		if err := other.SetSequenceState(0, c.state); !errors.Is(err, backend.ErrBadState) || other.MaxPos(0) != -1 {
+			t.Errorf("%s: %v, sequence at %d", c.what, err, other.MaxPos(0))
+		}
+	}
+	hybrid := newContext(t, load(t, tinymodel.Options{Arch: "jamba"}), backend.ContextParams{Context: 256})
+	if _, err := hybrid.SequenceState(0); !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("a hybrid model's state: %v, want ErrUnsupported", err)
+	}
+}

@@ -29,7 +29,7 @@ type Context struct {
 	pooling backend.Pooling
 	// states is the layout of the context's sequence states, nil when
 	// they are off; noStates says why then.
-	states   *seqLayout
+	states   stateChecker
 	noStates error
 	// recurrent is the layout of the context's checkpoints of recurrent
 	// state, nil when it takes none; noRecurrent says why then.
@@ -181,9 +181,19 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 	if ctx.mem == nil {
 		ctx.noStates = backend.Unsupported(backend.LibLlama, "sequence states of a context without memory")
 	} else {
-		ctx.states, ctx.noStates = stateLayout(m, p, ctx.nCtx, p.Sequences)
+		// Not a nil *seqLayout in a non-nil stateChecker.
+		if l, err := stateLayout(m, p, ctx.nCtx, p.Sequences); err != nil {
+			ctx.noStates = err
+		} else {
+			ctx.states = l
+		}
 	}
 	ctx.recurrent, ctx.noRecurrent = recurrentLayoutOf(ctx, m, p)
+	if ctx.recurrent != nil && !ctx.recurrent.hybrid {
+		// A recurrent model's whole memory is its recurrent state, so
+		// its sequence states are checkpoints at any position.
+		ctx.states, ctx.noStates = wholeRecurrent{ctx.recurrent, uint32(ctx.nCtx)}, nil
+	}
 	if ctx.recurrent != nil {
 		// A copy of a sequence cut back goes through a checkpoint
 		// (CopyTokens), so rollbacks need checkpoints.
@@ -413,6 +423,9 @@ func (c *Context) SequenceState(seq int) ([]byte, error) {
 	if c.states == nil {
 		return nil, c.noStates
 	}
+	if c.pending != nil && c.pending[seq] {
+		return nil, c.cutBack(seq, "sequence states")
+	}
 	n := int(C.ikl_llama_state_seq_get_size(c.api, c.c, C.llama_seq_id(seq)))
 	if n <= 0 || int64(n) > c.states.maxSize() {
 		return nil, c.statesOff(fmt.Errorf("a state of %d bytes, at most %d", n, c.states.maxSize()))
@@ -439,7 +452,7 @@ func (c *Context) statesOff(why error) error {
 }
 
 // SetSequenceState replaces seq's memory with state, after checking it
-// field by field against this context's layout (seqLayout.check): a
+// field by field against this context's layout (stateChecker): a
 // state it refuses, with an error wrapping backend.ErrBadState, never
 // reaches the library. seq is left empty when the state is refused or
 // does not fit.

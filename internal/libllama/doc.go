@@ -23,6 +23,7 @@
 // library reads it. Recurrent and hybrid models (Mamba, Jamba, Qwen3.5
 // with or without its multi-token-prediction block) take checkpoints of
 // their recurrent state (checkpoint.go), checked the same way against
-// the layout the library writes for an empty sequence. Every token id, position, sequence id and length is
+// the layout the library writes for an empty sequence; Mamba's sequence
+// states, its recurrent state whole, are checked so too. Every token id, position, sequence id and length is
 // checked in Go before it reaches C.
 package libllama

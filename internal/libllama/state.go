@@ -33,6 +33,17 @@ type seqLayout struct {
 	vEmbd     uint32 // transposed values: rows
 }
 
+// stateChecker checks the sequence states of a context before the
+// library reads them: check reports whether a state is exactly one the
+// library writes for the context (an error wrapping backend.ErrBadState
+// names the first field that is not), and maxSize bounds a state's
+// bytes. seqLayout checks an attention cache's, wholeRecurrent a
+// recurrent model's.
+type stateChecker interface {
+	check(state []byte) error
+	maxSize() int64
+}
+
 // stateMagic opens every sequence state (llama_context's io_magic).
 const stateMagic = 0xaf143cd8
 
@@ -65,7 +76,8 @@ func stateLayout(m *Model, p backend.ContextParams, nCtx, nSeq int) (*seqLayout,
 		return nil, no("of an encoder's context")
 	}
 	if !m.SharesKV() {
-		return nil, no("of a recurrent or hybrid model, whose state layout llama.h does not expose")
+		// A recurrent model's are checked as checkpoints (wholeRecurrent).
+		return nil, no("of a hybrid model, whose attention cells' layout beside the recurrent state llama.h does not expose")
 	}
 	arch, _ := m.Meta("general.architecture")
 	if !stateArchs[arch] {
