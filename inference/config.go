@@ -134,12 +134,17 @@ type Config struct {
 	// ones the same distribution; it only saves decode steps when the
 	// drafts are right (Usage.AcceptedTokens), and steps aside while other
 	// requests fill the batch. Requests opt out with Request.Speculative.
-	// A recurrent or hybrid model drafts only where its backend rolls its
-	// state back (the library's Qwen3.5): with a drafter, it keeps 8
-	// snapshots of each sequence's recurrent state for that, 8 times the
-	// state's memory; elsewhere (Mamba, Jamba, the Go engine's Qwen3.5)
-	// it drafts nothing.
+	// A recurrent or hybrid model drafts only with DraftRecurrent.
 	Draft Drafting
+	// DraftRecurrent lets a recurrent or hybrid model draft (Draft)
+	// where its backend rolls its state back: the library's Qwen3.5. It
+	// then keeps 8 snapshots of each sequence's recurrent state, 8 times
+	// the state's memory, and its decode pays for them at every step:
+	// on the Qwen3.5-0.8B shape on a 2-core CPU that made decoding 0.87
+	// times as fast before any draft, and drafting at any acceptance did
+	// not win it back (BENCHMARKS.md), so it is off by default. Elsewhere
+	// (Mamba, Jamba, the Go engine's Qwen3.5) such models never draft.
+	DraftRecurrent bool
 	// Logger receives the engine's log. Default slog.Default().
 	Logger *slog.Logger
 	// CacheTTL is how long the tokens of a finished request stay usable as

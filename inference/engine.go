@@ -335,7 +335,7 @@ func (e *Engine) newRunner(m *model, llm backend.Model, perSeq int) (*runner.Run
 		// backends do not take it.
 		FlashAttention: e.cfg.FlashAttention,
 	}
-	if drafter != nil {
+	if drafter != nil && !llm.SharesKV() && e.cfg.DraftRecurrent {
 		// A recurrent state drops rejected drafts where the backend
 		// keeps a snapshot per drafted token (the library's Qwen3.5).
 		params.Rollback = runner.DefaultMaxDraft
@@ -962,7 +962,7 @@ func messagesImageError(err error) error {
 func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.ImageSpan) (*runner.Work, error) {
 	req := p.Request
 	if req.Speculative != nil && *req.Speculative && !m.drafts {
-		return nil, fieldError(Field("Speculative"), "the model drafts nothing: it has no drafter (Config.Draft, catalog.Model.Draft), or a recurrent state that its backend cannot roll back")
+		return nil, fieldError(Field("Speculative"), "the model drafts nothing: it has no drafter (Config.Draft, catalog.Model.Draft), or a recurrent state that drafts only with Config.DraftRecurrent, where its backend rolls it back")
 	}
 	sp, err := samplerParams(req)
 	if err != nil {

@@ -113,7 +113,7 @@ func TestRecurrentCheckpoints(t *testing.T) {
 			// roll drafted tokens back: a prompt's prefix must still be
 			// reached through a checkpoint, never through a snapshot of
 			// an earlier step.
-			cfg := Config{Parallel: 1, ContextTokens: 2048, Backend: c.backend, Library: LibraryFor(t, c.backend), Draft: DraftNgram}
+			cfg := Config{Parallel: 1, ContextTokens: 2048, Backend: c.backend, Library: LibraryFor(t, c.backend), Draft: DraftNgram, DraftRecurrent: true}
 			// Room for a turn's prompt beside the last turn's tokens,
 			// which the sequence keeps only if they fit together.
 			on, off := cfg, cfg

@@ -64,7 +64,7 @@ func TestSpeculativeGreedySame(t *testing.T) {
 						continue
 					}
 					cm := catalog.Model{ID: "m", Path: m.path}
-					cfg := inference.Config{Models: []catalog.Model{cm}, Parallel: 2, ContextTokens: 512, Backend: be, Library: lib}
+					cfg := inference.Config{Models: []catalog.Model{cm}, Parallel: 2, ContextTokens: 512, Backend: be, Library: lib, DraftRecurrent: true}
 					switch d {
 					case "none":
 						cfg.Draft = inference.DraftNone
@@ -174,7 +174,8 @@ func TestSpeculativeKnobs(t *testing.T) {
 }
 
 // On the library's Qwen3.5 (with and without its multi-token-prediction
-// block) a drafter right at 0, 50, 75 and 100% of the positions gives
+// block), with Config.DraftRecurrent, a drafter right at 0, 50, 75 and
+// 100% of the positions gives
 // the greedy tokens of an engine that drafts nothing: the hybrid memory
 // drops the rejected tokens from its attention cells and its recurrent
 // state alike. The conversation's next turn, which resumes from the
@@ -185,10 +186,19 @@ func TestSpeculativeRecurrentRollback(t *testing.T) {
 		t.Run(fmt.Sprintf("mtp=%d", opts.NextN), func(t *testing.T) {
 			lib := inference.LibraryFor(t, backend.LibLlama)
 			cfg := inference.Config{Models: []catalog.Model{{ID: "m", Path: inferencetest.Model(t, opts)}}, Parallel: 1, ContextTokens: 1024,
-				Backend: backend.LibLlama, Library: lib}
+				Backend: backend.LibLlama, Library: lib, DraftRecurrent: true}
 			off := cfg
 			off.Draft = inference.DraftNone
 			cold := newEngine(t, off)
+			// Without DraftRecurrent the same drafter drafts nothing,
+			// and a request that asks for drafts is told why.
+			plain := cfg
+			plain.DraftRecurrent = false
+			noDraft := newEngine(t, inference.WithDrafter(plain, &runner.Replay{Percent: 100}))
+			spec := true
+			if _, err := noDraft.Generate(context.Background(), inference.Request{Model: "m", Prompt: "Hi", MaxTokens: 4, Speculative: &spec}); err == nil || !strings.Contains(err.Error(), "DraftRecurrent") {
+				t.Errorf("Speculative on a recurrent model without DraftRecurrent: %v", err)
+			}
 			sw := &switchable{}
 			e := newEngine(t, inference.WithDrafter(cfg, sw))
 			zero := 0.0
