@@ -43,6 +43,9 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-libllama", "/opt/llama/libllama.so", "-flash-attention"}, func(string) string { return "" }, io.Discard); err != nil || !o.flash {
 		t.Errorf("-flash-attention: %+v %v", o, err)
 	}
+	if o, err := parseFlags([]string{"-ngram", "-draft-recurrent"}, func(string) string { return "" }, io.Discard); err != nil || !o.ngram || !o.draftRecurrent {
+		t.Errorf("-ngram -draft-recurrent: %+v %v", o, err)
+	}
 	if o, err := parseFlags([]string{"-fetch-images"}, func(string) string { return "" }, io.Discard); err != nil || !o.fetchImages {
 		t.Errorf("-fetch-images: %+v %v", o, err)
 	}

@@ -58,6 +58,9 @@
 //	                  unchanged; requests go faster where drafts are right
 //	-ngram            draft by n-gram lookup in each request's own prompt
 //	                  and output for the models without -draft
+//	-draft-recurrent  let recurrent models draft where the backend rolls
+//	                  their state back (libllama's Qwen3.5); slower on
+//	                  CPUs measured so far (BENCHMARKS.md)
 //	-datacenter ID=CC[,CC...]
 //	                  list model ID in the catalog's datacenters as
 //	                  running in these countries, ISO 3166-1 alpha-2 codes
@@ -280,6 +283,8 @@ type options struct {
 	keepAlive time.Duration
 	// ngram drafts by n-gram lookup (-ngram, inference.DraftNgram).
 	ngram bool
+	// draftRecurrent is inference.Config.DraftRecurrent.
+	draftRecurrent bool
 	// searchURL and searchIndex name the search backend (-search-url,
 	// -search-index); at most one.
 	searchURL, searchIndex string
@@ -384,6 +389,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.Func("projector", "read images with the projector GGUF (mmproj) at PATH for the model `ID=PATH` (repeatable)", idPaths(projectors))
 	fs.Func("draft", "draft tokens for the model `ID=PATH` with the smaller GGUF of the same vocabulary at PATH (repeatable)", idPaths(drafts))
 	fs.BoolVar(&o.ngram, "ngram", false, "draft by n-gram lookup in each request's prompt and output for the models without -draft")
+	fs.BoolVar(&o.draftRecurrent, "draft-recurrent", false, "let recurrent models draft where the backend rolls their state back (libllama's Qwen3.5); slower on the CPUs measured so far")
 	fs.Func("datacenter", "list the model `ID=CC[,CC...]` as running in these countries (ISO 3166-1 alpha-2 codes, such as US,DE) in the catalog's datacenters (repeatable)", func(s string) error {
 		id, list, ok := strings.Cut(s, "=")
 		if !ok || id == "" || list == "" {
@@ -663,7 +669,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		Models: o.models, Parallel: o.parallel, ContextTokens: o.ctx, Threads: o.threads, Backend: o.backend, Library: o.library, FlashAttention: o.flash, Logger: logger,
 		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
 		CacheDir: o.cacheDir, CacheBytes: o.cacheMiB << 20, KeepAlive: o.keepAlive, Progress: loadProgress(logger),
-		Search: searcher,
+		Search: searcher, DraftRecurrent: o.draftRecurrent,
 	}
 	if o.ngram {
 		cfg.Draft = inference.DraftNgram
