@@ -1,13 +1,13 @@
 package libllama_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
 
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/backend/backendtest"
+	"github.com/inferkit/inferkit/internal/libllama"
 	"github.com/inferkit/inferkit/internal/tinymodel"
 )
 
@@ -56,11 +56,7 @@ func TestCheckpointFieldsChecked(t *testing.T) {
 	n := len(toks)
 	decodeAt(t, ctx, toks[:3], n, 0)
 	end := ctx.MaxPos(0)
-	set := func(off int, v uint32) []byte {
-		b := slices.Clone(state)
-		binary.LittleEndian.PutUint32(b[off:], v)
-		return b
-	}
+	set := func(off int, v uint32) []byte { return withU32(state, off, v) }
 	for _, c := range []struct {
 		what  string
 		state []byte
@@ -153,6 +149,18 @@ func TestRollback(t *testing.T) {
 	if got := backend.RollbackLimit(mamba); got != 0 {
 		t.Errorf("mamba: RollbackLimit %d, want 0", got)
 	}
+
+	// A recurrent model without checkpoints (a layout not derived)
+	// refuses every cut short of the whole state.
+	plain := newContext(t, m, backend.ContextParams{Context: 256, Rollback: 4})
+	libllama.DropRollback(plain)
+	decodeAt(t, plain, toks[:n], 0, 0)
+	if plain.RemoveTokens(0, n-2, -1) || plain.MaxPos(0) != n-1 {
+		t.Errorf("a cut without rollbacks: allowed, or the sequence ends at %d", plain.MaxPos(0))
+	}
+	if !plain.RemoveTokens(0, 0, -1) || plain.MaxPos(0) != -1 {
+		t.Error("the whole state was not removed")
+	}
 }
 
 // A Mamba sequence's whole state is its recurrent one: it goes to
@@ -184,11 +192,7 @@ func TestRecurrentSequenceStates(t *testing.T) {
 	if got := decodeAt(t, other, toks[len(toks)-1:], len(toks)-1, 1); !slices.Equal(got, want) {
 		t.Error("the restored state gives other logits")
 	}
-	set := func(off int, v uint32) []byte {
-		b := slices.Clone(state)
-		binary.LittleEndian.PutUint32(b[off:], v)
-		return b
-	}
+	set := func(off int, v uint32) []byte { return withU32(state, off, v) }
 	for _, c := range []struct {
 		what  string
 		state []byte

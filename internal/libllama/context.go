@@ -195,8 +195,9 @@ func (m *Model) newContext(p backend.ContextParams) (*Context, error) {
 		ctx.states, ctx.noStates = wholeRecurrent{ctx.recurrent, uint32(ctx.nCtx)}, nil
 	}
 	if ctx.recurrent != nil {
-		// A copy of a sequence cut back goes through a checkpoint
-		// (CopyTokens), so rollbacks need checkpoints.
+		// A cut the library refuses, or one that would read a stale
+		// snapshot (RemoveTokens), is taken back to a checkpoint
+		// instead, so rollbacks come with checkpoints.
 		ctx.rollback = int(C.ikl_llama_n_rs_seq(m.api, c))
 		ctx.decoded = make([]int, p.Sequences)
 		ctx.pending = make([]bool, p.Sequences)
@@ -306,24 +307,27 @@ func (c *Context) RemoveTokens(seq, from, to int) bool {
 	if to < 0 {
 		to = -1
 	}
-	if !c.model.SharesKV() && from == 0 {
+	rm := func() bool {
+		return bool(C.ikl_llama_memory_seq_rm(c.api, c.mem, C.llama_seq_id(seq), C.llama_pos(from), C.llama_pos(to)))
+	}
+	if c.model.SharesKV() || from >= c.MaxPos(seq)+1 {
+		return rm() // an attention cache, or nothing of the state cut
+	}
+	if from == 0 {
 		c.stale(seq) // the whole state goes
+		return rm()
 	}
-	if !c.model.SharesKV() && from > 0 {
-		// A recurrent state rolls back only over the last Decode's
-		// tokens of seq (see rollback), and only to the end.
-		end := c.MaxPos(seq) + 1
-		if from < end && (to >= 0 && to < end || end-from >= c.decoded[seq]) {
-			return false
-		}
-		if from < end {
-			ok := bool(C.ikl_llama_memory_seq_rm(c.api, c.mem, C.llama_seq_id(seq), C.llama_pos(from), C.llama_pos(to)))
-			c.stale(seq)
-			c.pending[seq] = ok
-			return ok
-		}
+	// A recurrent state rolls back only over the last Decode's tokens of
+	// seq (see rollback), once, and only to the end; without rollbacks
+	// (decoded nil), not at all.
+	end := c.MaxPos(seq) + 1
+	if c.decoded == nil || to >= 0 && to < end || end-from >= c.decoded[seq] {
+		return false
 	}
-	return bool(C.ikl_llama_memory_seq_rm(c.api, c.mem, C.llama_seq_id(seq), C.llama_pos(from), C.llama_pos(to)))
+	ok := rm()
+	c.stale(seq)
+	c.pending[seq] = ok
+	return ok
 }
 
 // CopyTokens makes dst share src's cells at positions [from, to). Only

@@ -7,3 +7,11 @@ import "github.com/inferkit/inferkit/internal/backend"
 func SkewStateLayout(ctx backend.Context) {
 	ctx.(*Context).states.(*seqLayout).nLayer++
 }
+
+// DropRollback makes ctx's recurrent model one whose checkpoint layout
+// was not derived, as newContext leaves it then: no checkpoints, no
+// rollback, and nothing tracked for one.
+func DropRollback(ctx backend.Context) {
+	c := ctx.(*Context)
+	c.recurrent, c.rollback, c.decoded, c.pending = nil, 0, nil, nil
+}

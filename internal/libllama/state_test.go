@@ -101,14 +101,18 @@ const (
 	offCell0 = 16
 )
 
+// withU32 is a copy of state with the little-endian uint32 at off set to
+// v: a state damaged in one field.
+func withU32(state []byte, off int, v uint32) []byte {
+	b := slices.Clone(state)
+	binary.LittleEndian.PutUint32(b[off:], v)
+	return b
+}
+
 // hostile returns damaged copies of a valid state of n cells of a
 // context of nCtx cells.
 func hostile(state []byte, n, nCtx int) map[string][]byte {
-	put := func(off int, v uint32) []byte {
-		b := slices.Clone(state)
-		binary.LittleEndian.PutUint32(b[off:], v)
-		return b
-	}
+	put := func(off int, v uint32) []byte { return withU32(state, off, v) }
 	layers := offCell0 + 12*n + 4
 	minus1 := uint32(0xffffffff)
 	return map[string][]byte{
