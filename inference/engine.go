@@ -347,17 +347,17 @@ func (e *Engine) newRunner(m *model, llm backend.Model, perSeq int) (*runner.Run
 		}
 		return nil, err
 	}
-	rollsBack := llm.SharesKV() || backend.RollbackLimit(ctx) > 0
-	m.drafts = drafter != nil && rollsBack
 	cfg := e.cfg
-	return runner.New(llm, ctx, runner.Config{
+	rn := runner.New(llm, ctx, runner.Config{
 		Sequences: cfg.Parallel, Branches: cfg.Branches, BranchCells: cfg.BranchContext,
 		Context: perSeq, Cells: cfg.slotCells(perSeq), Queue: cfg.Queue,
 		TTL: cfg.CacheTTL, Now: cfg.Now, Logger: cfg.Logger,
 		Disk: e.disk, DiskKey: key, SaveMin: cfg.saveMin, SaveLong: cfg.saveLong,
 		CheckpointBytes: max(cfg.CheckpointBytes, 0), CheckpointEvery: max(cfg.CheckpointEvery, 0),
 		Drafter: drafter,
-	}), nil
+	})
+	m.drafts = rn.Drafts()
+	return rn, nil
 }
 
 // newDrafter makes the drafter of m as Config.Draft says: a draft model
@@ -971,12 +971,13 @@ func (m *model) work(p *Prepared, i int, prompt []backend.Token, spans []runner.
 	if req.Seed != nil {
 		sp.Seed += uint32(i)
 	}
+	tools := req.shownTools()
 	w := &runner.Work{Prompt: prompt, Images: spans, MaxTokens: p.MaxOutputTokens, Stops: req.Stop, Thinking: p.plan.thinking,
 		ThinkClose: m.thinkClose, Budget: p.plan.budget, Logprobs: req.Logprobs, Top: req.TopLogprobs,
 		PromptLP: req.PromptLogprobs, NoOutput: req.PromptOnly,
-		Family: m.family, Tools: familyTools(req.shownTools()), Single: req.ToolChoice.Single,
+		Family: m.family, Tools: familyTools(tools), Single: req.ToolChoice.Single,
 		Speculative: m.drafts && (req.Speculative == nil || *req.Speculative)}
-	if slices.ContainsFunc(req.shownTools(), isSearchTool) {
+	if slices.ContainsFunc(tools, isSearchTool) {
 		// A search turn: a call of the search tool is bounded, also
 		// where no grammar forces it.
 		w.MaxCall, w.BoundCall = searchCallBytes, SearchToolName

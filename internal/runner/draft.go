@@ -101,7 +101,7 @@ func (sp *speculation) length(most int) int {
 // step's width (1+MaxDraft tokens), so that a batch of many sequences
 // steps aside and concurrency never decodes more than it would.
 func (r *Runner) draftRoom() int {
-	if r.drafter == nil || !r.rollsBack() {
+	if !r.Drafts() {
 		return 0
 	}
 	n := 0
@@ -126,6 +126,10 @@ func (r *Runner) draftRoom() int {
 // (backend.RollbackLimit, which also bounds maxDraft then), and
 // otherwise its model does not draft.
 func (r *Runner) rollsBack() bool { return r.share || r.rollback > 0 }
+
+// Drafts reports whether the runner drafts for work that asks
+// (Work.Speculative): it has a Drafter, and its memory rolls back.
+func (r *Runner) Drafts() bool { return r.drafter != nil && r.rollsBack() }
 
 // addDraft drafts up to room tokens after s.next, which the batch holds
 // at s.pos-1, and adds them to the batch with logits. The slot's cache
