@@ -34,14 +34,10 @@ const (
 var benchRun atomic.Int64
 
 // benchText is English text to tokenize into prompts of a given length.
-const benchText = "The quick brown fox jumps over the lazy dog while the river runs past the old mill and the children sing in the square. "
+const benchText = backendtest.BenchText
 
 func promptTokens(b *testing.B, m backend.Model, n int) []backend.Token {
-	toks, err := m.Tokenize(strings.Repeat(benchText, n/8+1), false)
-	if err != nil || len(toks) < n {
-		b.Fatalf("tokenize: %d tokens, %v", len(toks), err)
-	}
-	return toks[:n]
+	return backendtest.BenchTokens(b, m, n)
 }
 
 // BenchmarkBareLoop decodes over internal/llamacpp with nothing around it:

@@ -57,7 +57,7 @@ func BenchmarkLibraryServer(b *testing.B) {
 	defer ctx.Close()
 	batch := ctx.NewBatch(512)
 	defer batch.Close()
-	p := promptTokens(b, m, benchPrompt)
+	p := backendtest.BenchTokens(b, m, benchPrompt)
 	var prompt strings.Builder // the engine tokenizes it back to p
 	for _, t := range p {
 		prompt.Write(m.Piece(t, false))
@@ -104,7 +104,7 @@ func BenchmarkLibraryServer(b *testing.B) {
 	if err != nil || usage.Usage.PromptTokens < benchPrompt {
 		b.Fatalf("%+v, %v", usage, err)
 	}
-	p = promptTokens(b, m, usage.Usage.PromptTokens)
+	p = backendtest.BenchTokens(b, m, usage.Usage.PromptTokens)
 	var bare, server []float64
 	var chunks []int // per stream, of benchGenerate tokens
 	for range b.N {
@@ -170,15 +170,6 @@ const (
 	benchPrompt   = 128
 	benchGenerate = 48
 )
-
-// promptTokens is n tokens of English text on m.
-func promptTokens(b *testing.B, m backend.Model, n int) []backend.Token {
-	toks, err := m.Tokenize(strings.Repeat("The quick brown fox jumps over the lazy dog while the river runs past the old mill and the children sing in the square. ", n/8+1), false)
-	if err != nil || len(toks) < n {
-		b.Fatalf("tokenize: %d tokens, %v", len(toks), err)
-	}
-	return toks[:n]
-}
 
 // streamChat reads a streamed chat completion as it comes and returns
 // when each of its text chunks arrived.

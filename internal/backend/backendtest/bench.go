@@ -1,11 +1,25 @@
 package backendtest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferkit/inferkit/internal/backend"
 )
+
+// BenchText is English text that benchmarks tokenize into prompts.
+const BenchText = "The quick brown fox jumps over the lazy dog while the river runs past the old mill and the children sing in the square. "
+
+// BenchTokens is the first n tokens of BenchText repeated, on m.
+func BenchTokens(tb testing.TB, m backend.Model, n int) []backend.Token {
+	tb.Helper()
+	toks, err := m.Tokenize(strings.Repeat(BenchText, n/8+1), false)
+	if err != nil || len(toks) < n {
+		tb.Fatalf("tokenize: %d tokens, %v", len(toks), err)
+	}
+	return toks[:n]
+}
 
 // DecodeStreams is the bare decode loop that benchmarks compare the
 // engine with: it clears ctx, prefills prompt on each of sequences 0 to
