@@ -198,15 +198,10 @@ func BenchmarkLibraryRounds(b *testing.B) {
 			}
 		}
 	}
-	median := func(xs []float64) float64 {
-		xs = slices.Clone(xs)
-		slices.Sort(xs)
-		return xs[len(xs)/2]
-	}
 	for _, c := range cs {
-		b.ReportMetric(median(c.prefill), c.name+"-prefill-tok/s")
-		b.ReportMetric(median(c.decode), c.name+"-decode-tok/s")
-		b.Logf("%s: prefill %.1f tok/s, decode %.2f tok/s (rounds: %.1f, %.2f)", c.name, median(c.prefill), median(c.decode), c.prefill, c.decode)
+		b.ReportMetric(backendtest.Median(c.prefill), c.name+"-prefill-tok/s")
+		b.ReportMetric(backendtest.Median(c.decode), c.name+"-decode-tok/s")
+		b.Logf("%s: prefill %.1f tok/s, decode %.2f tok/s (rounds: %.1f, %.2f)", c.name, backendtest.Median(c.prefill), backendtest.Median(c.decode), c.prefill, c.decode)
 	}
 }
 

@@ -4,7 +4,6 @@ package inference_test
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/backend"
+	"github.com/inferkit/inferkit/internal/backend/backendtest"
 	"github.com/inferkit/inferkit/internal/runner"
 	"github.com/inferkit/inferkit/internal/testmodels"
 )
@@ -74,17 +74,10 @@ func BenchmarkSpeculativeRecurrent(b *testing.B) {
 			}
 		}
 	}
-	base := median(rates["plain"])
+	base := backendtest.Median(rates["plain"])
 	for _, name := range names {
-		m := median(rates[name])
+		m := backendtest.Median(rates[name])
 		b.ReportMetric(m, name+"-tok/s")
 		b.Logf("%s: %.2f tok/s, %.2fx (rounds %.2f)", name, m, m/base, rates[name])
 	}
-}
-
-// median is the middle of xs.
-func median(xs []float64) float64 {
-	xs = slices.Clone(xs)
-	slices.Sort(xs)
-	return xs[len(xs)/2]
 }

@@ -124,15 +124,10 @@ func BenchmarkLibraryServer(b *testing.B) {
 			server = append(server, float64(tokens)/elapsed.Seconds())
 		}
 	}
-	median := func(xs []float64) float64 {
-		xs = slices.Clone(xs)
-		slices.Sort(xs)
-		return xs[len(xs)/2]
-	}
-	b.ReportMetric(median(bare), "bare-tok/s")
-	b.ReportMetric(median(server), "server-tok/s")
+	b.ReportMetric(backendtest.Median(bare), "bare-tok/s")
+	b.ReportMetric(backendtest.Median(server), "server-tok/s")
 	b.Logf("%d streams on libllama: bare loop %.1f tok/s, HTTP server %.1f tok/s, %.2fx (rounds: %.1f, %.1f); text chunks of %d-token streams: %d to %d",
-		benchStreams, median(bare), median(server), median(server)/median(bare), bare, server, benchGenerate, slices.Min(chunks), slices.Max(chunks))
+		benchStreams, backendtest.Median(bare), backendtest.Median(server), backendtest.Median(server)/backendtest.Median(bare), bare, server, benchGenerate, slices.Min(chunks), slices.Max(chunks))
 }
 
 // chat sends a greedy chat completion of benchGenerate tokens of text to

@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +90,12 @@ func SteadyWindow(arrivals [][]time.Time) (tokens int, elapsed time.Duration) {
 		}
 	}
 	return tokens, end.Sub(start)
+}
+
+// Median is the middle of xs (the upper one of an even count), which
+// benchmarks report of their interleaved rounds.
+func Median(xs []float64) float64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
