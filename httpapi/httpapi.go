@@ -22,6 +22,7 @@ import (
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/ratelimit"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes
@@ -169,6 +170,15 @@ type Config struct {
 	// response as failed. 0 means DefaultBackgroundLease; it may not be
 	// less than 30 ms.
 	BackgroundLease time.Duration
+	// TracerProvider, when set, receives a server span for every request
+	// of a route, named for the route ("POST /v1/chat/completions"),
+	// with OpenTelemetry's HTTP attributes and the caller's key id,
+	// continuing the trace of the request's W3C traceparent header; below
+	// it, the rate limiter's admission (inferkit.admission). Give the
+	// engine the same provider (inference.Config.TracerProvider) for its
+	// spans to follow below, down to the decode. Nil means no spans, at
+	// no cost.
+	TracerProvider trace.TracerProvider
 	// Ready reports whether the Handler can serve generations, for GET
 	// /readyz: nil when it can, else why not (answered 503). A host that
 	// loads its models in the background, or that drains before it shuts
@@ -211,6 +221,9 @@ type Handler struct {
 	instance string
 
 	ready func() error // Config.Ready
+	// tracer makes the Handler's spans (trace.go); nil without
+	// Config.TracerProvider.
+	tracer trace.Tracer
 	// accounts is Config.Accounts; nil without them.
 	accounts *account.Accounts
 	// logs is the access log of the routes, and auth their
@@ -262,6 +275,9 @@ func New(cfg Config) (*Handler, error) {
 		engine: cfg.Engine, keys: cfg.Keys, limit: cfg.MaxBodyBytes, bodyTO: cfg.BodyReadTimeout, log: cfg.Logger,
 		store: cfg.Store, now: cfg.Now, mw: slices.Clone(cfg.Middleware),
 		limits: cfg.Limiter, ready: cfg.Ready, registry: cfg.Metrics, accounts: cfg.Accounts,
+	}
+	if cfg.TracerProvider != nil {
+		h.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
 	if cfg.Accounts != nil {
 		h.keys = accountKeys{cfg.Accounts}
@@ -516,7 +532,11 @@ func pathStyle(path string) formats.Style {
 func (h *Handler) wrap(rt route) http.Handler {
 	next := chain(rt.serve, h.mw...)
 	next = h.rateLimit(rt, next)
-	return chain(next, ErrorStyle(rt.style), h.logs.Stage(rt.pattern), BodyDeadline(h.bodyTO), h.auth, LimitBody(h.limit))
+	next = chain(next, ErrorStyle(rt.style), h.logs.Stage(rt.pattern), BodyDeadline(h.bodyTO), h.auth, LimitBody(h.limit))
+	if stage := h.traceStage(rt.pattern); stage != nil {
+		next = stage(next)
+	}
+	return next
 }
 
 // chain puts next behind stages, the first outermost.

@@ -169,7 +169,9 @@ func (a *admission) reserve(w http.ResponseWriter, r *http.Request, want ratelim
 	a.tried = true
 	want.Key, want.Account, want.Tier = a.key, a.account, a.tier
 	now := a.h.now()
+	end := a.h.traceAdmission(r.Context())
 	res, err := a.h.limits.Reserve(r.Context(), want, now)
+	end(err)
 	var le *ratelimit.Error
 	switch {
 	case errors.As(err, &le):

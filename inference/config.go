@@ -11,6 +11,7 @@ import (
 	"github.com/inferkit/inferkit/internal/backend"
 	"github.com/inferkit/inferkit/internal/runner"
 	"github.com/inferkit/inferkit/search"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures an Engine. The zero value of every field but Models is
@@ -147,6 +148,17 @@ type Config struct {
 	DraftRecurrent bool
 	// Logger receives the engine's log. Default slog.Default().
 	Logger *slog.Logger
+	// TracerProvider, when set, receives a span for every call of the
+	// engine, named and attributed by OpenTelemetry's GenAI semantic
+	// conventions ("chat MODEL", "embeddings MODEL", with gen_ai.* token
+	// counts and finish reasons), below the span of the caller's context:
+	// a generation's span holds its prompt's preparation, then, per
+	// choice and turn, its wait for a sequence (inferkit.queue), its
+	// prefill (inferkit.prefill) and its decode (inferkit.decode), and a
+	// span (execute_tool NAME) for each search or tool the engine runs
+	// between turns. No text of a prompt or an answer goes into a span.
+	// Nil means no spans, at no cost.
+	TracerProvider trace.TracerProvider
 	// CacheTTL is how long the tokens of a finished request stay usable as
 	// a cached prompt prefix in memory. Default 5 minutes.
 	CacheTTL time.Duration

@@ -21,7 +21,9 @@ type embedPlan struct {
 // generation queue: the model's encoder serves one Embed or Rank call at
 // a time, in batches of up to 64 inputs, and a call waiting for it
 // leaves when ctx ends.
-func (e *Engine) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
+func (e *Engine) Embed(ctx context.Context, req EmbedRequest) (res EmbedResult, err error) {
+	ctx, end := e.traceCall(ctx, opEmbed, req.Model)
+	defer func() { end(res.Usage, err) }()
 	l, err := e.acquire(context.Background(), req.Model)
 	if err != nil {
 		return EmbedResult{}, err
@@ -66,10 +68,12 @@ func (e *Engine) prepareEmbed(m *model, req EmbedRequest) (*PreparedEmbed, error
 
 // RunEmbed encodes a request that PrepareEmbed prepared, without
 // tokenizing it again.
-func (e *Engine) RunEmbed(ctx context.Context, p *PreparedEmbed) (EmbedResult, error) {
+func (e *Engine) RunEmbed(ctx context.Context, p *PreparedEmbed) (res EmbedResult, err error) {
 	if p == nil || p.plan == nil || p.plan.engine != e {
 		return EmbedResult{}, fmt.Errorf("%w: the embedding request was not prepared by this engine", ErrInvalidRequest)
 	}
+	ctx, end := e.traceCall(ctx, opEmbed, p.Request.Model)
+	defer func() { end(res.Usage, err) }()
 	if err := ctx.Err(); err != nil {
 		return EmbedResult{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/inferkit/inferkit/internal/family"
 	"github.com/inferkit/inferkit/internal/grammar"
 	"github.com/inferkit/inferkit/internal/runner"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Engine runs GGUF models in-process. Each loaded model has a fixed number
@@ -36,6 +37,9 @@ type Engine struct {
 
 	// res keeps the models loaded while requests hold them.
 	res *residency
+	// tracer makes the engine's spans (trace.go); nil without
+	// Config.TracerProvider.
+	tracer trace.Tracer
 
 	// onSearchTurn, when set (by tests), sees each turn a search loop
 	// prepares after a search.
@@ -100,6 +104,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, names: map[string]*model{}, decoders: make(chan struct{}, maxDecoders), closing: make(chan struct{})}
+	if cfg.TracerProvider != nil {
+		e.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
 	e.res = newResidency(cfg, func(m *model) error { _, _, err := e.open(m); return err })
 	if cfg.CacheDir != "" {
 		if e.disk, err = runner.OpenPrefixStore(cfg.CacheDir, cfg.CacheBytes, cfg.Logger, cfg.Now); err != nil {
@@ -606,12 +613,16 @@ func (e *Engine) Generate(ctx context.Context, req Request) (Result, error) {
 // sequence is single use.
 func (e *Engine) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		ctx, yield, end := e.traceGeneration(ctx, req, yield)
+		defer end()
 		l, err := e.acquire(ctx, req.Model)
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
+		done := e.tracePrepare(ctx, req.Model)
 		p, err := e.prepare(l, req)
+		done(err)
 		if err != nil {
 			l.release()
 			yield(Event{}, err)
@@ -633,6 +644,8 @@ func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
 			yield(Event{}, fmt.Errorf("%w: a Prepared not made by this engine's Prepare", ErrInvalidRequest))
 			return
 		}
+		ctx, yield, end := e.traceGeneration(ctx, p.Request, yield)
+		defer end()
 		l, err := e.acquire(ctx, p.Request.Model)
 		if err != nil {
 			yield(Event{}, err)
@@ -657,6 +670,7 @@ func (e *Engine) run(ctx context.Context, l *lease, p *Prepared, yield func(Even
 // one that does, on l's model; done, if not nil, runs once its jobs have
 // finished, or it has failed before any started.
 func (e *Engine) runPlain(ctx context.Context, l *lease, p *Prepared, done func(), yield func(Event, error) bool) {
+	yield = e.tracePhases(ctx, yield)
 	jobs, err := e.start(ctx, l.m, p, done)
 	if err != nil {
 		yield(Event{}, err)
@@ -685,7 +699,10 @@ func (e *Engine) Prepare(ctx context.Context, req Request) (*Prepared, error) {
 		return nil, err
 	}
 	defer l.release()
-	return e.prepare(l, req)
+	done := e.tracePrepare(ctx, req.Model)
+	p, err := e.prepare(l, req)
+	done(err)
+	return p, err
 }
 
 // prepare is Prepare on the model that l holds.

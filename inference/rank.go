@@ -20,10 +20,12 @@ func (m *model) specials() (open, closing []backend.Token) {
 // ErrContextLength, a generative model with ErrInvalidRequest, before any
 // work. Rank does not wait in the generation queue: the encoder's context
 // serves one Rank call at a time.
-func (e *Engine) Rank(ctx context.Context, req RankRequest) (RankResult, error) {
+func (e *Engine) Rank(ctx context.Context, req RankRequest) (res RankResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return RankResult{}, err
 	}
+	ctx, end := e.traceCall(ctx, opRank, req.Model)
+	defer func() { end(res.Usage, err) }()
 	l, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return RankResult{}, err
@@ -44,7 +46,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (RankResult, error) 
 	if err != nil {
 		return RankResult{}, err
 	}
-	res := RankResult{Scores: scores}
+	res = RankResult{Scores: scores}
 	for _, p := range pairs {
 		res.Usage.PromptTokens += len(p)
 	}

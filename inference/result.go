@@ -95,18 +95,24 @@ type Result struct {
 func (r *Result) add(turn *Result, first bool) {
 	r.Reasoning += turn.Reasoning
 	r.Summary += turn.Summary
-	r.Usage.PromptTokens += turn.Usage.PromptTokens
-	r.Usage.CachedTokens += turn.Usage.CachedTokens
-	r.Usage.CompletionTokens += turn.Usage.CompletionTokens
-	r.Usage.ReasoningTokens += turn.Usage.ReasoningTokens
-	r.Usage.DraftedTokens += turn.Usage.DraftedTokens
-	r.Usage.AcceptedTokens += turn.Usage.AcceptedTokens
+	r.Usage.add(turn.Usage)
 	if first {
 		r.Timings = turn.Timings
 		return
 	}
 	r.Timings.Decode += turn.Timings.Queued + turn.Timings.Prefill + turn.Timings.Decode
 	r.Timings.Thinking += turn.Timings.Thinking
+}
+
+// add counts v into u.
+func (u *Usage) add(v Usage) {
+	u.PromptTokens += v.PromptTokens
+	u.CachedTokens += v.CachedTokens
+	u.CompletionTokens += v.CompletionTokens
+	u.ReasoningTokens += v.ReasoningTokens
+	u.DraftedTokens += v.DraftedTokens
+	u.AcceptedTokens += v.AcceptedTokens
+	u.WebSearches += v.WebSearches
 }
 
 // Event is one step of a stream: a piece of text, or the end.

@@ -54,7 +54,9 @@ func (e *Engine) RenderPrompt(req Request) (string, error) {
 // branch's candidate tokens: PrepareScore, then RunScore. The prefix takes
 // a sequence like a generation request, waiting in the same queue, and
 // stays in the prompt cache afterwards.
-func (e *Engine) Score(ctx context.Context, req ScoreRequest) (ScoreResult, error) {
+func (e *Engine) Score(ctx context.Context, req ScoreRequest) (res ScoreResult, err error) {
+	ctx, end := e.traceCall(ctx, opScore, req.Model)
+	defer func() { end(res.Usage, err) }()
 	l, err := e.acquire(ctx, req.Model)
 	if err != nil {
 		return ScoreResult{}, err
@@ -171,13 +173,15 @@ func (e *Engine) prepareScore(m *model, req ScoreRequest) (*PreparedScore, error
 // RunScore encodes a prepared request's images, decodes its prefix and
 // branches and returns the branches' scores. A prefix whose images take
 // it past the context fails with ErrContextLength.
-func (e *Engine) RunScore(ctx context.Context, p *PreparedScore) (ScoreResult, error) {
+func (e *Engine) RunScore(ctx context.Context, p *PreparedScore) (res ScoreResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return ScoreResult{}, err
 	}
 	if p == nil || p.plan == nil || p.plan.engine != e {
 		return ScoreResult{}, fmt.Errorf("%w: a PreparedScore not made by this engine's PrepareScore", ErrInvalidRequest)
 	}
+	ctx, end := e.traceCall(ctx, opScore, p.Request.Model)
+	defer func() { end(res.Usage, err) }()
 	l, err := e.acquire(ctx, p.Request.Model)
 	if err != nil {
 		return ScoreResult{}, err

@@ -221,9 +221,11 @@ func (e *Engine) search(ctx context.Context, call ToolCall, opts *SearchOptions,
 	}
 	var results []search.Result
 	if err == nil {
-		sctx, cancel := context.WithTimeout(ctx, searchTimeout)
+		sctx, end := e.traceTool(ctx, SearchToolName, call.ID)
+		sctx, cancel := context.WithTimeout(sctx, searchTimeout)
 		results, err = e.cfg.Search.Search(sctx, search.Query{Text: query, Count: opts.Results, Locale: opts.Locale, Location: opts.Location, Domains: opts.Domains})
 		cancel()
+		end(err)
 	}
 	if err != nil {
 		sc.Status, sc.Error = SearchFailed, err.Error()

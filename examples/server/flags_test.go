@@ -61,10 +61,16 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-search-url", "http://127.0.0.1:8888"}, func(string) string { return "" }, io.Discard); err != nil || o.searchURL != "http://127.0.0.1:8888" {
 		t.Errorf("-search-url: %+v %v", o, err)
 	}
+	for in, want := range map[string]string{"http://127.0.0.1:4318": "http://127.0.0.1:4318/v1/traces", "https://otel.example/": "https://otel.example/v1/traces",
+		"http://c:4318/custom/traces": "http://c:4318/custom/traces"} {
+		if o, err := parseFlags([]string{"-otlp", in}, func(string) string { return "" }, io.Discard); err != nil || o.otlp != want {
+			t.Errorf("-otlp %s: %q %v, want %q", in, o.otlp, err, want)
+		}
+	}
 	if o, err := parseFlags([]string{"-metrics=false"}, func(string) string { return "" }, io.Discard); err != nil || !o.noMetrics {
 		t.Errorf("-metrics=false: %+v %v", o, err)
 	}
-	for _, args := range [][]string{{"-model", "nopath"}, {"-model", "=x.gguf"}, {"-model", "id="}, {"extra"}, {"-ctx", "many"}, {"-cache-mib", "0"}, {"-keep-alive", "-1s"}, {"-search-url", "http://a", "-search-index", "b"}} {
+	for _, args := range [][]string{{"-model", "nopath"}, {"-model", "=x.gguf"}, {"-model", "id="}, {"extra"}, {"-ctx", "many"}, {"-cache-mib", "0"}, {"-keep-alive", "-1s"}, {"-search-url", "http://a", "-search-index", "b"}, {"-otlp", "127.0.0.1:4318"}, {"-otlp", "grpc://c:4317"}} {
 		if _, err := parseFlags(args, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%q accepted", args)
 		}

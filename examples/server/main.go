@@ -235,6 +235,7 @@ import (
 // options are the command line's settings.
 type options struct {
 	addr     string
+	otlp     string // -otlp: the OTLP/HTTP collector's URL
 	models   []catalog.Model
 	keys     []string
 	parallel int
@@ -449,6 +450,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.searchIndex, "search-index", "", "search the local index in `DIR` (built by examples/searchindex)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
+	fs.Func("otlp", "export a trace of every request (OpenTelemetry: the HTTP span, admission, and the engine's spans down to prefill and decode) over OTLP/HTTP to the collector at `URL` (such as http://127.0.0.1:4318; /v1/traces is added to a URL without a path)", func(s string) (err error) {
+		o.otlp, err = otlpURL(s)
+		return err
+	})
 	fs.BoolVar(&o.fetchImages, "fetch-images", false, "fetch the images requests name by http or https URL (public addresses only, 10 MiB and 10 s at most)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -664,12 +669,32 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	}
 	defer closeSearch()
 
+	tp, err := tracerProvider(ctx, o.otlp)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		// Shut down last: after the engine, so that it exports every
+		// span the requests ended.
+		defer func() {
+			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(flush); err != nil {
+				logger.Warn("inferkit-server: exporting the last spans", "err", err)
+			}
+		}()
+		logger.Info("inferkit-server: exporting traces over OTLP", "url", o.otlp)
+	}
+
 	start := time.Now()
 	cfg := inference.Config{
 		Models: o.models, Parallel: o.parallel, ContextTokens: o.ctx, Threads: o.threads, Backend: o.backend, Library: o.library, FlashAttention: o.flash, Logger: logger,
 		KeyCache: o.keyCache, ValueCache: o.valueCache, KVTokens: o.kvTokens,
 		CacheDir: o.cacheDir, CacheBytes: o.cacheMiB << 20, KeepAlive: o.keepAlive, Progress: loadProgress(logger),
 		Search: searcher, DraftRecurrent: o.draftRecurrent,
+	}
+	if tp != nil {
+		cfg.TracerProvider = tp
 	}
 	if o.ngram {
 		cfg.Draft = inference.DraftNgram
@@ -723,6 +748,9 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	}
 	apiCfg := httpapi.Config{Engine: eng, Models: o.models, Accounts: back.accounts, Logger: logger,
 		Store: either(store, back.responses), Limiter: back.limiter, Metrics: metrics, RemoteImages: remote}
+	if tp != nil {
+		apiCfg.TracerProvider = tp
+	}
 	var api *httpapi.Handler
 	var adm *admin.API
 	if o.adminKey != "" {
