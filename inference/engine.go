@@ -656,11 +656,12 @@ func (e *Engine) Run(ctx context.Context, p *Prepared) iter.Seq2[Event, error] {
 }
 
 // run runs p on l's model and releases l: when the request's jobs have
-// finished, or, for a request that searches, when its last turn has.
+// finished, or, for a request whose tools the engine runs, when its
+// last turn has.
 func (e *Engine) run(ctx context.Context, l *lease, p *Prepared, yield func(Event, error) bool) {
-	if p.plan.search != nil {
+	if p.plan.tools != nil {
 		defer l.release()
-		e.searchLoop(ctx, l, p, yield)
+		e.toolLoop(ctx, l, p, yield)
 		return
 	}
 	e.runPlain(ctx, l, p, l.release, yield)
@@ -708,14 +709,10 @@ func (e *Engine) Prepare(ctx context.Context, req Request) (*Prepared, error) {
 // prepare is Prepare on the model that l holds.
 func (e *Engine) prepare(l *lease, req Request) (*Prepared, error) {
 	m := l.m
-	turn, opts := req, (*SearchOptions)(nil)
-	var err error
-	if req.Search != nil {
-		if m.runner != nil && (m.family == nil || m.family.Tools == nil) {
-			// The search is a tool call in the family's format.
-			return nil, fieldError(Field("Search"), "%s", m.noTools())
-		}
-		if turn, opts, err = e.searchTurn(req); err != nil {
+	turn, plan := req, (*toolPlan)(nil)
+	if req.Search != nil || req.MCP != nil {
+		var err error
+		if turn, plan, err = e.toolTurn(m, req); err != nil {
 			return nil, err
 		}
 	}
@@ -724,10 +721,11 @@ func (e *Engine) prepare(l *lease, req Request) (*Prepared, error) {
 		return nil, err
 	}
 	p.plan.engine = e
-	if opts != nil {
+	if plan != nil {
 		// The request runs as its first turn, which shows the search
-		// tool; its Search holds the options with their defaults.
-		p.Request.Search, p.plan.search = opts, &searchPlan{opts: opts, req: req}
+		// tool (the servers' tools are listed when it runs); its Search
+		// and MCP hold the options with their defaults.
+		p.Request.Search, p.Request.MCP, p.plan.tools = plan.search, plan.mcp, plan
 	}
 	return p, nil
 }

@@ -34,14 +34,15 @@ type plan struct {
 	thinking bool   // the prompt opens a thinking section
 	grammar  string // GBNF of the answer, or ""
 	budget   int    // thinking tokens, -1 for no bound
-	// search, for a request with Search, is what its later turns need;
-	// the plan is its first turn's.
-	search *searchPlan
+	// tools, for a request with Search or MCP, is what its later turns
+	// need; the plan is its first turn's.
+	tools *toolPlan
 }
 
-// searchPlan is a request with Search as it was given, and its options
-// with their defaults.
-type searchPlan struct {
-	opts *SearchOptions
-	req  Request
+// toolPlan is a request with tools that the engine runs (Search, MCP)
+// as it was given, and their options with their defaults.
+type toolPlan struct {
+	search *SearchOptions
+	mcp    *MCPOptions
+	req    Request
 }

@@ -174,6 +174,9 @@ type Request struct {
 	// Config.Search while it answers, and cite what it read: see
 	// SearchOptions. nil: no search.
 	Search *SearchOptions
+	// MCP lets the model call the tools of MCP servers, which the
+	// engine runs between turns: see MCPOptions. nil: none.
+	MCP *MCPOptions
 
 	// IgnoreEOS never samples the model's end-of-turn tokens, so that
 	// generation runs to MaxTokens: for benchmarks and tests.

@@ -38,6 +38,8 @@ type Usage struct {
 	// (Request.Search). Their results count in PromptTokens, as the model
 	// reads them: each turn after a search is a prompt of its own.
 	WebSearches int
+	// MCPCalls counts the MCP tool calls the engine ran.
+	MCPCalls int
 }
 
 // Timings measure where a request spent its time.
@@ -83,8 +85,16 @@ type Result struct {
 	Searches []SearchCall
 	// Citations tie spans of Text to the search results the model cited.
 	Citations []Citation
-	Usage     Usage
-	Timings   Timings
+	// MCPLists are the tool listings of the request's MCP servers
+	// (Request.MCP), one per server, in the order of its Servers.
+	MCPLists []MCPToolList
+	// MCPCalls are the MCP tools the model called, in order: those the
+	// engine ran (completed or failed), those the caller declined, and
+	// last, those that wait for approval (MCPAwaitingApproval), with
+	// which the request ends (FinishToolCalls).
+	MCPCalls []MCPCall
+	Usage    Usage
+	Timings  Timings
 	// callCut says the output ended inside a tool call, which the
 	// engine's bound on an ungrammared search call cut (searchCallBytes).
 	callCut bool
@@ -113,6 +123,7 @@ func (u *Usage) add(v Usage) {
 	u.DraftedTokens += v.DraftedTokens
 	u.AcceptedTokens += v.AcceptedTokens
 	u.WebSearches += v.WebSearches
+	u.MCPCalls += v.MCPCalls
 }
 
 // Event is one step of a stream: a piece of text, or the end.
@@ -131,6 +142,13 @@ type Event struct {
 	// Search is a web search the engine runs for the model (Request.Search):
 	// an event when it starts (SearchSearching) and one when it ends.
 	Search *SearchCall
+	// MCPList is a listing of an MCP server's tools (Request.MCP): an
+	// event when it starts (MCPInProgress) and one when it ends, before
+	// the first turn. MCPCall is a call of one of them: an event when
+	// it starts and one when it ends, or a single one for a call that
+	// waits for approval or that the caller declined.
+	MCPList *MCPToolList
+	MCPCall *MCPCall
 	// Citations are the citations whose markers the model has just
 	// written, taken out of Text; their offsets are in the whole answer.
 	Citations []Citation

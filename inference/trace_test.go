@@ -95,4 +95,3 @@ func TestTraceSearchTurns(t *testing.T) {
 		}
 	}
 }
-
