@@ -285,18 +285,51 @@ func (r Request) Transcript(res inference.Result) []inference.Message {
 	if r.Search != nil && r.Search.ContentChars > 0 {
 		chars = r.Search.ContentChars
 	}
-	at := 0
-	for _, s := range res.Searches {
-		call := inference.Message{Role: inference.RoleAssistant,
-			ToolCalls: []inference.ToolCall{{ID: s.ID, Name: inference.SearchToolName, Arguments: string(SearchArguments(s.Query))}}}
-		if end := min(max(s.At, at), len(res.Text)); end > at {
-			call.Content = []inference.Part{{Text: res.Text[at:end]}}
-			at = end
+	// The calls of the conversation so far: the calls waiting for
+	// approval that this request answered are in it.
+	called := map[string]bool{}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			called[c.ID] = true
 		}
-		msgs = append(msgs, call, inference.Message{Role: inference.RoleTool, ToolCallID: s.ID, Name: inference.SearchToolName,
-			Content: []inference.Part{{Text: s.Text(chars)}}})
+	}
+	// turn is the index of the message of the last call, -1 before any.
+	at, waits, turn := 0, false, -1
+	for _, c := range EngineCalls(res) {
+		var tc inference.ToolCall
+		var result string
+		if s := c.Search; s != nil {
+			tc = inference.ToolCall{ID: s.ID, Name: inference.SearchToolName, Arguments: string(SearchArguments(s.Query))}
+			result = s.Text(chars)
+		} else {
+			tc, result = inference.ToolCall{ID: c.MCP.ID, Name: c.MCP.Name, Arguments: c.MCP.Arguments}, c.MCP.Text()
+		}
+		end := min(max(c.At, at), len(res.Text))
+		switch {
+		case called[tc.ID]:
+		case turn >= 0 && end == at:
+			// Another call of the same turn, with no text between.
+			msgs[turn].ToolCalls = append(msgs[turn].ToolCalls, tc)
+		default:
+			call := inference.Message{Role: inference.RoleAssistant, ToolCalls: []inference.ToolCall{tc}}
+			if end > at {
+				call.Content = []inference.Part{{Text: res.Text[at:end]}}
+				at = end
+			}
+			turn = len(msgs)
+			msgs = append(msgs, call)
+		}
+		if c.MCP != nil && c.MCP.Status == inference.MCPAwaitingApproval {
+			waits = true // answered by the next request
+			continue
+		}
+		msgs = append(msgs, inference.Message{Role: inference.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: []inference.Part{{Text: result}}})
 	}
 	res.Text = res.Text[at:]
+	if waits && res.Text == "" {
+		// The conversation ends with the calls that wait.
+		return msgs
+	}
 	reply := inference.Text(inference.RoleAssistant, res.Text)
 	if res.Text == "" && len(res.ToolCalls) > 0 {
 		reply.Content = nil
@@ -338,3 +371,26 @@ func Continue(history []inference.Message, next Request) Request {
 
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
+
+// EngineCall is one call of a tool the engine ran for a result: a search
+// or an MCP call, and where in the answer it came (At).
+type EngineCall struct {
+	At     int
+	Search *inference.SearchCall
+	MCP    *inference.MCPCall
+}
+
+// EngineCalls returns a result's searches and MCP calls in the order
+// the model made them: by where in the answer they came, the calls of
+// one turn in the order of the result's lists.
+func EngineCalls(res inference.Result) []EngineCall {
+	out := make([]EngineCall, 0, len(res.Searches)+len(res.MCPCalls))
+	for i := range res.Searches {
+		out = append(out, EngineCall{At: res.Searches[i].At, Search: &res.Searches[i]})
+	}
+	for i := range res.MCPCalls {
+		out = append(out, EngineCall{At: res.MCPCalls[i].At, MCP: &res.MCPCalls[i]})
+	}
+	slices.SortStableFunc(out, func(a, b EngineCall) int { return a.At - b.At })
+	return out
+}

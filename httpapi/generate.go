@@ -9,6 +9,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/inferkit/inferkit/catalog"
@@ -209,6 +210,9 @@ func (h *Handler) prepare(r *http.Request, name string, ir inference.Request) (c
 	m, _, ok := h.chatModel(name)
 	if !ok {
 		return catalog.Model{}, nil, formats.UnknownModel(name)
+	}
+	if err := h.allowMCP(ir.MCP); err != nil {
+		return catalog.Model{}, nil, err
 	}
 	if err := h.fetchImages(r, &ir); err != nil {
 		return catalog.Model{}, nil, err
@@ -530,6 +534,27 @@ func (s *sseWriter) flush() error {
 	s.hold = false
 	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
+	}
+	return nil
+}
+
+// allowMCP refuses the MCP servers of a request that Config.MCPAllow
+// does not allow, and servers started as commands, which no request may
+// name.
+func (h *Handler) allowMCP(opts *inference.MCPOptions) error {
+	if opts == nil {
+		return nil
+	}
+	for i, s := range opts.Servers {
+		path := inference.Field("MCP", "Servers").At(i).Dot("URL")
+		switch {
+		case len(s.Command) > 0:
+			return &inference.FieldError{Path: path, Reason: "a request names its MCP servers by URL"}
+		case len(h.mcpAllow) == 0:
+			return &inference.FieldError{Path: path, Reason: fmt.Sprintf("MCP server %q: this server allows no MCP servers", s.Label)}
+		case !slices.ContainsFunc(h.mcpAllow, func(p string) bool { return strings.HasPrefix(s.URL, p) }):
+			return &inference.FieldError{Path: path, Reason: fmt.Sprintf("MCP server %q at %s is not among the servers this server allows", s.Label, s.URL)}
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -170,6 +171,14 @@ type Config struct {
 	// response as failed. 0 means DefaultBackgroundLease; it may not be
 	// less than 30 ms.
 	BackgroundLease time.Duration
+	// MCPAllow are the URL prefixes of the MCP servers that requests may
+	// name (responses' mcp tools, messages' mcp_servers), such as
+	// "https://mcp.example.com/": a server whose URL starts with none of
+	// them is refused with a 400 naming it, before any connection. The
+	// engine then connects to them on the requests' behalf: list only
+	// servers you trust with the requests' traffic. Nil refuses every
+	// MCP server.
+	MCPAllow []string
 	// TracerProvider, when set, receives a server span for every request
 	// of a route, named for the route ("POST /v1/chat/completions"),
 	// with OpenTelemetry's HTTP attributes and the caller's key id,
@@ -224,6 +233,8 @@ type Handler struct {
 	// tracer makes the Handler's spans (trace.go); nil without
 	// Config.TracerProvider.
 	tracer trace.Tracer
+	// mcpAllow is Config.MCPAllow.
+	mcpAllow []string
 	// accounts is Config.Accounts; nil without them.
 	accounts *account.Accounts
 	// logs is the access log of the routes, and auth their
@@ -279,6 +290,12 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.TracerProvider != nil {
 		h.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
+	for i, prefix := range cfg.MCPAllow {
+		if u, err := url.Parse(prefix); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("httpapi: Config.MCPAllow[%d] %q is not an http or https URL prefix", i, prefix)
+		}
+	}
+	h.mcpAllow = slices.Clone(cfg.MCPAllow)
 	if cfg.Accounts != nil {
 		h.keys = accountKeys{cfg.Accounts}
 		if err := h.prepaid(cfg.Accounts); err != nil {

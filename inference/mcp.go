@@ -238,9 +238,10 @@ func validHeader(k, v string) bool {
 	return true
 }
 
-// text is what the model reads of a call, in the tool message that
-// answers it.
-func (c MCPCall) text() string {
+// Text is what the model reads of a call, in the tool message that
+// answers it. A server that takes a call back from a client's history
+// gives the model the same text.
+func (c MCPCall) Text() string {
 	switch c.Status {
 	case MCPDeclined:
 		if c.Error != "" {

@@ -266,7 +266,7 @@ func (e *Engine) toolLoop(ctx context.Context, l *lease, p *Prepared, yield func
 			}
 			res.MCPCalls = append(res.MCPCalls, mc)
 			res.Usage.MCPCalls++
-			answers[i] = func(shrink int) string { return clip(mc.text(), mopts.ResultChars>>(2*shrink)) }
+			answers[i] = func(shrink int) string { return clip(mc.Text(), mopts.ResultChars>>(2*shrink)) }
 		}
 		if len(waiting) > 0 {
 			// The request ends with the calls that wait, after those of
@@ -401,7 +401,7 @@ func (e *Engine) mcpApprovals(ctx context.Context, ss mcpSessions, opts *MCPOpti
 			}
 		}
 		res.MCPCalls = append(res.MCPCalls, mc)
-		answers = append(answers, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: []Part{{Text: clip(mc.text(), opts.ResultChars)}}})
+		answers = append(answers, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: []Part{{Text: clip(mc.Text(), opts.ResultChars)}}})
 	}
 	return answers, true
 }

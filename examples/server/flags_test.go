@@ -67,6 +67,9 @@ func TestParseFlags(t *testing.T) {
 			t.Errorf("-otlp %s: %q %v, want %q", in, o.otlp, err, want)
 		}
 	}
+	if o, err := parseFlags([]string{"-mcp-allow", "https://a.example/", "-mcp-allow", "http://127.0.0.1:3001/mcp"}, func(string) string { return "" }, io.Discard); err != nil || len(o.mcpAllow) != 2 {
+		t.Errorf("-mcp-allow: %+v %v", o.mcpAllow, err)
+	}
 	if o, err := parseFlags([]string{"-metrics=false"}, func(string) string { return "" }, io.Discard); err != nil || !o.noMetrics {
 		t.Errorf("-metrics=false: %+v %v", o, err)
 	}

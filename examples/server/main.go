@@ -236,6 +236,7 @@ import (
 type options struct {
 	addr     string
 	otlp     string // -otlp: the OTLP/HTTP collector's URL
+	mcpAllow []string
 	models   []catalog.Model
 	keys     []string
 	parallel int
@@ -450,6 +451,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.searchIndex, "search-index", "", "search the local index in `DIR` (built by examples/searchindex)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
+	fs.Func("mcp-allow", "let requests name the MCP servers whose URLs start with `PREFIX` (such as https://mcp.example.com/; repeatable): the server connects to them for the requests", func(s string) error {
+		o.mcpAllow = append(o.mcpAllow, s)
+		return nil
+	})
 	fs.Func("otlp", "export a trace of every request (OpenTelemetry: the HTTP span, admission, and the engine's spans down to prefill and decode) over OTLP/HTTP to the collector at `URL` (such as http://127.0.0.1:4318; /v1/traces is added to a URL without a path)", func(s string) (err error) {
 		o.otlp, err = otlpURL(s)
 		return err
@@ -747,7 +752,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		remote = &httpapi.RemoteImages{}
 	}
 	apiCfg := httpapi.Config{Engine: eng, Models: o.models, Accounts: back.accounts, Logger: logger,
-		Store: either(store, back.responses), Limiter: back.limiter, Metrics: metrics, RemoteImages: remote}
+		Store: either(store, back.responses), Limiter: back.limiter, Metrics: metrics, RemoteImages: remote, MCPAllow: o.mcpAllow}
 	if tp != nil {
 		apiCfg.TracerProvider = tp
 	}

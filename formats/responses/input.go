@@ -82,6 +82,16 @@ type InputItem struct {
 	Summary []Part `json:"summary,omitzero"`
 	// Action is what a web_search_call did.
 	Action *SearchAction `json:"action,omitzero"`
+
+	// ServerLabel and Error are an mcp_call's given back (Output its
+	// result); ApprovalRequestID, Approve and Reason an
+	// mcp_approval_response's.
+	ServerLabel       string          `json:"server_label,omitzero"`
+	Error             *string         `json:"error,omitzero"`
+	Tools             json.RawMessage `json:"tools,omitzero"`
+	ApprovalRequestID string          `json:"approval_request_id,omitzero"`
+	Approve           *bool           `json:"approve,omitzero"`
+	Reason            string          `json:"reason,omitzero"`
 }
 
 // InputContent is an item's content: a string when Parts is nil, else
@@ -122,13 +132,14 @@ type InputPart struct {
 }
 
 // inputMessages converts the input into messages.
-func inputMessages(in Input) ([]inference.Message, error) {
+func inputMessages(in Input, continues bool) ([]inference.Message, []inference.MCPApproval, error) {
 	if in.Items == nil {
-		return []inference.Message{inference.Text(inference.RoleUser, in.Text)}, nil
+		return []inference.Message{inference.Text(inference.RoleUser, in.Text)}, nil, nil
 	}
 	if len(in.Items) == 0 {
-		return nil, formats.Invalid("input", "input must hold at least one item")
+		return nil, nil, formats.Invalid("input", "input must hold at least one item")
 	}
+	var approvals []inference.MCPApproval
 	var out []inference.Message
 	// reasoning is the text of the reasoning items since the last
 	// assistant message, built up in one buffer: += would copy the text so
@@ -150,7 +161,7 @@ func inputMessages(in Input) ([]inference.Message, error) {
 		case "", "message":
 			m, err := it.message(p)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if m.Role == inference.RoleAssistant {
 				m.Reasoning = reasoning.String()
@@ -159,20 +170,20 @@ func inputMessages(in Input) ([]inference.Message, error) {
 			out = append(out, m)
 		case "function_call":
 			if it.CallID == "" {
-				return nil, formats.Missing(p + ".call_id")
+				return nil, nil, formats.Missing(p + ".call_id")
 			}
 			if err := wire.CheckToolName(p+".name", it.Name); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			a := lastAssistant()
 			a.ToolCalls = append(a.ToolCalls, inference.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "function_call_output":
 			if it.CallID == "" {
-				return nil, formats.Missing(p + ".call_id")
+				return nil, nil, formats.Missing(p + ".call_id")
 			}
 			parts, err := it.Output.parts(p + ".output")
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: it.CallID, Name: it.Name, Content: parts})
 		case "reasoning":
@@ -195,16 +206,23 @@ func inputMessages(in Input) ([]inference.Message, error) {
 			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: call.ID, Name: call.Name,
 				Content: []inference.Part{{Text: it.searchResult()}}})
 		default:
-			return nil, formats.Invalid(p+".type", "%s.type must be message, function_call, function_call_output, reasoning or web_search_call, got %q", p, it.Type)
+			if isMCPItem(it.Type) {
+				var err error
+				if out, err = it.mcpMessages(p, out, lastAssistant, &approvals); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+			return nil, nil, formats.Invalid(p+".type", "%s.type must be message, function_call, function_call_output, reasoning, web_search_call or one of the mcp items, got %q", p, it.Type)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && !(continues && len(approvals) > 0) {
 		// Only reasoning items: nothing for the model to answer, and the
 		// engine needs a message.
-		return nil, formats.Invalid("input", "input must hold a message, function_call or function_call_output item, not only reasoning")
+		return nil, nil, formats.Invalid("input", "input must hold a message, function_call or function_call_output item, not only reasoning")
 	}
 	formats.NameToolResults(out)
-	return out, nil
+	return out, approvals, nil
 }
 
 // searchCall returns the call of the search tool that web_search_call

@@ -106,6 +106,10 @@ var names = formats.ParamNames{
 	"Search.MaxSearches":  "max_tool_calls",
 	"Search.Results":      "tools.search_context_size",
 	"Search.ContentChars": "tools.search_context_size",
+	// The MCP servers come from the mcp tools, approvals from input.
+	"MCP":           "tools",
+	"MCP.MaxCalls":  "max_tool_calls",
+	"MCP.Approvals": "input",
 }
 
 // Error returns err as this style reports it (formats.ErrorOf), an
@@ -149,7 +153,7 @@ func Parse(body []byte) (formats.Request, error) {
 // Canonical validates r and returns the hub's formats.Request with the
 // responses defaults: 512 max output tokens (reasoning included), effort
 // medium, temperature 0.1, top_p 1, format text, store true.
-func (r *Request) Canonical() (formats.Request, error) {
+func (r *Request) Canonical() (res formats.Request, err error) {
 	out := formats.Request{Request: inference.Request{Model: r.Model}, Instructions: r.Instructions,
 		PreviousResponseID: r.PreviousResponseID, Stream: r.Stream, User: r.User,
 		SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey}
@@ -159,11 +163,21 @@ func (r *Request) Canonical() (formats.Request, error) {
 	if !r.Input.set {
 		return formats.Request{}, formats.Missing("input")
 	}
-	msgs, err := inputMessages(r.Input)
+	msgs, approvals, err := inputMessages(r.Input, r.PreviousResponseID != "")
 	if err != nil {
 		return formats.Request{}, err
 	}
 	out.Messages = msgs
+	defer func() {
+		// After tools, which makes out.MCP.
+		if err == nil && len(approvals) > 0 {
+			if out.MCP == nil {
+				res, err = formats.Request{}, formats.Invalid("input", "an mcp_approval_response needs the mcp tool of its server in tools")
+				return
+			}
+			out.MCP.Approvals = approvals
+		}
+	}()
 
 	out.MaxTokens, out.ClampMaxTokens = defaultMaxTokens, true
 	if r.MaxOutputTokens != nil {
@@ -257,6 +271,12 @@ func (r *Request) Canonical() (formats.Request, error) {
 		default:
 			s.MaxSearches = min(*r.MaxToolCalls, inference.MaxSearchesPerRequest)
 		}
+		if m := out.MCP; m != nil {
+			if *r.MaxToolCalls == 0 {
+				return formats.Request{}, formats.Invalid("max_tool_calls", "max_tool_calls 0 allows no call of the mcp tools")
+			}
+			m.MaxCalls = min(*r.MaxToolCalls, inference.MaxMCPCallsPerRequest)
+		}
 	}
 	if n := utf8.RuneCountInString(r.SafetyIdentifier); n > maxSafetyIdentifier {
 		return formats.Request{}, formats.Invalid("safety_identifier", "safety_identifier may be at most %d characters, got %d", maxSafetyIdentifier, n)
@@ -300,8 +320,19 @@ func (r *Request) tools(out *formats.Request) error {
 			out.Search, out.Sent = opts, sentSearch{tool: &t}
 			continue
 		}
+		if t.Type == "mcp" {
+			s, err := t.mcpServer(p)
+			if err != nil {
+				return err
+			}
+			if out.MCP == nil {
+				out.MCP = &inference.MCPOptions{}
+			}
+			out.MCP.Servers = append(out.MCP.Servers, s)
+			continue
+		}
 		if t.Type != "function" {
-			return formats.Invalid(p+".type", "%s.type %q is not supported; only function tools and web_search", p, t.Type)
+			return formats.Invalid(p+".type", "%s.type %q is not supported; only function tools, web_search and mcp", p, t.Type)
 		}
 		if err := wire.CheckToolName(p+".name", t.Name); err != nil {
 			return err
@@ -329,12 +360,27 @@ func (r *Request) tools(out *formats.Request) error {
 		}
 		out.Search.Force = true
 		out.Sent = sentSearch{tool: sentOf(*out).tool, choice: c.Mode}
+	case c.Mode == "mcp":
+		if out.MCP == nil || !slices.ContainsFunc(out.MCP.Servers, func(s inference.MCPServer) bool { return s.Label == c.ServerLabel }) {
+			return formats.Invalid("tool_choice.server_label", "tool_choice names MCP server %q, which no mcp tool in tools is", c.ServerLabel)
+		}
+		// The server's tools are listed when the request runs: a call
+		// of the named one, or of any tool.
+		out.ToolChoice = formats.ToolChoice{Mode: "required"}
+		if c.Name != "" {
+			if err := wire.CheckToolName("tool_choice.name", c.Name); err != nil {
+				return err
+			}
+			out.ToolChoice = formats.ToolChoice{Mode: "function", Name: c.Name}
+		}
+	case c.Mode == "required" && len(out.Tools) == 0 && out.MCP != nil && out.Search == nil:
+		out.ToolChoice = formats.ToolChoice{Mode: "required"}
 	case c.Mode == "required" && len(out.Tools) == 0 && out.Search != nil:
 		out.Search.Force = true
 		out.Sent = sentSearch{tool: sentOf(*out).tool, choice: c.Mode}
 	default:
 		var err error
-		if out.ToolChoice, err = wire.CheckToolChoice("tool_choice", formats.ToolChoice(*c), out.Tools); err != nil {
+		if out.ToolChoice, err = wire.CheckToolChoice("tool_choice", formats.ToolChoice{Mode: c.Mode, Name: c.Name}, out.Tools); err != nil {
 			return err
 		}
 		if out.ToolChoice.Mode == "none" {

@@ -209,6 +209,15 @@ type Item struct {
 	Arguments string `json:"arguments,omitzero"`
 	// Action is what a web_search_call did.
 	Action *SearchAction `json:"action,omitzero"`
+
+	// ServerLabel names the MCP server of an mcp_list_tools,
+	// mcp_call or mcp_approval_request item; Tools are an
+	// mcp_list_tools' tools, Output an mcp_call's result, and Error why
+	// a listing or call failed.
+	ServerLabel string          `json:"server_label,omitzero"`
+	Tools       []MCPListedTool `json:"tools,omitzero"`
+	Output      *string         `json:"output,omitzero"`
+	Error       *string         `json:"error,omitzero"`
 }
 
 // MarshalJSON writes the fields of the item's type: a function_call has
@@ -232,6 +241,34 @@ func (it Item) MarshalJSON() ([]byte, error) {
 			Status string        `json:"status"`
 			Action *SearchAction `json:"action"`
 		}{it.ID, it.Type, it.Status, it.Action})
+	case "mcp_list_tools":
+		return formats.Marshal(struct {
+			ID          string          `json:"id"`
+			Type        string          `json:"type"`
+			ServerLabel string          `json:"server_label"`
+			Tools       []MCPListedTool `json:"tools"`
+			Error       *string         `json:"error"`
+		}{it.ID, it.Type, it.ServerLabel, it.Tools, it.Error})
+	case "mcp_call":
+		return formats.Marshal(struct {
+			ID                string  `json:"id"`
+			Type              string  `json:"type"`
+			Status            string  `json:"status"`
+			ServerLabel       string  `json:"server_label"`
+			Name              string  `json:"name"`
+			Arguments         string  `json:"arguments"`
+			Output            *string `json:"output"`
+			Error             *string `json:"error"`
+			ApprovalRequestID *string `json:"approval_request_id"`
+		}{it.ID, it.Type, it.Status, it.ServerLabel, it.Name, it.Arguments, it.Output, it.Error, nil})
+	case "mcp_approval_request":
+		return formats.Marshal(struct {
+			ID          string `json:"id"`
+			Type        string `json:"type"`
+			ServerLabel string `json:"server_label"`
+			Name        string `json:"name"`
+			Arguments   string `json:"arguments"`
+		}{it.ID, it.Type, it.ServerLabel, it.Name, it.Arguments})
 	}
 	type plain Item
 	return formats.Marshal(plain(it))
@@ -377,7 +414,7 @@ func newShell(req formats.Request, id string, created int64) Response {
 	}
 	r.ToolChoice = ToolChoice{Mode: "auto"}
 	if req.ToolChoice.Mode != "" {
-		r.ToolChoice = ToolChoice(req.ToolChoice)
+		r.ToolChoice = ToolChoice{Mode: req.ToolChoice.Mode, Name: req.ToolChoice.Name}
 	}
 	for _, t := range req.Tools {
 		r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: ptr(false)})
@@ -528,15 +565,22 @@ func NewResponse(req formats.Request, res inference.Result, o formats.Options) R
 	if res.Reasoning != "" {
 		items = append(items, reasoningItem(o.ID("rs_"), "completed", res.Summary))
 	}
+	for _, l := range res.MCPLists {
+		items = append(items, mcpListItem(l))
+	}
 	start := 0
-	for _, sc := range res.Searches {
-		if at := min(sc.At, len(res.Text)); at > start {
+	for _, c := range formats.EngineCalls(res) {
+		if at := min(c.At, len(res.Text)); at > start {
 			items = append(items, citedMessage(o.ID("msg_"), "completed", res, start, at))
 			start = at
 		}
-		items = append(items, webSearchItem(sc, true))
+		if c.Search != nil {
+			items = append(items, webSearchItem(*c.Search, true))
+		} else {
+			items = append(items, mcpCallItem(*c.MCP, true))
+		}
 	}
-	if start < len(res.Text) || len(res.ToolCalls) == 0 && len(res.Searches) == 0 {
+	if start < len(res.Text) || len(res.ToolCalls) == 0 && len(res.Searches) == 0 && len(res.MCPCalls) == 0 {
 		it := citedMessage(o.ID("msg_"), itemStatus(res), res, start, len(res.Text))
 		if req.Logprobs {
 			it.Content[0].Logprobs = wire.TokenLogprobs(res.Logprobs)

@@ -77,8 +77,8 @@ type Stream struct {
 	started bool
 	queued  bool
 	done    bool
-	// open is the open item: "", "reasoning", "message" or
-	// "web_search_call".
+	// open is the open item: "", "reasoning", "message",
+	// "web_search_call" or "mcp_call".
 	open     string
 	index    int // the open or next item's output index
 	id       string
@@ -86,13 +86,14 @@ type Stream struct {
 	items    []Item          // the items done
 	message  bool            // a message item was opened
 	called   bool            // a function_call item was sent
-	searched bool            // a web_search_call item was opened
+	searched bool            // a web_search_call or mcp_call item was opened
 	// written is the length of the answer sent so far, itemStart where
 	// the open message's text starts in it, and annotations the open
 	// message's.
 	written, itemStart int
 	annotations        []Annotation
 	search             inference.SearchCall // the open web_search_call's
+	mcp                inference.MCPCall    // the open mcp_call's
 	// logprobs are the answer's entries so far, sentLogprobs how many
 	// deltas carried.
 	logprobs     []inference.TokenLogprob
@@ -173,6 +174,8 @@ func (s *Stream) Progress() Response {
 		r.Output = append(r.Output, it)
 	case "web_search_call":
 		r.Output = append(r.Output, webSearchItem(s.search, false))
+	case "mcp_call":
+		r.Output = append(r.Output, mcpCallItem(s.mcp, false))
 	}
 	if r.Output == nil {
 		r.Output = []Item{}
@@ -324,6 +327,14 @@ func (s *Stream) closeItem(status string) error {
 			return err
 		}
 		it = webSearchItem(s.search, true)
+	case "mcp_call":
+		if s.mcp.Status == inference.MCPInProgress {
+			s.mcp.Status = "" // the stream ended while it ran: incomplete
+		}
+		if err := s.emit(Event{Type: mcpCallEnd(s.mcp), ItemID: s.id, OutputIndex: ptr(s.index)}); err != nil {
+			return err
+		}
+		it = mcpCallItem(s.mcp, true)
 	default:
 		return nil
 	}
@@ -394,6 +405,9 @@ func (s *Stream) Event(ev inference.Event) error {
 		if err := s.webSearch(*ev.Search); err != nil {
 			return err
 		}
+	}
+	if err := s.mcpEvent(ev); err != nil {
+		return err
 	}
 	for _, c := range calls {
 		if err := s.functionCall(c); err != nil {

@@ -30,6 +30,9 @@ type Tool struct {
 	SearchContextSize string                     `json:"search_context_size,omitzero"`
 	UserLocation      *formats.WebSearchLocation `json:"user_location,omitzero"`
 	Filters           *SearchFilters             `json:"filters,omitzero"`
+
+	// MCPTool is what a tool of type mcp carries.
+	MCPTool
 }
 
 // SearchFilters restricts a web search to allowed domains and
@@ -48,6 +51,12 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 			UserLocation      *formats.WebSearchLocation `json:"user_location"`
 			Filters           *SearchFilters             `json:"filters"`
 		}{t.Type, t.SearchContextSize, t.UserLocation, t.Filters})
+	}
+	if t.Type == "mcp" {
+		return formats.Marshal(struct {
+			Type string `json:"type"`
+			MCPTool
+		}{t.Type, t.MCPTool})
 	}
 	type plain Tool
 	return formats.Marshal(plain(t))
@@ -96,6 +105,9 @@ func searchTool(opts *inference.SearchOptions) Tool {
 type ToolChoice struct {
 	Mode string
 	Name string
+	// ServerLabel is the server of a tool_choice of type mcp, whose
+	// Name is one of its tools (or empty: any of them).
+	ServerLabel string
 }
 
 // MarshalJSON writes the string or the object.
@@ -103,6 +115,8 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 	switch {
 	case c.Mode == "function":
 		return formats.Marshal(map[string]string{"type": "function", "name": c.Name})
+	case c.Mode == "mcp":
+		return formats.Marshal(map[string]string{"type": "mcp", "server_label": c.ServerLabel, "name": c.Name})
 	case isSearchTool(c.Mode):
 		return formats.Marshal(map[string]string{"type": c.Mode})
 	}
@@ -116,15 +130,16 @@ func (c *ToolChoice) UnmarshalJSON(data []byte) error {
 		return json.Unmarshal(data, &c.Mode)
 	case "object":
 		var o struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
+			Type        string `json:"type"`
+			Name        string `json:"name"`
+			ServerLabel string `json:"server_label"`
 		}
 		// Decode, not json.Unmarshal: a type error's offset in data
 		// would name a parameter elsewhere in the body.
 		if err := formats.Decode(data, &o); err != nil {
 			return wire.Prefixed("tool_choice", err)
 		}
-		*c = ToolChoice{Mode: o.Type, Name: o.Name}
+		*c = ToolChoice{Mode: o.Type, Name: o.Name, ServerLabel: o.ServerLabel}
 		return nil
 	}
 	return &json.UnmarshalTypeError{Value: formats.JSONKind(data), Type: reflect.TypeFor[string]()}
