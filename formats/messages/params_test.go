@@ -76,3 +76,16 @@ func TestSamplingFields(t *testing.T) {
 		}
 	}
 }
+
+// A request with the MCP connector's mcp_servers is refused with a 400
+// naming it: this style does not run MCP tools yet, and a field that
+// would be dropped is refused, not ignored.
+func TestMCPServersRefused(t *testing.T) {
+	_, err := Parse([]byte(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"mcp_servers":[{"type":"url","url":"https://mcp.example/sse","name":"x"}]}`))
+	if e := formats.ErrorOf(err); err == nil || e.Status != 400 || e.Param != "mcp_servers" {
+		t.Errorf("mcp_servers: %v, want a 400 naming it", err)
+	}
+	if _, err := Parse([]byte(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"mcp_servers":null}`)); err != nil {
+		t.Errorf("mcp_servers null: %v", err)
+	}
+}

@@ -55,6 +55,11 @@ type Request struct {
 	Metadata   *Metadata   `json:"metadata,omitzero"`
 	// OutputConfig is the Anthropic structured-output and effort option.
 	OutputConfig *OutputConfig `json:"output_config,omitzero"`
+
+	// MCPServers (the MCP connector) is refused with a 400 naming it
+	// until this style runs MCP tools; the responses style's mcp tool
+	// does.
+	MCPServers json.RawMessage `json:"mcp_servers,omitzero"`
 }
 
 // names names the engine's fields as this style does (see
@@ -250,6 +255,9 @@ func (r *Request) Canonical() (formats.Request, error) {
 	}
 	if len(r.Messages) == 0 {
 		return formats.Request{}, formats.Invalid("messages", "messages must hold at least one message")
+	}
+	if k := formats.JSONKind(r.MCPServers); k != "nothing" && k != "null" {
+		return formats.Request{}, formats.Invalid("mcp_servers", "mcp_servers is not supported on messages yet; the responses style's mcp tool calls MCP servers")
 	}
 	var system []string
 	for i, b := range r.System.Blocks {
