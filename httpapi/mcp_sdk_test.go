@@ -138,3 +138,37 @@ func TestSDKResponsesMCP(t *testing.T) {
 		t.Errorf("a server not allowed: %v", err)
 	}
 }
+
+// The official OpenAI SDK calls a tool of the official MCP reference
+// server (@modelcontextprotocol/server-everything, started on loopback)
+// through inferkit.
+func TestSDKResponsesMCPEverything(t *testing.T) {
+	everything := mcptest.Everything(t)
+	url := mcpServer(t, everything)
+	tool := responses.ToolMcpParam{ServerLabel: "everything", ServerURL: openai.String(everything),
+		AllowedTools:    responses.ToolMcpAllowedToolsUnionParam{OfMcpAllowedTools: []string{"echo", "get-annotated-message"}},
+		RequireApproval: responses.ToolMcpRequireApprovalUnionParam{OfMcpToolApprovalSetting: openai.String("never")}}
+	client := openaiSDK(url, key)
+	// The random tiny model writes a couple of hundred tokens of the
+	// grammar's optional whitespace before the call ends.
+	resp, err := client.Responses.New(context.Background(), responses.ResponseNewParams{
+		Model: policy.Core25Mini, MaxOutputTokens: openai.Int(800), Temperature: openai.Float(0), MaxToolCalls: openai.Int(1),
+		Reasoning:  shared.ReasoningParam{Effort: shared.ReasoningEffortNone},
+		Input:      responses.ResponseNewParamsInputUnion{OfString: openai.String("Show me an annotated message.")},
+		Tools:      []responses.ToolUnionParam{{OfMcp: &tool}},
+		ToolChoice: responses.ResponseNewParamsToolChoiceUnion{OfMcpTool: &responses.ToolChoiceMcpParam{ServerLabel: "everything", Name: openai.String("get-annotated-message")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Output) < 2 || resp.Output[0].Type != "mcp_list_tools" || resp.Output[1].Type != "mcp_call" {
+		t.Fatalf("output %s", resp.RawJSON())
+	}
+	if list := resp.Output[0].AsMcpListTools(); len(list.Tools) != 2 {
+		t.Errorf("listing %+v: want the two allowed tools", list.Tools)
+	}
+	call := resp.Output[1].AsMcpCall()
+	if call.Name != "get-annotated-message" || call.Status != "completed" || call.Output == "" {
+		t.Errorf("call %+v", call)
+	}
+}

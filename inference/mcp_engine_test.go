@@ -5,6 +5,7 @@ package inference_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +202,30 @@ func TestMCPOptionsChecked(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Path.String() != tc.field {
 			t.Errorf("%+v: %v, want a FieldError on %s", tc.opts, err, tc.field)
 		}
+	}
+}
+
+// The official MCP reference server, started by the engine as a
+// command that speaks MCP on its standard input and output (as a
+// library caller would): its tools are listed (those allowed: all of
+// them would not fit in the tiny model's context), and a call of one
+// runs.
+func TestMCPEverythingStdio(t *testing.T) {
+	argv := mcptest.EverythingCommand(t)
+	e := mcpEngine(t)
+	_, res := stream(t, e, mcpRequest("get-annotated-message", &inference.MCPOptions{MaxCalls: 1,
+		Servers: []inference.MCPServer{{Label: "everything", Command: argv, AllowedTools: []string{"echo", "get-annotated-message", "get-sum"}}}}))
+	if len(res.MCPLists) != 1 || res.MCPLists[0].Status != inference.MCPCompleted {
+		t.Fatalf("listings %+v", res.MCPLists)
+	}
+	var names []string
+	for _, tool := range res.MCPLists[0].Tools {
+		names = append(names, tool.Name)
+	}
+	if len(names) != 3 || !slices.Contains(names, "echo") || !slices.Contains(names, "get-annotated-message") {
+		t.Errorf("tools %v", names)
+	}
+	if len(res.MCPCalls) == 0 || res.MCPCalls[0].Status != inference.MCPCompleted || res.MCPCalls[0].Output == "" {
+		t.Fatalf("calls %+v", res.MCPCalls)
 	}
 }

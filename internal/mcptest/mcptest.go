@@ -1,20 +1,29 @@
 // Package mcptest serves MCP servers for tests, in process over
 // streamable HTTP (the official Go SDK's server), with tools that
 // behave well and tools that do not: slow, huge, erroring, and a
-// server that drops its connections.
+// server that drops its connections; and it starts the official
+// reference server, @modelcontextprotocol/server-everything from npm,
+// over streamable HTTP or on standard input and output.
 package mcptest
 
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/inferkit/inferkit/internal/testmodels"
 )
 
 // The tools of Server.
@@ -128,4 +137,78 @@ func Serve(t testing.TB, o Options) *Server {
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL + "/mcp"
 	return s
+}
+
+// everythingScript is where scripts/fetch-testdata.sh installs the
+// official MCP reference server, under the repository's root.
+const everythingScript = ".build/testdata/npm-install/@modelcontextprotocol/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+// EverythingCommand returns the command line that runs the official MCP
+// reference server, @modelcontextprotocol/server-everything, on its
+// standard input and output. It skips the test where node or the
+// package is missing.
+func EverythingCommand(t testing.TB) []string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the MCP reference server's tests need Node.js 20 or newer")
+	}
+	script := filepath.Join(testmodels.Root(t), everythingScript)
+	if _, err := os.Stat(script); err != nil {
+		t.Skip("@modelcontextprotocol/server-everything is not installed: run scripts/fetch-testdata.sh (make test does)")
+	}
+	return []string{node, script, "stdio"}
+}
+
+// Everything starts the official MCP reference server over streamable
+// HTTP on a free loopback port and returns its endpoint; it stops when
+// the test ends. It skips the test as EverythingCommand does.
+func Everything(t testing.TB) string {
+	t.Helper()
+	argv := EverythingCommand(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(argv[0], argv[1], "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	logs := &syncWriter{w: &strings.Builder{}}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "http://" + addr + "/mcp"
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything did not listen on %s within 30 s: %s", addr, logs.String())
+		}
+	}
+}
+
+// syncWriter is a writer that a process's output and a test share.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
