@@ -119,6 +119,7 @@
 //	repetition_penalty       H     H         H          H
 //	n                        H     -         -          H
 //	web_search_options       H     -         -          -
+//	mcp_servers              -     H         -          -
 //	logprobs                 H     -         -          H
 //	top_logprobs             H     -         H          -
 //	include                  -     -         HR         -

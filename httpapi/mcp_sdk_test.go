@@ -6,8 +6,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -170,5 +173,84 @@ func TestSDKResponsesMCPEverything(t *testing.T) {
 	call := resp.Output[1].AsMcpCall()
 	if call.Name != "get-annotated-message" || call.Status != "completed" || call.Output == "" {
 		t.Errorf("call %+v", call)
+	}
+}
+
+// Through the official Anthropic SDK's MCP connector (beta
+// mcp-client-2025-04-04), a message calls a tool of an MCP server: the
+// answer holds its mcp_tool_use and mcp_tool_result blocks, blocking
+// and streamed, on our test server and on the official reference
+// server. A server the operator did not allow is refused with a 400.
+func TestSDKMessagesMCP(t *testing.T) {
+	srv := mcptest.Serve(t, mcptest.Options{})
+	everything := mcptest.Everything(t)
+	m, _ := policy.Model(policy.Core25Mini)
+	m.Path = tinyModel(t)
+	models := []catalog.Model{m}
+	url := serveEngine(t, inference.Config{Models: models, ContextTokens: 4096},
+		httpapi.Config{Models: models, MCPAllow: []string{srv.URL, everything}}, "")
+	client := anthropicSDK(url, key)
+	ctx := context.Background()
+	params := func(server, serverURL, tool string) anthropic.BetaMessageNewParams {
+		return anthropic.BetaMessageNewParams{
+			Model: policy.Core25Mini, MaxTokens: 800, Temperature: anthropic.Float(0),
+			Betas:    []anthropic.AnthropicBeta{anthropic.AnthropicBetaMCPClient2025_04_04},
+			Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Please use the tool."))},
+			MCPServers: []anthropic.BetaRequestMCPServerURLDefinitionParam{{Name: server, URL: serverURL,
+				AuthorizationToken: anthropic.String("mcp-token"),
+				ToolConfiguration:  anthropic.BetaRequestMCPServerToolConfigurationParam{AllowedTools: []string{tool}}}},
+			ToolChoice: anthropic.BetaToolChoiceUnionParam{OfTool: &anthropic.BetaToolChoiceToolParam{Name: tool}},
+		}
+	}
+	for _, tc := range []struct{ server, url, tool string }{{"test", srv.URL, mcptest.Echo}, {"everything", everything, "get-annotated-message"}} {
+		t.Run(tc.server, func(t *testing.T) {
+			msg, err := client.Beta.Messages.New(ctx, params(tc.server, tc.url, tc.tool))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var use anthropic.BetaMCPToolUseBlock
+			var result anthropic.BetaMCPToolResultBlock
+			for _, b := range msg.Content {
+				switch b.Type {
+				case "mcp_tool_use":
+					use = b.AsMCPToolUse()
+				case "mcp_tool_result":
+					result = b.AsMCPToolResult()
+				}
+			}
+			if use.ID == "" || use.Name != tc.tool || use.ServerName != tc.server || result.ToolUseID != use.ID || result.IsError {
+				t.Fatalf("blocks %s", msg.RawJSON())
+			}
+			if len(result.Content.OfBetaMCPToolResultBlockContent) == 0 || result.Content.OfBetaMCPToolResultBlockContent[0].Text == "" {
+				t.Errorf("result %s", result.RawJSON())
+			}
+
+			stream := client.Beta.Messages.NewStreaming(ctx, params(tc.server, tc.url, tc.tool))
+			var acc anthropic.BetaMessage
+			for stream.Next() {
+				if err := acc.Accumulate(stream.Current()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := stream.Err(); err != nil {
+				t.Fatal(err)
+			}
+			var types []string
+			for _, b := range acc.Content {
+				types = append(types, b.Type)
+			}
+			if !slices.Contains(types, "mcp_tool_use") || !slices.Contains(types, "mcp_tool_result") {
+				t.Errorf("streamed blocks %v", types)
+			}
+		})
+	}
+	if h := srv.Headers(); len(h) == 0 || h[0].Get("Authorization") != "Bearer mcp-token" {
+		t.Errorf("the authorization token did not reach the server")
+	}
+
+	_, err := client.Beta.Messages.New(ctx, params("elsewhere", "http://127.0.0.1:1/mcp", "echo"))
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Error(), "not among the servers this server allows") {
+		t.Errorf("a server not allowed: %v", err)
 	}
 }

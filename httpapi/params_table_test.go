@@ -29,6 +29,7 @@ import (
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/internal/mcptest"
 	"github.com/inferkit/inferkit/policy"
 )
 
@@ -464,8 +465,9 @@ func weatherTool(style string) map[string]any {
 }
 
 // paramChecks has a check for every cell of the table that is not -, by
-// parameter and style ("*": every style).
-func paramChecks() map[string]map[string]paramCheck {
+// parameter and style ("*": every style); mcpURL is an MCP server that
+// the server under test allows.
+func paramChecks(mcpURL string) map[string]map[string]paramCheck {
 	long := "Tell me a story about a cat who lives in a lighthouse by the sea."
 	longMsgs := []map[string]any{{"role": "user", "content": long}}
 	schema := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "boolean"}}, "required": []string{"a"}}
@@ -565,6 +567,10 @@ func paramChecks() map[string]map[string]paramCheck {
 			}
 		}},
 		"web_search_options": {"chat": grows(kv{"web_search_options", map[string]any{}})}, // the results read
+		// The server's tools go into the prompt; a server the operator
+		// did not allow is refused.
+		"mcp_servers": {"messages": both(grows(kv{"mcp_servers", []any{map[string]any{"type": "url", "url": mcpURL, "name": "t"}}}),
+			refuses("mcp_servers[0].url", kv{"mcp_servers", []any{map[string]any{"type": "url", "url": "http://127.0.0.1:1/mcp", "name": "t"}}}))},
 		"logprobs": {
 			"chat": func(t *testing.T, c paramClient) {
 				if a := c.must(t, kv{"logprobs", true}); a.logprobs == 0 || a.logprobs > a.completion { // the end of turn has none
@@ -715,10 +721,12 @@ func TestParameterTable(t *testing.T) {
 	// Every generation request of the checks, sent through the Go SDKs,
 	// goes through the TypeScript SDKs too at the end.
 	rec := &sdkRecorder{}
+	mcp := mcptest.Serve(t, mcptest.Options{})
 	url := serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: 2048, Search: pinned(docsIndex(t))},
-		httpapi.Config{Models: models, Logger: slog.New(slog.NewTextHandler(logs, nil)), Middleware: []func(http.Handler) http.Handler{rec.Middleware}}, "")
+		httpapi.Config{Models: models, Logger: slog.New(slog.NewTextHandler(logs, nil)), Middleware: []func(http.Handler) http.Handler{rec.Middleware},
+			MCPAllow: []string{mcp.URL}}, "")
 
-	checks := paramChecks()
+	checks := paramChecks(mcp.URL)
 	for name, cells := range table {
 		for _, style := range tableStyles {
 			cell := cells[style]

@@ -39,7 +39,8 @@ func (c Content) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON accepts a string, an array of blocks or null. Of the
-// blocks' own content, only a tool_result's is read, and the blocks in it
+// blocks' own content, only a tool_result's (and an mcp_tool_result's)
+// is read, and the blocks in it
 // have none: see decode.
 func (c *Content) UnmarshalJSON(data []byte) error {
 	return c.decode(data, true)
@@ -57,8 +58,8 @@ type wireBlock struct {
 // plainBlock is Block's fields without its methods.
 type plainBlock Block
 
-// decode reads content; with toolResults, a tool_result block's content
-// too, itself without toolResults, and a web_search_tool_result's results.
+// decode reads content; with toolResults, a tool_result's (and an
+// mcp_tool_result's) block content too, itself without toolResults, and a web_search_tool_result's results.
 // The content of other blocks, and of the blocks in a tool result, is left
 // out: the canonical request reads neither, and reading content inside
 // content level after level would take time quadratic in the nesting
@@ -76,7 +77,7 @@ func (c *Content) decode(data []byte, toolResults bool) error {
 	c.Blocks = make([]Block, len(blocks))
 	for i, w := range blocks {
 		c.Blocks[i] = Block(w.plainBlock)
-		if raw := bytes.TrimSpace(w.Content); toolResults && w.Type == "tool_result" && len(raw) > 0 && string(raw) != "null" {
+		if raw := bytes.TrimSpace(w.Content); toolResults && (w.Type == "tool_result" || w.Type == "mcp_tool_result") && len(raw) > 0 && string(raw) != "null" {
 			c.Blocks[i].Content = new(Content)
 			if err := c.Blocks[i].Content.decode(raw, false); err != nil {
 				return err
@@ -113,9 +114,11 @@ type Block struct {
 	Name  string          `json:"name,omitzero"`
 	Input json.RawMessage `json:"input,omitzero"`
 
-	ToolUseID string   `json:"tool_use_id,omitzero"`
-	Content   *Content `json:"content,omitzero"`
-	IsError   bool     `json:"is_error,omitzero"`
+	ToolUseID string `json:"tool_use_id,omitzero"`
+	// ServerName is the MCP server of an mcp_tool_use block.
+	ServerName string   `json:"server_name,omitzero"`
+	Content    *Content `json:"content,omitzero"`
+	IsError    bool     `json:"is_error,omitzero"`
 	// WebSearch is the content of a web_search_tool_result, written as
 	// its "content".
 	WebSearch *WebSearchContent `json:"-"`
@@ -255,6 +258,25 @@ func (b Block) MarshalJSON() ([]byte, error) {
 			Name  string          `json:"name"`
 			Input json.RawMessage `json:"input"`
 		}{b.Type, b.ID, b.Name, input})
+	case "mcp_tool_use":
+		input := b.Input
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		return formats.Marshal(struct {
+			Type       string          `json:"type"`
+			ID         string          `json:"id"`
+			Name       string          `json:"name"`
+			ServerName string          `json:"server_name"`
+			Input      json.RawMessage `json:"input"`
+		}{b.Type, b.ID, b.Name, b.ServerName, input})
+	case "mcp_tool_result":
+		return formats.Marshal(struct {
+			Type      string   `json:"type"`
+			ToolUseID string   `json:"tool_use_id"`
+			IsError   bool     `json:"is_error"`
+			Content   *Content `json:"content"`
+		}{b.Type, b.ToolUseID, b.IsError, b.Content})
 	case "web_search_tool_result":
 		return formats.Marshal(struct {
 			Type      string            `json:"type"`
@@ -383,6 +405,47 @@ func (m InputMessage) canonical(path string) ([]inference.Message, error) {
 			out = append(out, inference.Message{Role: inference.RoleTool, ToolCallID: b.ToolUseID, Name: inference.SearchToolName,
 				Content: []inference.Part{{Text: text}}})
 			msg = inference.Message{Role: msg.Role}
+		case "mcp_tool_use":
+			// A call of an MCP tool of an earlier answer: the call, and
+			// the mcp_tool_result block after it, its result.
+			if msg.Role != inference.RoleAssistant {
+				return nil, formats.Invalid(bp+".type", "%s: only assistant messages carry mcp_tool_use", bp)
+			}
+			if b.ID == "" {
+				return nil, formats.Missing(bp + ".id")
+			}
+			if b.Name == "" {
+				return nil, formats.Missing(bp + ".name")
+			}
+			if s := bytes.TrimSpace(b.Input); len(s) > 0 && s[0] != '{' && string(s) != "null" {
+				return nil, formats.Invalid(bp+".input", "%s.input must be an object", bp)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, inference.ToolCall{ID: b.ID, Name: b.Name, Arguments: toolArguments(b.Input)})
+		case "mcp_tool_result":
+			if msg.Role != inference.RoleAssistant {
+				return nil, formats.Invalid(bp+".type", "%s: only assistant messages carry mcp_tool_result", bp)
+			}
+			i := slices.IndexFunc(msg.ToolCalls, func(c inference.ToolCall) bool { return c.ID == b.ToolUseID })
+			if b.ToolUseID == "" || i < 0 {
+				return nil, formats.Invalid(bp+".tool_use_id", "%s.tool_use_id %q names no mcp_tool_use block before it", bp, b.ToolUseID)
+			}
+			res, err := b.toolResult(bp)
+			if err != nil {
+				return nil, err
+			}
+			var text strings.Builder
+			for _, p := range res.Content {
+				text.WriteString(p.Text)
+			}
+			c := inference.MCPCall{Status: inference.MCPCompleted, Output: text.String()}
+			if b.IsError {
+				c.Status = inference.MCPFailed
+			}
+			msg.Reasoning = reasoning.String()
+			reasoning.Reset()
+			out = append(out, msg, inference.Message{Role: inference.RoleTool, ToolCallID: b.ToolUseID, Name: msg.ToolCalls[i].Name,
+				Content: []inference.Part{{Text: c.Text()}}})
+			msg = inference.Message{Role: msg.Role}
 		case "tool_result":
 			if msg.Role != inference.RoleUser {
 				return nil, formats.Invalid(bp+".type", "%s: only user messages carry tool_result", bp)
@@ -398,7 +461,7 @@ func (m InputMessage) canonical(path string) ([]inference.Message, error) {
 		case "":
 			return nil, formats.Missing(bp + ".type")
 		default:
-			return nil, formats.Invalid(bp+".type", "%s.type must be text, image, thinking, tool_use, tool_result, server_tool_use or web_search_tool_result, got %q", bp, b.Type)
+			return nil, formats.Invalid(bp+".type", "%s.type must be text, image, thinking, tool_use, tool_result, server_tool_use, web_search_tool_result, mcp_tool_use or mcp_tool_result, got %q", bp, b.Type)
 		}
 	}
 	msg.Reasoning = reasoning.String()

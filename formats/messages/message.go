@@ -248,6 +248,20 @@ func NewMessage(req formats.Request, res inference.Result, o formats.Options) Me
 		if !s.textDone && len(res.ToolCalls) == 0 {
 			m.Content = append(m.Content, Block{Type: "text"})
 		}
+	case req.MCP != nil:
+		// The text before each call, the call's mcp_tool_use and
+		// mcp_tool_result blocks, then the text after the last.
+		at := 0
+		for _, c := range res.MCPCalls {
+			if end := min(max(c.At, at), len(res.Text)); end > at {
+				m.Content = append(m.Content, Block{Type: "text", Text: res.Text[at:end]})
+				at = end
+			}
+			m.Content = append(m.Content, mcpBlocks(c)...)
+		}
+		if at < len(res.Text) || len(res.MCPCalls) == 0 && len(res.ToolCalls) == 0 {
+			m.Content = append(m.Content, Block{Type: "text", Text: res.Text[at:]})
+		}
 	case res.Text != "" || len(res.ToolCalls) == 0:
 		m.Content = append(m.Content, Block{Type: "text", Text: res.Text})
 	}
@@ -357,4 +371,20 @@ func toolArguments(input json.RawMessage) string {
 		return "{}"
 	}
 	return b.String()
+}
+
+// mcpBlocks are the blocks of an MCP call: its mcp_tool_use, and, once
+// it ended, its mcp_tool_result (is_error for a call that failed or was
+// declined), whose text is what the model read.
+func mcpBlocks(c inference.MCPCall) []Block {
+	use := Block{Type: "mcp_tool_use", ID: c.ID, Name: c.Name, ServerName: c.Server, Input: json.RawMessage(c.Arguments)}
+	if c.Status == inference.MCPInProgress || c.Status == inference.MCPAwaitingApproval {
+		return []Block{use}
+	}
+	text := c.Output
+	if c.Status != inference.MCPCompleted {
+		text = c.Text()
+	}
+	return []Block{use, {Type: "mcp_tool_result", ToolUseID: c.ID, IsError: c.Status != inference.MCPCompleted,
+		Content: &Content{Blocks: []Block{{Type: "text", Text: text}}}}}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/inferkit/inferkit/formats"
 	"github.com/inferkit/inferkit/formats/internal/formatstest"
+	"github.com/inferkit/inferkit/inference"
 )
 
 // TestThinkingBudget checks Anthropic's rule, a budget_tokens at or above
@@ -77,15 +78,53 @@ func TestSamplingFields(t *testing.T) {
 	}
 }
 
-// A request with the MCP connector's mcp_servers is refused with a 400
-// naming it: this style does not run MCP tools yet, and a field that
-// would be dropped is refused, not ignored.
-func TestMCPServersRefused(t *testing.T) {
-	_, err := Parse([]byte(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"mcp_servers":[{"type":"url","url":"https://mcp.example/sse","name":"x"}]}`))
-	if e := formats.ErrorOf(err); err == nil || e.Status != 400 || e.Param != "mcp_servers" {
-		t.Errorf("mcp_servers: %v, want a 400 naming it", err)
+// The MCP connector's mcp_servers become the engine's MCP servers: the
+// name its label, the token a bearer Authorization header, the allowed
+// tools; a disabled server is left out, and a tool_choice may name a
+// tool of the servers, which are listed when the request runs. Servers
+// that are not valid, or beside the web search tool, are a 400 naming
+// the field.
+func TestMCPServers(t *testing.T) {
+	req := formatstest.Parse(t, Parse, `{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"tool_choice":{"type":"tool","name":"echo"},
+		"mcp_servers":[{"type":"url","url":"https://mcp.example/mcp","name":"ex","authorization_token":"tok","tool_configuration":{"allowed_tools":["echo"]}},
+		{"type":"url","url":"https://off.example/mcp","name":"off","tool_configuration":{"enabled":false}}]}`)
+	ir := req.Inference()
+	if ir.MCP == nil || len(ir.MCP.Servers) != 1 {
+		t.Fatalf("MCP %+v", ir.MCP)
 	}
-	if _, err := Parse([]byte(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"mcp_servers":null}`)); err != nil {
-		t.Errorf("mcp_servers null: %v", err)
+	s := ir.MCP.Servers[0]
+	if s.Label != "ex" || s.URL != "https://mcp.example/mcp" || s.Headers["Authorization"] != "Bearer tok" || len(s.AllowedTools) != 1 || s.Approval.Default {
+		t.Errorf("server %+v", s)
+	}
+	if ir.ToolChoice.Mode != inference.ToolFunction || ir.ToolChoice.Name != "echo" {
+		t.Errorf("tool choice %+v", ir.ToolChoice)
+	}
+	for param, body := range map[string]string{
+		"mcp_servers[0].type": `[{"type":"sse","url":"https://a/mcp","name":"a"}]`,
+		"mcp_servers[0].url":  `[{"type":"url","name":"a"}]`,
+		"mcp_servers[0].name": `[{"type":"url","url":"https://a/mcp"}]`,
+	} {
+		_, err := Parse([]byte(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"mcp_servers":` + body + `}`))
+		if e := formats.ErrorOf(err); err == nil || e.Status != 400 || e.Param != param {
+			t.Errorf("%s: %v, want a 400 naming %s", body, err, param)
+		}
+	}
+	_, err := Parse([]byte(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search_20250305","name":"web_search"}],
+		"mcp_servers":[{"type":"url","url":"https://a/mcp","name":"a"}]}`))
+	if e := formats.ErrorOf(err); err == nil || e.Param != "mcp_servers" {
+		t.Errorf("with web search: %v", err)
+	}
+	// An answer given back: its call and result become the call and the
+	// tool message the model read, and the text after it a message of
+	// its own.
+	req = formatstest.Parse(t, Parse, `{"model":"m","max_tokens":8,"mcp_servers":[{"type":"url","url":"https://a/mcp","name":"a"}],"messages":[
+		{"role":"user","content":"hi"},
+		{"role":"assistant","content":[{"type":"text","text":"Let me see."},{"type":"mcp_tool_use","id":"mcptoolu_1","name":"echo","server_name":"a","input":{"text":"x"}},
+			{"type":"mcp_tool_result","tool_use_id":"mcptoolu_1","is_error":false,"content":[{"type":"text","text":"x"}]},{"type":"text","text":"It says x."}]},
+		{"role":"user","content":"thanks"}]}`)
+	msgs := req.Inference().Messages
+	if len(msgs) != 5 || len(msgs[1].ToolCalls) != 1 || msgs[1].ToolCalls[0].Name != "echo" || msgs[2].Role != inference.RoleTool ||
+		msgs[2].ToolCallID != "mcptoolu_1" || msgs[2].Content[0].Text != "x" || msgs[3].Content[0].Text != "It says x." {
+		t.Errorf("messages %+v", msgs)
 	}
 }

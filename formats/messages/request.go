@@ -56,10 +56,63 @@ type Request struct {
 	// OutputConfig is the Anthropic structured-output and effort option.
 	OutputConfig *OutputConfig `json:"output_config,omitzero"`
 
-	// MCPServers (the MCP connector) is refused with a 400 naming it
-	// until this style runs MCP tools; the responses style's mcp tool
-	// does.
-	MCPServers json.RawMessage `json:"mcp_servers,omitzero"`
+	// MCPServers are the MCP connector's servers, whose tools the model
+	// may call: see MCPServer.
+	MCPServers []MCPServer `json:"mcp_servers,omitzero"`
+}
+
+// MCPServer is a server of mcp_servers: type url, its url and name, a
+// bearer authorization_token, and tool_configuration (enabled, false
+// to leave the server out; allowed_tools, the tools the model may
+// call). Calls run without approval, as Anthropic's connector runs them.
+type MCPServer struct {
+	Type               string                `json:"type"`
+	URL                string                `json:"url"`
+	Name               string                `json:"name"`
+	AuthorizationToken string                `json:"authorization_token,omitzero"`
+	ToolConfiguration  *MCPToolConfiguration `json:"tool_configuration,omitzero"`
+}
+
+// MCPToolConfiguration is an MCP server's tool_configuration.
+type MCPToolConfiguration struct {
+	Enabled      *bool    `json:"enabled,omitzero"`
+	AllowedTools []string `json:"allowed_tools,omitzero"`
+}
+
+// mcpOptions converts mcp_servers.
+func (r *Request) mcpOptions() (*inference.MCPOptions, error) {
+	if len(r.MCPServers) == 0 {
+		return nil, nil
+	}
+	opts := &inference.MCPOptions{}
+	for i, s := range r.MCPServers {
+		p := fmt.Sprintf("mcp_servers[%d]", i)
+		switch {
+		case s.Type != "url":
+			return nil, formats.Invalid(p+".type", "%s.type must be url, got %q", p, s.Type)
+		case s.URL == "":
+			return nil, formats.Missing(p + ".url")
+		case s.Name == "":
+			return nil, formats.Missing(p + ".name")
+		}
+		srv := inference.MCPServer{Label: s.Name, URL: s.URL}
+		if s.AuthorizationToken != "" {
+			srv.Headers = map[string]string{"Authorization": "Bearer " + s.AuthorizationToken}
+		}
+		if c := s.ToolConfiguration; c != nil {
+			if c.Enabled != nil && !*c.Enabled {
+				continue
+			}
+			if c.AllowedTools != nil {
+				srv.AllowedTools = append([]string{}, c.AllowedTools...)
+			}
+		}
+		opts.Servers = append(opts.Servers, srv)
+	}
+	if len(opts.Servers) == 0 {
+		return nil, nil
+	}
+	return opts, nil
 }
 
 // names names the engine's fields as this style does (see
@@ -74,22 +127,27 @@ var names = formats.ParamNames{
 	"Format.Grammar":     "output_config.format",
 	"Tools":              "tools",
 	"ToolChoice":         "tool_choice",
-	"ThinkingBudget":     "thinking.budget_tokens",
-	"Effort":             "output_config.effort",
-	"Temperature":        "temperature",
-	"TopP":               "top_p",
-	"TopK":               "top_k",
-	"MinP":               "min_p",
-	"Seed":               "seed",
-	"Stop":               "stop_sequences",
-	"RepetitionPenalty":  "repetition_penalty",
-	"FrequencyPenalty":   "frequency_penalty",
-	"PresencePenalty":    "presence_penalty",
-	"IgnoreEOS":          "ignore_eos",
-	"Logprobs":           "logprobs",
-	"TopLogprobs":        "top_logprobs",
-	"PromptLogprobs":     "echo",
-	"Choices":            "n",
+	// The MCP servers come from mcp_servers.
+	"MCP":                   "mcp_servers",
+	"MCP.Servers[].URL":     "mcp_servers[].url",
+	"MCP.Servers[].Label":   "mcp_servers[].name",
+	"MCP.Servers[].Headers": "mcp_servers[].authorization_token",
+	"ThinkingBudget":        "thinking.budget_tokens",
+	"Effort":                "output_config.effort",
+	"Temperature":           "temperature",
+	"TopP":                  "top_p",
+	"TopK":                  "top_k",
+	"MinP":                  "min_p",
+	"Seed":                  "seed",
+	"Stop":                  "stop_sequences",
+	"RepetitionPenalty":     "repetition_penalty",
+	"FrequencyPenalty":      "frequency_penalty",
+	"PresencePenalty":       "presence_penalty",
+	"IgnoreEOS":             "ignore_eos",
+	"Logprobs":              "logprobs",
+	"TopLogprobs":           "top_logprobs",
+	"PromptLogprobs":        "echo",
+	"Choices":               "n",
 	// The search options come from the web_search tool.
 	"Search":              "tools",
 	"Search.MaxSearches":  "tools.max_uses",
@@ -256,9 +314,6 @@ func (r *Request) Canonical() (formats.Request, error) {
 	if len(r.Messages) == 0 {
 		return formats.Request{}, formats.Invalid("messages", "messages must hold at least one message")
 	}
-	if k := formats.JSONKind(r.MCPServers); k != "nothing" && k != "null" {
-		return formats.Request{}, formats.Invalid("mcp_servers", "mcp_servers is not supported on messages yet; the responses style's mcp tool calls MCP servers")
-	}
 	var system []string
 	for i, b := range r.System.Blocks {
 		if b.Type != "text" {
@@ -363,12 +418,27 @@ func (r *Request) Canonical() (formats.Request, error) {
 		}
 		out.Tools = append(out.Tools, inference.Tool{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.InputSchema)})
 	}
+	if out.MCP, err = r.mcpOptions(); err != nil {
+		return formats.Request{}, err
+	}
+	if out.MCP != nil && out.Search != nil {
+		return formats.Request{}, formats.Invalid("mcp_servers", "mcp_servers with the web search tool is not supported on this style; the responses style runs both")
+	}
 	out.ToolChoice = formats.ToolChoice{Mode: "auto"}
 	if c := r.ToolChoice; c != nil {
 		mode := map[string]string{"auto": "auto", "any": "required", "tool": "function", "none": "none"}[c.Type]
 		switch {
 		case mode == "":
 			return formats.Request{}, formats.Invalid("tool_choice.type", "tool_choice.type must be auto, any, tool or none, got %q", c.Type)
+		case out.MCP != nil && (mode == "function" && !slices.ContainsFunc(out.Tools, func(t inference.Tool) bool { return t.Name == c.Name }) || mode == "required"):
+			// A tool of the MCP servers, which are listed when the
+			// request runs: the engine checks the name then.
+			if mode == "function" {
+				if err := wire.CheckToolName("tool_choice.name", c.Name); err != nil {
+					return formats.Request{}, err
+				}
+			}
+			out.ToolChoice = formats.ToolChoice{Mode: mode, Name: c.Name}
 		case out.Search != nil && (mode == "function" && c.Name == inference.SearchToolName || mode == "required" && len(out.Tools) == 0):
 			// The search is the tool the model must call: it searches
 			// first, then answers as it likes.

@@ -87,6 +87,12 @@ func (d Delta) MarshalJSON() ([]byte, error) {
 // (NewMessage has the whole thinking in its one thinking block), and
 // message_delta's usage counts the searches (server_tool_use).
 //
+// A request with MCP servers (mcp_servers) writes each call of their
+// tools as an mcp_tool_use block when it starts (like a tool_use block,
+// with the server's name), which ends the open text block, and an
+// mcp_tool_result block, whole in its content_block_start, when it ends;
+// the text after it opens a new text block.
+//
 // A Stream is not safe for concurrent use.
 type Stream struct {
 	// InputTokens, when set before the first event, is the prompt's token
@@ -116,6 +122,8 @@ type Stream struct {
 	cites     int         // citations taken
 	searches  []inference.SearchCall
 	announced string // the id of the last search whose server_tool_use block was written
+
+	mcpOpen string // the id of the MCP call whose mcp_tool_use block was written, until its result
 }
 
 // NewStream returns an encoder writing to w for req.
@@ -240,6 +248,11 @@ func (s *Stream) Event(ev inference.Event) error {
 	if text != "" {
 		if err := s.emit(Event{Type: "content_block_delta", Index: ptr(s.index),
 			Delta: &Delta{Type: "text_delta", Text: &text}}); err != nil {
+			return err
+		}
+	}
+	if c := ev.MCPCall; c != nil {
+		if err := s.mcpCall(*c); err != nil {
 			return err
 		}
 	}
@@ -493,4 +506,28 @@ const doneEvent = "ping"
 // of the given name.
 func writeNamedDone(w io.Writer, event string) error {
 	return formats.WriteEvent(w, event, []byte("[DONE]"))
+}
+
+// mcpCall writes the blocks of an MCP call: mcp_tool_use when it starts
+// (content_block_start with input {}, one input_json_delta, the open
+// text block ended first), and mcp_tool_result, whole in its
+// content_block_start, when it ends.
+func (s *Stream) mcpCall(c inference.MCPCall) error {
+	blocks := mcpBlocks(c)
+	if c.Status == inference.MCPInProgress || c.Status == inference.MCPAwaitingApproval || s.mcpOpen != c.ID {
+		s.called, s.mcpOpen = true, c.ID
+		if err := s.inputBlock(blocks[0]); err != nil {
+			return err
+		}
+	}
+	if len(blocks) < 2 {
+		return nil
+	}
+	s.mcpOpen = ""
+	if err := s.emit(Event{Type: "content_block_start", Index: ptr(s.index), ContentBlock: &blocks[1]}); err != nil {
+		return err
+	}
+	err := s.emit(Event{Type: "content_block_stop", Index: ptr(s.index)})
+	s.index++
+	return err
 }

@@ -56,7 +56,11 @@ type Event struct {
 // (output_item.added with empty arguments, one
 // response.function_call_arguments.delta holding the whole arguments,
 // since the engine releases a call once it is complete,
-// response.function_call_arguments.done, output_item.done); and
+// response.function_call_arguments.done, output_item.done); for a
+// request with mcp tools, each server's mcp_list_tools item first, then
+// an mcp_call item per call the engine runs and an
+// mcp_approval_request item per call that waits (see Stream.mcpEvent);
+// and
 // response.completed, or response.incomplete when the output limit cut
 // the output, and `data: [DONE]`, as the other styles' streams end (the
 // OpenAI SDKs end any stream at it). A background response's stream
