@@ -70,6 +70,9 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-mcp-allow", "https://a.example/", "-mcp-allow", "http://127.0.0.1:3001/mcp"}, func(string) string { return "" }, io.Discard); err != nil || len(o.mcpAllow) != 2 {
 		t.Errorf("-mcp-allow: %+v %v", o.mcpAllow, err)
 	}
+	if o, err := parseFlags([]string{"-mcp-serve"}, func(string) string { return "" }, io.Discard); err != nil || !o.mcpServe {
+		t.Errorf("-mcp-serve: %+v %v", o, err)
+	}
 	if o, err := parseFlags([]string{"-metrics=false"}, func(string) string { return "" }, io.Discard); err != nil || !o.noMetrics {
 		t.Errorf("-metrics=false: %+v %v", o, err)
 	}

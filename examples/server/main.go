@@ -225,6 +225,7 @@ import (
 	"github.com/inferkit/inferkit/console"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/httpapi/admin"
+	"github.com/inferkit/inferkit/httpapi/mcpserve"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/policy"
@@ -237,6 +238,7 @@ type options struct {
 	addr     string
 	otlp     string // -otlp: the OTLP/HTTP collector's URL
 	mcpAllow []string
+	mcpServe bool // -mcp-serve: the API as an MCP server on /mcp
 	models   []catalog.Model
 	keys     []string
 	parallel int
@@ -451,6 +453,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.searchIndex, "search-index", "", "search the local index in `DIR` (built by examples/searchindex)")
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
+	fs.BoolVar(&o.mcpServe, "mcp-serve", false, "serve the API as an MCP server on /mcp (streamable HTTP): tools chat, decide and list_models, each a request to the API under the caller's key")
 	fs.Func("mcp-allow", "let requests name the MCP servers whose URLs start with `PREFIX` (such as https://mcp.example.com/; repeatable): the server connects to them for the requests", func(s string) error {
 		o.mcpAllow = append(o.mcpAllow, s)
 		return nil
@@ -781,6 +784,16 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		root = withConsole(adm.Mount(api), con)
 		logger.Info("inferkit-server: admin API on /v1/admin, console on /api-keys")
 	}
+	if o.mcpServe {
+		// The MCP tools call the API (api, which the console and admin
+		// routes do not concern) in process.
+		h, err := mcpserve.New(mcpserve.Config{API: api, Logger: logger})
+		if err != nil {
+			return err
+		}
+		root = withMCP(root, h)
+		logger.Info("inferkit-server: MCP server on /mcp")
+	}
 	srv := newServer(root, logger)
 
 	errc := make(chan error, 1)
@@ -802,6 +815,17 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	// Background responses still running are stored as failed.
 	api.Close()
 	return nil // the deferred eng.Close frees the models
+}
+
+// withMCP serves the MCP endpoint mcp on /mcp, and the rest on api.
+func withMCP(api, mcp http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			mcp.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // newServer returns the HTTP server of api, which answers every path:
