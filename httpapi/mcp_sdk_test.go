@@ -37,7 +37,7 @@ func mcpServer(t *testing.T, allow string) string {
 // mcpRequest asks, through the responses style, for a forced call of
 // the echo tool of the server at url.
 func mcpResponsesRequest(url, approval string) responses.ResponseNewParams {
-	tool := responses.ToolMcpParam{ServerLabel: "test", ServerURL: openai.String(url),
+	tool := responses.ToolMcpParam{ServerLabel: "test", ServerURL: openai.String(url), Headers: map[string]string{"X-Secret": "secret-value"},
 		AllowedTools:    responses.ToolMcpAllowedToolsUnionParam{OfMcpAllowedTools: []string{mcptest.Echo}},
 		RequireApproval: responses.ToolMcpRequireApprovalUnionParam{OfMcpToolApprovalSetting: openai.String(approval)}}
 	return responses.ResponseNewParams{
@@ -73,6 +73,9 @@ func TestSDKResponsesMCP(t *testing.T) {
 	}
 	if len(resp.Output) < 2 || types[0] != "mcp_list_tools" || types[1] != "mcp_call" {
 		t.Fatalf("output %v", types)
+	}
+	if len(resp.Tools) != 1 || resp.Tools[0].Type != "mcp" || resp.Tools[0].ServerLabel != "test" || strings.Contains(resp.RawJSON(), "secret-value") {
+		t.Errorf("tools echoed %+v: want the mcp tool, without headers", resp.Tools)
 	}
 	list := resp.Output[0].AsMcpListTools()
 	if list.ServerLabel != "test" || len(list.Tools) != 1 || list.Tools[0].Name != mcptest.Echo {

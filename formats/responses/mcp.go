@@ -277,3 +277,22 @@ func mcpCallEnd(c inference.MCPCall) string {
 	}
 	return "response.mcp_call.failed"
 }
+
+// mcpToolEcho is the mcp tool of a server as a response echoes it:
+// its label, URL, allowed tools and approval rule, never its headers or
+// authorization, which may hold secrets.
+func mcpToolEcho(s inference.MCPServer) Tool {
+	t := Tool{Type: "mcp", MCPTool: MCPTool{ServerLabel: s.Label, ServerURL: s.URL}}
+	if s.AllowedTools != nil {
+		t.AllowedTools, _ = json.Marshal(s.AllowedTools)
+	}
+	switch a := s.Approval; {
+	case len(a.Always) == 0 && len(a.Never) == 0 && a.Default:
+		t.RequireApproval = json.RawMessage(`"always"`)
+	case len(a.Always) == 0 && len(a.Never) == 0:
+		t.RequireApproval = json.RawMessage(`"never"`)
+	default:
+		t.RequireApproval, _ = json.Marshal(map[string]toolNames{"always": {ToolNames: a.Always}, "never": {ToolNames: a.Never}})
+	}
+	return t
+}

@@ -432,6 +432,11 @@ func newShell(req formats.Request, id string, created int64) Response {
 			r.ToolChoice = ToolChoice{Mode: "web_search"}
 		}
 	}
+	if m := req.MCP; m != nil {
+		for _, s := range m.Servers {
+			r.Tools = append(r.Tools, mcpToolEcho(s))
+		}
+	}
 	if req.User != "" {
 		r.User = ptr(req.User)
 	}
