@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -55,7 +56,15 @@ func TestTraceStreamedChat(t *testing.T) {
 	}
 	stream.Close()
 
-	spans := exp.GetSpans()
+	// The client has the whole stream before the handler returns and
+	// its spans end: wait for the server span.
+	var spans tracetest.SpanStubs
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		spans = exp.GetSpans()
+		if slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool { return s.Name == "POST /v1/chat/completions" }) || time.Now().After(deadline) {
+			break
+		}
+	}
 	byName := map[string]tracetest.SpanStub{}
 	for _, s := range spans {
 		if s.SpanContext.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" {
