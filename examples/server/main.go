@@ -222,6 +222,7 @@ import (
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/cache"
 	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/codereview"
 	"github.com/inferkit/inferkit/console"
 	"github.com/inferkit/inferkit/httpapi"
 	"github.com/inferkit/inferkit/httpapi/admin"
@@ -791,9 +792,16 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		if err != nil {
 			return err
 		}
-		root = withMCP(root, h)
+		root = mount(root, "/mcp", h)
 		logger.Info("inferkit-server: MCP server on /mcp")
 	}
+	// The code-review product, whose generations are the API's chat
+	// completions under each caller's key.
+	review, err := codereview.NewHandler(codereview.HandlerConfig{API: api})
+	if err != nil {
+		return err
+	}
+	root = mount(root, "/v1/code-review/", review)
 	srv := newServer(root, logger)
 
 	errc := make(chan error, 1)
@@ -817,11 +825,12 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	return nil // the deferred eng.Close frees the models
 }
 
-// withMCP serves the MCP endpoint mcp on /mcp, and the rest on api.
-func withMCP(api, mcp http.Handler) http.Handler {
+// mount serves h on path (and, for a path ending in /, every path under
+// it), and the rest on api.
+func mount(api http.Handler, path string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/mcp" {
-			mcp.ServeHTTP(w, r)
+		if p := r.URL.Path; p == path || strings.HasSuffix(path, "/") && strings.HasPrefix(p, path) {
+			h.ServeHTTP(w, r)
 			return
 		}
 		api.ServeHTTP(w, r)

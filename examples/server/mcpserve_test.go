@@ -27,7 +27,8 @@ func (k bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // With -mcp-serve, an agent's MCP client (the official Go SDK) reaches
 // the server's models on /mcp under its API key: it lists the tools,
-// generates with chat and answers a decision question with decide.
+// generates with chat and answers a decision question with decide; the
+// code-review API answers on the same server.
 func TestServeMCP(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -37,7 +38,7 @@ func TestServeMCP(t *testing.T) {
 	var stderr, logs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o, err := parseFlags([]string{"-mcp-serve", "-threads", "1", "-parallel", "1", "-ctx", "512"}, func(string) string { return "" }, io.Discard)
+	o, err := parseFlags([]string{"-mcp-serve", "-threads", "1", "-parallel", "1", "-ctx", "2048"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +81,20 @@ func TestServeMCP(t *testing.T) {
 	res, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{"model": "nonesuch", "messages": []any{map[string]any{"role": "user", "content": "Hi"}}}})
 	if err != nil || !res.IsError {
 		t.Errorf("an unknown model: %+v %v", res, err)
+	}
+
+	// The code-review API is on the same server, under the same key.
+	review := `{"model":"core-3-flash","summary":false,"diff":"--- a/x.go\n+++ b/x.go\n@@ -1,2 +1,2 @@\n package x\n-var a = 1\n+var a = 2\n"}`
+	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/v1/code-review/reviews", strings.NewReader(review))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"object":"code_review"`) || !strings.Contains(string(body), `"pieces":1`) {
+		t.Errorf("review: %d %s", resp.StatusCode, body)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -22,6 +22,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/inferkit/inferkit/httpapi/inprocess"
 )
 
 // Config configures the MCP server. API is required.
@@ -187,30 +189,26 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, method, pat
 	if body != nil {
 		r.Header.Set("Content-Type", "application/json")
 	}
-	w := &recorder{header: http.Header{}}
-	s.api.ServeHTTP(w, r)
-	if w.status == 0 {
-		w.status = http.StatusOK
+	w, err := inprocess.Do(s.api, r, maxBody)
+	if err != nil {
+		return nil, toolError("%v", err)
 	}
-	if w.over {
-		return nil, toolError("the API's answer is longer than %d bytes", maxBody)
-	}
-	if w.status != http.StatusOK {
+	if w.Status != http.StatusOK {
 		var e struct {
 			Error struct {
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		msg := w.body.String()
-		if json.Unmarshal(w.body.Bytes(), &e) == nil && e.Error.Message != "" {
+		msg := string(w.Body)
+		if json.Unmarshal(w.Body, &e) == nil && e.Error.Message != "" {
 			msg = e.Error.Message
 		}
 		if len(msg) > 2000 {
 			msg = msg[:2000]
 		}
-		return nil, toolError("the API answered %d: %s", w.status, msg)
+		return nil, toolError("the API answered %d: %s", w.Status, msg)
 	}
-	return w.body.Bytes(), nil
+	return w.Body, nil
 }
 
 // toolError is a tool's failed result, with its reason.
@@ -224,31 +222,4 @@ func jsonResult(b []byte) *mcp.CallToolResult {
 	var v any
 	json.Unmarshal(b, &v)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
-}
-
-// recorder keeps an in-process answer of the API, up to maxBody bytes.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-	over   bool
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	if r.body.Len()+len(b) > maxBody {
-		r.over = true
-		return 0, errors.New("mcpserve: the answer is too long")
-	}
-	return r.body.Write(b)
 }

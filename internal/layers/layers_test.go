@@ -22,7 +22,7 @@ var layerOf = map[string]int{
 	"account":   2,
 	"inference": 3,
 	"formats":   4, "decision": 4,
-	"httpapi": 5, "console": 5,
+	"httpapi": 5, "console": 5, "codereview": 5,
 	"examples": 6, "scripts": 6,
 }
 
