@@ -230,6 +230,7 @@ import (
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
 	"github.com/inferkit/inferkit/policy"
+	"github.com/inferkit/inferkit/ratelimit"
 	"github.com/inferkit/inferkit/search"
 	"github.com/inferkit/inferkit/search/localindex"
 )
@@ -797,7 +798,11 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	}
 	// The code-review product, whose generations are the API's chat
 	// completions under each caller's key.
-	review, err := codereview.NewHandler(codereview.HandlerConfig{API: api})
+	rc := codereview.HandlerConfig{API: api, Accounts: back.accounts}
+	if q, ok := back.limiter.(ratelimit.Quotas); ok && back.accounts != nil {
+		rc.Quotas = q // the plans' monthly reviews, summaries and seats
+	}
+	review, err := codereview.NewHandler(rc)
 	if err != nil {
 		return err
 	}
