@@ -70,6 +70,13 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-mcp-allow", "https://a.example/", "-mcp-allow", "http://127.0.0.1:3001/mcp"}, func(string) string { return "" }, io.Discard); err != nil || len(o.mcpAllow) != 2 {
 		t.Errorf("-mcp-allow: %+v %v", o.mcpAllow, err)
 	}
+	if _, err := parseFlags([]string{"-forge", "https://api.github.com", "-forge-model", "core-3-flash"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("-forge without its token, secret and key accepted")
+	}
+	forgeEnv := map[string]string{"INFERKIT_FORGE_TOKEN": "t", "INFERKIT_FORGE_SECRET": "s", "INFERKIT_FORGE_KEY": "k"}
+	if o, err := parseFlags([]string{"-forge", "https://api.github.com", "-forge-model", "core-3-flash"}, func(k string) string { return forgeEnv[k] }, io.Discard); err != nil || o.forgeToken != "t" || o.forgeKey != "k" {
+		t.Errorf("-forge: %+v %v", o, err)
+	}
 	if o, err := parseFlags([]string{"-mcp-serve"}, func(string) string { return "" }, io.Discard); err != nil || !o.mcpServe {
 		t.Errorf("-mcp-serve: %+v %v", o, err)
 	}

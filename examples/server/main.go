@@ -241,6 +241,10 @@ type options struct {
 	otlp     string // -otlp: the OTLP/HTTP collector's URL
 	mcpAllow []string
 	mcpServe bool // -mcp-serve: the API as an MCP server on /mcp
+	// forge and forgeModel are -forge and -forge-model; forgeToken,
+	// forgeSecret and forgeKey come from the environment.
+	forge, forgeModel                 string
+	forgeToken, forgeSecret, forgeKey string
 	models   []catalog.Model
 	keys     []string
 	parallel int
@@ -456,6 +460,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.store, "store", "", "keep stored responses in the file `PATH` (default in memory)")
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
 	fs.BoolVar(&o.mcpServe, "mcp-serve", false, "serve the API as an MCP server on /mcp (streamable HTTP): tools chat, decide and list_models, each a request to the API under the caller's key")
+	fs.StringVar(&o.forge, "forge", "", "review pull requests of the forge whose REST API is at `URL` (https://api.github.com, or a Gitea or Forgejo server's /api/v1): its pull_request webhooks go to POST /v1/code-review/webhook; needs -forge-model and INFERKIT_FORGE_TOKEN, INFERKIT_FORGE_SECRET and INFERKIT_FORGE_KEY (the bot's forge token, the webhook's secret, the API key the reviews run under)")
+	fs.StringVar(&o.forgeModel, "forge-model", "", "the model `ID` that reviews the forge's pull requests")
 	fs.Func("mcp-allow", "let requests name the MCP servers whose URLs start with `PREFIX` (such as https://mcp.example.com/; repeatable): the server connects to them for the requests", func(s string) error {
 		o.mcpAllow = append(o.mcpAllow, s)
 		return nil
@@ -474,6 +480,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	if o.searchURL != "" && o.searchIndex != "" {
 		return o, errors.New("inferkit-server: -search-url and -search-index: give one search backend")
+	}
+	if o.forge != "" {
+		o.forgeToken, o.forgeSecret, o.forgeKey = getenv("INFERKIT_FORGE_TOKEN"), getenv("INFERKIT_FORGE_SECRET"), getenv("INFERKIT_FORGE_KEY")
+		if o.forgeModel == "" || o.forgeToken == "" || o.forgeSecret == "" || o.forgeKey == "" {
+			return o, errors.New("inferkit-server: -forge needs -forge-model and INFERKIT_FORGE_TOKEN, INFERKIT_FORGE_SECRET and INFERKIT_FORGE_KEY")
+		}
 	}
 	if o.cacheMiB <= 0 || o.keepAlive < 0 {
 		return o, fmt.Errorf("inferkit-server: -cache-mib %d and -keep-alive %v: want a positive size and a duration of 0 or more", o.cacheMiB, o.keepAlive)
@@ -807,6 +819,15 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		return err
 	}
 	root = mount(root, "/v1/code-review/", review)
+	if o.forge != "" {
+		wh, err := review.Webhook(codereview.WebhookConfig{APIURL: o.forge, Token: o.forgeToken, Secret: o.forgeSecret, Key: o.forgeKey, Model: o.forgeModel, Logger: logger})
+		if err != nil {
+			return err
+		}
+		defer wh.Close() // after the HTTP server's shutdown: the reviews under way end
+		root = mount(root, "/v1/code-review/webhook", wh)
+		logger.Info("inferkit-server: reviewing pull requests", "forge", o.forge, "webhook", "/v1/code-review/webhook")
+	}
 	srv := newServer(root, logger)
 
 	errc := make(chan error, 1)
