@@ -245,16 +245,16 @@ type options struct {
 	// forgeSecret and forgeKey come from the environment.
 	forge, forgeModel                 string
 	forgeToken, forgeSecret, forgeKey string
-	models   []catalog.Model
-	keys     []string
-	parallel int
-	ctx      int
-	threads  int
-	backend  string
-	library  string
-	flash    bool
-	store    string
-	redis    string
+	models                            []catalog.Model
+	keys                              []string
+	parallel                          int
+	ctx                               int
+	threads                           int
+	backend                           string
+	library                           string
+	flash                             bool
+	store                             string
+	redis                             string
 	// tier pins the default account's tier (-tier); "" leaves it.
 	tier string
 	// adminKey turns the admin API and the console on (-admin-key,
