@@ -241,20 +241,16 @@ type options struct {
 	otlp     string // -otlp: the OTLP/HTTP collector's URL
 	mcpAllow []string
 	mcpServe bool // -mcp-serve: the API as an MCP server on /mcp
-	// forge and forgeModel are -forge and -forge-model; forgeToken,
-	// forgeSecret and forgeKey come from the environment.
-	forge, forgeModel                 string
-	forgeToken, forgeSecret, forgeKey string
-	models                            []catalog.Model
-	keys                              []string
-	parallel                          int
-	ctx                               int
-	threads                           int
-	backend                           string
-	library                           string
-	flash                             bool
-	store                             string
-	redis                             string
+	models   []catalog.Model
+	keys     []string
+	parallel int
+	ctx      int
+	threads  int
+	backend  string
+	library  string
+	flash    bool
+	store    string
+	redis    string
 	// tier pins the default account's tier (-tier); "" leaves it.
 	tier string
 	// adminKey turns the admin API and the console on (-admin-key,
@@ -304,6 +300,11 @@ type options struct {
 	// defaultModel is the hub reference served with no -model
 	// (-default-model); "" serves the demo models.
 	defaultModel string
+
+	// forge and forgeModel are -forge and -forge-model; forgeToken,
+	// forgeSecret and forgeKey come from the environment.
+	forge, forgeModel                 string
+	forgeToken, forgeSecret, forgeKey string
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
