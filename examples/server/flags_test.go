@@ -77,6 +77,9 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"-forge", "https://api.github.com", "-forge-model", "core-3-flash"}, func(k string) string { return forgeEnv[k] }, io.Discard); err != nil || o.forgeToken != "t" || o.forgeKey != "k" {
 		t.Errorf("-forge: %+v %v", o, err)
 	}
+	if o, err := parseFlags([]string{"-review-repo", "app=/srv/git/app"}, func(string) string { return "" }, io.Discard); err != nil || o.reviewRepos["app"] != "/srv/git/app" {
+		t.Errorf("-review-repo: %+v %v", o.reviewRepos, err)
+	}
 	if o, err := parseFlags([]string{"-mcp-serve"}, func(string) string { return "" }, io.Discard); err != nil || !o.mcpServe {
 		t.Errorf("-mcp-serve: %+v %v", o, err)
 	}

@@ -305,6 +305,8 @@ type options struct {
 	// forgeSecret and forgeKey come from the environment.
 	forge, forgeModel                 string
 	forgeToken, forgeSecret, forgeKey string
+	// reviewRepos are -review-repo's repositories, by name.
+	reviewRepos map[string]string
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -462,6 +464,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	metrics := fs.Bool("metrics", true, "serve Prometheus metrics on GET /metrics")
 	fs.BoolVar(&o.mcpServe, "mcp-serve", false, "serve the API as an MCP server on /mcp (streamable HTTP): tools chat, decide and list_models, each a request to the API under the caller's key")
 	fs.StringVar(&o.forge, "forge", "", "review pull requests of the forge whose REST API is at `URL` (https://api.github.com, or a Gitea or Forgejo server's /api/v1): its pull_request webhooks go to POST /v1/code-review/webhook; needs -forge-model and INFERKIT_FORGE_TOKEN, INFERKIT_FORGE_SECRET and INFERKIT_FORGE_KEY (the bot's forge token, the webhook's secret, the API key the reviews run under)")
+	o.reviewRepos = map[string]string{}
+	fs.Func("review-repo", "let code reviews read ranges of the git repository at PATH, named `NAME=PATH` in requests ({repository, base, head}; repeatable)", idPaths(o.reviewRepos))
 	fs.StringVar(&o.forgeModel, "forge-model", "", "the model `ID` that reviews the forge's pull requests")
 	fs.Func("mcp-allow", "let requests name the MCP servers whose URLs start with `PREFIX` (such as https://mcp.example.com/; repeatable): the server connects to them for the requests", func(s string) error {
 		o.mcpAllow = append(o.mcpAllow, s)
@@ -811,7 +815,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	}
 	// The code-review product, whose generations are the API's chat
 	// completions under each caller's key.
-	rc := codereview.HandlerConfig{API: api, Accounts: back.accounts}
+	rc := codereview.HandlerConfig{API: api, Accounts: back.accounts, Repositories: o.reviewRepos}
 	if q, ok := back.limiter.(ratelimit.Quotas); ok && back.accounts != nil {
 		rc.Quotas = q // the plans' monthly reviews, summaries and seats
 	}
