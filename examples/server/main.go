@@ -816,6 +816,11 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	// The code-review product, whose generations are the API's chat
 	// completions under each caller's key.
 	rc := codereview.HandlerConfig{API: api, Accounts: back.accounts, Repositories: o.reviewRepos}
+	// The first chat model reviews, unless a plan with
+	// bring-your-own-model names another.
+	if i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.Kind == "" || m.Kind == catalog.KindChat }); i >= 0 {
+		rc.Model = o.models[i].ID
+	}
 	if q, ok := back.limiter.(ratelimit.Quotas); ok && back.accounts != nil {
 		rc.Quotas = q // the plans' monthly reviews, summaries and seats
 	}

@@ -83,8 +83,10 @@ func TestServeMCP(t *testing.T) {
 		t.Errorf("an unknown model: %+v %v", res, err)
 	}
 
-	// The code-review API is on the same server, under the same key.
-	review := `{"model":"core-3-flash","summary":false,"diff":"--- a/x.go\n+++ b/x.go\n@@ -1,2 +1,2 @@\n package x\n-var a = 1\n+var a = 2\n"}`
+	// The code-review API is on the same server, under the same key,
+	// reviewing with the first chat model (the Free plan brings none of
+	// its own).
+	review := `{"summary":false,"diff":"--- a/x.go\n+++ b/x.go\n@@ -1,2 +1,2 @@\n package x\n-var a = 1\n+var a = 2\n"}`
 	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/v1/code-review/reviews", strings.NewReader(review))
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
