@@ -66,7 +66,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "the inferkit server's `URL`")
 	fs.StringVar(&o.key, "key", "", "the API `KEY` (default $INFERKIT_API_KEY)")
-	fs.StringVar(&o.model, "model", "core-3-flash", "the model `ID` that reviews")
+	fs.StringVar(&o.model, "model", "", "the model `ID` that reviews (default the server's review model; another needs a plan that brings its own)")
 	fs.StringVar(&o.user, "user", "", "the `NAME` of the person asking, for the plan's seats (default the key)")
 	kind := fs.String("kind", "review", "what to ask for: review, summary, release-notes or documentation")
 	fs.BoolVar(&o.security, "security", false, "a security scan (plans with the security scan)")
@@ -144,7 +144,10 @@ func run(ctx context.Context, o options, stdin io.Reader, w io.Writer, client *h
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"model": o.model, "diff": diff}
+	body := map[string]any{"diff": diff}
+	if o.model != "" {
+		body["model"] = o.model
+	}
 	if o.user != "" {
 		body["user"] = o.user
 	}

@@ -69,7 +69,7 @@ const diff = "--- a/x.go\n+++ b/x.go\n@@ -1,2 +1,2 @@\n package x\n-var a = 1\n+
 // accts is set.
 func server(t *testing.T, accts *account.Accounts) string {
 	t.Helper()
-	h, err := codereview.NewHandler(codereview.HandlerConfig{API: stubAPI{}, Accounts: accts})
+	h, err := codereview.NewHandler(codereview.HandlerConfig{API: stubAPI{}, Accounts: accts, Model: "reviewer"})
 	if err != nil {
 		t.Fatal(err)
 	}
