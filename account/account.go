@@ -274,6 +274,10 @@ type Session struct {
 	CSRF string `json:"csrf"`
 	// Expires is when the session ends.
 	Expires time.Time `json:"expires"`
+	// Member is the e-mail address of the person who signed in through
+	// single sign-on (StartSession); "" for the account's owner, who
+	// signed in with the password (Login).
+	Member string `json:"member,omitzero"`
 }
 
 // NewAccount describes an account to create.
@@ -1042,7 +1046,7 @@ func (a *Accounts) Login(ctx context.Context, client, owner, password string) (s
 	if !ok {
 		return "", Session{}, ErrInvalidLogin
 	}
-	token, s, err := a.startSession(ctx, r)
+	token, s, err := a.startSession(ctx, r.ID, "")
 	if err != nil {
 		return "", Session{}, err
 	}
@@ -1126,11 +1130,27 @@ func atoiOr0(b []byte) int {
 	return n
 }
 
-// startSession starts a console session of an account whose owner
-// signed in, and returns its token.
-func (a *Accounts) startSession(ctx context.Context, r accountRecord) (string, Session, error) {
+// StartSession starts a console session of SessionTTL for member, a
+// person whom a single sign-on provider vouched for (the console checks
+// the provider's ID token, the member's domain and the account's plan),
+// and returns its token, to keep in a cookie. It checks no password:
+// its caller has authenticated member. ErrNotFound if the account does
+// not exist, ErrInvalid for an empty member.
+func (a *Accounts) StartSession(ctx context.Context, account, member string) (string, Session, error) {
+	if member == "" || len(member) > 320 {
+		return "", Session{}, invalid("member", "is empty or longer than 320 bytes")
+	}
+	if _, err := a.getAccount(ctx, account); err != nil {
+		return "", Session{}, err
+	}
+	return a.startSession(ctx, account, member)
+}
+
+// startSession starts a console session of an account for member (""
+// for its owner, whose password was checked) and returns its token.
+func (a *Accounts) startSession(ctx context.Context, account, member string) (string, Session, error) {
 	token := rand.Text()
-	s := Session{Account: r.ID, CSRF: rand.Text(), Expires: a.now().Add(SessionTTL)}
+	s := Session{Account: account, Member: member, CSRF: rand.Text(), Expires: a.now().Add(SessionTTL)}
 	doc, err := json.Marshal(s)
 	if err != nil {
 		return "", Session{}, err

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,35 +27,85 @@ const (
 // kept is a finished review, for its comments' feedback.
 type kept struct {
 	owner, repository string
+	month             string // when it was made, as ratelimit.Month
 	system            string // the prompt its comments were written under
 	comments          []Comment
 	feedback          []int8 // per comment: 0 none, 1 accepted, -1 dismissed
 }
 
-// ledger keeps reviews and repositories' memories in memory: what one
-// process saw. It is safe for concurrent use.
+// ledger keeps reviews, their analytics and observations, and
+// repositories' memories in memory: what one process saw. It is safe
+// for concurrent use.
 type ledger struct {
 	mu       sync.Mutex
 	reviews  map[string]*kept
 	order    []string
 	memories map[string][]string // by owner and repository
+	// months are each owner's analytics by month; observations each
+	// owner's latest reviews, the oldest first.
+	months       map[string]map[string]*MonthStats
+	observations map[string][]Observation
 }
 
 func newLedger() *ledger {
-	return &ledger{reviews: map[string]*kept{}, memories: map[string][]string{}}
+	return &ledger{reviews: map[string]*kept{}, memories: map[string][]string{},
+		months: map[string]map[string]*MonthStats{}, observations: map[string][]Observation{}}
 }
 
-// keep records a finished review.
-func (l *ledger) keep(id string, k *kept) {
+// maxObservations is how many of an owner's latest reviews the ledger
+// observes; maxMonths how many months of analytics it keeps per owner.
+const (
+	maxObservations = 200
+	maxMonths       = 36
+)
+
+// observe records a request's observation and counts it in its
+// owner's month; a finished review (k not nil) is kept for feedback.
+func (l *ledger) observe(owner string, o Observation, k *kept) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	obs := append(l.observations[owner], o)
+	l.observations[owner] = obs[max(0, len(obs)-maxObservations):]
+	m := l.month(owner, ratelimit.Month(o.Created))
+	switch {
+	case o.Error != "":
+		m.Failed++
+	case o.Kind == "review":
+		m.Reviews++
+		m.Comments += int64(o.Comments)
+	default:
+		m.Summaries++
+	}
+	if k == nil {
+		return
+	}
+	k.owner, k.month = owner, m.Month
 	k.feedback = make([]int8, len(k.comments))
-	l.reviews[id] = k
-	l.order = append(l.order, id)
+	l.reviews[o.ID] = k
+	l.order = append(l.order, o.ID)
 	if len(l.order) > maxKept {
 		delete(l.reviews, l.order[0])
 		l.order = l.order[1:]
 	}
+}
+
+// month returns owner's analytics of month, made if need be; l.mu is
+// held.
+func (l *ledger) month(owner, month string) *MonthStats {
+	ms := l.months[owner]
+	if ms == nil {
+		ms = map[string]*MonthStats{}
+		l.months[owner] = ms
+	}
+	m := ms[month]
+	if m == nil {
+		m = &MonthStats{Month: month}
+		ms[month] = m
+		if len(ms) > maxMonths {
+			delete(ms, slices.Min(slices.Collect(maps.Keys(ms))))
+		}
+	}
+	return m
 }
 
 // memoriesOf returns what the reviewers of owner's repository said.
@@ -122,6 +174,18 @@ func (h *Handler) feedback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := k.comments[*body.Comment]
+	m := l.month(owner, k.month)
+	switch k.feedback[*body.Comment] { // a comment's feedback may change
+	case 1:
+		m.Accepted--
+	case -1:
+		m.Dismissed--
+	}
+	if *body.Accepted {
+		m.Accepted++
+	} else {
+		m.Dismissed++
+	}
 	k.feedback[*body.Comment] = map[bool]int8{true: 1, false: -1}[*body.Accepted]
 	if k.repository != "" {
 		var memory string

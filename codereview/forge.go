@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -289,15 +290,18 @@ func (wh *Webhook) review(ctx context.Context, d delivery) error {
 			}
 		}
 	}
-	rv, _, giveBack, err := wh.h.admit(ctx, header, &req, "", d.repo, now)
+	rv, owner, giveBack, err := wh.h.admit(ctx, header, &req, "", d.repo, now)
 	if err != nil {
 		return err
 	}
+	began := time.Now()
 	res, err := rv.Run(ctx, req)
 	if err != nil {
 		giveBack()
+		wh.h.record("cr_"+rand.Text(), owner, d.repo, req, now, began, nil, err)
 		return err
 	}
+	wh.h.record("cr_"+rand.Text(), owner, d.repo, req, now, began, &res, nil)
 	type comment struct {
 		Path string `json:"path"`
 		Line int    `json:"line"`

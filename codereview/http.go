@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/httpapi/inprocess"
 	"github.com/inferkit/inferkit/ratelimit"
@@ -137,6 +139,10 @@ type HandlerConfig struct {
 	Repositories map[string]string
 	// Now is the clock of created, plans and quotas; nil means time.Now.
 	Now func() time.Time
+	// Metrics, when set, receives the reviews' LLM observability
+	// metrics (inferkit_code_review_*: requests, duration, tokens and
+	// comments by kind and model). Nil means none.
+	Metrics prometheus.Registerer
 }
 
 // Handler serves the review API under /v1/code-review/:
@@ -165,7 +171,8 @@ type Handler struct {
 	quotas   ratelimit.Quotas
 	repos    map[string]string
 	model    string  // HandlerConfig.Model
-	ledger   *ledger // the reviews kept for feedback, and the memories
+	ledger   *ledger // the reviews kept for feedback, analytics, observations and memories
+	metrics  *metrics
 	now      func() time.Time
 	mux      *http.ServeMux
 }
@@ -186,6 +193,12 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	h := &Handler{api: cfg.API, cfg: cfg.Config, accounts: cfg.Accounts, quotas: cfg.Quotas, repos: maps.Clone(cfg.Repositories), model: cfg.Model, ledger: newLedger(), now: cfg.Now, mux: http.NewServeMux()}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if cfg.Metrics != nil {
+		var err error
+		if h.metrics, err = newMetrics(cfg.Metrics); err != nil {
+			return nil, fmt.Errorf("codereview: HandlerConfig.Metrics: %w", err)
+		}
 	}
 	h.mux.HandleFunc("POST /v1/code-review/reviews", h.serve(KindReview))
 	h.mux.HandleFunc("POST /v1/code-review/summaries", h.serve(KindSummary))
@@ -218,13 +231,6 @@ type reviewBody struct {
 	// User names the person who asks, for the plan's seats; "" counts
 	// the key.
 	User string `json:"user"`
-}
-
-// keep records a finished review of owner for its comments' feedback.
-func (h *Handler) keep(id, owner, repository string, req Request, res Result) {
-	if req.Kind == KindReview {
-		h.ledger.keep(id, &kept{owner: owner, repository: repository, system: systemPrompt(req), comments: res.Comments})
-	}
 }
 
 // keyHeader returns the headers of r that its generations carry: its
@@ -294,12 +300,15 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, kind Kind) {
 		admitError(w, err, now)
 		return
 	}
+	id, created, began := "cr_"+rand.Text(), now.Unix(), time.Now()
+	var res *Result // the result, once there is one
+	var runErr error
 	defer func() {
 		if !done {
 			giveBack()
 		}
+		h.record(id, owner, body.Repository, req, now, began, res, runErr)
 	}()
-	id, created := "cr_"+rand.Text(), now.Unix()
 	answer := func(res Result) any {
 		return struct {
 			ID      string `json:"id"`
@@ -311,14 +320,14 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, kind Kind) {
 		}{id, "code_review", cmp.Or(string(req.Kind), "review"), created, req.Model, res}
 	}
 	if !body.Stream {
-		res, err := rv.Run(r.Context(), req)
+		out, err := rv.Run(r.Context(), req)
 		if err != nil {
+			runErr = err
 			failed(w, err)
 			return
 		}
-		done = true
-		h.keep(id, owner, body.Repository, req, res)
-		writeJSON(w, http.StatusOK, answer(res))
+		done, res = true, &out
+		writeJSON(w, http.StatusOK, answer(out))
 		return
 	}
 	started := false
@@ -341,9 +350,11 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, kind Kind) {
 		var ok bool
 		switch {
 		case err != nil && !started:
+			runErr = err
 			failed(w, err)
 			return
 		case err != nil:
+			runErr = err
 			send("error", map[string]any{"error": map[string]string{"message": err.Error()}})
 			return
 		case ev.Comment != nil:
@@ -351,8 +362,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, kind Kind) {
 		case ev.NotReviewed != nil:
 			ok = send("not_reviewed", ev.NotReviewed)
 		case ev.Final != nil:
-			done = true
-			h.keep(id, owner, body.Repository, req, *ev.Final)
+			done, res = true, ev.Final
 			ok = send("done", answer(*ev.Final))
 		default:
 			ok = send("summary", map[string]string{"summary": ev.Summary})

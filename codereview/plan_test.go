@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/codereview"
 	"github.com/inferkit/inferkit/policy"
@@ -95,6 +97,8 @@ type planServer struct {
 	now   *atomic.Pointer[time.Time]
 	accts *account.Accounts
 	api   *stubAPI
+	h     *codereview.Handler
+	reg   *prometheus.Registry
 }
 
 func newPlanServer(t *testing.T, quotas ratelimit.Quotas, repos map[string]string) *planServer {
@@ -109,13 +113,14 @@ func newPlanServer(t *testing.T, quotas ratelimit.Quotas, repos map[string]strin
 		t.Fatal(err)
 	}
 	api := &stubAPI{}
-	h, err := codereview.NewHandler(codereview.HandlerConfig{API: api, Accounts: accts, Quotas: quotas, Now: clock, Model: "m", Repositories: repos})
+	reg := prometheus.NewRegistry()
+	h, err := codereview.NewHandler(codereview.HandlerConfig{API: api, Accounts: accts, Quotas: quotas, Now: clock, Model: "m", Repositories: repos, Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &planServer{url: srv.URL, keys: map[string]string{}, now: now, accts: accts, api: api}
+	return &planServer{url: srv.URL, keys: map[string]string{}, now: now, accts: accts, api: api, h: h, reg: reg}
 }
 
 // account creates an account on plan (free, team, growth, enterprise;

@@ -63,6 +63,24 @@ type Config struct {
 	// request comes from the proxy's address: name the client the proxy
 	// reports (its X-Forwarded-For, as that proxy sets it) instead.
 	Client func(r *http.Request) string
+	// SSO are the OpenID Connect providers of the accounts whose
+	// people sign in by single sign-on (Enterprise), each offered on
+	// the sign-in form. Nil means none.
+	SSO []SSOProvider
+	// SSOClient makes the requests to the providers' endpoints
+	// (discovery, token, keys). Nil means a client with a 10-second
+	// timeout.
+	SSOClient *http.Client
+	// Quotas, when set, counts each person who signs in by single
+	// sign-on among the seats (users) of the account's plan this month,
+	// as package codereview counts the people who ask for reviews: past
+	// the plan's seats, a sign-in of someone new is refused with 429.
+	// Nil counts no seats.
+	Quotas ratelimit.Quotas
+	// CodeReview, when set, serves the code-review pages: analytics
+	// (plans with policy.FeatureAnalytics) and LLM observability (plans
+	// with policy.FeatureLLMObservability). Nil means no such pages.
+	CodeReview CodeReviewSource
 }
 
 // Console serves the account owner's web console (see the package doc).
@@ -83,6 +101,12 @@ type Console struct {
 	csp                        string
 	cop                        *http.CrossOriginProtection
 	client                     func(r *http.Request) string
+	// ssoCookie names the cookie of a single sign-on under way.
+	ssoCookie  string
+	sso        map[string]*sso
+	ssoNames   []string // in Config.SSO's order
+	quotas     ratelimit.Quotas
+	codeReview CodeReviewSource
 }
 
 //go:embed templates/*.html static/copy.js static/style.css
@@ -131,6 +155,18 @@ func New(cfg Config) (*Console, error) {
 		accounts: cfg.Accounts, usage: cfg.Usage, log: cfg.Logger, now: cfg.Now, secure: !cfg.InsecureCookies,
 		sessionCookie: "console_session", loginCookie: "console_login",
 		cop: http.NewCrossOriginProtection(), client: cfg.Client,
+		ssoCookie: "console_sso", quotas: cfg.Quotas, codeReview: cfg.CodeReview,
+	}
+	client := cfg.SSOClient
+	if client == nil {
+		client = &http.Client{Timeout: ssoTimeout}
+	}
+	var err error
+	if c.sso, err = checkSSO(cfg.SSO, client); err != nil {
+		return nil, err
+	}
+	for _, p := range cfg.SSO {
+		c.ssoNames = append(c.ssoNames, p.Name)
 	}
 	if c.client == nil {
 		c.client = remoteClient
@@ -142,7 +178,7 @@ func New(cfg Config) (*Console, error) {
 		c.now = time.Now
 	}
 	if c.secure {
-		c.sessionCookie, c.loginCookie = "__Host-"+c.sessionCookie, "__Host-"+c.loginCookie
+		c.sessionCookie, c.loginCookie, c.ssoCookie = "__Host-"+c.sessionCookie, "__Host-"+c.loginCookie, "__Host-"+c.ssoCookie
 	}
 	script, err := files.ReadFile("static/copy.js")
 	if err != nil {
@@ -156,7 +192,7 @@ func New(cfg Config) (*Console, error) {
 	c.csp = "default-src 'none'; script-src " + hashSource(script) + "; style-src " + hashSource(style) +
 		"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 	c.pages = map[string]*template.Template{}
-	for _, page := range []string{"login.html", "keys.html", "error.html"} {
+	for _, page := range []string{"login.html", "keys.html", "error.html", "signed-in.html", "analytics.html", "observability.html"} {
 		t, err := template.ParseFS(files, "templates/layout.html", "templates/"+page)
 		if err != nil {
 			return nil, fmt.Errorf("console: %w", err)
@@ -192,6 +228,12 @@ func (c *Console) Register(mux *http.ServeMux) {
 	mux.Handle("GET /api-keys", c.wrap(c.signedIn(c.keys)))
 	mux.Handle("POST /api-keys", c.wrap(c.signedIn(c.createKey)))
 	mux.Handle("POST /api-keys/{id}/revoke", c.wrap(c.signedIn(c.revokeKey)))
+	mux.Handle("GET /login/sso/{name}", c.wrap(http.HandlerFunc(c.ssoStart)))
+	mux.Handle("GET /login/sso/{name}/callback", c.wrap(http.HandlerFunc(c.ssoCallback)))
+	if c.codeReview != nil {
+		mux.Handle("GET /code-review/analytics", c.wrap(c.signedIn(c.analytics)))
+		mux.Handle("GET /code-review/observability", c.wrap(c.signedIn(c.observability)))
+	}
 }
 
 // wrap sets the security headers of every response, refuses cross-origin
@@ -286,7 +328,7 @@ func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int, owner, message string) {
 	token := rand.Text()
 	http.SetCookie(w, c.cookie(c.loginCookie, token, c.now().Add(loginTTL)))
-	c.render(w, r, status, "login.html", loginPage{page: c.page("Sign in"), CSRF: token, Owner: owner, Error: message})
+	c.render(w, r, status, "login.html", loginPage{page: c.page("Sign in"), CSRF: token, Owner: owner, Error: message, SSO: c.ssoNames})
 }
 
 // login checks the login CSRF token and the owner's password, starts a
@@ -399,6 +441,7 @@ func (c *Console) renderKeys(w http.ResponseWriter, r *http.Request, status int,
 		return
 	}
 	p := keysPage{page: c.page("API keys"), CSRF: s.CSRF, Account: viewAccount(a, c.accounts.Billing(), now), NewKey: nk, Error: message}
+	p.Account.Member = s.Member
 	for _, k := range keys {
 		p.Keys = append(p.Keys, viewKey(k))
 	}

@@ -17,11 +17,13 @@ type page struct {
 	Title  string
 	Script template.JS
 	Style  template.CSS
+	// CodeReview is whether the console serves the code-review pages.
+	CodeReview bool
 }
 
 // page returns the layout's data of a page titled title.
 func (c *Console) page(title string) page {
-	return page{Title: title, Script: c.script, Style: c.style}
+	return page{Title: title, Script: c.script, Style: c.style, CodeReview: c.codeReview != nil}
 }
 
 // loginPage is the sign-in form.
@@ -30,6 +32,8 @@ type loginPage struct {
 	CSRF  string
 	Owner string
 	Error string
+	// SSO names the single sign-on providers offered.
+	SSO []string
 }
 
 // errorPage says what went wrong.
@@ -74,7 +78,9 @@ func viewKey(k account.Key) keyView {
 // accountView is the account's tier, credits and plan.
 type accountView struct {
 	Name, Owner string
-	Tier        string
+	// Member is who signed in by single sign-on; "" for the owner.
+	Member string
+	Tier   string
 	// Limits describes the tier's rates per minute; "" for none.
 	Limits  string
 	Credits string
