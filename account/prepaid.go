@@ -32,7 +32,8 @@ func (a *Accounts) Billing() Billing { return a.rules.billing }
 // Credits less what prepaid billing has drawn (Drawn) and what requests
 // in flight hold (Held). It is below 0 only when requests used more
 // than they reserved (a decision whose input outgrew its estimate) or
-// ran past ratelimit.Lease. Under postpaid billing nothing is drawn,
+// ran past ratelimit.Lease, or when a code-review plan's monthly fee
+// (UseQuota) was owed beyond it. Under postpaid billing nothing is drawn,
 // and it is Credits.
 func (a Account) Balance() ratelimit.Money { return a.Credits - a.Drawn - a.Held }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/inferkit/inferkit/codereview"
+	"github.com/inferkit/inferkit/policy"
+	"github.com/inferkit/inferkit/ratelimit"
 )
 
 // A month's analytics count the account's reviews, summaries and
@@ -93,5 +95,27 @@ inferkit_code_review_prompt_tokens_total{kind="summary",model="m"} 10
 	}
 	if n, err := testutil.GatherAndCount(p.reg, "inferkit_code_review_duration_seconds"); err != nil || n != 2 {
 		t.Errorf("duration histograms: %d %v", n, err)
+	}
+}
+
+// A paid plan's first review of the month charges the plan's price to
+// the account's spend, once; a trial's charges nothing.
+func TestReviewChargesPlanFee(t *testing.T) {
+	lim := ratelimit.NewMemory()
+	p := newPlanServer(t, lim, nil)
+	paid, trial := p.account(t, "paid", "team", false), p.account(t, "trying", "team", true)
+	for range 2 {
+		for _, key := range []string{paid, trial} {
+			if status, out := p.post(t, key, map[string]any{"diff": smallDiff}); status != 200 {
+				t.Fatalf("review: %d %s", status, out)
+			}
+		}
+	}
+	now := *p.now.Load()
+	for id, want := range map[string]ratelimit.Money{"paid": policy.Team.Price, "trying": 0} {
+		u, err := lim.Usage(t.Context(), id, now)
+		if err != nil || u.PlanFee != want || u.Spent != want {
+			t.Errorf("%s: plan fee %s, spent %s (%v); want %s", id, u.PlanFee, u.Spent, err, want)
+		}
 	}
 }

@@ -106,7 +106,9 @@ func (h *Handler) take(ctx context.Context, st standing, req Request, user strin
 	if !req.NoSummary {
 		q.Summaries = 1
 	}
-	if _, err := h.quotas.UseQuota(ctx, q, now); err != nil {
+	// Through the accounts, which charge the plan's monthly fee at its
+	// first use of the month.
+	if _, err := h.accounts.UseQuota(ctx, h.quotas, q, now); err != nil {
 		return nil, err
 	}
 	return func() {

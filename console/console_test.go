@@ -901,12 +901,21 @@ func TestUsageFromLimiter(t *testing.T) {
 	if _, err := lim.Reserve(ctx, req, f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
+	// The Team plan's price, charged at the plan's first use.
+	if _, err := f.accounts.Subscribe(ctx, f.account.ID, policy.Team.Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.accounts.UseQuota(ctx, lim, ratelimit.QuotaRequest{Account: f.account.ID, Reviews: 1}, f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 	a := f.agent()
 	a.login()
 	_, page := a.get("/api-keys")
 	// Settled: 1,000 × 2 µ$ + 400 × 10 µ$ = $0.006; held: 100 × 2 µ$ +
-	// 100 × 10 µ$ = $0.0012; spent, which counts what is held: $0.0072.
-	for _, want := range []string{"Usage in 2026-03", "$0.0072 of $100.00 this month", "$0.0012 held by requests in flight",
+	// 100 × 10 µ$ = $0.0012; the plan: $49; spent, which counts what is
+	// held: $49.0072.
+	for _, want := range []string{"Usage in 2026-03", "$49.0072 of $100.00 this month", "$0.0012 held by requests in flight",
+		"$49.00 of it the code-review plan's monthly price",
 		"Requests</dt><dd>1</dd>", "Input tokens</dt><dd>1,000", "Output tokens</dt><dd>400"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)

@@ -276,7 +276,7 @@ func (c *Console) ssoCallback(w http.ResponseWriter, r *http.Request) {
 	if c.quotas != nil {
 		// A console member is a seat of the plan, as a person who asks
 		// for reviews is.
-		_, err := c.quotas.UseQuota(ctx, ratelimit.QuotaRequest{Account: a.ID, Plan: plan, User: email}, now)
+		_, err := c.accounts.UseQuota(ctx, c.quotas, ratelimit.QuotaRequest{Account: a.ID, User: email}, now)
 		var qe *ratelimit.Error
 		switch {
 		case errors.As(err, &qe) && errors.Is(err, ratelimit.ErrQuotaExhausted):

@@ -146,6 +146,9 @@ type usageView struct {
 	Percent int
 	// Resets is when the month ends.
 	Resets string
+	// PlanFee is the code-review plan's price charged this month, part
+	// of Spent; "" for none.
+	PlanFee string
 }
 
 func viewUsage(u ratelimit.MonthUsage, t ratelimit.Tier, now time.Time) usageView {
@@ -158,6 +161,9 @@ func viewUsage(u ratelimit.MonthUsage, t ratelimit.Tier, now time.Time) usageVie
 	}
 	if u.Held > 0 {
 		v.Held = dollars(u.Held)
+	}
+	if u.PlanFee > 0 {
+		v.PlanFee = dollars(u.PlanFee)
 	}
 	if t.MaxMonthlySpend > 0 {
 		v.Cap = dollars(t.MaxMonthlySpend)

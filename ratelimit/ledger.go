@@ -37,6 +37,7 @@ const (
 	counterReviews   = "reviews"
 	counterSummaries = "summaries"
 	counterUser      = "user"
+	counterPlanFee   = "plan_fee"
 )
 
 // counter is one of an account's counters in a month; user is set for
@@ -71,7 +72,7 @@ func parseCounter(name string) (counter, error) {
 	}
 	switch c.kind {
 	case counterSpend, counterHeld, counterRequests, counterInput, counterCached, counterOutput,
-		counterReviews, counterSummaries, counterUser:
+		counterReviews, counterSummaries, counterUser, counterPlanFee:
 	default:
 		return counter{}, fmt.Errorf("ratelimit: ledger counter %q is not one of Memory's", name)
 	}

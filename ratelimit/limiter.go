@@ -77,6 +77,9 @@ type MonthUsage struct {
 	CachedInputTokens int64
 	// OutputTokens counts the settled requests' generated tokens.
 	OutputTokens int64
+	// PlanFee is the part of Spent that is the code-review plan's price
+	// for the month (QuotaRequest.Fee).
+	PlanFee Money
 }
 
 // Request is one request to admit.
@@ -169,6 +172,13 @@ type QuotaRequest struct {
 	User string
 	// Reviews and Summaries are the number taken (negative: given back).
 	Reviews, Summaries int64
+	// Fee is the plan's price for the month, charged to the account's
+	// spend (MonthUsage.Spent and PlanFee) by the month's first
+	// UseQuota of the account that carries one and is not refused;
+	// later calls of the month charge nothing, however many race. A
+	// fee is owed whatever the spend cap: it passes a spent cap. 0
+	// charges nothing (a free plan, a trial).
+	Fee Money
 }
 
 // QuotaStatus is an account's state under its plan in the current month.
@@ -176,6 +186,9 @@ type QuotaStatus struct {
 	// Reviews, Summaries and Users: Reset is the time until the month
 	// turns.
 	Reviews, Summaries, Users Budget
+	// Fee is what this call charged of QuotaRequest.Fee: all of it, or
+	// 0 when the month's fee was charged before.
+	Fee Money
 }
 
 // Sentinel errors, wrapped by an *Error.

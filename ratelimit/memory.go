@@ -316,7 +316,7 @@ func (m *Memory) Usage(ctx context.Context, account string, now time.Time) (Mont
 	}
 	n := func(kind string) int64 { return mo.counts[counter{kind: kind, account: account}] }
 	return MonthUsage{Month: name, Spent: Money(n(counterSpend)), Held: Money(n(counterHeld)), Requests: n(counterRequests),
-		InputTokens: n(counterInput), CachedInputTokens: n(counterCached), OutputTokens: n(counterOutput)}, nil
+		InputTokens: n(counterInput), CachedInputTokens: n(counterCached), OutputTokens: n(counterOutput), PlanFee: Money(n(counterPlanFee))}, nil
 }
 
 // UseQuota implements Quotas.
@@ -350,10 +350,18 @@ func (m *Memory) UseQuota(ctx context.Context, q QuotaRequest, now time.Time) (Q
 	if newUser {
 		deltas[userC] = 1
 	}
+	var fee Money
+	if feeC := (counter{kind: counterPlanFee, account: q.Account}); q.Fee > 0 && mo.counts[feeC] == 0 {
+		fee = q.Fee
+		deltas[feeC] = int64(fee)
+		deltas[counter{kind: counterSpend, account: q.Account}] = int64(fee)
+	}
 	if err := m.commit(ctx, name, mo, deltas); err != nil {
 		return QuotaStatus{}, err
 	}
-	return quotaStatus(q.Plan, mo.counts[reviewsC], mo.counts[summariesC], mo.users[q.Account], now), nil
+	st := quotaStatus(q.Plan, mo.counts[reviewsC], mo.counts[summariesC], mo.users[q.Account], now)
+	st.Fee = fee
+	return st, nil
 }
 
 // sweep drops, at most once a Window, settled entries that left the

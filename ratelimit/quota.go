@@ -10,6 +10,9 @@ func checkQuota(q QuotaRequest) error {
 	if q.Account == "" {
 		return errors.New("ratelimit: QuotaRequest.Account is empty")
 	}
+	if q.Fee < 0 {
+		return errors.New("ratelimit: QuotaRequest.Fee is negative")
+	}
 	return nil
 }
 

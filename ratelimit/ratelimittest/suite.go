@@ -63,6 +63,7 @@ func RunQuotas(t *testing.T, newQuotas func(t *testing.T) ratelimit.Quotas) {
 	t.Run("QuotaUsers", func(t *testing.T) { testQuotaUsers(t, newQuotas(t)) })
 	t.Run("QuotaAccountsApart", func(t *testing.T) { testQuotaAccountsApart(t, newQuotas(t)) })
 	t.Run("ConcurrentQuota", func(t *testing.T) { testConcurrentQuota(t, newQuotas(t)) })
+	t.Run("PlanFee", func(t *testing.T) { testPlanFee(t, newQuotas(t)) })
 }
 
 // reserve admits r at now or fails the test.
@@ -534,6 +535,59 @@ func testConcurrentQuota(t *testing.T, l ratelimit.Quotas) {
 	onlyRefusals(t, errs, ratelimit.ErrQuotaExhausted)
 	if admitted != policy.Free.Reviews {
 		t.Fatalf("admitted %d reviews, want %d", admitted, policy.Free.Reviews)
+	}
+}
+
+// testPlanFee: racing calls that carry the plan's fee charge it once a
+// month, to the month's spend (whatever the spend cap), and a refused
+// call charges nothing. A Quotas that is also a Limiter reports the fee
+// in its usage.
+func testPlanFee(t *testing.T, l ratelimit.Quotas) {
+	ctx := context.Background()
+	team := policy.Team
+	q := ratelimit.QuotaRequest{Account: "a", Plan: team, User: "ann", Reviews: 1, Fee: team.Price}
+	var charged atomic.Int64
+	admitted, errs := race(40, func(i int) error {
+		st, err := l.UseQuota(ctx, q, t0)
+		charged.Add(int64(st.Fee))
+		return err
+	})
+	onlyRefusals(t, errs, ratelimit.ErrQuotaExhausted)
+	if admitted != 40 || charged.Load() != int64(team.Price) {
+		t.Fatalf("%d admitted, %s charged; want 40 and the fee %s once", admitted, ratelimit.Money(charged.Load()), team.Price)
+	}
+	lim, isLimiter := l.(ratelimit.Limiter)
+	if isLimiter {
+		if u := usage(t, lim, "a", t0); u.Spent != team.Price || u.PlanFee != team.Price {
+			t.Errorf("usage after the fee: spent %s, plan fee %s; want %s", u.Spent, u.PlanFee, team.Price)
+		}
+	}
+	// A refused call of a new account charges nothing.
+	one := ratelimit.Plan{Name: "one", Users: 1, Price: team.Price}
+	if _, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "b", Plan: one, User: "ann"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "b", Plan: one, User: "bob", Fee: one.Price}, t0); !errors.Is(err, ratelimit.ErrQuotaExhausted) || st.Fee != 0 {
+		t.Fatalf("a refused call: %+v %v", st, err)
+	}
+	if isLimiter {
+		if u := usage(t, lim, "b", t0); u.Spent != 0 || u.PlanFee != 0 {
+			t.Errorf("a refused call charged %s", u.Spent)
+		}
+	}
+	// The next month charges it again, once.
+	next := ratelimit.NextMonth(t0).Add(time.Hour)
+	for want := team.Price; ; want = 0 {
+		st, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: team, Fee: team.Price}, next)
+		if err != nil || st.Fee != want {
+			t.Fatalf("next month: charged %s (%v), want %s", st.Fee, err, want)
+		}
+		if want == 0 {
+			break
+		}
+	}
+	if _, err := l.UseQuota(ctx, ratelimit.QuotaRequest{Account: "a", Plan: team, Fee: -1}, next); err == nil {
+		t.Error("a negative fee was taken")
 	}
 }
 

@@ -207,7 +207,7 @@ func (l *Limiter) Cancel(ctx context.Context, res ratelimit.Reservation) error {
 
 // usageFields are the fields of an account's month that Usage reads, in
 // the order of ratelimit.MonthUsage.
-var usageFields = []string{"spend", "held", "requests", "input_tokens", "cached_input_tokens", "output_tokens"}
+var usageFields = []string{"spend", "held", "requests", "input_tokens", "cached_input_tokens", "output_tokens", "plan_fee"}
 
 // Usage implements ratelimit.Limiter.
 func (l *Limiter) Usage(ctx context.Context, account string, now time.Time) (ratelimit.MonthUsage, error) {
@@ -230,7 +230,7 @@ func (l *Limiter) Usage(ctx context.Context, account string, now time.Time) (rat
 		}
 	}
 	return ratelimit.MonthUsage{Month: month, Spent: ratelimit.Money(n[0]), Held: ratelimit.Money(n[1]), Requests: n[2],
-		InputTokens: n[3], CachedInputTokens: n[4], OutputTokens: n[5]}, nil
+		InputTokens: n[3], CachedInputTokens: n[4], OutputTokens: n[5], PlanFee: ratelimit.Money(n[6])}, nil
 }
 
 // UseQuota implements ratelimit.Quotas.
@@ -238,13 +238,16 @@ func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now ti
 	if q.Account == "" {
 		return ratelimit.QuotaStatus{}, errors.New("ratelimit: QuotaRequest.Account is empty")
 	}
+	if q.Fee < 0 {
+		return ratelimit.QuotaStatus{}, errors.New("ratelimit: QuotaRequest.Fee is negative")
+	}
 	if err := ctx.Err(); err != nil {
 		return ratelimit.QuotaStatus{}, err
 	}
 	month := l.month(q.Account, ratelimit.Month(now))
 	p := q.Plan
 	reply, err := quotaScript.Run(ctx, l.rdb, []string{month, month + ":users"},
-		p.Reviews, p.Summaries, p.Users, itoa(q.Reviews), itoa(q.Summaries), q.User, int64(monthTTL/time.Second)).Slice()
+		p.Reviews, p.Summaries, p.Users, itoa(q.Reviews), itoa(q.Summaries), q.User, int64(monthTTL/time.Second), itoa(int64(q.Fee))).Slice()
 	if err != nil {
 		return ratelimit.QuotaStatus{}, fmt.Errorf("redislimit: quota: %w", unavailable(err))
 	}
@@ -262,7 +265,8 @@ func (l *Limiter) UseQuota(ctx context.Context, q ratelimit.QuotaRequest, now ti
 		}
 		return ratelimit.Budget{Limit: limit, Remaining: max(limit-used, 0), Reset: reset}
 	}
-	return ratelimit.QuotaStatus{Reviews: budget(p.Reviews, n(3)), Summaries: budget(p.Summaries, n(4)), Users: budget(p.Users, n(5))}, nil
+	return ratelimit.QuotaStatus{Reviews: budget(p.Reviews, n(3)), Summaries: budget(p.Summaries, n(4)), Users: budget(p.Users, n(5)),
+		Fee: ratelimit.Money(n(6))}, nil
 }
 
 // unavailable wraps err with ratelimit.ErrUnavailable when the server cannot serve now.
