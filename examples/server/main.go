@@ -307,6 +307,8 @@ type options struct {
 	forgeToken, forgeSecret, forgeKey string
 	// reviewRepos are -review-repo's repositories, by name.
 	reviewRepos map[string]string
+	// sso are the console's single sign-on providers (-sso).
+	sso []console.SSOProvider
 }
 
 // specIDs are the chat model ids of the spec, which the demo model serves.
@@ -466,6 +468,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.forge, "forge", "", "review pull requests of the forge whose REST API is at `URL` (https://api.github.com, or a Gitea or Forgejo server's /api/v1): its pull_request webhooks go to POST /v1/code-review/webhook; needs -forge-model and INFERKIT_FORGE_TOKEN, INFERKIT_FORGE_SECRET and INFERKIT_FORGE_KEY (the bot's forge token, the webhook's secret, the API key the reviews run under)")
 	o.reviewRepos = map[string]string{}
 	fs.Func("review-repo", "let code reviews read ranges of the git repository at PATH, named `NAME=PATH` in requests ({repository, base, head}; repeatable)", idPaths(o.reviewRepos))
+	ssoFile := fs.String("sso", "", "offer single sign-on to the console (Enterprise accounts) through the OpenID Connect providers of the JSON `FILE`: [{name, issuer, client_id, client_secret_env (the variable that holds the client's secret), redirect_url (https://HOST/login/sso/NAME/callback), account, domains}]; needs -admin-key")
 	fs.StringVar(&o.forgeModel, "forge-model", "", "the model `ID` that reviews the forge's pull requests")
 	fs.Func("mcp-allow", "let requests name the MCP servers whose URLs start with `PREFIX` (such as https://mcp.example.com/; repeatable): the server connects to them for the requests", func(s string) error {
 		o.mcpAllow = append(o.mcpAllow, s)
@@ -485,6 +488,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	if o.searchURL != "" && o.searchIndex != "" {
 		return o, errors.New("inferkit-server: -search-url and -search-index: give one search backend")
+	}
+	if *ssoFile != "" {
+		var err error
+		if o.sso, err = readSSO(*ssoFile, getenv); err != nil {
+			return o, err
+		}
 	}
 	if o.forge != "" {
 		o.forgeToken, o.forgeSecret, o.forgeKey = getenv("INFERKIT_FORGE_TOKEN"), getenv("INFERKIT_FORGE_SECRET"), getenv("INFERKIT_FORGE_KEY")
@@ -794,9 +803,35 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	if err != nil {
 		return err
 	}
+	// The code-review product, whose generations are the API's chat
+	// completions under each caller's key.
+	rc := codereview.HandlerConfig{API: api, Accounts: back.accounts, Repositories: o.reviewRepos}
+	if metrics != nil {
+		rc.Metrics = metrics // the reviews' LLM observability
+	}
+	// The first chat model reviews, unless a plan with
+	// bring-your-own-model names another.
+	if i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.Kind == "" || m.Kind == catalog.KindChat }); i >= 0 {
+		rc.Model = o.models[i].ID
+	}
+	quotas, _ := back.limiter.(ratelimit.Quotas)
+	if quotas != nil && back.accounts != nil {
+		rc.Quotas = quotas // the plans' monthly reviews, summaries and seats
+		go chargePlans(ctx, back.accounts, quotas, logger)
+	} else {
+		quotas = nil
+	}
+	review, err := codereview.NewHandler(rc)
+	if err != nil {
+		return err
+	}
+	if len(o.sso) > 0 && adm == nil {
+		return errors.New("inferkit-server: -sso offers sign-in to the console, which needs -admin-key")
+	}
 	var root http.Handler = api
 	if adm != nil {
-		con, err := console.New(console.Config{Accounts: back.accounts, Usage: back.limiter, Logger: logger, InsecureCookies: o.insecureCookies})
+		con, err := console.New(console.Config{Accounts: back.accounts, Usage: back.limiter, Logger: logger, InsecureCookies: o.insecureCookies,
+			SSO: o.sso, Quotas: quotas, CodeReview: review})
 		if err != nil {
 			return err
 		}
@@ -812,21 +847,6 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 		}
 		root = mount(root, "/mcp", h)
 		logger.Info("inferkit-server: MCP server on /mcp")
-	}
-	// The code-review product, whose generations are the API's chat
-	// completions under each caller's key.
-	rc := codereview.HandlerConfig{API: api, Accounts: back.accounts, Repositories: o.reviewRepos}
-	// The first chat model reviews, unless a plan with
-	// bring-your-own-model names another.
-	if i := slices.IndexFunc(o.models, func(m catalog.Model) bool { return m.Kind == "" || m.Kind == catalog.KindChat }); i >= 0 {
-		rc.Model = o.models[i].ID
-	}
-	if q, ok := back.limiter.(ratelimit.Quotas); ok && back.accounts != nil {
-		rc.Quotas = q // the plans' monthly reviews, summaries and seats
-	}
-	review, err := codereview.NewHandler(rc)
-	if err != nil {
-		return err
 	}
 	root = mount(root, "/v1/code-review/", review)
 	if o.forge != "" {
