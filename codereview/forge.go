@@ -298,10 +298,10 @@ func (wh *Webhook) review(ctx context.Context, d delivery) error {
 	res, err := rv.Run(ctx, req)
 	if err != nil {
 		giveBack()
-		wh.h.record("cr_"+rand.Text(), owner, d.repo, req, now, began, nil, err)
+		wh.h.record(ctx, "cr_"+rand.Text(), owner, d.repo, req, now, began, nil, err)
 		return err
 	}
-	wh.h.record("cr_"+rand.Text(), owner, d.repo, req, now, began, &res, nil)
+	wh.h.record(ctx, "cr_"+rand.Text(), owner, d.repo, req, now, began, &res, nil)
 	type comment struct {
 		Path string `json:"path"`
 		Line int    `json:"line"`

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"strings"
@@ -139,6 +140,15 @@ type HandlerConfig struct {
 	Repositories map[string]string
 	// Now is the clock of created, plans and quotas; nil means time.Now.
 	Now func() time.Time
+	// Store keeps the reviews (for their comments' feedback and the
+	// fine-tuning set), the accounts' analytics and observations, and
+	// the repositories' memories: give the accounts' Store (Redis, to
+	// share them between replicas; bbolt, to keep them across
+	// restarts). Nil means an account.Memory of this process.
+	Store account.Store
+	// Logger receives the errors of the Store after an answer went
+	// out. Nil means slog.Default().
+	Logger *slog.Logger
 	// Metrics, when set, receives the reviews' LLM observability
 	// metrics (inferkit_code_review_*: requests, duration, tokens and
 	// comments by kind and model). Nil means none.
@@ -170,9 +180,10 @@ type Handler struct {
 	accounts *account.Accounts
 	quotas   ratelimit.Quotas
 	repos    map[string]string
-	model    string  // HandlerConfig.Model
-	ledger   *ledger // the reviews kept for feedback, analytics, observations and memories
+	model    string // HandlerConfig.Model
+	ledger   ledger // the reviews kept for feedback, analytics, observations and memories
 	metrics  *metrics
+	log      *slog.Logger
 	now      func() time.Time
 	mux      *http.ServeMux
 }
@@ -190,9 +201,15 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if cfg.Quotas != nil && cfg.Accounts == nil {
 		return nil, errors.New("codereview: HandlerConfig.Quotas needs Accounts, whose plans they count")
 	}
-	h := &Handler{api: cfg.API, cfg: cfg.Config, accounts: cfg.Accounts, quotas: cfg.Quotas, repos: maps.Clone(cfg.Repositories), model: cfg.Model, ledger: newLedger(), now: cfg.Now, mux: http.NewServeMux()}
+	h := &Handler{api: cfg.API, cfg: cfg.Config, accounts: cfg.Accounts, quotas: cfg.Quotas, repos: maps.Clone(cfg.Repositories), model: cfg.Model, ledger: ledger{cfg.Store}, log: cfg.Logger, now: cfg.Now, mux: http.NewServeMux()}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.ledger.s == nil {
+		h.ledger.s = account.NewMemory()
+	}
+	if h.log == nil {
+		h.log = slog.Default()
 	}
 	if cfg.Metrics != nil {
 		var err error
@@ -307,7 +324,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, kind Kind) {
 		if !done {
 			giveBack()
 		}
-		h.record(id, owner, body.Repository, req, now, began, res, runErr)
+		h.record(r.Context(), id, owner, body.Repository, req, now, began, res, runErr)
 	}()
 	answer := func(res Result) any {
 		return struct {

@@ -4,8 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"slices"
-	"strings"
+	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,35 +49,16 @@ type Observation struct {
 }
 
 // Analytics returns the code-review analytics of account (an
-// account.Account's id) by month, the latest first: what this Handler
-// saw since it started. It is safe for concurrent use.
+// account.Account's id) by month, the latest first, as the Handler's
+// Store keeps them (three years). It is safe for concurrent use.
 func (h *Handler) Analytics(ctx context.Context, account string) ([]MonthStats, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	l := h.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []MonthStats
-	for _, m := range l.months["account:"+account] {
-		out = append(out, *m)
-	}
-	slices.SortFunc(out, func(a, b MonthStats) int { return strings.Compare(b.Month, a.Month) })
-	return out, nil
+	return h.ledger.months(ctx, "account:"+account)
 }
 
 // Observations returns the observations of account's latest requests
 // (at most 200), the latest first. It is safe for concurrent use.
 func (h *Handler) Observations(ctx context.Context, account string) ([]Observation, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	l := h.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := slices.Clone(l.observations["account:"+account])
-	slices.Reverse(out)
-	return out, nil
+	return h.ledger.observations(ctx, "account:"+account)
 }
 
 // metrics are a Handler's Prometheus metrics: LLM observability across
@@ -138,8 +118,9 @@ func (m *metrics) observe(o Observation) {
 
 // record observes a request that ended, in its owner's analytics and
 // observations and in the metrics, and keeps a finished review for its
-// comments' feedback. res is nil when it failed with err.
-func (h *Handler) record(id, owner, repository string, req Request, created time.Time, started time.Time, res *Result, err error) {
+// comments' feedback. res is nil when it failed with err. A store that
+// fails is logged: the answer has gone out already.
+func (h *Handler) record(ctx context.Context, id, owner, repository string, req Request, created time.Time, started time.Time, res *Result, err error) {
 	o := Observation{ID: id, Kind: cmp.Or(string(req.Kind), "review"), Model: req.Model, Created: created,
 		Duration: time.Since(started), DiffBytes: len(req.Diff)}
 	var k *kept
@@ -147,7 +128,7 @@ func (h *Handler) record(id, owner, repository string, req Request, created time
 		o.Generations, o.PromptTokens, o.OutputTokens = res.Usage.Generations, res.Usage.PromptTokens, res.Usage.OutputTokens
 		o.Files, o.Pieces, o.Comments, o.NotReviewed = res.Files, res.Pieces, len(res.Comments), len(res.NotReviewed)
 		if req.Kind == KindReview {
-			k = &kept{repository: repository, system: systemPrompt(req), comments: res.Comments}
+			k = &kept{Repository: repository, System: systemPrompt(req), Comments: res.Comments}
 		}
 	} else {
 		o.Error = "failed"
@@ -157,6 +138,8 @@ func (h *Handler) record(id, owner, repository string, req Request, created time
 			o.Error = clipText(err.Error(), 200)
 		}
 	}
-	h.ledger.observe(owner, o, k)
 	h.metrics.observe(o)
+	if err := h.ledger.observe(context.WithoutCancel(ctx), owner, o, k); err != nil {
+		h.log.LogAttrs(ctx, slog.LevelError, "codereview: recording a review failed", slog.String("review", id), slog.Any("error", err))
+	}
 }

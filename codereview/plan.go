@@ -146,7 +146,9 @@ func (h *Handler) admit(ctx context.Context, header http.Header, req *Request, u
 	}
 	owner = ownerOf(st, planned, header)
 	if req.Kind == KindReview && (!planned || st.plan.Has(policy.FeatureMemories)) {
-		req.Memories = h.ledger.memoriesOf(owner, repository)
+		if req.Memories, err = h.ledger.memoriesOf(ctx, owner, repository); err != nil {
+			return nil, "", nil, err
+		}
 	}
 	if planned && h.quotas != nil {
 		if user == "" {

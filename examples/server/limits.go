@@ -82,6 +82,8 @@ type backends struct {
 	// responses is the shared store of responses of -redis; nil
 	// otherwise (the Handler's in-memory default, or -store's file).
 	responses cache.Store
+	// store keeps the accounts, and the code reviews beside them.
+	store account.Store
 	// close releases the Redis connection or the accounts' file, after
 	// the HTTP server has shut down.
 	close func() error
@@ -157,6 +159,7 @@ func openBackends(ctx context.Context, o options, logger *slog.Logger) (b backen
 	default:
 		store, b.limiter = account.NewMemory(), ratelimit.NewMemory()
 	}
+	b.store = store
 	if err == nil {
 		b.accounts, err = account.New(ctx, account.Config{Store: store, StaticKeys: keys, SecretFile: o.secretFile, Logger: logger, Billing: o.billing})
 	}

@@ -805,7 +805,7 @@ func serve(ctx context.Context, o options, ln net.Listener, stderr io.Writer, lo
 	}
 	// The code-review product, whose generations are the API's chat
 	// completions under each caller's key.
-	rc := codereview.HandlerConfig{API: api, Accounts: back.accounts, Repositories: o.reviewRepos}
+	rc := codereview.HandlerConfig{API: api, Accounts: back.accounts, Repositories: o.reviewRepos, Store: back.store, Logger: logger}
 	if metrics != nil {
 		rc.Metrics = metrics // the reviews' LLM observability
 	}
