@@ -19,6 +19,7 @@ import (
 
 	"github.com/inferkit/inferkit/account"
 	"github.com/inferkit/inferkit/console"
+	"github.com/inferkit/inferkit/internal/oidctest"
 )
 
 // findChromium returns the path of a Chromium or Chrome binary, or "".
@@ -97,31 +98,7 @@ func TestBrowser(t *testing.T) {
 		return resp.StatusCode
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Flag("ignore-certificate-errors", true),
-		chromedp.NoSandbox, // root in containers has no sandbox
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
-
-	// The first run starts the browser, which lives as long as its
-	// context: bctx, not a step's.
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start %s: %v", path, err)
-	}
-	// Each step has 30 seconds, so that a page that never shows what a
-	// step waits for fails the test with the step's name.
-	step := func(name string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
+	bctx, step := chromium(t, ctx, path)
 	// Headless pages are not focused, and the clipboard needs focus and
 	// permissions.
 	step("set up", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -227,5 +204,92 @@ func TestBrowser(t *testing.T) {
 	}
 	if !strings.Contains(out, "console: key revoked") {
 		t.Errorf("the log does not record the revocation:\n%s", out)
+	}
+}
+
+// chromium starts the browser at path for the test, which it lives as
+// long as ctx; step runs steps in it, 30 seconds at most, failing the
+// test with the step's name.
+func chromium(t *testing.T, ctx context.Context, path string) (context.Context, func(name string, steps ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Flag("ignore-certificate-errors", true),
+		chromedp.NoSandbox, // root in containers has no sandbox
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+	t.Cleanup(cancelBrowser)
+
+	// The first run starts the browser, which lives as long as its
+	// context: bctx, not a step's.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	// Each step has 30 seconds, so that a page that never shows what a
+	// step waits for fails the test with the step's name.
+	step := func(name string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, steps...); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	return bctx, step
+}
+
+// TestBrowserSSO signs in to the console in Debian's chromium through a
+// local OpenID Connect provider on another site: the flow cookie (Lax)
+// comes back with the provider's cross-site redirect, and the session
+// cookie (Strict) is sent once the person continues from the console's
+// own page, which shows who signed in.
+func TestBrowserSSO(t *testing.T) {
+	path := findChromium()
+	if path == "" {
+		t.Skip("no chromium, chromium-browser or google-chrome on PATH: `make chromium` installs Debian's chromium")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	mux := http.NewServeMux()
+	srv := httptest.NewTLSServer(mux)
+	defer srv.Close()
+	callback := srv.URL + "/login/sso/corp/callback"
+	provider := oidctest.New(t, "console", "provider-secret", callback) // http://, another site than https://
+	provider.SignIn(&oidctest.Person{Email: "grace@corp.example"})
+	accounts, err := account.New(ctx, account.Config{Store: account.NewMemory(), PasswordIterations: testIterations})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := accounts.CreateAccount(ctx, account.NewAccount{Name: "Corp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := accounts.Subscribe(ctx, acct.ID, "enterprise"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := console.New(console.Config{Accounts: accounts, Logger: slog.New(slog.DiscardHandler),
+		SSO: []console.SSOProvider{{Name: "corp", Issuer: provider.URL, ClientID: "console", ClientSecret: "provider-secret",
+			RedirectURL: callback, Account: acct.ID, Domains: []string{"corp.example"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Register(mux)
+	_, step := chromium(t, ctx, path)
+	link := func(text string) chromedp.Search {
+		return chromedp.Search(fmt.Sprintf(`//a[normalize-space()=%q]`, text))
+	}
+	step("sign in through the provider",
+		chromedp.Navigate(srv.URL+"/login"),
+		chromedp.WaitVisible(link("Sign in with corp")),
+		chromedp.Click(link("Sign in with corp")),
+		chromedp.WaitVisible(link("Continue to the console")),
+		chromedp.Click(link("Continue to the console")),
+		chromedp.WaitVisible(button("Sign out")),
+		chromedp.WaitVisible(chromedp.Search(`//header//span[normalize-space()="grace@corp.example"]`)),
+	)
+	if provider.Issued() != 1 {
+		t.Errorf("%d ID tokens issued, want 1", provider.Issued())
 	}
 }

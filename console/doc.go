@@ -12,6 +12,10 @@
 //	GET  /api-keys                keys, tier, credits, usage, plan
 //	POST /api-keys                creates a key and shows its secret once
 //	POST /api-keys/{id}/revoke    revokes a key
+//	GET  /login/sso/{name}        single sign-on through a provider (Config.SSO)
+//	GET  /login/sso/{name}/callback  where the provider sends the browser back
+//	GET  /code-review/analytics      reviews and comments by month (Growth; Config.CodeReview)
+//	GET  /code-review/observability  each review's model, time, prompt and tokens (Enterprise)
 //
 // # Sessions
 //
@@ -22,6 +26,21 @@
 // from the Authorization and x-api-key headers and never from a cookie.
 // Signing out ends the session in the store, so that the token is
 // worthless even if it was copied.
+//
+// # Single sign-on
+//
+// An account's people sign in through its OpenID Connect provider
+// (SSOProvider) when the account's plan has single sign-on
+// (policy.FeatureSSO, Enterprise): the authorization-code flow with
+// PKCE, its state and nonce in a short-lived SameSite=Lax cookie (the
+// provider's redirect back is a cross-site navigation), the ID token's
+// signature, issuer, audience, expiry and nonce checked, and a verified
+// e-mail address of the account's domains required. The callback
+// answers with a page, not a redirect, whose link continues to the
+// console as a same-site navigation, on which the Strict session cookie
+// is sent. Each person signed in is a seat of the plan (Config.Quotas).
+// Another plan gets a 403 page naming the feature and the plan that has
+// it, as do the code-review pages.
 //
 // # Forgery and framing
 //
