@@ -161,6 +161,10 @@ type HandlerConfig struct {
 //	POST /v1/code-review/summaries      {model, diff, user, stream}
 //	POST /v1/code-review/release-notes  {model, diff, user, stream}
 //	POST /v1/code-review/documentation  {model, diff, user, stream}
+//	POST /v1/code-review/reviews/{id}/feedback  {comment, accepted, note}
+//	GET  /v1/code-review/fine-tuning    the accepted comments, JSONL
+//	GET  /v1/code-review/settings       the account's {rules, model}
+//	PUT  /v1/code-review/settings       {rules, model}: applied to every review
 //
 // Instead of a diff, a body may name a range of a repository the server
 // reads (HandlerConfig.Repositories): {repository, base, head}, the
@@ -223,6 +227,8 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	h.mux.HandleFunc("POST /v1/code-review/documentation", h.serve(KindDocumentation))
 	h.mux.HandleFunc("POST /v1/code-review/reviews/{id}/feedback", h.feedback)
 	h.mux.HandleFunc("GET /v1/code-review/fine-tuning", h.fineTuning)
+	h.mux.HandleFunc("GET /v1/code-review/settings", h.settings)
+	h.mux.HandleFunc("PUT /v1/code-review/settings", h.setSettings)
 	h.mux.HandleFunc("/v1/code-review/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -304,13 +310,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, kind Kind) {
 			return
 		}
 	}
-	req := Request{Kind: kind, Model: cmp.Or(body.Model, h.model), Diff: body.Diff, Rules: body.Rules, Security: body.Security, NoSummary: body.Summary != nil && !*body.Summary}
-	if _, err := Check(req); err != nil {
-		var fe *FieldError
-		errors.As(err, &fe)
-		writeError(w, http.StatusBadRequest, "invalid_request_error", fe.Field, err.Error())
-		return
-	}
+	req := Request{Kind: kind, Model: body.Model, Diff: body.Diff, Rules: body.Rules, Security: body.Security, NoSummary: body.Summary != nil && !*body.Summary}
 	now := h.now()
 	rv, owner, giveBack, err := h.admit(r.Context(), header, &req, body.User, body.Repository, now)
 	if err != nil {

@@ -1,6 +1,7 @@
 package codereview
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -128,10 +129,12 @@ func quotaError(w http.ResponseWriter, e *ratelimit.Error, now time.Time) {
 }
 
 // admit readies a review of req under the key in header, for user
-// ("" counts the key) at now: the plan's features checked, its quotas
-// taken, and the memories of repository given to a review (plans with
-// memories). It returns the Reviewer, who owns the review, and what
-// gives the quotas back when the review fails; its error is one
+// ("" counts the key) at now: the account's settings applied (its
+// model for a request that names none, else the Handler's; its rules
+// before the request's), req checked, the plan's features checked, its
+// quotas taken, and the memories of repository given to a review (plans
+// with memories). It returns the Reviewer, who owns the review, and
+// what gives the quotas back when the review fails; its error is one
 // admitError answers.
 func (h *Handler) admit(ctx context.Context, header http.Header, req *Request, user, repository string, now time.Time) (rv *Reviewer, owner string, giveBack func(), err error) {
 	giveBack = func() {}
@@ -139,12 +142,25 @@ func (h *Handler) admit(ctx context.Context, header http.Header, req *Request, u
 	if err != nil {
 		return nil, "", nil, err
 	}
+	owner = ownerOf(st, planned, header)
+	set, err := h.ledger.settingsOf(ctx, owner)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if req.Model == "" {
+		req.Model = cmp.Or(set.Model, h.model)
+	}
+	if _, err := Check(*req); err != nil {
+		return nil, "", nil, err
+	}
+	if set.Rules != "" && req.Kind == KindReview {
+		req.Rules = strings.TrimSpace(set.Rules + "\n" + req.Rules)
+	}
 	if planned {
 		if err := st.check(h.featuresOf(*req)); err != nil {
 			return nil, "", nil, err
 		}
 	}
-	owner = ownerOf(st, planned, header)
 	if req.Kind == KindReview && (!planned || st.plan.Has(policy.FeatureMemories)) {
 		if req.Memories, err = h.ledger.memoriesOf(ctx, owner, repository); err != nil {
 			return nil, "", nil, err
@@ -173,7 +189,10 @@ func (h *Handler) admit(ctx context.Context, header http.Header, req *Request, u
 func admitError(w http.ResponseWriter, err error, now time.Time) {
 	var fe *FeatureError
 	var qe *ratelimit.Error
+	var field *FieldError
 	switch {
+	case errors.As(err, &field):
+		writeError(w, http.StatusBadRequest, "invalid_request_error", field.Field, err.Error())
 	case errors.As(err, &fe):
 		writeError(w, http.StatusForbidden, "permission_error", "", err.Error())
 	case errors.As(err, &qe):

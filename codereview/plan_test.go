@@ -37,6 +37,12 @@ func (s *stubAPI) lastSystem() string {
 }
 
 func (s *stubAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if id, ok := strings.CutPrefix(r.URL.Path, "/v1/models/"); ok && r.Method == http.MethodGet {
+		if id != "m" && id != "mine" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		return
+	}
 	s.calls.Add(1)
 	var body struct {
 		Messages       []map[string]string `json:"messages"`
