@@ -70,6 +70,7 @@ type adminUsage struct {
 	Month              string    `json:"month"`
 	SpendUSD           string    `json:"spend_usd"`
 	HeldUSD            string    `json:"held_usd"`
+	PlanFeeUSD         string    `json:"plan_fee_usd"`
 	MaxMonthlySpendUSD *string   `json:"max_monthly_spend_usd"`
 	Requests           int64     `json:"requests"`
 	InputTokens        int64     `json:"input_tokens"`
@@ -500,7 +501,7 @@ func (api *API) monthUsage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tier := a.Tier()
-	out := adminUsage{Object: "usage", Account: a.ID, Month: cmp.Or(u.Month, ratelimit.Month(now)), SpendUSD: u.Spent.String(), HeldUSD: u.Held.String(),
+	out := adminUsage{Object: "usage", Account: a.ID, Month: cmp.Or(u.Month, ratelimit.Month(now)), SpendUSD: u.Spent.String(), HeldUSD: u.Held.String(), PlanFeeUSD: u.PlanFee.String(),
 		Requests: u.Requests, InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens,
 		Tier: stringOrNil(tier.Name), CreditsUSD: a.Credits.String(), Billing: string(api.accounts.Billing()), Plan: planObject(a, now)}
 	out.BalanceUSD, out.HeldBalanceUSD = balanceOf(a, api.accounts.Billing())

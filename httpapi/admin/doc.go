@@ -65,7 +65,8 @@
 // A usage is {"object": "usage", "account", "month" (such as "2026-11",
 // UTC), "spend_usd" (what the month's spend cap counts, reservations in
 // flight included), "held_usd" (the part of it that unsettled
-// reservations hold), "max_monthly_spend_usd" (the tier's cap; null
+// reservations hold), "plan_fee_usd" (the part of it that is the
+// code-review plan's monthly price), "max_monthly_spend_usd" (the tier's cap; null
 // without one), "requests", "input_tokens", "cached_input_tokens",
 // "output_tokens" (of the settled requests), "tier", "credits_usd",
 // "billing", "balance_usd", "held_balance_usd" (the part of the credits
