@@ -37,15 +37,7 @@ func TestFeedbackMemoriesFineTuning(t *testing.T) {
 	}
 	feedback := func(k, id string, comment int, accepted bool, note string) (int, string) {
 		b, _ := json.Marshal(map[string]any{"comment": comment, "accepted": accepted, "note": note})
-		req, _ := http.NewRequest("POST", p.url+"/v1/code-review/reviews/"+id+"/feedback", strings.NewReader(string(b)))
-		req.Header.Set("Authorization", "Bearer "+k)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		return res.StatusCode, string(body)
+		return call(t, "POST", p.url+"/v1/code-review/reviews/"+id+"/feedback", k, string(b))
 	}
 	if status, out := feedback(key, rv.ID, 0, false, "We name constants only when they are reused."); status != 200 {
 		t.Fatalf("dismissing: %d %s", status, out)

@@ -1,6 +1,7 @@
 package codereview
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -225,46 +226,38 @@ func (l ledger) memoriesOf(ctx context.Context, owner, repository string) ([]str
 	return m, err
 }
 
-// reviews returns owner's kept reviews, the oldest first.
-func (l ledger) reviews(ctx context.Context, owner string) ([]kept, error) {
-	keys, err := l.s.List(ctx, doc("review", owner)+"/")
+// list reads the JSON documents whose names begin with prefix.
+func list[T any](ctx context.Context, s account.Store, prefix string) ([]T, error) {
+	keys, err := s.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
-	var out []kept
+	var out []T
 	for _, key := range keys {
-		var k kept
-		found, err := get(ctx, l.s, key, &k)
+		var v T
+		found, err := get(ctx, s, key, &v)
 		if err != nil {
 			return nil, err
 		}
-		if found {
-			out = append(out, k)
+		if found { // not expired or deleted since List
+			out = append(out, v)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b kept) int { return int(a.Created - b.Created) })
 	return out, nil
+}
+
+// reviews returns owner's kept reviews, the oldest first.
+func (l ledger) reviews(ctx context.Context, owner string) ([]kept, error) {
+	out, err := list[kept](ctx, l.s, doc("review", owner)+"/")
+	slices.SortStableFunc(out, func(a, b kept) int { return cmp.Compare(a.Created, b.Created) })
+	return out, err
 }
 
 // months returns owner's analytics by month, the latest first.
 func (l ledger) months(ctx context.Context, owner string) ([]MonthStats, error) {
-	keys, err := l.s.List(ctx, doc("month", owner)+"/")
-	if err != nil {
-		return nil, err
-	}
-	var out []MonthStats
-	for _, key := range keys {
-		var m MonthStats
-		found, err := get(ctx, l.s, key, &m)
-		if err != nil {
-			return nil, err
-		}
-		if found {
-			out = append(out, m)
-		}
-	}
+	out, err := list[MonthStats](ctx, l.s, doc("month", owner)+"/")
 	slices.SortFunc(out, func(a, b MonthStats) int { return strings.Compare(b.Month, a.Month) })
-	return out, nil
+	return out, err
 }
 
 // observations returns owner's latest observations, the latest first.

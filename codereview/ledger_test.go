@@ -2,8 +2,6 @@ package codereview_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -50,15 +48,7 @@ func TestReplicasShareReviews(t *testing.T) {
 	}
 	post := func(url, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", url+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		return res.StatusCode, string(b)
+		return call(t, "POST", url+path, key, body)
 	}
 	a, ha := replica()
 	b, hb := replica()
@@ -80,16 +70,9 @@ func TestReplicasShareReviews(t *testing.T) {
 	if obs, err := ha.Observations(t.Context(), "acme"); err != nil || len(obs) != 1 || obs[0].ID != rv.ID {
 		t.Errorf("a's observations: %+v %v", obs, err)
 	}
-	req, _ := http.NewRequest("GET", a+"/v1/code-review/fine-tuning", nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if lines := strings.Split(strings.TrimSpace(string(body)), "\n"); res.StatusCode != 200 || len(lines) != 1 || !strings.Contains(lines[0], "File: ") {
-		t.Errorf("a's fine-tuning set: %d %s", res.StatusCode, body)
+	status, body := call(t, "GET", a+"/v1/code-review/fine-tuning", key, "")
+	if lines := strings.Split(strings.TrimSpace(body), "\n"); status != 200 || len(lines) != 1 || !strings.Contains(lines[0], "File: ") {
+		t.Errorf("a's fine-tuning set: %d %s", status, body)
 	}
 	c, _ := replica()
 	if status, out := post(c, "/v1/code-review/reviews", `{"repository":"app","base":"main","head":"feature","summary":false}`); status != 200 ||

@@ -2,8 +2,6 @@ package codereview_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -41,16 +39,8 @@ func TestAnalyticsObservationsMetrics(t *testing.T) {
 	feedback := func(id string, accepted bool) {
 		t.Helper()
 		b, _ := json.Marshal(map[string]any{"comment": 0, "accepted": accepted})
-		req, _ := http.NewRequest("POST", p.url+"/v1/code-review/reviews/"+id+"/feedback", strings.NewReader(string(b)))
-		req.Header.Set("Authorization", "Bearer "+key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			t.Fatalf("feedback: %d %s", res.StatusCode, body)
+		if status, out := call(t, "POST", p.url+"/v1/code-review/reviews/"+id+"/feedback", key, string(b)); status != 200 {
+			t.Fatalf("feedback: %d %s", status, out)
 		}
 	}
 	feedback(ids[0], true)

@@ -162,7 +162,14 @@ func (p *planServer) post(t *testing.T, key string, body map[string]any) (int, s
 func (p *planServer) postTo(t *testing.T, route, key string, body map[string]any) (int, string) {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest("POST", p.url+"/v1/code-review/"+route, strings.NewReader(string(b)))
+	return call(t, "POST", p.url+"/v1/code-review/"+route, key, string(b))
+}
+
+// call sends body to url by method under key, and returns the answer's
+// status and body.
+func call(t *testing.T, method, url, key, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

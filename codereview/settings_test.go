@@ -2,8 +2,6 @@ package codereview_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -17,15 +15,7 @@ func TestSettings(t *testing.T) {
 	p := newPlanServer(t, nil, nil)
 	settings := func(key, method, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, p.url+"/v1/code-review/settings", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		return res.StatusCode, string(b)
+		return call(t, method, p.url+"/v1/code-review/settings", key, body)
 	}
 	free, growth, enterprise := p.account(t, "f", "free", false), p.account(t, "g", "growth", false), p.account(t, "e", "enterprise", false)
 	for _, tc := range []struct {
