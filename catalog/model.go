@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Kind says what a model is for.
@@ -35,8 +36,12 @@ type Model struct {
 	ID string
 	// Aliases are further names for the same entry.
 	Aliases []string
-	// Path is the GGUF file.
+	// Path is the GGUF file; empty for a Remote entry.
 	Path string
+	// Remote, when set, serves the entry from an inference cluster
+	// instead of a file: see Remote. Path, Projector and Draft are then
+	// empty.
+	Remote *Remote
 	// Projector is the multimodal projector GGUF ("mmproj") that lets the
 	// model read images; empty means text only. Entries that share Path
 	// share one projector too, so they must name the same one or none.
@@ -99,6 +104,32 @@ type Model struct {
 	OwnedBy string
 }
 
+// Remote is where an entry's model runs when it runs on an existing
+// inference engine (vLLM, SGLang, llama.cpp's server, Ollama, another
+// inferkit): replicas that speak the OpenAI-compatible chat completions
+// API. inferkit keeps everything above the engine (keys, limits, the
+// wire styles, decisions, search and MCP turns, stored responses); the
+// upstream renders the chat template and counts the tokens.
+type Remote struct {
+	// URLs are the base URLs of the upstream's replicas, such as
+	// "http://10.0.0.5:8000/v1", at least one: requests go to the least
+	// loaded healthy one, keeping requests that share a prompt prefix
+	// on one replica (see package inference).
+	URLs []string
+	// Model is the upstream's name of the model; empty means the
+	// entry's ID.
+	Model string
+	// Key is the upstream's bearer key; empty sends none.
+	Key string
+	// ContextLength is the upstream model's context in tokens: the
+	// bound that requests are checked against, on an estimate of their
+	// prompt, before they are sent. 0 means DefaultRemoteContext.
+	ContextLength int
+}
+
+// DefaultRemoteContext is a Remote's context when it names none.
+const DefaultRemoteContext = 8192
+
 // Pricing is what a model costs, in USD, as decimal strings such as
 // "0.000002" (exact, never formatted from a float). Empty means "0".
 type Pricing struct {
@@ -131,7 +162,12 @@ func Validate(models []Model) error {
 		if m.ID == "" {
 			return fmt.Errorf("catalog: model %d has no id", i)
 		}
-		if m.Path == "" {
+		switch {
+		case m.Remote != nil:
+			if err := m.Remote.check(m); err != nil {
+				return err
+			}
+		case m.Path == "":
 			return fmt.Errorf("catalog: model %q has no path", m.ID)
 		}
 		for _, name := range append([]string{m.ID}, m.Aliases...) {
@@ -166,6 +202,26 @@ func Validate(models []Model) error {
 			if price != "" && !isDecimal(price) {
 				return fmt.Errorf("catalog: model %q has price %q, not a decimal", m.ID, price)
 			}
+		}
+	}
+	return nil
+}
+
+// check reports what is wrong with the Remote of entry m.
+func (r *Remote) check(m Model) error {
+	switch {
+	case m.Path != "" || m.Projector != "" || m.Draft != "":
+		return fmt.Errorf("catalog: model %q is remote, and names a file too", m.ID)
+	case len(r.URLs) == 0:
+		return fmt.Errorf("catalog: model %q is remote, with no URLs", m.ID)
+	case r.ContextLength < 0:
+		return fmt.Errorf("catalog: model %q has a remote context length of %d", m.ID, r.ContextLength)
+	case m.Kind == KindEmbedding || m.Kind == KindRerank:
+		return fmt.Errorf("catalog: model %q is a remote %s model: remote entries chat and decide", m.ID, m.Kind)
+	}
+	for _, u := range r.URLs {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("catalog: model %q has remote URL %q, not http or https", m.ID, u)
 		}
 	}
 	return nil

@@ -253,6 +253,7 @@ func ErrorOf(err error) *Error {
 	var re *RequestError
 	var fe *inference.FieldError
 	var mb *http.MaxBytesError
+	var ue *inference.UpstreamError
 	switch {
 	case err == nil:
 		return nil
@@ -273,6 +274,8 @@ func ErrorOf(err error) *Error {
 	case errors.Is(err, inference.ErrContextLength):
 		return &Error{Status: http.StatusBadRequest, Code: "context_length_exceeded", Param: "messages",
 			Message: "the prompt and the requested output tokens exceed the model's context length", Err: err}
+	case errors.As(err, &ue):
+		return upstreamError(ue, err)
 	case errors.Is(err, inference.ErrModelNotFound):
 		return &Error{Status: http.StatusBadRequest, Code: "model_not_found", Param: "model",
 			Message: "the model does not exist", Err: err}
@@ -292,6 +295,21 @@ func ErrorOf(err error) *Error {
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "server_error",
 		Message: "the server had an error while processing the request", Err: err}
+}
+
+// upstreamError is the Error of a remote model's upstream failure: 400
+// for a request it refused as invalid, 503 with Retry-After when no
+// replica can take it, 502 for the rest. The upstream's message is data,
+// already cut and cleaned.
+func upstreamError(ue *inference.UpstreamError, err error) *Error {
+	switch {
+	case errors.Is(ue.Err, inference.ErrInvalidRequest):
+		return &Error{Status: http.StatusBadRequest, Code: "invalid_value", Message: "the model's upstream refused the request: " + ue.Message, Err: err}
+	case errors.Is(ue.Err, inference.ErrUnavailable):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "upstream_unavailable", RetryAfter: ue.RetryAfter,
+			Message: "the model's upstream cannot take the request now; retry shortly: " + ue.Message, Err: err}
+	}
+	return &Error{Status: http.StatusBadGateway, Code: "upstream_error", Message: "the model's upstream failed: " + ue.Message, Err: err}
 }
 
 // ParamNames maps the fields of the engine's requests (inference.Request,

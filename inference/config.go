@@ -120,6 +120,11 @@ type Config struct {
 	// that needs it, or Engine.Load, loads it again while the request
 	// waits. Default 5 minutes, as Ollama's; negative means never.
 	KeepAlive time.Duration
+	// RemoteHealthInterval is the time between health checks of each
+	// replica of a remote model (catalog.Model.Remote): GET {URL}/models
+	// answering 200. A replica that fails a request is passed over
+	// until a check passes again. 0 means 5 seconds.
+	RemoteHealthInterval time.Duration
 	// Search runs the web searches of requests that enable them
 	// (Request.Search): a search.SearXNG, a localindex.Index over local
 	// documents, or an application's own. nil: requests that ask to
@@ -360,6 +365,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.RemoteHealthInterval < 0 {
+		return c, fmt.Errorf("inference: Config.RemoteHealthInterval is %v", c.RemoteHealthInterval)
 	}
 	if c.KeepAlive == 0 {
 		c.KeepAlive = 5 * time.Minute

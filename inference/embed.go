@@ -59,6 +59,9 @@ func (e *Engine) PrepareEmbed(req EmbedRequest) (*PreparedEmbed, error) {
 
 // prepareEmbed is PrepareEmbed on m, which a lease holds.
 func (e *Engine) prepareEmbed(m *model, req EmbedRequest) (*PreparedEmbed, error) {
+	if m.remote != nil {
+		return nil, remoteOnly(req.Model, "only chats")
+	}
 	inputs, n, err := m.embedInputs(req)
 	if err != nil {
 		return nil, err

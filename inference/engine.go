@@ -88,6 +88,10 @@ type model struct {
 	draftPath string
 	draft     backend.Model
 	drafts    bool
+	// remote is set, and every field above from llm nil, for a model
+	// that an upstream runs (catalog.Model.Remote): it is always
+	// loaded, and has nothing to free but its pool.
+	remote *remoteModel
 
 	// The fields from llm to projector are set while the model is
 	// loaded: code that reads them holds a lease on the model
@@ -115,6 +119,21 @@ func New(cfg Config) (*Engine, error) {
 	}
 	byPath := map[string]*model{}
 	for _, entry := range cfg.Models {
+		if entry.Remote != nil {
+			m, err := e.newRemote(entry)
+			if err != nil {
+				e.Close()
+				return nil, fmt.Errorf("inference: model %q: %w", entry.ID, err)
+			}
+			e.res.add(m)
+			for _, name := range append([]string{entry.ID}, entry.Aliases...) {
+				e.names[name] = m
+			}
+			info := m.info
+			info.ID, info.Aliases = entry.ID, entry.Aliases
+			e.infos = append(e.infos, info)
+			continue
+		}
 		path, err := filepath.Abs(entry.Path)
 		if err != nil {
 			e.Close()
@@ -418,6 +437,10 @@ func (e *Engine) newDrafter(m *model, llm backend.Model, perSeq int) (runner.Dra
 // free stops the model's runner (which saves its prompt cache's prefixes,
 // with a cache directory) and frees what open made.
 func (m *model) free() {
+	if m.remote != nil {
+		m.remote.pool.Close()
+		return
+	}
 	if m.runner != nil {
 		m.runner.Stop()
 	}
@@ -482,6 +505,11 @@ func (e *Engine) Stats() []ModelStats {
 		res.mu.Lock()
 		// loaded, read under res.mu, says that no load or unload writes
 		// m.runner meanwhile.
+		if m.remote != nil && !e.closed {
+			for _, r := range m.remote.pool.Status() {
+				stats[i].Active += r.InFlight
+			}
+		}
 		if res.loaded && m.runner != nil && !e.closed {
 			st := m.runner.Stats()
 			stats[i].Queued, stats[i].Active, stats[i].Sequences = st.Queued, st.Active, st.Sequences
@@ -503,6 +531,9 @@ func (e *Engine) CountTokens(req Request) (int, error) {
 		return 0, err
 	}
 	defer l.release()
+	if l.m.remote != nil {
+		return estimateTokens(req), nil
+	}
 	_, _, n, _, err := l.m.promptInputs(req, req.Format != nil)
 	return n, err
 }
@@ -672,6 +703,13 @@ func (e *Engine) run(ctx context.Context, l *lease, p *Prepared, yield func(Even
 // finished, or it has failed before any started.
 func (e *Engine) runPlain(ctx context.Context, l *lease, p *Prepared, done func(), yield func(Event, error) bool) {
 	yield = e.tracePhases(ctx, yield)
+	if l.m.remote != nil {
+		if p.Request.Summary != SummaryNone {
+			yield = e.summaries(ctx, p.Request, 1, yield)
+		}
+		e.runRemote(ctx, l.m, p, done, yield)
+		return
+	}
 	jobs, err := e.start(ctx, l.m, p, done)
 	if err != nil {
 		yield(Event{}, err)
@@ -731,6 +769,9 @@ func (e *Engine) prepare(l *lease, req Request) (*Prepared, error) {
 }
 
 func (m *model) prepare(req Request) (*Prepared, error) {
+	if m.remote != nil {
+		return m.prepareRemote(req)
+	}
 	if m.runner == nil {
 		return nil, fmt.Errorf("%w: model %q is an encoder (%s pooling): it ranks (Engine.Rank) or embeds (Engine.Embed) and generates nothing", ErrInvalidRequest, req.Model, m.info.Pooling)
 	}

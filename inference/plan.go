@@ -80,6 +80,9 @@ func Plan(cfg Config) (MemoryPlan, error) {
 	byPath := map[string]*ModelPlan{}
 	var plan MemoryPlan
 	for _, m := range cfg.Models {
+		if m.Remote != nil {
+			continue // its memory is the upstream's
+		}
 		if p, ok := byPath[m.Path]; ok {
 			p.IDs = append(p.IDs, m.ID)
 			continue

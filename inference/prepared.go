@@ -37,6 +37,9 @@ type plan struct {
 	// tools, for a request with Search or MCP, is what its later turns
 	// need; the plan is its first turn's.
 	tools *toolPlan
+	// remote, for a remote model, is its upstream request; the fields
+	// above about tokens are then empty.
+	remote *remotePlan
 }
 
 // toolPlan is a request with tools that the engine runs (Search, MCP)

@@ -214,7 +214,7 @@ func (r *residency) sweep() {
 	for _, m := range r.models {
 		st := r.of[m]
 		st.mu.Lock()
-		if st.loaded && st.users == 0 && st.changing == nil && now.Sub(st.idle) >= r.cfg.KeepAlive {
+		if m.remote == nil && st.loaded && st.users == 0 && st.changing == nil && now.Sub(st.idle) >= r.cfg.KeepAlive {
 			r.unload(m, st, fmt.Sprintf("idle for %v", r.cfg.KeepAlive))
 		}
 		st.mu.Unlock()
@@ -285,6 +285,9 @@ func (e *Engine) Unload(ctx context.Context, id string) error {
 		return ErrClosed
 	case m == nil:
 		return fmt.Errorf("%w: %q", ErrModelNotFound, id)
+	}
+	if m.remote != nil {
+		return nil // an upstream's model: nothing here to free
 	}
 	st := e.res.of[m]
 	st.mu.Lock()

@@ -24,6 +24,9 @@ func (e *Engine) Tokenize(modelID, text string) ([]int, error) {
 		return nil, err
 	}
 	defer l.release()
+	if l.m.remote != nil {
+		return nil, remoteOnly(modelID, "tokenizes on its own")
+	}
 	toks, err := l.m.tokenize(text, false, 0)
 	var out []int
 	for _, t := range toks {
@@ -43,6 +46,9 @@ func (e *Engine) RenderPrompt(req Request) (string, error) {
 		return "", err
 	}
 	defer l.release()
+	if l.m.remote != nil {
+		return "", remoteOnly(req.Model, "renders its chat template on its own")
+	}
 	if len(req.Messages) == 0 {
 		return req.Prompt, nil
 	}
@@ -98,6 +104,9 @@ func (e *Engine) PrepareScore(req ScoreRequest) (*PreparedScore, error) {
 
 // prepareScore is PrepareScore on m, which a lease holds.
 func (e *Engine) prepareScore(m *model, req ScoreRequest) (*PreparedScore, error) {
+	if m.remote != nil {
+		return nil, remoteOnly(req.Model, "scores no branches: its decisions read the log-probabilities of an answer (package decision)")
+	}
 	if m.runner == nil {
 		return nil, fmt.Errorf("%w: model %q is an encoder: use Engine.Rank or Engine.Embed", ErrInvalidRequest, req.Model)
 	}
