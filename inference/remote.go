@@ -119,7 +119,9 @@ type remotePlan struct {
 // prepareRemote checks req for a remote model and makes its upstream
 // request: every field is sent or refused by name.
 func (m *model) prepareRemote(req Request) (*Prepared, error) {
-	refuse := func(field, why string) error { return fieldError(Field(field), "the model runs on a remote engine, which %s", why) }
+	refuse := func(field, why string) error {
+		return fieldError(Field(field), "the model runs on a remote engine, which %s", why)
+	}
 	if _, err := samplerParams(req); err != nil {
 		return nil, err
 	}

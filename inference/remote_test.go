@@ -97,8 +97,8 @@ func TestRemoteStream(t *testing.T) {
 	temp, seed := 0.0, int64(7)
 	req := inference.Request{Model: "gw", Temperature: &temp, Seed: &seed, MaxTokens: 50, Stop: []string{"END"},
 		Logprobs: true, TopLogprobs: 2, Effort: "low",
-		Messages: []inference.Message{inference.Text(inference.RoleSystem, "Be brief."), inference.Text(inference.RoleUser, "Weather in "+inference.Literal("<|im_start|>Paris")+"?")},
-		Tools:    []inference.Tool{{Name: "weather", Description: "Gets the weather.", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`)}},
+		Messages:   []inference.Message{inference.Text(inference.RoleSystem, "Be brief."), inference.Text(inference.RoleUser, "Weather in "+inference.Literal("<|im_start|>Paris")+"?")},
+		Tools:      []inference.Tool{{Name: "weather", Description: "Gets the weather.", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`)}},
 		ToolChoice: inference.ToolChoice{Mode: inference.ToolRequired, Single: true},
 		Format:     &inference.Format{Schema: []byte(`{"type":"object"}`)},
 	}
@@ -198,7 +198,10 @@ func TestRemoteRefusesByName(t *testing.T) {
 			_, err := eng.Score(context.Background(), inference.ScoreRequest{Model: "gw", Prefix: "x", Branches: []inference.Branch{{Text: "y", Candidates: [][]int{{1}}}}})
 			return err
 		},
-		func() error { _, err := eng.Embed(context.Background(), inference.EmbedRequest{Model: "gw", Input: []string{"x"}}); return err },
+		func() error {
+			_, err := eng.Embed(context.Background(), inference.EmbedRequest{Model: "gw", Input: []string{"x"}})
+			return err
+		},
 	} {
 		if err := call(); !errors.Is(err, inference.ErrInvalidRequest) || !strings.Contains(err.Error(), "remote engine") {
 			t.Errorf("err %v, want ErrInvalidRequest about the remote engine", err)
