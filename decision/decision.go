@@ -52,8 +52,10 @@ type Config struct {
 // most two video clips at a time.
 type Evaluator struct {
 	cfg Config
-	// ranker is set when Model is an encoder of the engine.
+	// ranker is set when Model is an encoder of the engine, gen when
+	// an upstream runs it (remote.go).
 	ranker Ranker
+	gen    Generator
 
 	// decoders holds a token per video clip being decoded.
 	decoders chan struct{}
@@ -83,6 +85,12 @@ func New(cfg Config) (*Evaluator, error) {
 			return nil, fmt.Errorf("decision: model %q is an encoder, which reads no images", cfg.Model)
 		}
 		ev.ranker = r
+	}
+	if g, ok := remoteModel(cfg); ok {
+		if cfg.Images {
+			return nil, fmt.Errorf("decision: model %q runs on a remote engine, which is sent no images", cfg.Model)
+		}
+		ev.gen = g
 	}
 	return ev, nil
 }
@@ -135,6 +143,12 @@ func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
 		return nil, err
 	}
 	p := &Prepared{Request: req, names: sortedNames(req.Questions)}
+	if e.gen != nil {
+		if err := e.prepareRemote(e.gen, p); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	if e.ranker != nil {
 		state, err := e.cfg.Engine.Tokenize(e.cfg.Model, inference.Literal(req.State))
 		if err != nil {
@@ -198,6 +212,9 @@ func (e *Evaluator) prepareScore(req Request, names []string, pics []picture) (*
 // entries.
 func (e *Evaluator) Run(ctx context.Context, p *Prepared) (Response, error) {
 	req := p.Request
+	if e.gen != nil {
+		return e.runRemote(ctx, e.gen, p)
+	}
 	if e.ranker != nil {
 		return e.rank(ctx, e.ranker, req)
 	}

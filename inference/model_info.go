@@ -12,7 +12,8 @@ type ModelInfo struct {
 	// Backend is the library that runs the model: "llama.cpp",
 	// "libllama" (the llama.cpp library of Config.Library), or "ollama"
 	// (Ollama's Go engine) for architectures the llama.cpp build does not
-	// know (see Config.Backend).
+	// know (see Config.Backend); RemoteBackend for a model that an
+	// upstream runs (catalog.Model.Remote).
 	Backend string
 	// Architecture is the GGUF's general.architecture, such as "llama".
 	Architecture string

@@ -57,8 +57,9 @@ type remoteModel struct {
 	name string // the upstream's name of the model
 }
 
-// remoteBackend is ModelInfo.Backend of a remote model.
-const remoteBackend = "remote"
+// RemoteBackend is ModelInfo.Backend of a remote model
+// (catalog.Model.Remote).
+const RemoteBackend = "remote"
 
 // remoteTokenBytes is the estimate of a remote model's prompt: a token
 // per 4 bytes of text, and remoteMessageTokens per message for the chat
@@ -83,7 +84,7 @@ func (e *Engine) newRemote(entry catalog.Model) (*model, error) {
 	}
 	ctxLen := cmp.Or(r.ContextLength, catalog.DefaultRemoteContext)
 	m := &model{remote: &remoteModel{pool: pool, name: cmp.Or(r.Model, entry.ID)}}
-	m.info = ModelInfo{Backend: remoteBackend, ContextLength: ctxLen, TrainContext: ctxLen, WebSearch: e.cfg.Search != nil}
+	m.info = ModelInfo{Backend: RemoteBackend, ContextLength: ctxLen, TrainContext: ctxLen, WebSearch: e.cfg.Search != nil}
 	return m, nil
 }
 
