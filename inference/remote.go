@@ -172,13 +172,15 @@ func (m *model) prepareRemote(req Request) (*Prepared, error) {
 	if req.RepetitionPenalty != 0 && req.RepetitionPenalty != 1 {
 		body.RepetitionPenalty = &req.RepetitionPenalty
 	}
-	if !req.ThinkingDefaults {
-		switch {
-		case req.NoThinking:
-			body.ReasoningEffort = "none"
-		case req.Effort != "":
-			body.ReasoningEffort = req.Effort
-		}
+	// Thinking off is sent whether the caller or the wire's default
+	// asked for it; an effort only when the caller did, since a default
+	// sent as asked would be refused by an upstream whose model does not
+	// think.
+	switch {
+	case req.NoThinking:
+		body.ReasoningEffort = "none"
+	case req.Effort != "" && !req.ThinkingDefaults:
+		body.ReasoningEffort = req.Effort
 	}
 	var err error
 	if body.ResponseFormat, err = remoteFormat(req.Format); err != nil {

@@ -1,0 +1,263 @@
+//go:build cgo
+
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/inferkit/inferkit/catalog"
+	"github.com/inferkit/inferkit/httpapi"
+	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
+)
+
+// These tests put inferkit in front of a second inferkit, whose models it
+// serves as remote entries (catalog.Model.Remote): the official SDKs
+// against the gateway get what they get straight from the upstream.
+
+// gatewayOf serves the spec's chat ids and its decision model as remote
+// entries of the upstream at upURL (the chat ids under their own names,
+// the decision model on the upstream's core-2-5-mini), and returns the
+// gateway's base URL.
+func gatewayOf(t *testing.T, context int, upURLs ...string) string {
+	t.Helper()
+	var models []catalog.Model
+	for _, id := range []string{policy.Core25Mini, policy.Core25Pro, policy.SystemOne9B} {
+		m, _ := policy.Model(id)
+		up := id
+		if m.Kind == catalog.KindDecision {
+			up = policy.Core25Mini
+		}
+		var urls []string
+		for _, u := range upURLs {
+			urls = append(urls, u+"/v1")
+		}
+		m.Remote = &catalog.Remote{URLs: urls, Model: up, Key: key, ContextLength: context}
+		models = append(models, m)
+	}
+	return serveEngine(t, inference.Config{Models: models}, httpapi.Config{Models: models}, "")
+}
+
+func TestRemoteSDKOpenAIChat(t *testing.T) {
+	up := sdkServer(t, tinyModel(t))
+	gw := gatewayOf(t, sdkContext, up)
+	ctx := context.Background()
+	direct, through := openaiSDK(up, key), openaiSDK(gw, key)
+
+	want, err := direct.Chat.Completions.New(ctx, chatRequest("Say hello."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := through.Chat.Completions.New(ctx, chatRequest("Say hello."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Choices[0].Message.Content != want.Choices[0].Message.Content || got.Choices[0].FinishReason != want.Choices[0].FinishReason {
+		t.Fatalf("through the gateway %q (%s), straight %q (%s)", got.Choices[0].Message.Content, got.Choices[0].FinishReason,
+			want.Choices[0].Message.Content, want.Choices[0].FinishReason)
+	}
+	if got.Usage.PromptTokens != want.Usage.PromptTokens || got.Usage.CompletionTokens != want.Usage.CompletionTokens {
+		t.Errorf("usage through the gateway %+v, straight %+v", got.Usage, want.Usage)
+	}
+	if got.Model != policy.Core25Mini {
+		t.Errorf("model %q", got.Model)
+	}
+
+	// Streaming, with the usage chunk and log-probabilities.
+	params := chatRequest("Say hello.")
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	params.Logprobs = openai.Bool(true)
+	params.TopLogprobs = openai.Int(3)
+	s := through.Chat.Completions.NewStreaming(ctx, params)
+	acc := openai.ChatCompletionAccumulator{}
+	for s.Next() {
+		acc.AddChunk(s.Current())
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if acc.Choices[0].Message.Content != want.Choices[0].Message.Content || acc.Usage.CompletionTokens != want.Usage.CompletionTokens {
+		t.Errorf("streamed %q %+v, want %q", acc.Choices[0].Message.Content, acc.Usage, want.Choices[0].Message.Content)
+	}
+	if lp := acc.Choices[0].Logprobs.Content; len(lp) != int(want.Usage.CompletionTokens) || len(lp[0].TopLogprobs) != 3 {
+		t.Errorf("logprobs %+v", lp)
+	}
+
+	// Structured output passes as the upstream's json_schema.
+	js := chatRequest("Give a name.")
+	js.MaxTokens = openai.Int(60)
+	js.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &openai.ResponseFormatJSONSchemaParam{
+		JSONSchema: openai.ResponseFormatJSONSchemaJSONSchemaParam{Name: "n", Schema: map[string]any{
+			"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string", "maxLength": 8}}, "required": []string{"name"}}}}}
+	c, err := through.Chat.Completions.New(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJS, err := direct.Chat.Completions.New(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Choices[0].Message.Content, wantJS.Choices[0].Message.Content; got != want || !strings.HasPrefix(got, "{") {
+		t.Errorf("json_schema answer through the gateway %q, straight %q", got, want)
+	}
+
+	// A field the remote engine cannot take is refused by name.
+	bad := chatRequest("Hi")
+	bad.N = openai.Int(2)
+	var oe *openai.Error
+	if _, err := through.Chat.Completions.New(ctx, bad); !asStatus(err, &oe, 400) || oe.Param != "n" {
+		t.Errorf("n=2: %v", err)
+	}
+}
+
+func TestRemoteSDKTools(t *testing.T) {
+	up := toolServer(t)
+	gw := gatewayOf(t, 4096, up)
+	ctx := context.Background()
+	schemas := offered(t)
+	req := chatToolRequest(t, openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")})
+	for _, url := range []string{up, gw} {
+		client := openaiSDK(url, key)
+		c, err := client.Chat.Completions.New(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := c.Choices[0]
+		if ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) == 0 {
+			t.Fatalf("%s: %+v", url, ch)
+		}
+		for _, call := range ch.Message.ToolCalls {
+			schemas.check(t, call.Function.Name, call.Function.Arguments, "")
+		}
+	}
+
+	// Messages, streamed, through the gateway: tool_use blocks.
+	params := anthropic.MessageNewParams{Model: policy.Core25Mini, MaxTokens: toolTokens,
+		Messages:    []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is the weather in Oslo?"))},
+		Tools:       anthropicTools(t),
+		ToolChoice:  anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{}},
+		Thinking:    anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}},
+		Temperature: anthropic.Float(0),
+	}
+	ac := anthropicSDK(gw, key)
+	s := ac.Messages.NewStreaming(ctx, params)
+	var msg anthropic.Message
+	for s.Next() {
+		if err := msg.Accumulate(s.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	uses := 0
+	for _, b := range msg.Content {
+		if b.Type == "tool_use" {
+			uses++
+			schemas.check(t, b.Name, string(b.Input), "")
+		}
+	}
+	if msg.StopReason != "tool_use" || uses == 0 {
+		t.Fatalf("message %+v", msg)
+	}
+}
+
+// TestRemoteSDKResponses: stored responses and previous_response_id are
+// the gateway's, whatever the upstream keeps.
+func TestRemoteSDKResponses(t *testing.T) {
+	up := sdkServer(t, tinyModel(t))
+	gw := gatewayOf(t, sdkContext, up)
+	ctx := context.Background()
+	client := openaiSDK(gw, key)
+	first, err := client.Responses.New(ctx, responsesRequest("My name is Ada."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := responsesRequest("What is my name?")
+	next.PreviousResponseID = openai.String(first.ID)
+	second, err := client.Responses.New(ctx, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second turn's prompt holds the first: more input tokens than
+	// the first turn and its answer.
+	if second.Usage.InputTokens <= first.Usage.InputTokens+first.Usage.OutputTokens {
+		t.Errorf("second turn read %d tokens; the first %d+%d", second.Usage.InputTokens, first.Usage.InputTokens, first.Usage.OutputTokens)
+	}
+	got, err := client.Responses.Get(ctx, second.ID, responses.ResponseGetParams{})
+	if err != nil || got.OutputText() != second.OutputText() {
+		t.Fatalf("stored %v: %v", got, err)
+	}
+}
+
+// TestRemoteDecisions: a decision model on a remote engine answers in
+// System One's shape from the upstream's first-token log-probabilities,
+// which are the numbers the upstream's own engine computes for the same
+// prompt; a question with more options than the upstream lists tokens is
+// a 400 naming it.
+func TestRemoteDecisions(t *testing.T) {
+	up := sdkServer(t, tinyModel(t))
+	gw := gatewayOf(t, sdkContext, up)
+	post := func(body string) (int, map[string]any) {
+		req, _ := http.NewRequest(http.MethodPost, gw+"/v1/systemone", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		b, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		return resp.StatusCode, out
+	}
+	status, out := post(`{"model":"` + policy.SystemOne9B + `","state":"The door is open.","questions":{
+		"door":{"type":"choice","criteria":{"open":"it is open","closed":"it is shut","locked":"it is locked"}},
+		"sure":{"type":"noul","instructions":"Is the door open?"},
+		"warm":{"type":"score","criteria":["cold","mild","hot"]}}}`)
+	if status != 200 {
+		t.Fatalf("%d %v", status, out)
+	}
+	answers := out["answers"].(map[string]any)
+	for _, name := range []string{"door", "warm"} {
+		sum := 0.0
+		for _, p := range answers[name].(map[string]any)["probabilities"].(map[string]any) {
+			sum += p.(float64)
+		}
+		if sum < 0.999999 || sum > 1.000001 {
+			t.Errorf("%s: probabilities sum to %v", name, sum)
+		}
+	}
+	if n := answers["sure"].(map[string]any)["noul"].(float64); n < 0 || n > 1 {
+		t.Errorf("noul %v", n)
+	}
+	if u := out["usage"].(map[string]any)["input_tokens"].(float64); u <= 0 {
+		t.Errorf("usage %v", out["usage"])
+	}
+
+	opts := map[string]string{}
+	for i := range inference.MaxTopLogprobs + 1 {
+		opts[strings.Repeat("o", i+1)] = "an option"
+	}
+	b, _ := json.Marshal(map[string]any{"model": policy.SystemOne9B, "state": "s", "questions": map[string]any{"q": map[string]any{"type": "choice", "criteria": opts}}})
+	if status, out := post(string(b)); status != 422 || !bytes.Contains(mustJSON(out), []byte("remote engine")) {
+		t.Errorf("21 options: %d %v", status, out)
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
