@@ -366,7 +366,7 @@ func (e *Engine) runRemote(ctx context.Context, m *model, p *Prepared, done func
 		}
 		out = append(out, ToolCall{ID: cmp.Or(cl.id, "call_"+rand.Text()), Name: cl.name, Arguments: args})
 	}
-	if len(out) > 0 && !yield(Event{ToolCalls: out}, nil) {
+	if len(out) > 0 && !yield(Event{ToolCalls: slices.Clone(out)}, nil) { // a consumer may edit its slice
 		return
 	}
 	res.Text, res.Reasoning, res.ToolCalls = text.String(), reasoning.String(), out

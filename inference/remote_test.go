@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/search"
 )
 
 // fakeUpstream is an OpenAI-compatible server whose answer to each chat
@@ -278,5 +279,55 @@ func TestRemoteRetries(t *testing.T) {
 	}
 	if got != "par" || !errors.Is(last, inference.ErrUpstream) {
 		t.Fatalf("got %q, err %v", got, last)
+	}
+}
+
+// searcherFunc is a search backend of one function.
+type searcherFunc func(context.Context, search.Query) ([]search.Result, error)
+
+func (f searcherFunc) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
+	return f(ctx, q)
+}
+
+// TestRemoteSearch: the engine runs a remote model's web searches
+// between upstream calls: the upstream sees the search tool, calls it,
+// and then reads the results in a tool message.
+func TestRemoteSearch(t *testing.T) {
+	up := newFakeUpstream(t, func(w http.ResponseWriter, body map[string]any) {
+		msgs := body["messages"].([]any)
+		if last := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
+			if !strings.Contains(last["content"].(string), "Oslo is sunny") {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			sse(w, `{"choices":[{"index":0,"delta":{"content":"Sunny."},"finish_reason":"stop"}]}`)
+			return
+		}
+		sse(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"web_search","arguments":"{\"query\":\"Oslo weather\"}"}}]},"finish_reason":"tool_calls"}]}`)
+	})
+	var queries []string
+	eng, err := inference.New(inference.Config{
+		Models: []catalog.Model{{ID: "gw", Remote: &catalog.Remote{URLs: []string{up.URL + "/v1"}, Key: "upkey"}}},
+		Search: searcherFunc(func(_ context.Context, q search.Query) ([]search.Result, error) {
+			queries = append(queries, q.Text)
+			return []search.Result{{URL: "https://w.example/", Title: "Weather", Content: "Oslo is sunny today."}}, nil
+		}),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	res, err := eng.Generate(context.Background(), inference.Request{Model: "gw", Search: &inference.SearchOptions{},
+		Messages: []inference.Message{inference.Text(inference.RoleUser, "Weather in Oslo?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Sunny." || len(res.Searches) != 1 || len(queries) != 1 || queries[0] != "Oslo weather" {
+		t.Fatalf("result %+v, queries %q", res, queries)
+	}
+	tools := up.bodies[0]["tools"].([]any)
+	if name := tools[0].(map[string]any)["function"].(map[string]any)["name"]; name != "web_search" {
+		t.Errorf("first turn's tools %v", tools)
 	}
 }

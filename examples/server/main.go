@@ -479,8 +479,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return err
 	})
 	fs.BoolVar(&o.fetchImages, "fetch-images", false, "fetch the images requests name by http or https URL (public addresses only, 10 MiB and 10 s at most)")
+	applyRemote := remoteFlags(fs, &o.models, getenv)
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if err := applyRemote(); err != nil {
+		return o, fmt.Errorf("inferkit-server: %w", err)
 	}
 	o.noMetrics = !*metrics
 	if fs.NArg() > 0 {

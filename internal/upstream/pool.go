@@ -31,9 +31,9 @@ import (
 // Defaults of Config.
 const (
 	DefaultHealthInterval = 5 * time.Second
-	// DefaultAffinitySlack is how many more requests in flight than the
-	// least loaded replica a prompt prefix's own replica may have and
-	// still be chosen for it.
+	// DefaultAffinitySlack: a prompt prefix's own replica is passed
+	// over for the least loaded one when it has this many more requests
+	// in flight.
 	DefaultAffinitySlack = 4
 )
 
@@ -219,8 +219,8 @@ func (p *Pool) authorize(req *http.Request) {
 
 // order is the replicas to try for a request whose prompt begins with
 // prefix, best first, healthy ones only: the replica that rendezvous
-// hashing gives the prefix, unless it has more than AffinitySlack
-// requests in flight beyond the least loaded, then the rest by load.
+// hashing gives the prefix, unless it has AffinitySlack requests in
+// flight more than the least loaded, then the rest by load.
 func (p *Pool) order(prefix string) []*replica {
 	type ranked struct {
 		r      *replica
@@ -228,13 +228,10 @@ func (p *Pool) order(prefix string) []*replica {
 		weight uint64
 	}
 	var rs []ranked
+	key := hash(prefix)
 	for _, r := range p.replicas {
 		if r.healthy.Load() {
-			h := fnv.New64a()
-			h.Write([]byte(r.base))
-			h.Write([]byte{0})
-			h.Write([]byte(prefix))
-			rs = append(rs, ranked{r, r.inflight.Load(), h.Sum64()})
+			rs = append(rs, ranked{r, r.inflight.Load(), mix(key ^ hash(r.base))})
 		}
 	}
 	if len(rs) == 0 {
@@ -254,7 +251,7 @@ func (p *Pool) order(prefix string) []*replica {
 				best = i
 			}
 		}
-		if rs[best].load <= least+int64(p.cfg.AffinitySlack) {
+		if rs[best].load < least+int64(p.cfg.AffinitySlack) {
 			first := rs[best]
 			rs = append(rs[:best], rs[best+1:]...)
 			rs = append([]ranked{first}, rs...)
@@ -265,6 +262,23 @@ func (p *Pool) order(prefix string) []*replica {
 		out[i] = x.r
 	}
 	return out
+}
+
+// hash is FNV-1a of s.
+func hash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// mix is SplitMix64's finalizer: every bit of x moves every bit of the
+// result, which FNV's last bytes alone do not.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 func cmpUint(a, b uint64) int {
