@@ -29,7 +29,9 @@ func (r *remoteEngine) RunScore(context.Context, *inference.PreparedScore) (infe
 	return inference.ScoreResult{}, errors.New("no branches on a remote model")
 }
 
-func (r *remoteEngine) Tokenize(string, string) ([]int, error) { return nil, errors.New("no tokenizer") }
+func (r *remoteEngine) Tokenize(string, string) ([]int, error) {
+	return nil, errors.New("no tokenizer")
+}
 func (r *remoteEngine) RenderPrompt(inference.Request) (string, error) {
 	return "", errors.New("no template")
 }
