@@ -6,10 +6,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/openai/openai-go/v3"
@@ -260,4 +267,191 @@ func TestRemoteDecisions(t *testing.T) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// upstreamReplica serves the spec's ids on the model at path, as one
+// replica of an upstream, counting its chat requests; the test may kill
+// it (Kill).
+type upstreamReplica struct {
+	*httptest.Server
+	chats atomic.Int64
+	// stall, when set, holds every chat stream once it has written its
+	// first text, until it is closed; streaming hears of each.
+	stall     chan struct{}
+	streaming chan struct{}
+}
+
+// stallingWriter holds a stream at its first text (upstreamReplica.stall).
+type stallingWriter struct {
+	http.ResponseWriter
+	r    *upstreamReplica
+	held bool
+}
+
+func (w *stallingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	if !w.held && firstText.Match(b) {
+		w.held = true
+		w.ResponseWriter.(http.Flusher).Flush()
+		w.r.streaming <- struct{}{}
+		<-w.r.stall
+	}
+	return n, err
+}
+
+func (w *stallingWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+var firstText = regexp.MustCompile(`"content":"[^"]`)
+
+func newUpstreamReplica(t *testing.T, path string, parallel int) *upstreamReplica {
+	t.Helper()
+	var models []catalog.Model
+	for _, id := range []string{policy.Core25Mini, policy.Core25Pro} {
+		m, _ := policy.Model(id)
+		m.Path = path
+		models = append(models, m)
+	}
+	eng, err := inference.New(inference.Config{Models: models, Parallel: parallel, ContextTokens: sdkContext, Threads: 1,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := httpapi.NewStaticKeys(key)
+	h, err := httpapi.New(httpapi.Config{Engine: eng, Models: models, Keys: keys, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &upstreamReplica{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/v1/chat/completions" {
+			r.chats.Add(1)
+			if r.stall != nil {
+				w = &stallingWriter{ResponseWriter: w, r: r}
+			}
+		}
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(func() {
+		r.Close()
+		h.Close()
+		eng.Close()
+	})
+	return r
+}
+
+// Kill cuts the replica's connections and stops it listening, as a
+// process that died.
+func (r *upstreamReplica) Kill() {
+	r.Listener.Close()
+	r.CloseClientConnections()
+}
+
+// TestRemoteReplicas: two upstream replicas behind one gateway. Requests
+// that share a prompt prefix go to one replica, whose prefix cache then
+// serves them (the upstream's cached-token counts say so); one replica
+// killed mid-load loses no request that had not started streaming.
+func TestRemoteReplicas(t *testing.T) {
+	path := tinyModel(t)
+	a, b := newUpstreamReplica(t, path, 2), newUpstreamReplica(t, path, 2)
+	gw := gatewayOf(t, sdkContext, a.URL, b.URL)
+	client := openaiSDK(gw, key)
+	ctx := context.Background()
+
+	conversation := func(i int) openai.ChatCompletionNewParams {
+		p := chatRequest("Say hello.")
+		p.Messages[0] = openai.SystemMessage(fmt.Sprintf("You are assistant number %d. ", i) + strings.Repeat("Answer briefly and kindly. ", 12))
+		p.MaxTokens = openai.Int(4)
+		return p
+	}
+	send := func(i int) (cached, prompt int64) {
+		t.Helper()
+		c, err := client.Chat.Completions.New(ctx, conversation(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Usage.PromptTokensDetails.CachedTokens, c.Usage.PromptTokens
+	}
+	// Find a conversation that
+	// goes to the other replica than conversation 0 does...
+	send(0)
+	first := a.chats.Load() == 1
+	other := 1
+	for ; other < 32; other++ {
+		before := a.chats.Load()
+		send(other)
+		if (a.chats.Load() > before) != first {
+			break
+		}
+	}
+	if other == 32 {
+		t.Fatal("32 conversations all went to one replica")
+	}
+	// ... then alternate them (after a round that caches conversation 0
+	// again, where the search sent others to its replica): each finds
+	// its whole prefix cached on its replica, which a replica serving
+	// both would have dropped.
+	send(0)
+	for round := range 3 {
+		for _, i := range []int{0, other} {
+			cached, prompt := send(i)
+			t.Logf("round %d, conversation %d: %d of %d prompt tokens cached", round, i, cached, prompt)
+			if cached < prompt-1 {
+				t.Errorf("conversation %d again: %d of %d prompt tokens cached: it went to the other replica", i, cached, prompt)
+			}
+		}
+	}
+
+	// Kill a mid-load: a's streams hold at their first text, and once
+	// one does, a dies while more requests come.
+	a.stall, a.streaming = make(chan struct{}), make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var lost, cut, served int
+	run := func(i int) {
+		p := conversation(100 + i)
+		p.MaxTokens = openai.Int(48)
+		s := client.Chat.Completions.NewStreaming(ctx, p)
+		text := ""
+		for s.Next() {
+			for _, ch := range s.Current().Choices {
+				text += ch.Delta.Content
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case s.Err() == nil:
+			served++
+		case text == "":
+			lost++
+			t.Errorf("request %d failed before it streamed any text: %v", i, s.Err())
+		default:
+			cut++ // it was streaming from a when a died
+		}
+	}
+	i := 0
+	for waiting := true; waiting; i++ {
+		n := i
+		wg.Go(func() { run(n) })
+		select {
+		case <-a.streaming:
+			waiting = false
+		case <-time.After(20 * time.Millisecond):
+			if i > 64 {
+				t.Fatal("no request streamed from a")
+			}
+		}
+	}
+	a.Kill()
+	close(a.stall)
+	for range 16 {
+		n := i
+		wg.Go(func() { run(n) })
+		i++
+	}
+	wg.Wait()
+	t.Logf("%d requests: %d served, %d cut mid-stream when a died, %d lost", i, served, cut, lost)
+	if cut == 0 || served != i-cut {
+		t.Errorf("%d requests: %d served, %d cut", i, served, cut)
+	}
 }

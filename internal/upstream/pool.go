@@ -320,9 +320,10 @@ func (e *Error) Retryable() bool {
 
 // Chat streams a chat completion from the replica best placed for it
 // (see order), whose prompt begins with prefix. A replica that cannot be
-// reached, or answers 429 or a server error, is passed over for the
-// next, as long as nothing was yielded; a stream that breaks after its
-// first chunk ends with the error. The body's Stream and StreamOptions
+// reached, answers 429 or a server error, or whose stream breaks, is
+// passed over for the next as long as nothing was yielded (chunks that
+// say nothing, such as the role's, are not); a stream that breaks after
+// its first chunk ends with the error. The body's Stream and StreamOptions
 // are set here. Errors are *Error, or ctx's.
 func (p *Pool) Chat(ctx context.Context, body ChatRequest, prefix string) iter.Seq2[Chunk, error] {
 	body.Stream, body.StreamOptions = true, &StreamOptions{IncludeUsage: true}
@@ -430,6 +431,9 @@ func (p *Pool) stream(ctx context.Context, r *replica, data []byte, yield func(C
 		if c.Error != nil {
 			return started, &Error{Status: http.StatusBadGateway, Message: clean(c.Error.Message)}
 		}
+		if empty(c) {
+			continue // a role's chunk: nothing streamed yet, a retry may follow
+		}
 		if !started {
 			r.served.Add(1)
 		}
@@ -438,6 +442,21 @@ func (p *Pool) stream(ctx context.Context, r *replica, data []byte, yield func(C
 			return true, nil
 		}
 	}
+}
+
+// empty reports whether c says nothing: no text, calls, log-probabilities,
+// end or usage, as the chunk that opens a stream with the role.
+func empty(c Chunk) bool {
+	if c.Usage != nil {
+		return false
+	}
+	for _, ch := range c.Choices {
+		d := ch.Delta
+		if d.Content != "" || d.ReasoningContent != "" || d.Reasoning != "" || len(d.ToolCalls) > 0 || ch.FinishReason != "" || ch.Logprobs != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // readLine reads one line of at most maxLine bytes, without its end.
