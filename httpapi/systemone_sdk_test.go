@@ -28,14 +28,6 @@ import (
 // confidence formulas; 255 options; bad requests as 4xx; a wrong key as
 // 401; and the model list.
 func TestSystemOneSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the System One SDK test needs Node.js 20 or newer")
-	}
-	sdk := filepath.Join(testmodels.Root(t), ".build", "testdata", "npm", "@typesafe-ai", "sdk")
-	if _, err := os.Stat(filepath.Join(sdk, "package.json")); err != nil {
-		t.Skip("System One's SDK is not fetched: run scripts/fetch-testdata.sh (make test does)")
-	}
 	path := testmodels.Qwen3Tiny(t)
 	judge, _ := policy.Model(policy.SystemOne9B)
 	judge.Path = path
@@ -57,6 +49,31 @@ func TestSystemOneSDK(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
+	results := systemOneChecks(t, srv.URL, "sk-test")
+	for _, name := range []string{"instructions: text, JSON and null", "JSON state", "three question types", "255 options", "bad request is a 4xx", "wrong key is a 401", "models"} {
+		switch r, ok := results[name]; {
+		case !ok:
+			t.Errorf("%s: not run", name)
+		case r != "ok":
+			t.Errorf("%s: %s", name, r)
+		}
+	}
+}
+
+// systemOneChecks runs testdata/systemone/checks.mjs, System One's
+// official SDK unmodified, against the server at url with key, and
+// returns each check's result: "ok" or what failed. It skips t without
+// Node.js or the SDK.
+func systemOneChecks(t *testing.T, url, key string) map[string]string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the System One SDK test needs Node.js 20 or newer")
+	}
+	sdk := filepath.Join(testmodels.Root(t), ".build", "testdata", "npm", "@typesafe-ai", "sdk")
+	if _, err := os.Stat(filepath.Join(sdk, "package.json")); err != nil {
+		t.Skip("System One's SDK is not fetched: run scripts/fetch-testdata.sh (make test does)")
+	}
 	// The script imports the package by its name, as an application does.
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "node_modules", "@typesafe-ai"), 0o755); err != nil {
@@ -76,7 +93,7 @@ func TestSystemOneSDK(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "checks.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TYPESAFE_BASE_URL="+srv.URL, "TYPESAFE_API_KEY=sk-test")
+	cmd.Env = append(os.Environ(), "TYPESAFE_BASE_URL="+url, "TYPESAFE_API_KEY="+key)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, out)
@@ -85,12 +102,5 @@ func TestSystemOneSDK(t *testing.T) {
 	if err := json.Unmarshal(out, &results); err != nil {
 		t.Fatalf("the checks printed %s: %v", out, err)
 	}
-	for _, name := range []string{"instructions: text, JSON and null", "JSON state", "three question types", "255 options", "bad request is a 4xx", "wrong key is a 401", "models"} {
-		switch r, ok := results[name]; {
-		case !ok:
-			t.Errorf("%s: not run", name)
-		case r != "ok":
-			t.Errorf("%s: %s", name, r)
-		}
-	}
+	return results
 }
