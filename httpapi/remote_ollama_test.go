@@ -40,7 +40,7 @@ PARAMETER num_ctx 512
 // on a free port with its models in a temporary folder, serving the tiny
 // trained story model as ollamaModel. It returns the OpenAI-compatible
 // base URL's host part. It skips t without the binary or the model.
-func startOllama(t *testing.T) string {
+func startOllama(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv("INFERKIT_OLLAMA")
 	if bin == "" {

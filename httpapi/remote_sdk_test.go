@@ -36,14 +36,14 @@ import (
 // entries of the upstream replicas at upURLs, with a context of context
 // tokens (the chat ids under their own names, the decision model on the
 // upstream's core-2-5-mini), and returns the gateway's base URL.
-func gatewayOf(t *testing.T, context int, upURLs ...string) string {
+func gatewayOf(t testing.TB, context int, upURLs ...string) string {
 	t.Helper()
 	return gatewayAs(t, context, "", upURLs...)
 }
 
 // gatewayAs is gatewayOf with every entry on the upstream's model
 // upModel ("" for gatewayOf's names).
-func gatewayAs(t *testing.T, context int, upModel string, upURLs ...string) string {
+func gatewayAs(t testing.TB, context int, upModel string, upURLs ...string) string {
 	t.Helper()
 	var models []catalog.Model
 	for _, id := range []string{policy.Core25Mini, policy.Core25Pro, policy.SystemOne9B} {
@@ -313,7 +313,7 @@ func (w *stallingWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
 
 var firstText = regexp.MustCompile(`"content":"[^"]`)
 
-func newUpstreamReplica(t *testing.T, path string, parallel int) *upstreamReplica {
+func newUpstreamReplica(t testing.TB, path string, parallel int) *upstreamReplica {
 	t.Helper()
 	var models []catalog.Model
 	for _, id := range []string{policy.Core25Mini, policy.Core25Pro} {

@@ -61,7 +61,7 @@ func serveSpecIDs(t *testing.T, path string, context int) string {
 // key's static key unless hc has Keys, mounted under prefix ("" for the
 // root) as a caller would mount it; it returns the base URL, prefix
 // included. Both close when the test ends.
-func serveEngine(t *testing.T, ec inference.Config, hc httpapi.Config, prefix string) string {
+func serveEngine(t testing.TB, ec inference.Config, hc httpapi.Config, prefix string) string {
 	t.Helper()
 	if ec.Threads == 0 {
 		ec.Threads = 1
