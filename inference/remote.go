@@ -301,7 +301,7 @@ func (e *Engine) runRemote(ctx context.Context, m *model, p *Prepared, done func
 	var calls []*call
 	var usage *upstream.Usage
 	finish, stopReason := "", ""
-	pieces := 0
+	pieces, size := 0, 0
 	for c, err := range m.remote.pool.Chat(ctx, p.plan.remote.body, p.plan.remote.prefix) {
 		if err != nil {
 			yield(Event{}, remoteError(err))
@@ -348,6 +348,12 @@ func (e *Engine) runRemote(ctx context.Context, m *model, p *Prepared, done func
 				continue
 			}
 			pieces++
+			if size += len(ev.Text) + len(ev.Reasoning); pieces > 2*p.MaxOutputTokens+remoteSlack || size > remoteBytesPerToken*(p.MaxOutputTokens+remoteSlack) {
+				// An upstream that ignores max_tokens is cut, not followed.
+				yield(Event{}, &UpstreamError{Status: http.StatusOK, Err: ErrUpstream,
+					Message: fmt.Sprintf("the upstream went on past the output limit of %d tokens", p.MaxOutputTokens)})
+				return
+			}
 			text.WriteString(ev.Text)
 			reasoning.WriteString(ev.Reasoning)
 			res.Logprobs = append(res.Logprobs, ev.Logprobs...)
@@ -402,8 +408,15 @@ func (e *Engine) runRemote(ctx context.Context, m *model, p *Prepared, done func
 	yield(Event{Final: &res}, nil)
 }
 
-// Bounds on a remote model's tool calls.
+// Bounds on what a remote model's upstream sends: its tool calls, and
+// its output, past which it is cut (an upstream that ignores max_tokens
+// would otherwise stream without end): twice the output limit in
+// pieces, remoteBytesPerToken bytes a token, each with remoteSlack
+// tokens to spare.
 const (
+	remoteSlack         = 64
+	remoteBytesPerToken = 64
+
 	maxRemoteCalls     = 128
 	maxRemoteCallBytes = 1 << 20
 )

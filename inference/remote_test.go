@@ -331,3 +331,18 @@ func TestRemoteSearch(t *testing.T) {
 		t.Errorf("first turn's tools %v", tools)
 	}
 }
+
+// TestRemoteRunaway: an upstream that ignores max_tokens is cut.
+func TestRemoteRunaway(t *testing.T) {
+	up := newFakeUpstream(t, func(w http.ResponseWriter, body map[string]any) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 10000 {
+			io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more \"}}]}\n\n")
+		}
+	})
+	eng := remoteEngine(t, up.URL+"/v1")
+	_, err := eng.Generate(context.Background(), inference.Request{Model: "gw", MaxTokens: 5, Messages: []inference.Message{inference.Text(inference.RoleUser, "hi")}})
+	if !errors.Is(err, inference.ErrUpstream) || !strings.Contains(err.Error(), "output limit of 5") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -31,6 +31,9 @@ import (
 // Defaults of Config.
 const (
 	DefaultHealthInterval = 5 * time.Second
+	// DefaultIdleTimeout: see Config.IdleTimeout. A long prompt's
+	// prefill on a loaded engine is the longest silence it allows.
+	DefaultIdleTimeout = 2 * time.Minute
 	// DefaultAffinitySlack: a prompt prefix's own replica is passed
 	// over for the least loaded one when it has this many more requests
 	// in flight.
@@ -62,6 +65,12 @@ type Config struct {
 	// AffinitySlack: see DefaultAffinitySlack; 0 means it, a negative
 	// value means none (always the least loaded).
 	AffinitySlack int
+	// IdleTimeout bounds the wait for a replica's next line (the
+	// response's headers, then each line of its stream): a replica
+	// silent for longer fails the request (retried on the next where
+	// nothing was streamed) and is marked down. 0 means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Logger receives replicas going down and up. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -115,6 +124,12 @@ func New(cfg Config) (*Pool, error) {
 	}
 	if p.cfg.HealthInterval < 0 {
 		return nil, fmt.Errorf("upstream: HealthInterval %v is negative", cfg.HealthInterval)
+	}
+	if p.cfg.IdleTimeout == 0 {
+		p.cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if p.cfg.IdleTimeout < 0 {
+		return nil, fmt.Errorf("upstream: IdleTimeout %v is negative", cfg.IdleTimeout)
 	}
 	if p.cfg.AffinitySlack == 0 {
 		p.cfg.AffinitySlack = DefaultAffinitySlack
@@ -371,8 +386,19 @@ func (p *Pool) Chat(ctx context.Context, body ChatRequest, prefix string) iter.S
 func (p *Pool) stream(ctx context.Context, r *replica, data []byte, yield func(Chunk, error) bool) (started bool, err error) {
 	r.inflight.Add(1)
 	defer r.inflight.Add(-1)
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var silent atomic.Bool
+	idle := time.AfterFunc(p.cfg.IdleTimeout, func() { silent.Store(true); cancel() })
+	defer idle.Stop()
 	defer func() {
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case silent.Load():
+			r.failed.Add(1)
+			p.mark(r, false, "silence")
+			err = &Error{Message: fmt.Sprintf("replica %s sent nothing for %v", r.base, p.cfg.IdleTimeout)}
+		case err != nil && outer.Err() == nil:
 			r.failed.Add(1)
 		}
 	}()
@@ -398,6 +424,7 @@ func (p *Pool) stream(ctx context.Context, r *replica, data []byte, yield func(C
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	sawDone := false
 	for {
+		idle.Reset(p.cfg.IdleTimeout)
 		line, err := readLine(br)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -270,3 +270,20 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestSilentReplica: a replica that sends nothing for IdleTimeout is
+// passed over for the next and marked down.
+func TestSilentReplica(t *testing.T) {
+	a, b := newReplica(t, "a"), newReplica(t, "b")
+	a.hold = make(chan struct{})
+	defer close(a.hold)
+	p := newPool(t, Config{IdleTimeout: 50 * time.Millisecond, HealthInterval: time.Hour}, a, b)
+	for i := range 8 {
+		if got, err := answer(context.Background(), p, fmt.Sprint(i)); err != nil || got != "b" {
+			t.Fatalf("answered by %q: %v", got, err)
+		}
+	}
+	if st := p.Status(); st[0].Healthy || a.chats.Load() == 0 {
+		t.Fatalf("status %+v after %d requests held on a", st, a.chats.Load())
+	}
+}
