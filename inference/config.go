@@ -18,7 +18,8 @@ import (
 // useful: see each field for its default.
 type Config struct {
 	// Models are the models to load. Entries that name the same file share
-	// one loaded copy.
+	// one loaded copy; an entry with Remote runs on its upstream, and
+	// loads nothing (see the package documentation).
 	Models []catalog.Model
 	// Threads is the number of CPU threads each model decodes with.
 	// Default runtime.NumCPU(). llama.cpp's threads spin while they wait:

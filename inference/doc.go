@@ -36,6 +36,19 @@
 // Embed, which returns one L2-normalised vector per input. Both put each
 // input on a sequence of its own and encode up to 64 in one batch.
 //
+// A catalog entry with Remote runs on an inference cluster instead of a
+// file: replicas of vLLM, SGLang, llama.cpp's server, Ollama or another
+// inferkit behind the OpenAI-compatible chat API. Prepare checks it as
+// any request (refusing by name what that API cannot carry: grammars,
+// thinking budgets, several choices, prompt log-probabilities, images,
+// raw prompts) and counts its prompt on a stated estimate; Run streams
+// it from the least loaded healthy replica, keeping requests that share
+// a prompt prefix on one replica, retrying where nothing was streamed
+// yet; the result's usage is the upstream's. Web search and MCP turns
+// run here, between upstream calls. Failures wrap ErrUpstream or
+// ErrUnavailable in an *UpstreamError. A remote model neither tokenizes
+// nor scores branches: package decision asks it one-token questions.
+//
 // Text from a request is data. Messages and tools are rendered so that only
 // the template's own markup becomes special tokens: a user writing
 // <|im_end|> gets text, not the end of its turn (see Literal). Tokenizing
