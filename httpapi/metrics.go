@@ -64,7 +64,10 @@ import (
 // inference.ModelInfo.LoadTime, for models that report one. Their model
 // label is the engine's entry id; catalog entries that share one model
 // file share its queue and sequences, and each reports them, so a sum
-// over models counts such a file once per entry.
+// over models counts such a file once per entry. A remote model
+// (catalog.Model.Remote) reports its requests in flight as active
+// sequences, and each replica of its upstream by model and url: healthy,
+// in flight, requests and failures.
 const metricsNamespace = "inferkit"
 
 // statser is the optional method of an Engine that reports its queues and
@@ -89,6 +92,8 @@ type metrics struct {
 	prompt, cached, generated, ratio *prometheus.Desc
 	searches, drafted, accepted      *prometheus.Desc
 	queue, active, sequences, load   *prometheus.Desc
+	// The replicas of remote models' upstreams, by model and URL.
+	upHealthy, upActive, upServed, upFailed *prometheus.Desc
 }
 
 // modelUsage is the running totals of one catalog model.
@@ -123,6 +128,10 @@ func newMetrics(engine Engine, models []catalog.Model) *metrics {
 		active:    desc("active_sequences", "Sequences of the model serving a request."),
 		sequences: desc("sequences", "Sequences the model decodes at once."),
 		load:      desc("model_load_seconds", "Time the engine took to load the model."),
+		upHealthy: replicaDesc("upstream_healthy", "1 while a replica of a remote model's upstream takes requests, else 0."),
+		upActive:  replicaDesc("upstream_in_flight", "Requests in flight on a replica of a remote model's upstream."),
+		upServed:  replicaDesc("upstream_requests_total", "Requests a replica of a remote model's upstream started streaming."),
+		upFailed:  replicaDesc("upstream_failures_total", "Requests that failed on a replica of a remote model's upstream."),
 	}
 	for _, cm := range models {
 		m.models[cm.ID] = &modelUsage{ttft: m.ttft.WithLabelValues(cm.ID), tpot: m.tpot.WithLabelValues(cm.ID)}
@@ -130,6 +139,11 @@ func newMetrics(engine Engine, models []catalog.Model) *metrics {
 	}
 	slices.Sort(m.ids)
 	return m
+}
+
+// replicaDesc describes a metric of one replica of a remote model.
+func replicaDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(metricsNamespace, "", name), help, []string{"model", "url"}, nil)
 }
 
 func desc(name, help string) *prometheus.Desc {
@@ -141,7 +155,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.requests.Describe(ch)
 	m.ttft.Describe(ch)
 	m.tpot.Describe(ch)
-	for _, d := range []*prometheus.Desc{m.prompt, m.cached, m.generated, m.ratio, m.searches, m.drafted, m.accepted, m.queue, m.active, m.sequences, m.load} {
+	for _, d := range []*prometheus.Desc{m.prompt, m.cached, m.generated, m.ratio, m.searches, m.drafted, m.accepted, m.queue, m.active, m.sequences, m.load, m.upHealthy, m.upActive, m.upServed, m.upFailed} {
 		ch <- d
 	}
 }
@@ -175,6 +189,16 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(m.queue, prometheus.GaugeValue, float64(st.Queued), st.ID)
 			ch <- prometheus.MustNewConstMetric(m.active, prometheus.GaugeValue, float64(st.Active), st.ID)
 			ch <- prometheus.MustNewConstMetric(m.sequences, prometheus.GaugeValue, float64(st.Sequences), st.ID)
+			for _, r := range st.Replicas {
+				healthy := 0.0
+				if r.Healthy {
+					healthy = 1
+				}
+				ch <- prometheus.MustNewConstMetric(m.upHealthy, prometheus.GaugeValue, healthy, st.ID, r.URL)
+				ch <- prometheus.MustNewConstMetric(m.upActive, prometheus.GaugeValue, float64(r.InFlight), st.ID, r.URL)
+				ch <- prometheus.MustNewConstMetric(m.upServed, prometheus.CounterValue, float64(r.Requests), st.ID, r.URL)
+				ch <- prometheus.MustNewConstMetric(m.upFailed, prometheus.CounterValue, float64(r.Failures), st.ID, r.URL)
+			}
 		}
 	}
 	seen := map[string]bool{}

@@ -508,6 +508,8 @@ func (e *Engine) Stats() []ModelStats {
 		if m.remote != nil && !e.closed {
 			for _, r := range m.remote.pool.Status() {
 				stats[i].Active += r.InFlight
+				stats[i].Replicas = append(stats[i].Replicas, ReplicaStats{URL: r.URL, Healthy: r.Healthy, InFlight: r.InFlight,
+					Requests: r.Served, Failures: r.Failed})
 			}
 		}
 		if res.loaded && m.runner != nil && !e.closed {

@@ -19,4 +19,21 @@ type ModelStats struct {
 	// model to verify (Config.Draft) and those of them it accepted,
 	// since it was loaded.
 	DraftedTokens, AcceptedTokens int64
+	// Replicas are a remote model's upstream replicas
+	// (catalog.Model.Remote), in the order of its URLs; nil for a model
+	// in process. Active is then the requests in flight on all of them.
+	Replicas []ReplicaStats
+}
+
+// ReplicaStats is what the engine knows of one replica of a remote
+// model's upstream.
+type ReplicaStats struct {
+	URL string
+	// Healthy says the replica takes requests: its last health check
+	// passed and no request has failed on it since.
+	Healthy  bool
+	InFlight int
+	// Requests counts those it started streaming, Failures those that
+	// failed on it, since the engine started.
+	Requests, Failures int64
 }

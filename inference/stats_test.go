@@ -4,6 +4,7 @@ package inference
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -26,8 +27,8 @@ func TestStatsQueueAndActive(t *testing.T) {
 	want := func(queued, active int) func() bool {
 		return func() bool {
 			s := e.Stats()
-			return len(s) == 2 && s[0] == ModelStats{ID: "s", Queued: queued, Active: active, Sequences: 2} &&
-				s[1] == ModelStats{ID: "t", Queued: queued, Active: active, Sequences: 2}
+			return len(s) == 2 && reflect.DeepEqual(s, []ModelStats{{ID: "s", Queued: queued, Active: active, Sequences: 2},
+				{ID: "t", Queued: queued, Active: active, Sequences: 2}})
 		}
 	}
 	if !want(0, 0)() {
@@ -59,7 +60,7 @@ func TestStatsQueueAndActive(t *testing.T) {
 	wg.Wait()
 	waitFor(t, "idle stats", want(0, 0))
 	e.Close()
-	if s := e.Stats(); len(s) != 2 || s[0] != (ModelStats{ID: "s"}) || s[1] != (ModelStats{ID: "t"}) {
+	if s := e.Stats(); !reflect.DeepEqual(s, []ModelStats{{ID: "s"}, {ID: "t"}}) {
 		t.Errorf("stats after Close %+v", e.Stats())
 	}
 }
