@@ -135,11 +135,19 @@ func TestValidate(t *testing.T) {
 		{"empty", []Model{{ID: "a", Path: "a", Datacenters: []string{""}}}, `datacenter ""`},
 		{"twice", []Model{{ID: "a", Path: "a", Datacenters: []string{"DE", "DE"}}}, `"DE" is listed twice`},
 		{"created", []Model{{ID: "a", Path: "a", Created: -1}}, "before 1970"},
+		{"remote with a file", []Model{{ID: "a", Path: "a", Remote: &Remote{URLs: []string{"http://u/v1"}}}}, "names a file too"},
+		{"remote without URLs", []Model{{ID: "a", Remote: &Remote{}}}, "no URLs"},
+		{"remote URL", []Model{{ID: "a", Remote: &Remote{URLs: []string{"u:8000"}}}}, "not http or https"},
+		{"remote context", []Model{{ID: "a", Remote: &Remote{URLs: []string{"http://u/v1"}, ContextLength: -1}}}, "context length"},
+		{"remote embedding", []Model{{ID: "a", Kind: KindEmbedding, Remote: &Remote{URLs: []string{"http://u/v1"}}}}, "remote entries chat and decide"},
 	} {
 		err := Validate(tc.models)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+	}
+	if err := Validate([]Model{ok, {ID: "r", Kind: KindDecision, Remote: &Remote{URLs: []string{"https://u/v1", "http://v:8000/v1"}}}}); err != nil {
+		t.Error(err)
 	}
 	if err := Validate([]Model{ok, {ID: "b", Aliases: []string{"c"}, Path: "a.gguf", Datacenters: []string{"US", "DE", "ZW", "AD"}}}); err != nil {
 		t.Error(err)
