@@ -29,12 +29,18 @@ func encoderModel(cfg Config) (Ranker, bool) {
 	if !ok {
 		return nil, false
 	}
-	for _, info := range r.Models() {
-		if info.ID == cfg.Model || slices.Contains(info.Aliases, cfg.Model) {
-			return r, info.Encoder
+	info, ok := infoOf(r.Models(), cfg.Model)
+	return r, ok && info.Encoder
+}
+
+// infoOf finds the model that name names among infos.
+func infoOf(infos []inference.ModelInfo, name string) (inference.ModelInfo, bool) {
+	for _, info := range infos {
+		if info.ID == name || slices.Contains(info.Aliases, name) {
+			return info, true
 		}
 	}
-	return nil, false
+	return inference.ModelInfo{}, false
 }
 
 // optionTexts are the documents an encoder scores against the state, one

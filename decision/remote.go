@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 
@@ -54,12 +53,8 @@ func remoteModel(cfg Config) (Generator, bool) {
 	if !ok {
 		return nil, false
 	}
-	for _, info := range g.Models() {
-		if info.ID == cfg.Model || slices.Contains(info.Aliases, cfg.Model) {
-			return g, info.Backend == inference.RemoteBackend
-		}
-	}
-	return nil, false
+	info, ok := infoOf(g.Models(), cfg.Model)
+	return g, ok && info.Backend == inference.RemoteBackend
 }
 
 // remoteLabels are the labels of q's options on a remote model: Yes and

@@ -315,12 +315,7 @@ var firstText = regexp.MustCompile(`"content":"[^"]`)
 
 func newUpstreamReplica(t testing.TB, path string, parallel int) *upstreamReplica {
 	t.Helper()
-	var models []catalog.Model
-	for _, id := range []string{policy.Core25Mini, policy.Core25Pro} {
-		m, _ := policy.Model(id)
-		m.Path = path
-		models = append(models, m)
-	}
+	models := specModels(path)
 	eng, err := inference.New(inference.Config{Models: models, Parallel: parallel, ContextTokens: sdkContext, Threads: 1,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

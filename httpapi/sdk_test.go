@@ -41,17 +41,24 @@ func sdkServer(t *testing.T, path string) string {
 	return serveSpecIDs(t, path, sdkContext)
 }
 
-// serveSpecIDs serves the model at path under core-2-5-mini and
-// core-2-5-pro, with context tokens per sequence, on an httptest server
-// mounted under /api, and returns that base URL.
-func serveSpecIDs(t *testing.T, path string, context int) string {
-	t.Helper()
+// specModels are the spec's chat ids, core-2-5-mini and core-2-5-pro,
+// on the model at path.
+func specModels(path string) []catalog.Model {
 	var models []catalog.Model
 	for _, id := range []string{policy.Core25Mini, policy.Core25Pro} {
 		m, _ := policy.Model(id)
 		m.Path = path
 		models = append(models, m)
 	}
+	return models
+}
+
+// serveSpecIDs serves the model at path under core-2-5-mini and
+// core-2-5-pro, with context tokens per sequence, on an httptest server
+// mounted under /api, and returns that base URL.
+func serveSpecIDs(t *testing.T, path string, context int) string {
+	t.Helper()
+	models := specModels(path)
 	return serveEngine(t, inference.Config{Models: models, Parallel: 2, ContextTokens: context}, httpapi.Config{Models: models}, "/api")
 }
 

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -56,26 +55,10 @@ func TestServeAdmin(t *testing.T) {
 	}
 	do := func(base, method, path, key, body string) (int, http.Header, map[string]any) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-			if key != "" {
-				req.Header.Set("Authorization", "Bearer "+key)
-			}
-			res, err := client.Do(req)
-			if err != nil {
-				if time.Now().After(deadline) {
-					t.Fatal(err)
-				}
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			var v map[string]any
-			json.Unmarshal(b, &v)
-			return res.StatusCode, res.Header, v
-		}
+		res, b := call(t, client, method, base+path, key, body)
+		var v map[string]any
+		json.Unmarshal(b, &v)
+		return res.StatusCode, res.Header, v
 	}
 	chat := `{"model":"core-3-flash","max_tokens":4,"messages":[{"role":"user","content":"Hi"}]}`
 

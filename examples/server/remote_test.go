@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/inferkit/inferkit/catalog"
 )
@@ -115,22 +114,8 @@ func TestServeRemote(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 	post := func(path, body string) (int, string) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer sk-gw")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				if time.Now().After(deadline) {
-					t.Fatal(err)
-				}
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			return res.StatusCode, string(b)
-		}
+		res, b := call(t, http.DefaultClient, http.MethodPost, base+path, "sk-gw", body)
+		return res.StatusCode, string(b)
 	}
 	status, body := post("/v1/chat/completions", `{"model":"core-2-5-mini","messages":[{"role":"user","content":"hi"}]}`)
 	if status != 200 || !strings.Contains(body, `"content":"from upstream"`) || !strings.Contains(body, `"prompt_tokens":12`) {

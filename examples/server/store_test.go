@@ -54,23 +54,10 @@ func TestServeStore(t *testing.T) {
 	}
 	do := func(base, method, path, body string) (int, map[string]any) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer sk-test-store")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				if time.Now().After(deadline) {
-					t.Fatal(err)
-				}
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			var v map[string]any
-			json.NewDecoder(res.Body).Decode(&v)
-			res.Body.Close()
-			return res.StatusCode, v
-		}
+		res, b := call(t, http.DefaultClient, method, base+path, "sk-test-store", body)
+		var v map[string]any
+		json.Unmarshal(b, &v)
+		return res.StatusCode, v
 	}
 
 	var id, text string
