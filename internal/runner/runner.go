@@ -407,8 +407,12 @@ func (r *Runner) reserve(w *Work) int {
 
 // room reports whether the cells leave room to start w: those reserved by
 // the requests at work and held by idle sequences' caches, counted apart
-// even where sequences share them. Idle caches give up their cells, least
-// recently used first, until w fits. With nothing at work it always fits:
+// even where sequences share them, less the prefix of w's prompt that an
+// idle cache holds, which w takes over or copies rather than decodes
+// anew (on attention models, for prompts without images that take their
+// prompt from the cache: see start). Idle caches
+// give up their cells, least recently used first and the one holding
+// that prefix last, until w fits. With nothing at work it always fits:
 // work never reserves more than the cells (its caller checks, as
 // inference.Engine.Prepare does).
 func (r *Runner) room(w *Work) bool {
@@ -422,11 +426,28 @@ func (r *Runner) room(w *Work) bool {
 			idle = append(idle, s)
 		}
 	}
-	need := r.reserve(w)
+	var keep *slot
+	kept := 0
+	if w.Score == nil && r.ckpt == nil && len(w.Images) == 0 && !w.Logprobs && !w.PromptLP {
+		for _, s := range idle {
+			if n := Reusable(s.cache, w.Prompt, len(w.Prompt)-1); n > kept {
+				keep, kept = s, n
+			}
+		}
+	}
+	need := r.reserve(w) - kept
 	if used+need <= r.cells {
 		return true
 	}
-	slices.SortFunc(idle, func(a, b *slot) int { return a.used.Compare(b.used) })
+	slices.SortFunc(idle, func(a, b *slot) int {
+		switch {
+		case a == keep:
+			return 1
+		case b == keep:
+			return -1
+		}
+		return a.used.Compare(b.used)
+	})
 	for _, s := range idle {
 		if used+need <= r.cells {
 			break
@@ -434,6 +455,9 @@ func (r *Runner) room(w *Work) bool {
 		r.ctx.ClearSequence(s.seq)
 		used -= len(s.cache)
 		s.cache = s.cache[:0]
+		if s == keep {
+			need += kept // nothing left to take over
+		}
 	}
 	return used+need <= r.cells
 }
@@ -484,22 +508,23 @@ func (r *Runner) start(w *Work) {
 		if r.ckpt != nil && len(w.Images) == 0 {
 			n = r.ckpt.reachable(c.seq, c.cache, n) // recurrent: what a checkpoint keeps
 		}
-		if s == nil || n > reuse || n == reuse && c.used.Before(s.used) {
+		if s == nil || betterSlot(c, n, s, reuse, r.share) {
 			s, reuse = c, n
 		}
 	}
-	// A busy sequence may hold more of the prompt already decoded, or be
-	// about to decode it.
+	// Another sequence may hold more of the prompt already decoded (an
+	// idle one passed over so as to keep its cache, or a busy one), or a
+	// busy one be about to decode it.
 	var src, leader *slot
 	copied, shared := reuse, reuse
 	for _, b := range r.slots {
-		if b.w == nil || !r.share {
+		if b == s || !r.share {
 			continue
 		}
 		if n := Reusable(b.cache, w.Prompt, cached); n > copied {
 			src, copied = b, n
 		}
-		if b.prefilled < len(b.w.Prompt) && b.leader == nil {
+		if b.w != nil && b.prefilled < len(b.w.Prompt) && b.leader == nil {
 			if n := Reusable(b.w.Prompt, w.Prompt, limit); n > shared {
 				leader, shared = b, n
 			}
@@ -547,6 +572,25 @@ func (r *Runner) start(w *Work) {
 		s.leader, s.shared = leader, shared
 	}
 	r.snapshot(s) // a prefix reused, if it is long enough
+}
+
+// betterSlot reports whether idle slot c, which would reuse n tokens of
+// a prompt, serves it better than slot s, which would reuse reuse. Where
+// sequences share cells (share: a unified cache, whose partial copies
+// cost nothing), a slot that keeps at least half of its cache (or has
+// none) comes first: the prompt is copied from one that would throw most
+// of its cache away (another conversation's, sharing only the chat
+// template's first tokens), which so keeps it. Then the slot that reuses
+// more; then the least recently used.
+func betterSlot(c *slot, n int, s *slot, reuse int, share bool) bool {
+	keeps := func(x *slot, n int) bool { return !share || 2*n >= len(x.cache) }
+	switch kc, ks := keeps(c, n), keeps(s, reuse); {
+	case kc != ks:
+		return kc
+	case n != reuse:
+		return n > reuse
+	}
+	return c.used.Before(s.used)
 }
 
 // restoreGain is the fewest tokens a saved prefix must add to what memory

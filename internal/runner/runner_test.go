@@ -421,6 +421,29 @@ func TestPrefixReuse(t *testing.T) {
 	}
 }
 
+// Two conversations that share only their first tokens (a chat
+// template's header), taking turns on a runner of two sequences: each
+// takes a sequence of its own, copying the header instead of throwing
+// the other's cache away, so that each turn finds its whole conversation
+// cached.
+func TestPrefixKeptAcrossConversations(t *testing.T) {
+	header := "<|im_start|>system\n"
+	a := header + "You are assistant A. Answer briefly and kindly, every time."
+	b := header + "You are assistant B, who likes long answers about the sea."
+	f := newFake(t, fakeConfig{seqs: 2})
+	f.generate(t, a, 4)
+	if got := f.generate(t, b, 4).Usage.Cached; got != len(header)+len("You are assistant ") {
+		t.Errorf("b after a: %d cached, want the shared %d", got, len(header)+len("You are assistant "))
+	}
+	for round := range 3 {
+		for _, p := range []string{a, b} {
+			if got := f.generate(t, p, 4).Usage.Cached; got != len(p)-1 {
+				t.Errorf("round %d, %.24q: %d of %d prompt tokens cached, want all but the last", round, p, got, len(p))
+			}
+		}
+	}
+}
+
 // Concurrent work that shares a system prompt decodes it once, and gives
 // what each gives alone.
 func TestPrefixSharedByConcurrentWork(t *testing.T) {
@@ -673,4 +696,23 @@ func TestScoreBesideGeneration(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A conversation longer than half of the cells, continued on a runner of
+// one sequence: its cache is taken over, not given up to make room for
+// the longer prompt that continues it.
+func TestPrefixKeptWhenCellsAreTight(t *testing.T) {
+	f := newFake(t, fakeConfig{seqs: 1, context: 256})
+	first := strings.Repeat("A long first turn. ", 7)
+	f.generate(t, first, 16)
+	cache := f.Cache(0)
+	text := make([]byte, len(cache))
+	for i, tok := range cache {
+		text[i] = byte(tok) // a token per byte
+	}
+	next := string(text) + " And a second question?"
+	res := f.generate(t, next, 16)
+	if res.Usage.Cached != len(cache) {
+		t.Errorf("second turn: %d of %d prompt tokens cached, want the %d of the first turn", res.Usage.Cached, res.Usage.Prompt, len(cache))
+	}
 }
