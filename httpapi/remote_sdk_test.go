@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -223,7 +224,8 @@ func TestRemoteSDKResponses(t *testing.T) {
 // prompt; a question with more options than the upstream lists tokens is
 // a 400 naming it.
 func TestRemoteDecisions(t *testing.T) {
-	up := sdkServer(t, tinyModel(t))
+	replica := newUpstreamReplica(t, tinyModel(t), 2)
+	up := replica.URL
 	gw := gatewayOf(t, sdkContext, up)
 	post := func(body string) (int, map[string]any) {
 		req, _ := http.NewRequest(http.MethodPost, gw+"/v1/systemone", strings.NewReader(body))
@@ -272,6 +274,70 @@ func TestRemoteDecisions(t *testing.T) {
 	if status, out := post(string(b)); status != 422 || !bytes.Contains(mustJSON(out), []byte("remote engine")) {
 		t.Errorf("21 options: %d %v", status, out)
 	}
+
+	// System One's SDK through the gateway: every check but the one of
+	// 255 options, which a remote engine refuses by name.
+	for name, r := range systemOneChecks(t, gw, key) {
+		if name == "255 options" && strings.Contains(r, "remote engine") {
+			continue
+		}
+		if r != "ok" {
+			t.Errorf("System One SDK, %s: %s", name, r)
+		}
+	}
+
+	// The numbers a remote decision reads are the upstream engine's: a
+	// question's first-token log-probabilities through the remote path
+	// equal, to float rounding, those the upstream generates in process,
+	// and those its branch scoring (the in-process decision path) gives
+	// the same tokens after the same prompt, to within 1e-3.
+	ctx := context.Background()
+	zero := 0.0
+	q := inference.Request{Model: policy.Core25Mini, MaxTokens: 1, Temperature: &zero, NoThinking: true, Logprobs: true, TopLogprobs: inference.MaxTopLogprobs,
+		Messages: []inference.Message{inference.Text(inference.RoleSystem, "You evaluate a state."),
+			inference.Text(inference.RoleUser, "<state>\nThe door is open.\n</state>\n\nQuestion: Is the door open?\nAnswer Yes for yes or No for no.")}}
+	local, err := replica.eng.Generate(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := inference.New(inference.Config{Logger: slog.New(slog.DiscardHandler),
+		Models: []catalog.Model{{ID: policy.Core25Mini, Remote: &catalog.Remote{URLs: []string{up + "/v1"}, Key: key, ContextLength: sdkContext}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	got, err := remote.Generate(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, rt := local.Logprobs[0].Top, got.Logprobs[0].Top
+	if len(lt) != inference.MaxTopLogprobs || len(rt) != len(lt) {
+		t.Fatalf("top tokens: %d in process, %d remote", len(lt), len(rt))
+	}
+	prompt, err := replica.eng.RenderPrompt(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := strings.LastIndex(prompt, "<|im_start|>assistant")
+	sr := inference.ScoreRequest{Model: policy.Core25Mini, Prefix: prompt[:cut], Branches: []inference.Branch{{Text: prompt[cut:]}}}
+	for i := range lt {
+		if string(rt[i].Bytes) != string(lt[i].Bytes) || math.Abs(rt[i].Logprob-lt[i].Logprob) > 1e-9 {
+			t.Errorf("top %d: remote %q %v, in process %q %v", i, rt[i].Bytes, rt[i].Logprob, lt[i].Bytes, lt[i].Logprob)
+		}
+		sr.Branches[0].Candidates = append(sr.Branches[0].Candidates, []int{lt[i].Token})
+	}
+	scored, err := replica.eng.Score(ctx, sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for i, lp := range scored.Branches[0].LogProbs {
+		worst = max(worst, math.Abs(lp-lt[i].Logprob))
+	}
+	t.Logf("first-token log-probabilities: remote = generated in process; scored in process within %.2g", worst)
+	if worst > 1e-3 {
+		t.Errorf("branch scoring differs from generation by %v", worst)
+	}
 }
 
 func mustJSON(v any) []byte {
@@ -284,6 +350,7 @@ func mustJSON(v any) []byte {
 // it (Kill).
 type upstreamReplica struct {
 	*httptest.Server
+	eng   *inference.Engine
 	chats atomic.Int64
 	// stall, when set, holds every chat stream once it has written its
 	// first text, until it is closed; streaming hears of each.
@@ -326,7 +393,7 @@ func newUpstreamReplica(t testing.TB, path string, parallel int) *upstreamReplic
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &upstreamReplica{}
+	r := &upstreamReplica{eng: eng}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == "/v1/chat/completions" {
 			r.chats.Add(1)
