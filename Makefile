@@ -34,7 +34,7 @@ export CGO_CFLAGS   := -O3 $(ARCH)
 export CGO_CXXFLAGS := -O3 $(ARCH)
 export CGO_CPPFLAGS := -I$(INCLUDE) -I$(OLLAMADIR)/llama/llama.cpp/include -I$(OLLAMADIR)/ml/backend/ggml/ggml/include
 
-.PHONY: setup build run test bench env redis ffmpeg chromium ollama hostile docs-index
+.PHONY: setup build run test bench env redis ffmpeg chromium ollama train-tiny hostile docs-index
 .DEFAULT_GOAL := build
 
 # The ollama module zip leaves out llama.cpp's vendored headers: take
@@ -112,6 +112,25 @@ ollama: setup
 	@[ -x $(BUILD)/ollama/ollama ] || { echo "ollama: building $(OLLAMA)"; \
 	  GOBIN=$(CURDIR)/$(BUILD)/ollama GOFLAGS= $(GO) install $(OLLAMA) || \
 	  echo "ollama: the build failed; the test of inferkit fronting Ollama will skip"; }
+
+# train-tiny trains inferencetest's chat model from its seed, as the
+# repository ships it (inference/inferencetest/models/chat.gguf): the
+# synthetic conversations of scripts/train-tiny, tokenized by the engine;
+# PyTorch from Debian (python3-torch) with OpenBLAS, on the CPU; then the
+# held-out accuracy of each skill, measured through the engine. About 15
+# minutes on two cores; the same seed and thread count give the same file.
+PYTHON ?= /usr/bin/python3
+TRAIN  := $(BUILD)/train
+train-tiny: setup
+	@$(PYTHON) -c 'import torch' 2>/dev/null && [ -e /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 ] || { \
+	  echo "train-tiny: installing python3-torch libopenblas0-pthread"; \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq python3-torch libopenblas0-pthread >/dev/null; }
+	rm -rf $(TRAIN)
+	$(GO) run ./scripts/train-tiny data -dir $(TRAIN) -seed 1
+	$(PYTHON) scripts/train-tiny/train.py $(TRAIN) --threads 2
+	$(GO) run ./scripts/train-tiny write -dir $(TRAIN) -out inference/inferencetest/models/chat.gguf
+	$(GO) run ./scripts/train-tiny eval -dir $(TRAIN) -model inference/inferencetest/models/chat.gguf
 
 build: setup
 	@mkdir -p bin

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -171,6 +172,15 @@ type Options struct {
 	ChatTemplate string
 	// Name is general.name (default "inferencetest").
 	Name string
+	// Weights, when set, are trained values of the tensors they name by
+	// their GGUF names (such as "blk.0.attn_q.weight"), each tensor's
+	// elements in GGUF order, its first dimension contiguous (a matrix's
+	// rows one after the other, as PyTorch's nn.Linear.weight flattens),
+	// written in Type: a trained model instead of a random one (see
+	// scripts/train-tiny). A name the model lacks, or a length other than
+	// the tensor's, is an error; tensors not named keep their random
+	// values (norms their ones).
+	Weights map[string][]float32
 	// Pooling makes an embedding model: <arch>.pooling_type is "mean",
 	// "cls" or "last", which llama.cpp pools each input's final states
 	// by. "" leaves the key out (a generative model; for "bert", a
@@ -263,7 +273,34 @@ func WriteModel(path string, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := setWeights(ts, opts.Weights); err != nil {
+		return err
+	}
 	return writeGGUF(path, kvs, ts, opts.Seed)
+}
+
+// setWeights gives the tensors of ts that weights names their values.
+func setWeights(ts []tensorSpec, weights map[string][]float32) error {
+	found := 0
+	for i := range ts {
+		v, ok := weights[ts[i].name]
+		if !ok {
+			continue
+		}
+		if uint64(len(v)) != ts[i].elems() {
+			return fmt.Errorf("inferencetest: Weights[%q] has %d values; the tensor has %d", ts[i].name, len(v), ts[i].elems())
+		}
+		ts[i].values = v
+		found++
+	}
+	if found != len(weights) {
+		for name := range weights {
+			if !slices.ContainsFunc(ts, func(t tensorSpec) bool { return t.name == name }) {
+				return fmt.Errorf("inferencetest: Weights names %q, which the model has no tensor of", name)
+			}
+		}
+	}
+	return nil
 }
 
 // arch holds what differs between architectures.
