@@ -129,8 +129,10 @@ func (m *model) prepareRemote(req Request) (*Prepared, error) {
 	switch {
 	case len(req.Messages) == 0:
 		return nil, refuse("Prompt", "renders its own chat template: send Messages")
-	case req.PromptLogprobs || req.PromptOnly:
+	case req.PromptLogprobs:
 		return nil, refuse("PromptLogprobs", "returns no log-probabilities of the prompt")
+	case req.PromptOnly:
+		return nil, refuse("PromptOnly", "generates at least one token")
 	case req.IgnoreEOS:
 		return nil, refuse("IgnoreEOS", "always stops at the end of the turn")
 	case req.Speculative != nil && *req.Speculative:
