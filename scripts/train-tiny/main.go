@@ -5,7 +5,8 @@
 // engine itself. Every step is deterministic from its seed:
 //
 //	go run ./scripts/train-tiny data  -dir .build/train -seed 1
-//	python3 scripts/train-tiny/train.py .build/train
+//	/usr/bin/python3 scripts/train-tiny/train.py .build/train --steps 2600
+//	/usr/bin/python3 scripts/train-tiny/train.py .build/train --resume --steps 3400 --lr 2e-3
 //	go run ./scripts/train-tiny write -dir .build/train -out inference/inferencetest/testdata/chat-qwen3.gguf
 //	go run ./scripts/train-tiny eval  -dir .build/train -model inference/inferencetest/testdata/chat-qwen3.gguf
 //

@@ -194,6 +194,17 @@ def collate(batch, pad):
     return prefix, tokens, targets
 
 
+def load(model, d):
+    """Sets the model's weights from weights.bin and weights.json."""
+    index = json.load(open(os.path.join(d, "weights.json")))
+    data = open(os.path.join(d, "weights.bin"), "rb").read()
+    with torch.no_grad():
+        for name, t in model.gguf_tensors().items():
+            off, n = index[name]
+            v = struct.unpack_from(f"<{n}f", data, off * 4)
+            t.copy_(torch.tensor(v, dtype=torch.float32).view_as(t))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -201,6 +212,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--resume", action="store_true",
+                    help="start from DIR's weights.bin instead of random weights (a second stage, its batches drawn with the seed plus one)")
     args = ap.parse_args()
     c = json.load(open(os.path.join(args.dir, "config.json")))
     seed = int(c["seed"])
@@ -210,6 +223,9 @@ def main():
     torch.set_num_threads(args.threads)
     rows = [json.loads(l) for l in open(os.path.join(args.dir, "train.jsonl"))]
     model = Model(c)
+    if args.resume:
+        load(model, args.dir)
+        seed += 1
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
     warm = max(1, args.steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1, s / args.steps))))
