@@ -113,8 +113,9 @@ ollama: setup
 	  GOBIN=$(CURDIR)/$(BUILD)/ollama GOFLAGS= $(GO) install $(OLLAMA) || \
 	  echo "ollama: the build failed; the test of inferkit fronting Ollama will skip"; }
 
-# train-tiny trains inferencetest's chat model from its seed, as the
-# repository ships it (inference/inferencetest/models/chat.gguf): the
+# train-tiny trains the tiny chat model from its seed into
+# $(BUILD)/train/chat.gguf (not shipped yet: its copying skills are below
+# the 95% of issue 32): the
 # synthetic conversations of scripts/train-tiny, tokenized by the engine;
 # PyTorch from Debian (python3-torch) with OpenBLAS, on the CPU; then the
 # held-out accuracy of each skill, measured through the engine. Two
@@ -132,8 +133,8 @@ train-tiny: setup
 	$(GO) run ./scripts/train-tiny data -dir $(TRAIN) -seed 1
 	$(PYTHON) scripts/train-tiny/train.py $(TRAIN) --threads 2 --steps 2600
 	$(PYTHON) scripts/train-tiny/train.py $(TRAIN) --threads 2 --resume --steps 3400 --lr 2e-3
-	$(GO) run ./scripts/train-tiny write -dir $(TRAIN) -out inference/inferencetest/models/chat.gguf
-	$(GO) run ./scripts/train-tiny eval -dir $(TRAIN) -model inference/inferencetest/models/chat.gguf
+	$(GO) run ./scripts/train-tiny write -dir $(TRAIN) -out $(TRAIN)/chat.gguf
+	$(GO) run ./scripts/train-tiny eval -dir $(TRAIN) -model $(TRAIN)/chat.gguf
 
 build: setup
 	@mkdir -p bin

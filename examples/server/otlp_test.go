@@ -79,23 +79,9 @@ func TestServeExportsTraces(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	body := `{"model":"core-3-flash","max_tokens":4,"stream":true,"messages":[{"role":"user","content":"Hi"}]}`
-	for {
-		req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			if time.Now().After(deadline) {
-				t.Fatal(err)
-			}
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 || !strings.Contains(string(b), "data: [DONE]") {
-			t.Fatalf("chat: %d %s", res.StatusCode, b)
-		}
-		break
+	res, b := call(t, http.DefaultClient, http.MethodPost, "http://"+ln.Addr().String()+"/v1/chat/completions", key, body)
+	if res.StatusCode != 200 || !strings.Contains(string(b), "data: [DONE]") {
+		t.Fatalf("chat: %d %s", res.StatusCode, b)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -63,24 +63,8 @@ func TestServeSSO(t *testing.T) {
 	browser := &http.Client{Jar: jar, Timeout: 60 * time.Second}
 	do := func(method, path, key, body string) (int, string) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-			if key != "" {
-				req.Header.Set("Authorization", "Bearer "+key)
-			}
-			res, err := browser.Do(req)
-			if err != nil {
-				if time.Now().After(deadline) {
-					t.Fatal(err)
-				}
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			return res.StatusCode, string(b)
-		}
+		res, b := call(t, browser, method, base+path, key, body)
+		return res.StatusCode, string(b)
 	}
 	if status, out := do("POST", "/v1/admin/accounts", testAdminKey, `{"id":"acct_corp","name":"Corp"}`); status != 201 {
 		t.Fatalf("account: %d %s", status, out)

@@ -1,4 +1,4 @@
-// Command train-tiny makes the tiny trained models of inferencetest: it
+// Command train-tiny makes the tiny trained chat model (issue 32): it
 // writes synthetic conversations as the engine tokenizes them, and, once
 // train.py has trained on them, writes the trained weights as a GGUF file
 // and measures each skill's accuracy on the held-out split through the
@@ -7,8 +7,8 @@
 //	go run ./scripts/train-tiny data  -dir .build/train -seed 1
 //	/usr/bin/python3 scripts/train-tiny/train.py .build/train --steps 2600
 //	/usr/bin/python3 scripts/train-tiny/train.py .build/train --resume --steps 3400 --lr 2e-3
-//	go run ./scripts/train-tiny write -dir .build/train -out inference/inferencetest/testdata/chat-qwen3.gguf
-//	go run ./scripts/train-tiny eval  -dir .build/train -model inference/inferencetest/testdata/chat-qwen3.gguf
+//	go run ./scripts/train-tiny write -dir .build/train -out .build/train/chat.gguf
+//	go run ./scripts/train-tiny eval  -dir .build/train -model .build/train/chat.gguf
 //
 // make train-tiny runs the four. The model's shape and skills are
 // internal/tinychat's.

@@ -1,8 +1,7 @@
 // Package tinychat is the tiny trained chat model's definition: its
 // shape, and the synthetic conversations of each skill it is trained and
 // tested on, deterministic from a seed. scripts/train-tiny trains it;
-// package inferencetest ships it (ChatModel). Its conversations are the
-// phrasing the model knows: use them to test a program against it.
+// its conversations are the phrasing the model knows.
 package tinychat
 
 import (
