@@ -113,28 +113,36 @@ ollama: setup
 	  GOBIN=$(CURDIR)/$(BUILD)/ollama GOFLAGS= $(GO) install $(OLLAMA) || \
 	  echo "ollama: the build failed; the test of inferkit fronting Ollama will skip"; }
 
-# train-tiny trains the tiny chat model from its seed into
-# $(BUILD)/train/chat.gguf (not shipped yet: its copying skills are below
-# the 95% of issue 32): the
-# synthetic conversations of scripts/train-tiny, tokenized by the engine;
-# PyTorch from Debian (python3-torch) with OpenBLAS, on the CPU; then the
-# held-out accuracy of each skill, measured through the engine. Two
-# stages, 2,600 steps then 3,400 from there (the copying skills form in
-# the second), about 50 minutes on two cores; the same seed and thread
-# count give the same file.
+# train-tiny trains the tiny models from their seeds, with PyTorch from
+# Debian (python3-torch) and OpenBLAS, on the CPU: the chat model
+# (package inferencetest/tinychat) into $(TRAIN)/chat.gguf, on the
+# synthetic conversations and decisions of tinychat as the engine
+# tokenizes them, then measures each skill's held-out accuracy and the
+# decisions' calibration through the engine; and the embedding model
+# (package inferencetest/tinyembed) into $(EMBED)/embed.gguf, on
+# paraphrase pairs, then measures its held-out probes. The same seeds and
+# thread count give the same files, the ones shipped (cmp says whether
+# they are).
 PYTHON ?= /usr/bin/python3
 TRAIN  := $(BUILD)/train
+EMBED  := $(BUILD)/train-embed
+shipped = @cmp -s $(1) $(2) && echo "train-tiny: $(1) is the shipped $(2)" || echo "train-tiny: $(1) differs from the shipped $(2)"
 train-tiny: setup
 	@$(PYTHON) -c 'import torch' 2>/dev/null && [ -e /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 ] || { \
 	  echo "train-tiny: installing python3-torch libopenblas0-pthread"; \
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq >/dev/null && \
 	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq python3-torch libopenblas0-pthread >/dev/null; }
-	rm -rf $(TRAIN)
+	rm -rf $(TRAIN) $(EMBED)
 	$(GO) run ./scripts/train-tiny data -dir $(TRAIN) -seed 1
-	$(PYTHON) scripts/train-tiny/train.py $(TRAIN) --threads 2 --steps 2600
-	$(PYTHON) scripts/train-tiny/train.py $(TRAIN) --threads 2 --resume --steps 3400 --lr 2e-3
+	$(PYTHON) scripts/train-tiny/train.py $(TRAIN) --threads 2 --steps 6000
 	$(GO) run ./scripts/train-tiny write -dir $(TRAIN) -out $(TRAIN)/chat.gguf
 	$(GO) run ./scripts/train-tiny eval -dir $(TRAIN) -model $(TRAIN)/chat.gguf
+	$(call shipped,$(TRAIN)/chat.gguf,inference/inferencetest/tinychat/chat.gguf)
+	$(GO) run ./scripts/train-tiny data -kind embed -dir $(EMBED) -seed 1
+	$(PYTHON) scripts/train-tiny/train.py $(EMBED) --threads 2 --steps 300 --batch 64
+	$(GO) run ./scripts/train-tiny write -dir $(EMBED) -out $(EMBED)/embed.gguf
+	$(GO) run ./scripts/train-tiny eval -dir $(EMBED) -model $(EMBED)/embed.gguf
+	$(call shipped,$(EMBED)/embed.gguf,inference/inferencetest/tinyembed/embed.gguf)
 
 build: setup
 	@mkdir -p bin

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Example is one labelled question for calibration: what the model said
@@ -18,6 +19,34 @@ type Example struct {
 	Probabilities []float64
 	// Answer is the index of the right option.
 	Answer int
+}
+
+// ExampleOf is the example of an answer a to question q whose right
+// option is the index right (a choice's options as q lists them, a
+// score's levels from 0, a noul's yes 0 and no 1): a's probabilities in
+// the order of Example. They are at temperature 1 when a comes from an
+// Evaluator of Config.Temperature 1 (or 0, its default).
+func ExampleOf(q Question, a Answer, right int) (Example, error) {
+	var p []float64
+	switch {
+	case q.Type != a.Type:
+		return Example{}, fmt.Errorf("decision: an answer of type %q to a question of type %q", a.Type, q.Type)
+	case q.Type == TypeNoul && a.Noul != nil:
+		p = []float64{*a.Noul, 1 - *a.Noul}
+	case q.Type == TypeChoice:
+		for _, o := range q.Options {
+			p = append(p, a.Probabilities[o.Name])
+		}
+	case q.Type == TypeScore:
+		for i := range q.Labels {
+			p = append(p, a.Probabilities[strconv.Itoa(i)])
+		}
+	}
+	x := Example{Probabilities: p, Answer: right}
+	if err := check([]Example{x}); err != nil {
+		return Example{}, err
+	}
+	return x, nil
 }
 
 // Metrics measure a model's answers against the right ones; Measure

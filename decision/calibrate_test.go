@@ -3,6 +3,7 @@ package decision_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/inferkit/inferkit/decision"
@@ -174,5 +175,44 @@ func TestFitTemperatureEdges(t *testing.T) {
 	m, err := decision.Measure([]decision.Example{{Probabilities: []float64{0, 1}}}, 1)
 	if err != nil || math.IsInf(m.LogLoss, 0) || math.IsNaN(m.LogLoss) {
 		t.Errorf("a zero on the right answer: %+v, %v", m, err)
+	}
+}
+
+// ExampleOf reads an Evaluator's answer in the order of Example.
+func TestExampleOf(t *testing.T) {
+	ev, _ := evaluator(t, decision.Config{})
+	req := decode(t, mixed)
+	res, err := ev.Evaluate(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id   string
+		want func(decision.Answer) []float64
+	}{
+		{"refund", func(a decision.Answer) []float64 { return []float64{*a.Noul, 1 - *a.Noul} }},
+		{"topic", func(a decision.Answer) []float64 {
+			p := a.Probabilities
+			return []float64{p["shipping"], p["billing"], p["other"]}
+		}},
+		{"anger", func(a decision.Answer) []float64 {
+			p := a.Probabilities
+			return []float64{p["0"], p["1"], p["2"], p["3"]}
+		}},
+	} {
+		a := res.Answers[c.id]
+		x, err := decision.ExampleOf(req.Questions[c.id], a, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		if want := c.want(a); !slices.Equal(x.Probabilities, want) || x.Answer != 1 {
+			t.Errorf("%s: %+v, want %v and answer 1", c.id, x, want)
+		}
+		if _, err := decision.ExampleOf(req.Questions[c.id], a, len(x.Probabilities)); err == nil {
+			t.Errorf("%s: an answer past the options is an example", c.id)
+		}
+	}
+	if _, err := decision.ExampleOf(req.Questions["refund"], res.Answers["topic"], 0); err == nil {
+		t.Error("a choice's answer is an example of a noul")
 	}
 }

@@ -157,9 +157,8 @@ func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
 		p.InputTokens = len(state) + encoderQuestionTokens*len(req.Questions)
 		return p, nil
 	}
-	e.once.Do(func() { e.pools, e.poolErr = e.findLabels() })
-	if e.poolErr != nil {
-		return nil, e.poolErr
+	if err := e.loadLabels(); err != nil {
+		return nil, err
 	}
 	var err error
 	if p.pics, err = stillPictures(req.Images); err != nil {
@@ -178,7 +177,7 @@ func (e *Evaluator) Prepare(req Request) (*Prepared, error) {
 // branch per question in the order of names, and has the engine check and
 // tokenize it.
 func (e *Evaluator) prepareScore(req Request, names []string, pics []picture) (*inference.PreparedScore, error) {
-	prefix, suffix, err := e.frame(req.State, pics)
+	prefix, questions, err := e.prompts(req, names, pics)
 	if err != nil {
 		return nil, err
 	}
@@ -186,19 +185,11 @@ func (e *Evaluator) prepareScore(req Request, names []string, pics []picture) (*
 	for _, pic := range pics {
 		sreq.Images = append(sreq.Images, pic.data)
 	}
-	for _, name := range names {
-		q := req.Questions[name]
-		labels, err := e.labelsFor(e.pools, q)
-		if err != nil {
-			return nil, err
-		}
-		b := inference.Branch{}
-		texts := make([]string, len(labels))
-		for i, l := range labels {
-			texts[i] = l.text
+	for _, q := range questions {
+		b := inference.Branch{Text: q.text}
+		for _, l := range q.labels {
 			b.Candidates = append(b.Candidates, l.tokens)
 		}
-		b.Text = questionText(q, texts) + suffix
 		sreq.Branches = append(sreq.Branches, b)
 	}
 	ps, err := e.cfg.Engine.PrepareScore(sreq)
@@ -206,6 +197,84 @@ func (e *Evaluator) prepareScore(req Request, names []string, pics []picture) (*
 		return nil, engineError(err, pics)
 	}
 	return ps, nil
+}
+
+// A framedQuestion is a question as the prompt shows it, after the
+// prefix: its text up to the answer, and the labels of its options.
+type framedQuestion struct {
+	text   string
+	labels []label
+}
+
+// prompts frames the prompt of req, with pics before the state: the
+// prefix every question shares, and each question of names, in order.
+func (e *Evaluator) prompts(req Request, names []string, pics []picture) (string, []framedQuestion, error) {
+	prefix, suffix, err := e.frame(req.State, pics)
+	if err != nil {
+		return "", nil, err
+	}
+	questions := make([]framedQuestion, len(names))
+	for i, name := range names {
+		q := req.Questions[name]
+		labels, err := e.labelsFor(e.pools, q)
+		if err != nil {
+			return "", nil, err
+		}
+		texts := make([]string, len(labels))
+		for i, l := range labels {
+			texts[i] = l.text
+		}
+		questions[i] = framedQuestion{questionText(q, texts) + suffix, labels}
+	}
+	return prefix, questions, nil
+}
+
+// A Prompt is one question of a request as a generative decision model
+// reads it: Evaluator.Prompts returns them.
+type Prompt struct {
+	// Question is the question's id.
+	Question string
+	// Text is the prompt up to where the answer begins, as a prompt
+	// text (see inference.Literal): Engine.Tokenize gives its tokens.
+	Text string
+	// Labels are what the model answers to pick each option, in the
+	// options' order (a noul's yes, then no): the probability of an
+	// option is that of its label's tokens after Text.
+	Labels []string
+}
+
+// Prompts frames req as Evaluate does for a generative model and returns
+// the prompt of each question, in the order of their ids, decoding
+// nothing: to show what the model reads, or to train a model on the
+// framing it will be asked in (scripts/train-tiny does). An invalid
+// request fails with an *Error; a request with images, or an Evaluator
+// of an encoder or remote model, fails with an error.
+func (e *Evaluator) Prompts(req Request) ([]Prompt, error) {
+	if err := req.Validate(e.cfg.Images); err != nil {
+		return nil, err
+	}
+	if e.gen != nil || e.ranker != nil {
+		return nil, fmt.Errorf("decision: model %q is not read through a prompt of its own", e.cfg.Model)
+	}
+	if len(req.Images) > 0 {
+		return nil, errors.New("decision: Prompts frames no images")
+	}
+	if err := e.loadLabels(); err != nil {
+		return nil, err
+	}
+	names := sortedNames(req.Questions)
+	prefix, questions, err := e.prompts(req, names, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Prompt, len(names))
+	for i, q := range questions {
+		out[i] = Prompt{Question: names[i], Text: prefix + q.text}
+		for _, l := range q.labels {
+			out[i].Labels = append(out[i].Labels, l.text)
+		}
+	}
+	return out, nil
 }
 
 // Run answers a prepared request, first sampling the frames of its video
@@ -361,6 +430,12 @@ type labelPools struct {
 
 	mu       sync.Mutex
 	numbered map[int][]label // by width
+}
+
+// loadLabels finds the model's labels, once per Evaluator.
+func (e *Evaluator) loadLabels() error {
+	e.once.Do(func() { e.pools, e.poolErr = e.findLabels() })
+	return e.poolErr
 }
 
 // findLabels tokenizes the candidate single-token labels and keeps those

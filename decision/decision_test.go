@@ -486,3 +486,44 @@ func TestCriteriaInPrompt(t *testing.T) {
 		t.Errorf("score question %q lacks its null level as a number", score)
 	}
 }
+
+// Prompts are what Evaluate scores: each question's prompt is the
+// prefix and its branch, and its labels are the branch's candidates.
+func TestPrompts(t *testing.T) {
+	ev, f := evaluator(t, decision.Config{})
+	req := decode(t, mixed)
+	prompts, err := ev.Prompts(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ev.Evaluate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	call := f.calls[0]
+	if got, want := len(prompts), len(call.Branches); got != want {
+		t.Fatalf("%d prompts for %d branches", got, want)
+	}
+	wantLabels := map[string][]string{"anger": {"1", "2", "3", "4"}, "refund": {"Y", "N"}, "topic": {"A", "B", "C"}}
+	for i, p := range prompts {
+		b := call.Branches[i]
+		if p.Text != call.Prefix+b.Text {
+			t.Errorf("prompt %q is\n%q\nwant the scored\n%q", p.Question, p.Text, call.Prefix+b.Text)
+		}
+		if !slices.Equal(p.Labels, wantLabels[p.Question]) {
+			t.Errorf("%s: labels %q, want %q", p.Question, p.Labels, wantLabels[p.Question])
+		}
+		for j, l := range p.Labels {
+			if toks, _ := f.Tokenize("", l); !slices.Equal(toks, b.Candidates[j]) {
+				t.Errorf("%s: label %q is tokens %v, the branch scores %v", p.Question, l, toks, b.Candidates[j])
+			}
+		}
+	}
+	if _, err := ev.Prompts(decode(t, `{"model": "m", "state": "s", "questions": {}}`)); !errors.As(err, new(*decision.Error)) {
+		t.Errorf("no questions: %v, want an *Error", err)
+	}
+	withImage := decode(t, mixed)
+	withImage.Images = []decision.Image{{}}
+	if _, err := ev.Prompts(withImage); err == nil {
+		t.Error("a request with images framed")
+	}
+}

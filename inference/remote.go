@@ -147,7 +147,9 @@ func (m *model) prepareRemote(req Request) (*Prepared, error) {
 		return nil, fieldError(Field("TopLogprobs"), "needs Logprobs")
 	case req.ThinkingBudget < 0:
 		return nil, fieldError(Field("ThinkingBudget"), "%d is negative", req.ThinkingBudget)
-	case req.ThinkingBudget > 0 && !req.ThinkingDefaults:
+	case req.ThinkingBudget > 0 && req.Effort == "" && !req.ThinkingDefaults:
+		// A budget beside an effort is the effort's (a wire format
+		// derives one from the other): the effort goes upstream.
 		return nil, refuse("ThinkingBudget", "takes no thinking budget (the chat API has none): set an effort")
 	case req.Format != nil && req.Format.Grammar != "":
 		return nil, refuse("Format.Grammar", "takes JSON and JSON schemas, not GBNF grammars")

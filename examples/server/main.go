@@ -21,8 +21,8 @@
 //	-default-model REF
 //	                  with no -model, serve the model REF names (pulled as
 //	                  above) under the spec's chat ids when the hub can be
-//	                  reached, and the random demo models when not (make
-//	                  run sets it to a small real chat model)
+//	                  reached, and the demo models when not (make run
+//	                  sets it to a small real chat model)
 //	-decision-model ID=PATH
 //	                  serve the GGUF file PATH as decision model ID on
 //	                  /v1/system and /v1/systemone (repeatable): a chat
@@ -186,12 +186,18 @@
 // metrics. These routes are on the API's listener: where -addr is
 // public, keep them from the outside at the proxy.
 //
-// With no -model (and no -default-model it can pull) it serves small demo
-// models with random weights under
-// every model id of the spec, chat and decision (all but the encoder with
-// a vision projector, so they take images), and a BERT embedding model
-// under core-embed, so that the API can be tried at once; their output
-// is gibberish. SIGINT or SIGTERM shuts it down gracefully.
+// With no -model (and no -default-model it can pull) it serves demo
+// models under every model id of the spec, so that the API can be tried
+// at once: inferkit's tiny trained chat model (tinychat.Model,
+// with a vision projector of random weights, so that it takes images)
+// under the chat ids and the multimodal decision ids, its tiny trained
+// embedding model (tinyembed.Model) under core-embed, and a BERT
+// reranker with random weights under system-one-340m. The trained chat
+// model answers right in the phrasing it was trained on (it remembers a
+// name, a place or a number it was told, calls a weather tool, writes a
+// person as JSON, answers simple decisions), and nonsense to anything
+// else; the embedding model embeds two phrasings of the facts it was
+// trained on close together. SIGINT or SIGTERM shuts it down gracefully.
 package main
 
 import (
@@ -229,6 +235,8 @@ import (
 	"github.com/inferkit/inferkit/httpapi/mcpserve"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/inference/inferencetest"
+	"github.com/inferkit/inferkit/inference/inferencetest/tinychat"
+	"github.com/inferkit/inferkit/inference/inferencetest/tinyembed"
 	"github.com/inferkit/inferkit/policy"
 	"github.com/inferkit/inferkit/ratelimit"
 	"github.com/inferkit/inferkit/search"
@@ -311,12 +319,28 @@ type options struct {
 	sso []console.SSOProvider
 }
 
+// writeTrained writes a trained model to path with write, through a
+// temporary file, so that a server starting beside this one reads a
+// whole file.
+func writeTrained(path string, write func(string) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".demo-trained-*")
+	if err != nil {
+		return err
+	}
+	tmp.Close()
+	if err := write(tmp.Name()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
 // specIDs are the chat model ids of the spec, which the demo model serves.
 var specIDs = []string{policy.Core25Pro, policy.Core25Mini, policy.Core3Flash, policy.CoreCode, policy.Core, policy.CoreMini}
 
 // demoDecisionIDs are the decision model ids of the spec, which the demo
-// models serve too: the multimodal ones on the demo model with a projector,
-// the encoder on a demo reranker.
+// models serve too: the multimodal ones on the trained chat model with a
+// projector, the encoder on a random reranker.
 var demoDecisionIDs = []string{policy.SystemOne27B, policy.SystemOne9B, policy.SystemOne340M}
 
 // demoEmbeddingID is the id of the demo's embedding model.
@@ -456,7 +480,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.keyCache, "cache-type-k", "f16", "element `TYPE` of the KV cache's keys: f16, q8_0 or q4_0")
 	fs.StringVar(&o.valueCache, "cache-type-v", "f16", "element `TYPE` of the KV cache's values: f16, q8_0 or q4_0 (quantized values use flash attention)")
 	fs.StringVar(&o.pullDir, "pull-dir", "", "keep the models pulled from the hub in `DIR` (default inferkit/models in the user cache directory)")
-	fs.StringVar(&o.defaultModel, "default-model", "", "with no -model, serve the model `REF` (hf.co/ORG/REPO:QUANT) names under the chat ids when the hub can be reached, the random demo models when not")
+	fs.StringVar(&o.defaultModel, "default-model", "", "with no -model, serve the model `REF` (hf.co/ORG/REPO:QUANT) names under the chat ids when the hub can be reached, the demo models when not")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "keep the KV states of prompt prefixes in `DIR` across restarts (default in memory only)")
 	fs.Int64Var(&o.cacheMiB, "cache-mib", 4096, "bound the files of -cache-dir at `N` MiB")
 	fs.DurationVar(&o.keepAlive, "keep-alive", 5*time.Minute, "free an idle model's memory after this long, and load it again on the next request (0: never)")
@@ -923,12 +947,13 @@ func newServer(api http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// demoModels writes the demo models into the user's cache directory, once,
-// and returns the catalog that serves them under the spec's ids: a 4-layer
-// llama with the byte-level vocabulary and ChatML, with a vision projector,
-// for the chat ids and the multimodal decision ids; a BERT reranker for the
-// decision encoder; and a BERT embedding model (mean pooling) as
-// core-embed. All have random weights of a fixed seed.
+// demoModels writes the demo models into the user's cache directory and
+// returns the catalog that serves them under the spec's ids: the tiny
+// trained chat model, with a vision projector of random weights, for the
+// chat ids and the multimodal decision ids; a BERT reranker of random
+// weights of a fixed seed for the decision encoder; and the tiny trained
+// embedding model as core-embed. The random ones are written once; the
+// trained ones each time, so that they are the ones this binary ships.
 func demoModels() ([]catalog.Model, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -938,23 +963,23 @@ func demoModels() ([]catalog.Model, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	chat, projector, reranker := filepath.Join(dir, "demo-random-v1.gguf"), filepath.Join(dir, "demo-random-v1-mmproj.gguf"), filepath.Join(dir, "demo-random-v1-reranker.gguf")
-	embedder := filepath.Join(dir, "demo-random-v1-embedding.gguf")
+	chat, projector, reranker := filepath.Join(dir, "demo-trained-chat.gguf"), filepath.Join(dir, "demo-random-v1-mmproj.gguf"), filepath.Join(dir, "demo-random-v1-reranker.gguf")
+	embedder := filepath.Join(dir, "demo-trained-embedding.gguf")
+	if err := writeTrained(chat, tinychat.Write); err != nil {
+		return nil, err
+	}
+	if err := writeTrained(embedder, tinyembed.Write); err != nil {
+		return nil, err
+	}
 	for _, f := range []struct {
 		path  string
 		write func(string) error
 	}{
-		{chat, func(p string) error {
-			return inferencetest.WriteModel(p, inferencetest.Options{Layers: 4, Embd: 128, FF: 256, Seed: 1, Name: "inferkit demo (random weights)"})
-		}},
 		{projector, func(p string) error {
 			return inferencetest.WriteProjector(p, inferencetest.ProjectorOptions{TextEmbd: 128, Seed: 1})
 		}},
 		{reranker, func(p string) error {
 			return inferencetest.WriteModel(p, inferencetest.Options{Arch: "bert", Seed: 1, Name: "inferkit demo reranker (random weights)"})
-		}},
-		{embedder, func(p string) error {
-			return inferencetest.WriteModel(p, inferencetest.Options{Arch: "bert", Pooling: "mean", Embd: 128, FF: 256, Seed: 1, Name: "inferkit demo embedding model (random weights)"})
 		}},
 	} {
 		if _, err := os.Stat(f.path); err == nil {
@@ -974,6 +999,6 @@ func demoModels() ([]catalog.Model, error) {
 		models = append(models, m)
 	}
 	models = append(models, catalog.Model{ID: demoEmbeddingID, Path: embedder, Kind: catalog.KindEmbedding,
-		Name: "Core Embed (demo)", Description: "A demo embedding model with random weights: its vectors mean nothing."})
+		Name: "Core Embed (demo)", Description: "The tiny trained demo embedding model: it knows the few sentences of package tinyembed, and little else."})
 	return models, nil
 }

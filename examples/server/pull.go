@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferkit/inferkit/catalog"
 	"github.com/inferkit/inferkit/inference"
+	"github.com/inferkit/inferkit/policy"
 )
 
 // isRef says whether a -model's PATH names a model on a hub, to pull,
@@ -105,9 +106,14 @@ func pullProgress(logger *slog.Logger, ref string) func(inference.PullProgress) 
 	}
 }
 
+// demoServed says what the demo models are, in the log.
+const demoServed = "serving the tiny TRAINED demo models, the chat model under the chat and multimodal decision ids " +
+	"(it answers right only in the phrasing it was trained on: see package inferencetest/tinychat) " +
+	"and the embedding model under core-embed (package inferencetest/tinyembed), and RANDOM weights under system-one-340m"
+
 // defaultModels are the models served with no -model: the demo models,
 // with the chat ids on the model -default-model names when it can be
-// pulled, else all of them with random weights. It logs which, and why.
+// pulled. It logs which, and why.
 func defaultModels(ctx context.Context, o options, logger *slog.Logger) ([]catalog.Model, error) {
 	models, err := demoModels()
 	if err != nil {
@@ -115,7 +121,7 @@ func defaultModels(ctx context.Context, o options, logger *slog.Logger) ([]catal
 	}
 	ids := strings.Join(append(append(slices.Clone(specIDs), demoDecisionIDs...), demoEmbeddingID), ",")
 	if o.defaultModel == "" {
-		logger.Warn("inferkit-server: no -model given; serving demo models with RANDOM weights, whose output is gibberish",
+		logger.Warn("inferkit-server: no -model given; "+demoServed,
 			"dir", filepath.Dir(models[0].Path), "ids", ids)
 		return models, nil
 	}
@@ -128,7 +134,7 @@ func defaultModels(ctx context.Context, o options, logger *slog.Logger) ([]catal
 		if errors.Is(err, inference.ErrHubOffline) {
 			why = "the hub cannot be reached"
 		}
-		logger.Warn("inferkit-server: no -model given and "+why+"; serving demo models with RANDOM weights, whose output is gibberish",
+		logger.Warn("inferkit-server: no -model given and "+why+"; "+demoServed,
 			"default_model", o.defaultModel, "err", err, "dir", filepath.Dir(models[0].Path), "ids", ids)
 		return models, nil
 	}
@@ -141,8 +147,8 @@ func defaultModels(ctx context.Context, o options, logger *slog.Logger) ([]catal
 			}
 		}
 	}
-	logger.Info("inferkit-server: no -model given; serving "+o.defaultModel+" under the chat ids, and demo models with RANDOM weights under the decision and embedding ids",
-		"chat_ids", strings.Join(specIDs, ","), "path", p.Path,
-		"random_ids", strings.Join(append(slices.Clone(demoDecisionIDs), demoEmbeddingID), ","))
+	logger.Info("inferkit-server: no -model given; serving "+o.defaultModel+" under the chat ids, the tiny TRAINED demo model under "+
+		policy.SystemOne27B+" and "+policy.SystemOne9B+", the TRAINED embedding model under "+demoEmbeddingID+", and RANDOM weights under "+policy.SystemOne340M,
+		"chat_ids", strings.Join(specIDs, ","), "path", p.Path)
 	return models, nil
 }

@@ -116,7 +116,7 @@ func TestServeDefaultModel(t *testing.T) {
 	}{
 		{"reachable", h.URL + "/org/tiny-GGUF:Q8_0", "serving " + h.URL + "/org/tiny-GGUF:Q8_0 under the chat ids", nil},
 		{"cached", h.URL + "/org/tiny-GGUF:Q8_0", "the hub cannot be reached; serving the model pulled before", h.Close},
-		{"unreachable", offline + "/org/never-pulled-GGUF:Q8_0", "no -model given and the hub cannot be reached; serving demo models with RANDOM weights", nil},
+		{"unreachable", offline + "/org/never-pulled-GGUF:Q8_0", "no -model given and the hub cannot be reached; serving the tiny TRAINED demo models, the chat model under the chat and multimodal decision ids", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.before != nil {

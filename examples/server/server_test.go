@@ -157,7 +157,7 @@ func TestServeDemo(t *testing.T) {
 	if strings.Contains(out, key) || strings.Count(stderr.String(), key) != 1 {
 		t.Errorf("the key was logged or printed more than once:\n%s", out)
 	}
-	for _, want := range []string{"RANDOM weights", "memory plan", "kv_mib=", "listening", "shutting down"} {
+	for _, want := range []string{"TRAINED demo models", "RANDOM weights", "memory plan", "kv_mib=", "listening", "shutting down"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("logs lack %q:\n%s", want, out)
 		}

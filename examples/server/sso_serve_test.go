@@ -88,7 +88,7 @@ func TestServeSSO(t *testing.T) {
 		t.Fatalf("key: %d %s", status, out)
 	}
 	diff := `--- a/x.go\n+++ b/x.go\n@@ -1,2 +1,2 @@\n package x\n-var a = 1\n+var a = 2\n`
-	if status, out := do("POST", "/v1/code-review/reviews", key, `{"diff":"`+diff+`","user":"grace@corp.example"}`); status != 200 {
+	if status, out := do("POST", "/v1/code-review/reviews", key, `{"diff":"`+diff+`","user":"grace@corp.example"}`); !reviewed(status, out) {
 		t.Fatalf("review: %d %s", status, out)
 	}
 	status, out = do("GET", "/code-review/observability", "", "")

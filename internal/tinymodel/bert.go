@@ -40,6 +40,11 @@ func wordPiece() (tokens []string, types []int32) {
 	return tokens, types
 }
 
+// WordPieceSize is the number of tokens of the encoders' vocabulary
+// (see [Options].Arch "bert"): its specials, then each character of
+// bertPieces twice.
+const WordPieceSize = 5 + 2*len(bertPieces)
+
 // encoder holds what differs between the encoder architectures, which
 // share the [WordPiece] vocabulary, bidirectional attention, token type
 // embeddings and post-norm layers (a layer norm with a bias after the

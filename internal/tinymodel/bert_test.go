@@ -33,6 +33,9 @@ func TestBERTRoundTrip(t *testing.T) {
 		t.Errorf("tokenizer model %q", got)
 	}
 	toks := kv.Strings("tokenizer.ggml.tokens")
+	if len(toks) != WordPieceSize {
+		t.Errorf("%d tokens, WordPieceSize %d", len(toks), WordPieceSize)
+	}
 	if !slices.Equal(toks[:5], []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) || !slices.Contains(toks, "\u2581a") || !slices.Contains(toks, "a") {
 		t.Errorf("tokens %q...", toks[:8])
 	}

@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""train.py trains the tiny chat model of scripts/train-tiny on the
-sequences that `train-tiny data` wrote into DIR, and writes its weights
-as DIR/weights.bin (float32, little-endian) and DIR/weights.json (each
-tensor's GGUF name: offset and count of floats), which `train-tiny write`
-turns into a GGUF file.
+"""train.py trains a tiny model of scripts/train-tiny on what `train-tiny
+data` wrote into DIR, and writes its weights as DIR/weights.bin
+(float32, little-endian) and DIR/weights.json (each tensor's GGUF name:
+offset and count of floats), which `train-tiny write` turns into a GGUF
+file. DIR's config.json says which model:
 
-The model is llama.cpp's qwen3 as it computes it: RMS norms, per-head
-RMS norms of queries and keys, NeoX rotary embeddings, grouped-query
-attention, a SwiGLU feed-forward layer. The loss counts each sequence's
-answer tokens only. Deterministic from config.json's seed, on CPU:
+  - the chat model: llama.cpp's qwen3 as it computes it (RMS norms,
+    per-head RMS norms of queries and keys, NeoX rotary embeddings,
+    grouped-query attention, a SwiGLU feed-forward layer), its loss on
+    each sequence's answer tokens only;
+  - the embedding model (arch nomic-bert): llama.cpp's nomic-bert,
+    mean-pooled, its loss contrastive on paraphrase pairs.
 
-    python3 scripts/train-tiny/train.py DIR [--steps N] [--batch N]
+Deterministic from config.json's seed and the thread count, on CPU:
+
+    python3 scripts/train-tiny/train.py DIR [--steps N] [--batch N] [--lr X]
 """
 
 import argparse
@@ -147,6 +151,97 @@ class Model(nn.Module):
         return out
 
 
+class EncoderBlock(nn.Module):
+    """A layer of llama.cpp's nomic-bert: bidirectional attention with
+    NeoX rotary positions from one fused projection, then SwiGLU, each
+    added to its input and layer-normed after (post-norm)."""
+
+    def __init__(self, c):
+        super().__init__()
+        e, ff, eps = c["embd"], c["ff"], c["norm_eps"]
+        self.h, self.hd, self.base = c["heads"], e // c["heads"], c["rope_base"]
+        self.attn_qkv = nn.Linear(e, 3 * e, bias=False)
+        self.attn_output = nn.Linear(e, e, bias=False)
+        self.attn_output_norm = nn.LayerNorm(e, eps=eps)
+        self.ffn_gate = nn.Linear(e, ff, bias=False)
+        self.ffn_up = nn.Linear(e, ff, bias=False)
+        self.ffn_down = nn.Linear(ff, e, bias=False)
+        self.layer_output_norm = nn.LayerNorm(e, eps=eps)
+
+    def forward(self, x, pad):
+        """x: (batch, seq, embd); pad: (batch, seq), True at padding."""
+        b, t, e = x.shape
+        q, k, v = (y.reshape(b, t, self.h, self.hd).transpose(1, 2) for y in self.attn_qkv(x).split(e, -1))
+        q, k = rope(q, self.base), rope(k, self.base)
+        att = (q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
+        att = att.masked_fill(pad[:, None, None, :], float("-inf")).softmax(-1)
+        o = (att @ v).transpose(1, 2).reshape(b, t, e)
+        x = self.attn_output_norm(x + self.attn_output(o))
+        return self.layer_output_norm(x + self.ffn_down(F.silu(self.ffn_gate(x)) * self.ffn_up(x)))
+
+
+class Encoder(nn.Module):
+    """llama.cpp's nomic-bert embedding model, mean-pooled and
+    L2-normalised as the engine returns its vectors."""
+
+    def __init__(self, c):
+        super().__init__()
+        e = c["embd"]
+        self.token_embd = nn.Embedding(c["vocab"], e)
+        self.token_types = nn.Parameter(torch.zeros(2, e))
+        self.token_embd_norm = nn.LayerNorm(e, eps=c["norm_eps"])
+        self.blocks = nn.ModuleList(EncoderBlock(c) for _ in range(c["layers"]))
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, tokens, pad):
+        # Every input is of token type 0.
+        x = self.token_embd_norm(self.token_embd(tokens) + self.token_types[0])
+        for blk in self.blocks:
+            x = blk(x, pad)
+        keep = (~pad).float()[..., None]
+        return F.normalize((x * keep).sum(1) / keep.sum(1), dim=-1)
+
+    def gguf_tensors(self):
+        out = {"token_embd.weight": self.token_embd.weight, "token_types.weight": self.token_types,
+               "token_embd_norm.weight": self.token_embd_norm.weight, "token_embd_norm.bias": self.token_embd_norm.bias}
+        for i, blk in enumerate(self.blocks):
+            for name in ["attn_qkv", "attn_output", "ffn_gate", "ffn_up", "ffn_down"]:
+                out[f"blk.{i}.{name}.weight"] = getattr(blk, name).weight
+            for name in ["attn_output_norm", "layer_output_norm"]:
+                out[f"blk.{i}.{name}.weight"] = getattr(blk, name).weight
+                out[f"blk.{i}.{name}.bias"] = getattr(blk, name).bias
+        return out
+
+
+def padded(seqs):
+    """seqs as a (len, longest) tensor padded with [PAD] (0), and where
+    the padding is."""
+    t = max(len(s) for s in seqs)
+    tokens = torch.zeros(len(seqs), t, dtype=torch.long)
+    pad = torch.ones(len(seqs), t, dtype=torch.bool)
+    for i, s in enumerate(seqs):
+        tokens[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+        pad[i, :len(s)] = False
+    return tokens, pad
+
+
+def contrastive(model, batch, tau=0.05):
+    """InfoNCE both ways: each phrasing A's vector must be nearest its
+    pair B's among every B and near fact of the batch, and B's nearest
+    A's. Returns the loss and the share of A nearest their B."""
+    n = len(batch)
+    tokens, pad = padded([r["a"] for r in batch] + [r["b"] for r in batch] + [r["apart"] for r in batch])
+    v = model(tokens, pad)
+    a, b, apart = v[:n], v[n:2 * n], v[2 * n:]
+    labels = torch.arange(n)
+    ab = a @ torch.cat([b, apart]).T / tau
+    ba = b @ torch.cat([a, apart]).T / tau
+    loss = (F.cross_entropy(ab, labels) + F.cross_entropy(ba, labels)) / 2
+    return loss, (ab.argmax(-1) == labels).float().mean().item()
+
+
 def batches(rows, size, rng):
     """Batches of one skill each, the skills in turn: sequences of a
     skill share their prompt's first tokens (a tool's system prompt),
@@ -222,26 +317,39 @@ def main():
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(args.threads)
     rows = [json.loads(l) for l in open(os.path.join(args.dir, "train.jsonl"))]
-    model = Model(c)
+    embed = c.get("arch") == "nomic-bert"
+    model = Encoder(c) if embed else Model(c)
     if args.resume:
         load(model, args.dir)
         seed += 1
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    # Norm gains are not decayed: the per-head query and key norms bound
+    # attention's logits by their gains, and copying a name from the
+    # context needs sharp attention, so those gains must grow.
+    matrices = [p for p in model.parameters() if p.dim() > 1]
+    gains = [p for p in model.parameters() if p.dim() == 1]
+    opt = torch.optim.AdamW([{"params": matrices, "weight_decay": 0.01}, {"params": gains, "weight_decay": 0.0}],
+                            lr=args.lr, betas=(0.9, 0.98))
     warm = max(1, args.steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1, s / args.steps))))
-    gen = batches(rows, args.batch, random.Random(seed))
+    gen = (shuffled if embed else batches)(rows, args.batch, random.Random(seed))
     start = time.time()
     for step in range(args.steps):
-        prefix, tokens, targets = collate(next(gen), pad=256)
-        logits = model(tokens, prefix)
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-100)
+        batch = next(gen)
+        if embed:
+            loss, nearest = contrastive(model, batch)
+            what = f"nearest {nearest:.3f}"
+        else:
+            prefix, tokens, targets = collate(batch, pad=256)
+            logits = model(tokens, prefix)
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-100)
+            what = batch[0]["skill"]
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
         if step % 50 == 0 or step == args.steps - 1:
-            print(f"step {step:5d}  loss {loss.item():.4f}  {time.time() - start:6.1f} s", flush=True)
+            print(f"step {step:5d}  loss {loss.item():.4f}  {what:13s} {time.time() - start:6.1f} s", flush=True)
     index, offset = {}, 0
     with open(os.path.join(args.dir, "weights.bin"), "wb") as f:
         for name, t in model.gguf_tensors().items():
@@ -250,13 +358,17 @@ def main():
             index[name] = [offset, len(v)]
             offset += len(v)
     json.dump(index, open(os.path.join(args.dir, "weights.json"), "w"), indent=1)
-    # What the engine must compute from these weights: the next-token
-    # log-probabilities after the first sequence's prompt.
+    # What the engine must compute from these weights: the first pair's
+    # first vector, or the next-token log-probabilities after the first
+    # sequence's prompt.
     with torch.no_grad():
         r = rows[0]
-        prompt = r["tokens"][:r["target"][0]]
-        lp = model(torch.tensor([prompt])).log_softmax(-1)[0, -1].tolist()
-    json.dump({"prompt": prompt, "logprobs": lp}, open(os.path.join(args.dir, "check.json"), "w"))
+        if embed:
+            check = {"tokens": r["a"], "embedding": model(*padded([r["a"]]))[0].tolist()}
+        else:
+            prompt = r["tokens"][:r["target"][0]]
+            check = {"prompt": prompt, "logprobs": model(torch.tensor([prompt])).log_softmax(-1)[0, -1].tolist()}
+    json.dump(check, open(os.path.join(args.dir, "check.json"), "w"))
     print(f"trained {args.steps} steps in {time.time() - start:.0f} s; {offset} weights", flush=True)
 
 
