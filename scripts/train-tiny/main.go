@@ -222,7 +222,11 @@ func (f *framer) render(ex tinychat.Example) (prompt, answer string, err error) 
 		prompt, err := f.eng.RenderPrompt(req)
 		return prompt, ex.Want, err
 	}
-	ps, err := f.ev.Prompts(*ex.Decision)
+	req, err := decisionOf(ex)
+	if err != nil {
+		return "", "", err
+	}
+	ps, err := f.ev.Prompts(req)
 	if err != nil {
 		return "", "", err
 	}
@@ -403,10 +407,22 @@ func evaluate(dir, path string) error {
 	return nil
 }
 
+// decisionOf is ex's decision request, for the model "tiny".
+func decisionOf(ex tinychat.Example) (decision.Request, error) {
+	var req decision.Request
+	if err := json.Unmarshal(ex.Decision, &req); err != nil {
+		return req, fmt.Errorf("%s: %w", ex.Skill, err)
+	}
+	req.Model = "tiny"
+	return req, req.Validate(false)
+}
+
 // decide answers ex's decision and returns it as a calibration example.
 func decide(ev *decision.Evaluator, ex tinychat.Example) (decision.Example, error) {
-	req := *ex.Decision
-	req.Model = "tiny"
+	req, err := decisionOf(ex)
+	if err != nil {
+		return decision.Example{}, err
+	}
 	res, err := ev.Evaluate(context.Background(), req)
 	if err != nil {
 		return decision.Example{}, err

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/inferkit/inferkit/decision"
 	"github.com/inferkit/inferkit/inference"
 	"github.com/inferkit/inferkit/internal/tinymodel"
 )
@@ -55,9 +54,10 @@ type Example struct {
 	// Check says whether the engine's result is right.
 	Check func(inference.Result) bool
 
-	// Decision, for a decision skill, is the request instead of Req
-	// (Model unset): one question, of id "q".
-	Decision *decision.Request
+	// Decision, for a decision skill, is the request instead of Req: the
+	// body of a decision request (package decision's Request, POST
+	// /v1/systemone) without its model, of one question, of id "q".
+	Decision json.RawMessage
 	// Answer is the index of the decision's right option (a noul's yes
 	// is 0, its no 1).
 	Answer int
@@ -280,10 +280,29 @@ func jsonAnswer(r *rand.Rand) Example {
 	}
 }
 
+// question is a decision question, as the wire writes it.
+type question struct {
+	typ, instructions string
+	options           []string // a choice's, in order
+	levels            []string // a score's, lowest first
+}
+
 // decide is a decision example of one question about state.
-func decide(skill, state string, q decision.Question, answer int) Example {
-	return Example{Skill: skill, Answer: answer,
-		Decision: &decision.Request{State: state, Questions: map[string]decision.Question{"q": q}}}
+func decide(skill, state string, q question, answer int) Example {
+	quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	body := `{"state": ` + quote(state) + `, "questions": {"q": {"type": ` + quote(q.typ) + `, "instructions": ` + quote(q.instructions)
+	switch {
+	case q.options != nil: // an object, to keep the options' order
+		var kv []string
+		for _, o := range q.options {
+			kv = append(kv, quote(o)+`: ""`)
+		}
+		body += `, "criteria": {` + strings.Join(kv, ", ") + `}`
+	case q.levels != nil:
+		b, _ := json.Marshal(q.levels)
+		body += `, "criteria": ` + string(b)
+	}
+	return Example{Skill: skill, Answer: answer, Decision: json.RawMessage(body + `}}}`)}
 }
 
 // decideNoul: whether someone lives where the state says, asked of their
@@ -295,7 +314,7 @@ func decideNoul(r *rand.Rand) Example {
 		asked, answer = other(r, place), 1
 	}
 	return decide("decide_noul", name+" lives in "+place+".",
-		decision.Question{Type: decision.TypeNoul, Instructions: "Does " + name + " live in " + asked + "?"}, answer)
+		question{typ: "noul", instructions: "Does " + name + " live in " + asked + "?"}, answer)
 }
 
 // decideChoice: where someone lives, among two to four places.
@@ -308,10 +327,7 @@ func decideChoice(r *rand.Rand) Example {
 		}
 	}
 	r.Shuffle(len(places), func(i, j int) { places[i], places[j] = places[j], places[i] })
-	q := decision.Question{Type: decision.TypeChoice, Instructions: "Where does " + name + " live?"}
-	for _, p := range places {
-		q.Options = append(q.Options, decision.Option{Name: p})
-	}
+	q := question{typ: "choice", instructions: "Where does " + name + " live?", options: places}
 	return decide("decide_choice", name+" lives in "+place+".", q, slices.Index(places, place))
 }
 
@@ -323,7 +339,7 @@ var Moods = []string{"awful", "poor", "fine", "good", "great"}
 func decideScore(r *rand.Rand) Example {
 	name, k := word(r), r.IntN(len(Moods))
 	return decide("decide_score", name+" found the room "+Moods[k]+".",
-		decision.Question{Type: decision.TypeScore, Instructions: "How did " + name + " find the room?", Labels: Moods}, k)
+		question{typ: "score", instructions: "How did " + name + " find the room?", levels: Moods}, k)
 }
 
 // Skies are the decide_rain skill's skies, each with the chance of rain
@@ -343,7 +359,7 @@ func decideRain(r *rand.Rand) Example {
 		answer = 0
 	}
 	ex := decide("decide_rain", "The sky over "+place+" is "+s.Sky+".",
-		decision.Question{Type: decision.TypeNoul, Instructions: "Will it rain in " + place + "?"}, answer)
+		question{typ: "noul", instructions: "Will it rain in " + place + "?"}, answer)
 	ex.Chance = []float64{s.Rain, 1 - s.Rain}
 	return ex
 }

@@ -3,6 +3,7 @@ package tinychat
 import (
 	_ "embed"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -82,4 +83,14 @@ func Accuracy() map[string]float64 { return maps.Clone(accuracy) }
 var accuracy = map[string]float64{
 	"acknowledge": 1, "recall": 0.45, "tool_call": 0.825, "tool_answer": 0.975, "json": 0.74,
 	"decide_noul": 1, "decide_choice": 0.415, "decide_score": 1, "decide_rain": 0.805,
+}
+
+// AtLeast is how many of n held-out conversations of skill a test may
+// require [Model] to get right: two standard deviations of n draws below
+// its held-out accuracy ([Accuracy]), taken as no higher than 0.985 (the
+// rule of three's bound where all 200 were right). 0 for a skill it
+// does not have.
+func AtLeast(skill string, n int) int {
+	a := min(accuracy[skill], 1-3.0/200)
+	return max(0, int(math.Ceil(float64(n)*a-2*math.Sqrt(float64(n)*a*(1-a)))))
 }
