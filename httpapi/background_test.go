@@ -52,7 +52,8 @@ func status(r map[string]any) string { s, _ := r["status"].(string); return s }
 // held. Cancelling it again answers it as it is, and its stream resumes
 // after a sequence number.
 func TestBackgroundCancelledMidRun(t *testing.T) {
-	tier := ratelimit.Tier{Name: "t", Requests: 10, OutputTokens: 1_000, MaxMonthlySpend: ratelimit.Dollar}
+	// Every poll is a request of the minute's: room for a slow machine's.
+	tier := ratelimit.Tier{Name: "t", Requests: 10_000, OutputTokens: 1_000, MaxMonthlySpend: ratelimit.Dollar}
 	limiter := ratelimit.NewMemory()
 	e := newEnv(t, func(cfg *httpapi.Config, f *fakeEngine) {
 		f.block = true
