@@ -127,8 +127,11 @@ func TestRollback(t *testing.T) {
 	if _, err := cp.Checkpoint(0); !errors.Is(err, backend.ErrUnsupported) {
 		t.Errorf("a checkpoint of the cut sequence: %v, want ErrUnsupported", err)
 	}
-	if got := decodeAt(t, ctx, toks[n:n+1], n, 0); !slices.Equal(got, want) {
-		t.Error("after the rollback, other logits than a sequence that never held the tokens")
+	// The state rolled back to was computed inside a batch of five, the
+	// cold one inside a batch of n: kernels may sum in another order by
+	// batch (the library's AVX2 build does), so equal up to rounding.
+	if got := decodeAt(t, ctx, toks[n:n+1], n, 0); maxDiff(got, want) > 1e-5 {
+		t.Errorf("after the rollback, logits %g from a sequence's that never held the tokens", maxDiff(got, want))
 	}
 	if ctx.RemoveTokens(0, n, -1) {
 		t.Error("a cut of the whole of the last Decode (its one token) was allowed")
