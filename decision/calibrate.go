@@ -21,6 +21,10 @@ type Example struct {
 	Answer int
 }
 
+// Likeliest is the index of x's most likely option, the first of
+// equals: the answer Measure counts as x's.
+func (x Example) Likeliest() int { return argmax(x.Probabilities) }
+
 // ExampleOf is the example of an answer a to question q whose right
 // option is the index right (a choice's options as q lists them, a
 // score's levels from 0, a noul's yes 0 and no 1): a's probabilities in

@@ -216,3 +216,14 @@ func TestExampleOf(t *testing.T) {
 		t.Error("a choice's answer is an example of a noul")
 	}
 }
+
+func TestLikeliest(t *testing.T) {
+	for _, c := range []struct {
+		p    []float64
+		want int
+	}{{[]float64{0.2, 0.5, 0.3}, 1}, {[]float64{0.5, 0.5}, 0}, {[]float64{1}, 0}} {
+		if got := (decision.Example{Probabilities: c.p}).Likeliest(); got != c.want {
+			t.Errorf("%v: %d, want %d", c.p, got, c.want)
+		}
+	}
+}

@@ -52,16 +52,6 @@ func decideTrained(t *testing.T, ev *decision.Evaluator, ex tinychat.Example) de
 	return x
 }
 
-func argmax(p []float64) int {
-	best := 0
-	for i, v := range p {
-		if v > p[best] {
-			best = i
-		}
-	}
-	return best
-}
-
 // decisionSkills are the trained model's decision skills.
 func decisionSkills() []tinychat.Skill {
 	var out []tinychat.Skill
@@ -92,7 +82,7 @@ func TestTrainedModel(t *testing.T) {
 		for i := range 200 {
 			ex := sk.Make(r)
 			x := decideTrained(t, ev, ex)
-			if argmax(x.Probabilities) == ex.Answer {
+			if x.Likeliest() == ex.Answer {
 				right++
 			}
 			if ex.Chance != nil {
@@ -104,9 +94,9 @@ func TestTrainedModel(t *testing.T) {
 				held = append(held, x)
 			}
 			if i < 20 {
-				if y := decideTrained(t, other, ex); argmax(y.Probabilities) != argmax(x.Probabilities) {
-					t.Errorf("%s %d: %s picks option %d, %s %d (%v and %v)", sk.Name, i, backend.Ollama, argmax(y.Probabilities),
-						backend.LlamaCpp, argmax(x.Probabilities), y.Probabilities, x.Probabilities)
+				if y := decideTrained(t, other, ex); y.Likeliest() != x.Likeliest() {
+					t.Errorf("%s %d: %s picks option %d, %s %d (%v and %v)", sk.Name, i, backend.Ollama, y.Likeliest(),
+						backend.LlamaCpp, x.Likeliest(), y.Probabilities, x.Probabilities)
 				}
 			}
 		}

@@ -366,7 +366,7 @@ func evaluate(dir, path string) error {
 			if ex.Chance != nil {
 				chance[ex.Skill] += math.Abs(x.Probabilities[0] - ex.Chance[0])
 			}
-			right, got = argmax(x.Probabilities) == ex.Answer, x.Probabilities
+			right, got = x.Likeliest() == ex.Answer, x.Probabilities
 		} else {
 			req := ex.Req
 			zero := 0.0
@@ -453,16 +453,6 @@ func calibration(name string, xs []decision.Example) error {
 		fmt.Printf("  %-6s accuracy %.3f  log loss %.3f  Brier %.3f  ECE %.3f\n", m.when, m.m.Accuracy, m.m.LogLoss, m.m.Brier, m.m.ECE)
 	}
 	return nil
-}
-
-func argmax(p []float64) int {
-	best := 0
-	for i, v := range p {
-		if v > p[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // parity compares the engine's next-token log-probabilities after one
