@@ -168,16 +168,7 @@ func TestRemoteSDKTools(t *testing.T) {
 		Temperature: anthropic.Float(0),
 	}
 	ac := anthropicSDK(gw, key)
-	s := ac.Messages.NewStreaming(ctx, params)
-	var msg anthropic.Message
-	for s.Next() {
-		if err := msg.Accumulate(s.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
+	msg := streamedMessage(t, ac.Messages.NewStreaming(ctx, params))
 	uses := 0
 	for _, b := range msg.Content {
 		if b.Type == "tool_use" {

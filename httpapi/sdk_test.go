@@ -16,6 +16,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -117,6 +118,22 @@ func openaiSDK(url, k string) openai.Client {
 func anthropicSDK(url, k string) anthropic.Client {
 	// WithAPIKey sends x-api-key, as Anthropic clients do by default.
 	return anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAPIKey(k), aoption.WithMaxRetries(0))
+}
+
+// streamedMessage is the message a Messages stream accumulates; a
+// stream error fails the test.
+func streamedMessage(t *testing.T, s *ssestream.Stream[anthropic.MessageStreamEventUnion]) anthropic.Message {
+	t.Helper()
+	var msg anthropic.Message
+	for s.Next() {
+		if err := msg.Accumulate(s.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return msg
 }
 
 func chatRequest(content string) openai.ChatCompletionNewParams {

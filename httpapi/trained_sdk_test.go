@@ -80,21 +80,12 @@ func TestTrainedToolCall(t *testing.T) {
 
 			// Messages, streamed: a tool_use block with the city.
 			ac := anthropicSDK(url, key)
-			s := ac.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: policy.Core25Mini, MaxTokens: 96,
+			msg := streamedMessage(t, ac.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: policy.Core25Mini, MaxTokens: 96,
 				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Weather in Tavolu?"))},
 				Tools: []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: weather.Name, Description: anthropic.String(weather.Description),
 					InputSchema: anthropic.ToolInputSchemaParam{Properties: weatherParams(t)["properties"], Required: []string{"city"}}}}},
 				Thinking:    anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}},
-				Temperature: anthropic.Float(0)}, aoption.WithJSONSet("tools.0.input_schema", trainedSchema))
-			var msg anthropic.Message
-			for s.Next() {
-				if err := msg.Accumulate(s.Current()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := s.Err(); err != nil {
-				t.Fatal(err)
-			}
+				Temperature: anthropic.Float(0)}, aoption.WithJSONSet("tools.0.input_schema", trainedSchema)))
 			var uses []anthropic.ContentBlockUnion
 			for _, b := range msg.Content {
 				if b.Type == "tool_use" {
